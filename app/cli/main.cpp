@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { std::puts("tessera-cli: not written yet"); return 0; }

@@ -1,0 +1,32 @@
+#pragma once
+// ONNX import and export (libonnx-dev + protobuf). Import accepts opsets 7–25 of the default domain and
+// upgrades older operator forms (attribute operands such as axes, split, Clip bounds, Slice bounds, Reshape
+// shape) to the latest form used by the op registry. Any malformed input gets an Error naming the file and
+// the node, value or field at fault; no allocation is sized by the file without a bound.
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+struct OnnxImportOptions {
+  // Data for graph inputs. An input whose value decides a shape (an operand in a registry schema's
+  // shapeInputs, e.g. Reshape's shape) and that has data here becomes a constant, so the graph stays static.
+  std::map<std::string, Tensor> inputData;
+};
+
+Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
+Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, const OnnxImportOptions& options = {});
+
+// Writes a ModelProto (IR version 8, opset 18 of the default domain) holding the graph.
+std::string exportOnnxBytes(const Graph& graph);
+void exportOnnxFile(const Graph& graph, const std::string& path);
+
+// One serialized TensorProto (the .pb files of ONNX backend tests).
+Tensor readTensorProtoFile(const std::string& path);
+Tensor parseTensorProto(std::string_view bytes, const std::string& sourceName);
+void writeTensorProtoFile(const Tensor& tensor, const std::string& name, const std::string& path);
+
+}  // namespace tessera

@@ -1,0 +1,32 @@
+#include "ir/random.h"
+
+#include <cmath>
+
+namespace tessera {
+
+namespace {
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+Tensor randomUniform(const TensorType& type, uint64_t seed, double lo, double hi) {
+  Tensor t(type.dtype, type.shape);
+  uint64_t state = seed;
+  int64_t n = t.numElements();
+  for (int64_t i = 0; i < n; ++i) {
+    double u = double(splitmix(state) >> 11) * 0x1.0p-53;  // [0, 1)
+    if (isFloat(type.dtype))
+      t.setDouble(i, lo + (hi - lo) * u);
+    else if (type.dtype == DType::Bool)
+      t.setInt(i, u < 0.5 ? 0 : 1);
+    else
+      t.setInt(i, int64_t(std::floor(lo + (hi - lo) * u)));
+  }
+  return t;
+}
+
+}  // namespace tessera

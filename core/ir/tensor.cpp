@@ -1,0 +1,159 @@
+#include "ir/tensor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "ir/error.h"
+
+namespace tessera {
+
+Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
+  int64_t n = type_.numElements();
+  if (n > kMaxTensorBytes / int64_t(dtypeSize(dtype)))
+    fail("tensor " + type_.toString() + " is larger than the 16 GiB limit");
+  bytes_ = std::make_shared<std::vector<std::byte>>(size_t(n) * dtypeSize(dtype));
+}
+
+std::span<const std::byte> Tensor::bytes() const {
+  if (!bytes_) return {};
+  return {bytes_->data(), bytes_->size()};
+}
+
+std::span<std::byte> Tensor::mutableBytes() {
+  if (!bytes_) return {};
+  return {bytes_->data(), bytes_->size()};
+}
+
+double Tensor::getDouble(int64_t i) const {
+  const std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  switch (dtype()) {
+    case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
+    case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
+    case DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
+    case DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
+    default: return double(getInt(i));
+  }
+}
+
+int64_t Tensor::getInt(int64_t i) const {
+  const std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  switch (dtype()) {
+    case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::U8: { uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::Bool: { uint8_t v; std::memcpy(&v, p, 1); return v != 0; }
+    default: {
+      double d = getDouble(i);
+      if (!std::isfinite(d)) return 0;
+      if (d >= 9.2e18) return INT64_MAX;
+      if (d <= -9.2e18) return INT64_MIN;
+      return int64_t(d);  // truncation toward zero, as ONNX Cast
+    }
+  }
+}
+
+void Tensor::setDouble(int64_t i, double v) {
+  std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  switch (dtype()) {
+    case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); return; }
+    case DType::F64: std::memcpy(p, &v, 8); return;
+    case DType::F16: { uint16_t h = floatToHalf(float(v)); std::memcpy(p, &h, 2); return; }
+    case DType::BF16: { uint16_t h = floatToBf16(float(v)); std::memcpy(p, &h, 2); return; }
+    case DType::Bool: { uint8_t b = v != 0; std::memcpy(p, &b, 1); return; }
+    default: {
+      int64_t x = 0;
+      if (std::isfinite(v)) x = v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : int64_t(v);
+      setInt(i, x);
+    }
+  }
+}
+
+void Tensor::setInt(int64_t i, int64_t v) {
+  std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  switch (dtype()) {
+    case DType::I64: std::memcpy(p, &v, 8); return;
+    case DType::I32: { auto x = int32_t(v); std::memcpy(p, &x, 4); return; }
+    case DType::I16: { auto x = int16_t(v); std::memcpy(p, &x, 2); return; }
+    case DType::I8: { auto x = int8_t(v); std::memcpy(p, &x, 1); return; }
+    case DType::U8: { auto x = uint8_t(v); std::memcpy(p, &x, 1); return; }
+    case DType::Bool: { uint8_t x = v != 0; std::memcpy(p, &x, 1); return; }
+    default: setDouble(i, double(v));
+  }
+}
+
+std::vector<double> Tensor::toDoubles() const {
+  int64_t n = numElements();
+  std::vector<double> out(static_cast<size_t>(n));
+  if (dtype() == DType::F32) {
+    const float* f = data<float>();
+    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = f[i];
+  } else if (dtype() == DType::F64) {
+    if (n) std::memcpy(out.data(), bytes_->data(), size_t(n) * 8);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = getDouble(i);
+  }
+  return out;
+}
+
+std::vector<int64_t> Tensor::toInts() const {
+  int64_t n = numElements();
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = getInt(i);
+  return out;
+}
+
+Tensor Tensor::fromDoubles(DType dtype, Shape shape, std::span<const double> values) {
+  Tensor t(dtype, std::move(shape));
+  if (int64_t(values.size()) != t.numElements())
+    fail("tensor " + t.type().toString() + " given " + std::to_string(values.size()) + " values");
+  if (dtype == DType::F32) {
+    float* f = t.mutableData<float>();
+    for (size_t i = 0; i < values.size(); ++i) f[i] = float(values[i]);
+  } else {
+    for (size_t i = 0; i < values.size(); ++i) t.setDouble(int64_t(i), values[i]);
+  }
+  return t;
+}
+
+Tensor Tensor::fromInts(DType dtype, Shape shape, std::span<const int64_t> values) {
+  Tensor t(dtype, std::move(shape));
+  if (int64_t(values.size()) != t.numElements())
+    fail("tensor " + t.type().toString() + " given " + std::to_string(values.size()) + " values");
+  for (size_t i = 0; i < values.size(); ++i) t.setInt(int64_t(i), values[i]);
+  return t;
+}
+
+Tensor Tensor::scalar(DType dtype, double v) {
+  Tensor t(dtype, {});
+  t.setDouble(0, v);
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (tessera::numElements(shape) != numElements())
+    fail("cannot reshape " + type_.toString() + " to " + shapeToString(shape));
+  Tensor t = *this;
+  t.type_.shape = std::move(shape);
+  if (!t.bytes_) t.bytes_ = std::make_shared<std::vector<std::byte>>();
+  return t;
+}
+
+bool Tensor::identical(const Tensor& other) const {
+  if (type_ != other.type_) return false;
+  auto a = bytes(), b = other.bytes();
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
+}
+
+uint64_t Tensor::hash() const {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](uint8_t c) { h = (h ^ c) * 1099511628211ull; };
+  mix(uint8_t(dtype()));
+  for (int64_t d : shape())
+    for (int k = 0; k < 8; ++k) mix(uint8_t(uint64_t(d) >> (8 * k)));
+  for (std::byte b : bytes()) mix(uint8_t(b));
+  return h;
+}
+
+}  // namespace tessera

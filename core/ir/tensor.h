@@ -1,0 +1,60 @@
+#pragma once
+// A dense row-major tensor with shared, immutable-by-convention storage. Copies share the bytes, so a
+// graph snapshot or a folded constant does not duplicate weights; call mutableBytes() only on a tensor
+// you just created.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "ir/shape.h"
+
+namespace tessera {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Zero-filled tensor. Throws Error if the size exceeds kMaxTensorBytes.
+  Tensor(DType dtype, Shape shape);
+
+  static constexpr int64_t kMaxTensorBytes = int64_t(16) << 30;  // 16 GiB: bound on any allocation
+
+  const TensorType& type() const { return type_; }
+  DType dtype() const { return type_.dtype; }
+  const Shape& shape() const { return type_.shape; }
+  int64_t numElements() const { return type_.numElements(); }
+  size_t byteSize() const { return bytes_ ? bytes_->size() : 0; }
+  bool empty() const { return !bytes_; }
+
+  std::span<const std::byte> bytes() const;
+  std::span<std::byte> mutableBytes();
+  template <class T> const T* data() const { return reinterpret_cast<const T*>(bytes().data()); }
+  template <class T> T* mutableData() { return reinterpret_cast<T*>(mutableBytes().data()); }
+
+  // Element i (flat, row-major) converted to/from double or int64, whatever the dtype.
+  double getDouble(int64_t i) const;
+  int64_t getInt(int64_t i) const;
+  void setDouble(int64_t i, double v);
+  void setInt(int64_t i, int64_t v);
+
+  // All elements as doubles / int64 (conversion of the whole tensor).
+  std::vector<double> toDoubles() const;
+  std::vector<int64_t> toInts() const;
+  static Tensor fromDoubles(DType dtype, Shape shape, std::span<const double> values);
+  static Tensor fromInts(DType dtype, Shape shape, std::span<const int64_t> values);
+  static Tensor scalar(DType dtype, double v);
+
+  // Same bytes with another shape of equal element count.
+  Tensor reshaped(Shape shape) const;
+  // Byte-wise equality of type and contents.
+  bool identical(const Tensor& other) const;
+  // FNV-1a over type and bytes, for fingerprints and content hashes.
+  uint64_t hash() const;
+
+ private:
+  TensorType type_;
+  std::shared_ptr<std::vector<std::byte>> bytes_;
+};
+
+}  // namespace tessera

@@ -1,0 +1,91 @@
+#include "ops/infer.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ops/registry.h"
+
+namespace tessera {
+
+const Tensor* ConstantTable::find(const Value* v) const {
+  if (const Tensor* t = v->initializer()) return t;
+  auto it = known_.find(v);
+  return it == known_.end() ? nullptr : &it->second;
+}
+
+std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants) {
+  const OpSchema& schema = OpRegistry::instance().get(node);
+  auto arityError = [&](const std::string& what, size_t n, int lo, int hi) {
+    fail("node '" + node.id() + "' (" + node.op() + "): has " + std::to_string(n) + " " + what + ", expected " +
+         (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)));
+  };
+  size_t nin = node.numInputs();
+  while (nin > 0 && !node.input(nin - 1)) --nin;  // trailing omitted optionals do not count
+  if (int(nin) > schema.maxInputs || int(node.numInputs()) < schema.minInputs)
+    arityError("inputs", node.numInputs(), schema.minInputs, schema.maxInputs);
+  for (int i = 0; i < schema.minInputs; ++i)
+    if (!node.input(size_t(i))) fail("node '" + node.id() + "' (" + node.op() + "): required input " +
+                                     std::to_string(i) + " is missing");
+  if (int(node.numOutputs()) < schema.minOutputs || int(node.numOutputs()) > schema.maxOutputs)
+    arityError("outputs", node.numOutputs(), schema.minOutputs, schema.maxOutputs);
+  InferContext ctx(node, [&](const Value* v) { return constants.find(v); });
+  ctx.outputs.resize(node.numOutputs());
+  schema.infer(ctx);
+  if (ctx.outputs.size() != node.numOutputs())
+    fail("node '" + node.id() + "' (" + node.op() + "): inference produced the wrong number of outputs");
+  for (const TensorType& t : ctx.outputs) numElements(t.shape);  // rejects negative extents
+  return ctx.outputs;
+}
+
+namespace {
+bool inputsKnown(const Node& node, const ConstantTable& constants) {
+  for (Value* in : node.inputs())
+    if (in && !constants.find(in)) return false;
+  return true;
+}
+
+// Shape and Size depend only on the static type of their input.
+Tensor evalShapeOf(const Node& node) {
+  const Shape& s = node.input(0)->shape();
+  if (node.op() == "Size") return Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{numElements(s)});
+  int64_t rank = int64_t(s.size());
+  int64_t start = node.attrInt("start", 0), end = node.attrInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return Tensor::fromInts(DType::I64, {end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end));
+}
+}  // namespace
+
+void propagateConstants(const Node& node, ConstantTable& constants) {
+  if (node.op() == "Shape" || node.op() == "Size") {
+    constants.set(node.output(0), evalShapeOf(node));
+    return;
+  }
+  const OpSchema& schema = OpRegistry::instance().get(node);
+  if (!schema.eval || node.op() == "Dropout" || !inputsKnown(node, constants)) return;
+  std::vector<TensorType> types;
+  int64_t total = 0;
+  for (Value* out : node.outputs()) {
+    types.push_back(out->type());
+    total += out->type().numElements();
+  }
+  if (total > kMaxFoldElements) return;
+  std::vector<const Tensor*> ins;
+  for (Value* in : node.inputs()) ins.push_back(in ? constants.find(in) : nullptr);
+  std::vector<Tensor> outs = schema.eval(node, ins, types);
+  for (size_t i = 0; i < outs.size() && i < node.numOutputs(); ++i) constants.set(node.output(i), std::move(outs[i]));
+}
+
+ConstantTable inferTypes(Graph& graph) {
+  ConstantTable constants;
+  for (Node* node : graph.topoOrder()) {
+    std::vector<TensorType> types = inferNode(*node, constants);
+    for (size_t i = 0; i < types.size(); ++i) node->output(i)->setType(types[i]);
+    propagateConstants(*node, constants);
+  }
+  return constants;
+}
+
+}  // namespace tessera

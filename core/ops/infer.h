@@ -1,0 +1,37 @@
+#pragma once
+// Graph-wide type inference with constant propagation: small values computable at compile time
+// (Shape → Gather → Concat → Reshape chains, Constant nodes, initializers) are evaluated with the reference
+// semantics so that shape operands are known.
+#include <memory>
+#include <unordered_map>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+// Values known at compile time, by value. Owned by whoever ran inference.
+class ConstantTable {
+ public:
+  const Tensor* find(const Value* v) const;
+  void set(const Value* v, Tensor t) { known_[v] = std::move(t); }
+  size_t size() const { return known_.size(); }
+
+ private:
+  std::unordered_map<const Value*, Tensor> known_;
+};
+
+// Largest output (in elements) that inference evaluates to propagate constants.
+inline constexpr int64_t kMaxFoldElements = 1 << 16;
+
+// Infers the type of every node output in topological order, overwriting the types present.
+// Throws Error naming the node on the first failure. Returns the constants it found.
+ConstantTable inferTypes(Graph& graph);
+
+// After a node's output types are set: records its outputs as constants when all its inputs are known and
+// the outputs are small (Shape and Size only need their input's type).
+void propagateConstants(const Node& node, ConstantTable& constants);
+
+// Infers one node's output types given a constant lookup; does not modify the graph.
+std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants);
+
+}  // namespace tessera

@@ -1,0 +1,90 @@
+#include "ops/registry.h"
+
+#include <algorithm>
+
+#include "ir/error.h"
+#include "ops/families.h"
+
+namespace tessera {
+
+std::string_view opCategoryName(OpCategory c) {
+  switch (c) {
+    case OpCategory::Pointwise: return "pointwise";
+    case OpCategory::Reduction: return "reduction";
+    case OpCategory::Matmul: return "matmul";
+    case OpCategory::Conv: return "conv";
+    case OpCategory::DataMovement: return "data-movement";
+    case OpCategory::Constant: return "constant";
+    case OpCategory::Other: return "other";
+  }
+  return "other";
+}
+
+InferContext::InferContext(const Node& node, ConstantLookup constants)
+    : node_(node), constants_(std::move(constants)) {}
+
+const TensorType& InferContext::input(size_t i) const {
+  const Value* v = node_.input(i);
+  if (!v) error("input " + std::to_string(i) + " is missing");
+  return v->type();
+}
+
+const Tensor* InferContext::constantInput(size_t i) const {
+  const Value* v = node_.input(i);
+  return v && constants_ ? constants_(v) : nullptr;
+}
+
+const Tensor& InferContext::requireConstant(size_t i, const std::string& what) const {
+  const Tensor* t = constantInput(i);
+  if (!t)
+    error("input " + std::to_string(i) + " (" + what + ") must be a constant known at compile time" +
+          (node_.input(i) ? " but '" + node_.input(i)->name() + "' is not" : ""));
+  return *t;
+}
+
+void InferContext::error(const std::string& message) const {
+  fail("node '" + node_.id() + "' (" + node_.op() + "): " + message);
+}
+
+const OpRegistry& OpRegistry::instance() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerReductionOps(r);
+    registerNormalizationOps(r);
+    registerLinalgOps(r);
+    registerShapeOps(r);
+    std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
+    return r;
+  }();
+  return registry;
+}
+
+const OpSchema* OpRegistry::find(const std::string& op) const {
+  auto it = std::lower_bound(schemas_.begin(), schemas_.end(), op, [](auto& s, auto& n) { return s.name < n; });
+  if (it != schemas_.end() && it->name == op) return &*it;
+  // During registration the list is not sorted yet.
+  for (const auto& s : schemas_)
+    if (s.name == op) return &s;
+  return nullptr;
+}
+
+const OpSchema& OpRegistry::get(const Node& node) const {
+  const OpSchema* s = find(node.op());
+  if (!s) fail("node '" + node.id() + "': unknown op '" + node.op() + "'");
+  return *s;
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& s : schemas_) out.push_back(s.name);
+  return out;
+}
+
+void OpRegistry::add(OpSchema schema) {
+  for (const auto& s : schemas_)
+    if (s.name == schema.name) fail("op '" + schema.name + "' registered twice");
+  schemas_.push_back(std::move(schema));
+}
+
+}  // namespace tessera

@@ -1,0 +1,72 @@
+#pragma once
+// The op registry: every op is declared once, with its arity, category, shape/type inference and reference
+// semantics (ONNX semantics, numpy broadcasting). Ops use the latest ONNX form: operands that older opsets
+// passed as attributes (axes, split sizes, Slice bounds, Clip bounds, Reshape/Expand/Tile shapes) are inputs;
+// the ONNX importer upgrades older forms. Inputs listed in `shapeInputs` decide the output shape, so they
+// must be known constants for static inference.
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+// Coarse op classes: node colours in the window and the starting point of fusion.
+enum class OpCategory { Pointwise, Reduction, Matmul, Conv, DataMovement, Constant, Other };
+std::string_view opCategoryName(OpCategory c);  // "pointwise", "reduction", ...
+
+// What inference sees of one node: input types, known constant inputs, attributes; it fills `outputs`.
+class InferContext {
+ public:
+  using ConstantLookup = std::function<const Tensor*(const Value*)>;
+  InferContext(const Node& node, ConstantLookup constants);
+
+  const Node& node() const { return node_; }
+  size_t numInputs() const { return node_.numInputs(); }
+  bool hasInput(size_t i) const { return node_.input(i) != nullptr; }
+  const TensorType& input(size_t i) const;  // throws if absent
+  // Data of input i when it is statically known (initializer, Constant output, folded shape arithmetic).
+  const Tensor* constantInput(size_t i) const;
+  // As constantInput, but throws "node 'id' (Op): input i (what) must be a constant" when unknown.
+  const Tensor& requireConstant(size_t i, const std::string& what) const;
+  // "node 'id' (Op): message" as an Error.
+  [[noreturn]] void error(const std::string& message) const;
+
+  std::vector<TensorType> outputs;  // filled by InferFn; size = node.numOutputs()
+
+ private:
+  const Node& node_;
+  ConstantLookup constants_;
+};
+
+using InferFn = std::function<void(InferContext&)>;
+// Reference semantics: inputs (null when an optional input is absent) to outputs. `outputTypes` are the
+// statically inferred output types; the result must match them.
+using EvalFn = std::function<std::vector<Tensor>(const Node& node, const std::vector<const Tensor*>& inputs,
+                                                 const std::vector<TensorType>& outputTypes)>;
+
+struct OpSchema {
+  std::string name;
+  OpCategory category = OpCategory::Other;
+  std::string summary;  // one line for the inspector
+  int minInputs = 1, maxInputs = 1;
+  int minOutputs = 1, maxOutputs = 1;
+  std::vector<int> shapeInputs;  // inputs whose values decide output shapes
+  InferFn infer;
+  EvalFn eval;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& instance();
+  const OpSchema* find(const std::string& op) const;
+  const OpSchema& get(const Node& node) const;  // throws "node 'id': unknown op 'X'"
+  std::vector<std::string> names() const;       // sorted
+  void add(OpSchema schema);                     // throws on a duplicate name
+
+ private:
+  std::vector<OpSchema> schemas_;
+};
+
+}  // namespace tessera

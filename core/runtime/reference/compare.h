@@ -1,0 +1,27 @@
+#pragma once
+// Comparing a result with the oracle: tolerances by dtype, and the errors to report.
+#include <string>
+
+#include "ir/tensor.h"
+
+namespace tessera {
+
+struct Tolerance {
+  double abs = 0, rel = 0;
+};
+// f64 1e-9, f32 1e-4 relative (1e-5 absolute), f16 and bf16 looser, integers and bool exact.
+Tolerance toleranceFor(DType t);
+
+struct Comparison {
+  bool ok = true;
+  double maxAbsError = 0, maxRelError = 0;
+  std::string message;  // why it failed: type mismatch, first bad index, NaN mismatch
+};
+
+// Element-wise |a-b| <= abs + rel*|b| (b is the expected value); NaN equals NaN.
+Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol);
+inline Comparison compareTensors(const Tensor& actual, const Tensor& expected) {
+  return compareTensors(actual, expected, toleranceFor(expected.dtype()));
+}
+
+}  // namespace tessera

@@ -1,0 +1,31 @@
+#pragma once
+// The reference interpreter: executes nodes in topological order with each op's reference semantics,
+// freeing intermediates after their last use.
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+struct ReferenceOptions {
+  // Keep every value (for views and for comparing after each pass), not only graph outputs.
+  bool keepAll = false;
+  // Called before each node; return false to cancel (the run then throws Error "cancelled").
+  std::function<bool(const Node&, size_t index, size_t total)> progress;
+};
+
+struct ReferenceResult {
+  std::vector<Tensor> outputs;                        // in graph output order
+  std::unordered_map<std::string, Tensor> values;     // by value name, when keepAll
+};
+
+// `inputs` in graph input order. Throws Error naming the node or input at fault.
+ReferenceResult runReference(const Graph& graph, const std::vector<Tensor>& inputs, const ReferenceOptions& options = {});
+
+// Deterministic random inputs for every graph input (floats uniform in [-1, 1), ints in [0, 4), bools).
+std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed);
+Tensor randomTensor(const TensorType& type, uint64_t seed);
+
+}  // namespace tessera
