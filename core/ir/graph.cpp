@@ -180,6 +180,14 @@ void Graph::renameNode(Node* n, const std::string& id) {
   nodeById_[id] = n;
 }
 
+void Graph::renameValue(Value* v, const std::string& name) {
+  if (name == v->name_) return;
+  if (valueByName_.count(name)) fail("value name '" + name + "' is already taken");
+  valueByName_.erase(v->name_);
+  v->name_ = name;
+  valueByName_[name] = v;
+}
+
 std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> out;
   for (const auto& v : values_)

@@ -120,6 +120,8 @@ class Graph {
   void removeValue(Value* v);
   void setInitializer(Value* v, Tensor data);
   void renameNode(Node* n, const std::string& id);
+  // Gives a value another name (throws if taken); passes use it to keep a replaced value's name.
+  void renameValue(Value* v, const std::string& name);
 
   // --- queries ---
   const std::vector<Value*>& inputs() const { return inputs_; }
