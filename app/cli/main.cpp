@@ -1,2 +1,43 @@
+// tessera-cli: the compiler without the window. Every GUI action that computes something has a twin here.
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
-int main() { std::puts("tessera-cli: not written yet"); return 0; }
+#include <exception>
+
+#include "app/cli/commands.h"
+#include "ir/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tessera-cli: import, check, print, convert and run tensor programs"};
+  app.require_subcommand(1);
+  bool verbose = false, quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Log debug messages");
+  app.add_flag("-q,--quiet", quiet, "Log errors only");
+  int exitCode = 0;
+  tessera::cli::addInfoCommand(app, exitCode);
+  tessera::cli::addPrintCommand(app, exitCode);
+  tessera::cli::addConvertCommand(app, exitCode);
+  tessera::cli::addRunCommand(app, exitCode);
+  tessera::cli::addConformanceCommand(app, exitCode);
+  app.parse_complete_callback([&] {
+    spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
+  });
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const tessera::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return exitCode;
+}

@@ -1,0 +1,14 @@
+#pragma once
+// tessera-cli: one file per command. Each adds its subcommand to the app; the callback returns the exit
+// code through `exitCode` (0 success, 1 test failures, 2 bad usage or bad input).
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+void addInfoCommand(CLI::App& app, int& exitCode);
+void addPrintCommand(CLI::App& app, int& exitCode);
+void addConvertCommand(CLI::App& app, int& exitCode);
+void addRunCommand(CLI::App& app, int& exitCode);
+void addConformanceCommand(CLI::App& app, int& exitCode);
+
+}  // namespace tessera::cli
