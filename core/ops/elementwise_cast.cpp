@@ -1,0 +1,117 @@
+// Type conversions and pass-through ops: Cast, CastLike, Identity, Dropout (inference form).
+#include "ops/elementwise_parts.h"
+#include "ops/eval_util.h"
+
+namespace tessera {
+namespace {
+
+// Converts every element to `to`: floats round once (to integers: truncation toward zero), integers convert
+// exactly or wrap like a C cast, anything to bool is "!= 0" (NaN is true).
+Tensor convert(const Tensor& x, DType to) {
+  if (isFloat(x.dtype()) || isFloat(to)) {
+    std::vector<double> v = x.toDoubles();
+    return fromDoublesRounded(to, x.shape(), v);
+  }
+  std::vector<int64_t> v = x.toInts();
+  return Tensor::fromInts(to, x.shape(), v);
+}
+
+DType castTarget(const InferContext& ctx) {
+  const Attribute* to = ctx.node().attr("to");
+  if (!to) ctx.error("attribute 'to' (the ONNX dtype code) is missing");
+  if (to->kind() != AttrKind::Int) ctx.error("attribute 'to' must be an int (an ONNX dtype code)");
+  std::optional<DType> t = dtypeFromOnnxCode(to->i());
+  if (!t)
+    ctx.error("attribute 'to' = " + std::to_string(to->i()) +
+              " is not a supported dtype code (supported: 1 f32, 10 f16, 16 bf16, 11 f64, 7 i64, 6 i32, 5 i16, "
+              "3 i8, 2 u8, 9 bool)");
+  return *t;
+}
+
+std::vector<Tensor> evalConvert(const Node& node, const std::vector<const Tensor*>& in,
+                                const std::vector<TensorType>& types) {
+  Tensor y = convert(*in[0], types[0].dtype);
+  requireType(node, y, types[0]);
+  return {y};
+}
+
+OpSchema castSchema() {
+  OpSchema s;
+  s.name = "Cast";
+  s.category = OpCategory::Pointwise;
+  s.summary = "y = x converted to the dtype given by attribute 'to' (ONNX dtype code)";
+  s.infer = [](InferContext& ctx) { ctx.outputs[0] = {castTarget(ctx), ctx.input(0).shape}; };
+  s.eval = evalConvert;
+  return s;
+}
+
+OpSchema castLikeSchema() {
+  OpSchema s;
+  s.name = "CastLike";
+  s.category = OpCategory::Pointwise;
+  s.summary = "y = x converted to the dtype of the second input";
+  s.minInputs = s.maxInputs = 2;
+  s.infer = [](InferContext& ctx) { ctx.outputs[0] = {ctx.input(1).dtype, ctx.input(0).shape}; };
+  s.eval = evalConvert;
+  return s;
+}
+
+OpSchema identitySchema() {
+  OpSchema s;
+  s.name = "Identity";
+  s.category = OpCategory::Pointwise;
+  s.summary = "y = x";
+  s.infer = [](InferContext& ctx) { ctx.outputs[0] = ctx.input(0); };
+  s.eval = [](const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>&) {
+    return std::vector<Tensor>{*in[0]};
+  };
+  return s;
+}
+
+// Dropout(data, ratio?, training_mode?) in inference: y = data, mask (optional) all true. Training mode would
+// make the result random, so it is refused.
+OpSchema dropoutSchema() {
+  OpSchema s;
+  s.name = "Dropout";
+  s.category = OpCategory::Pointwise;
+  s.summary = "inference: y = x, mask = true (training mode is refused)";
+  s.maxInputs = 3;
+  s.maxOutputs = 2;
+  s.infer = [](InferContext& ctx) {
+    requireDType(ctx, 0, DTypeClass::Float);
+    if (ctx.hasInput(1)) {
+      requireDType(ctx, 1, DTypeClass::Float);
+      if (ctx.input(1).numElements() != 1) ctx.error("input 1 (ratio) must be a scalar");
+    }
+    if (ctx.hasInput(2)) {
+      requireDType(ctx, 2, DTypeClass::Bool);
+      if (ctx.input(2).numElements() != 1) ctx.error("input 2 (training_mode) must be a scalar");
+      const Tensor* mode = ctx.constantInput(2);
+      if (mode && mode->getInt(0)) ctx.error("training_mode = true is not supported (inference only)");
+    }
+    ctx.outputs[0] = ctx.input(0);
+    if (ctx.outputs.size() > 1) ctx.outputs[1] = {DType::Bool, ctx.input(0).shape};
+  };
+  s.eval = [](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+    if (in.size() > 2 && in[2] && in[2]->getInt(0)) failNode(node, "training_mode = true is not supported");
+    std::vector<Tensor> out{*in[0]};
+    if (types.size() > 1) {
+      Tensor mask(DType::Bool, types[1].shape);
+      for (int64_t i = 0; i < mask.numElements(); ++i) mask.setInt(i, 1);
+      out.push_back(mask);
+    }
+    return out;
+  };
+  return s;
+}
+
+}  // namespace
+
+void registerConversionOps(OpRegistry& r) {
+  r.add(castSchema());
+  r.add(castLikeSchema());
+  r.add(identitySchema());
+  r.add(dropoutSchema());
+}
+
+}  // namespace tessera

@@ -1,0 +1,58 @@
+#pragma once
+// Small helpers shared by the op families (elementwise, reduction, normalization, linalg, shape ops):
+// dtype checks and axis/broadcast checks for inference (errors name the node through InferContext), and
+// rounding of double results to an output dtype for the reference semantics.
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ops/registry.h"
+
+namespace tessera {
+
+// Classes of dtypes an op input may accept.
+enum class DTypeClass {
+  Float,          // f32 f16 bf16 f64
+  SignedNumeric,  // floats and i64 i32 i16 i8
+  Numeric,        // every dtype but bool
+  Integer,        // i64 i32 i16 i8 u8
+  Bool,           // bool only
+  Any,            // every dtype
+};
+bool inDTypeClass(DType t, DTypeClass c);
+std::string_view dtypeClassName(DTypeClass c);  // "float (f32 f16 bf16 f64)", ...
+
+// Throws "node 'id' (Op): input i is <dtype>; Op accepts <class>" unless input i's dtype is in `c`.
+void requireDType(const InferContext& ctx, size_t input, DTypeClass c);
+// Throws unless inputs a and b have the same dtype.
+void requireSameDType(const InferContext& ctx, size_t a, size_t b);
+// Throws unless input i has the given rank.
+void requireRank(const InferContext& ctx, size_t input, size_t rank);
+// Broadcast shape of the given present inputs; throws naming both shapes when they do not broadcast.
+Shape broadcastInputs(const InferContext& ctx, const std::vector<size_t>& inputs);
+// `axis` normalized into [0, rank); throws "attribute 'name' = a is out of range for rank r" otherwise.
+int64_t normalizedAxis(const InferContext& ctx, int64_t axis, int64_t rank, const std::string& name = "axis");
+
+// ONNX TensorProto element type code (1 float, 10 float16, 16 bfloat16, 11 double, 7 int64, 6 int32, 5 int16,
+// 3 int8, 2 uint8, 9 bool) to our dtype; nullopt for codes we do not support.
+std::optional<DType> dtypeFromOnnxCode(int64_t code);
+
+// Stores v into element i rounding once: f16 and bf16 go through a round-to-odd float so that the result is
+// the correctly rounded double (no double rounding); integers truncate toward zero; bool is v != 0.
+void setRounded(Tensor& t, int64_t i, double v);
+// A tensor of `dtype` from doubles, each rounded once with setRounded.
+Tensor fromDoublesRounded(DType dtype, Shape shape, std::span<const double> values);
+
+// "node 'id' (Op): message" as an Error, for the reference semantics (no InferContext there).
+[[noreturn]] void failNode(const Node& node, const std::string& message);
+// Throws naming the node unless `t` has type `want` (eval results must match the inferred types).
+void requireType(const Node& node, const Tensor& t, const TensorType& want, size_t output = 0);
+
+// Row-major iteration helpers: the shape split around `axis` into outer * axis * inner elements.
+struct AxisSplit {
+  int64_t outer = 1, extent = 1, inner = 1;
+};
+AxisSplit splitAtAxis(const Shape& shape, int64_t axis);
+
+}  // namespace tessera
