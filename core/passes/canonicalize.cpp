@@ -1,0 +1,152 @@
+#include "passes/canonicalize.h"
+
+#include <numeric>
+
+#include "passes/rewrite.h"
+
+namespace tessera {
+namespace {
+
+std::vector<int64_t> permOf(const Node& transpose) {
+  size_t rank = transpose.output(0)->shape().size();
+  std::vector<int64_t> reversed(rank);
+  std::iota(reversed.rbegin(), reversed.rend(), 0);
+  return transpose.attrInts("perm", reversed);
+}
+
+bool isIdentityPerm(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != int64_t(i)) return false;
+  return true;
+}
+
+// A Reshape target written out in full: no 0 ("copy this extent") or -1, so it does not depend on the input.
+Value* shapeConstant(Graph& graph, const Node& node) {
+  const Shape& s = node.output(0)->shape();
+  return addConstant(graph, node.id() + ".shape", Tensor::fromInts(DType::I64, {int64_t(s.size())}, s));
+}
+
+bool hasZeroExtent(const Shape& s) {
+  for (int64_t d : s)
+    if (d == 0) return true;
+  return false;
+}
+
+class Canonicalizer {
+ public:
+  Canonicalizer(Graph& graph, PassContext& ctx) : g_(graph), ctx_(ctx) {}
+
+  // One sweep in topological order; true when something changed.
+  bool sweep() {
+    bool changed = false;
+    for (Node* n : g_.topoOrder()) changed |= visit(n);
+    return changed;
+  }
+
+ private:
+  bool visit(Node* n) {
+    const std::string& op = n->op();
+    if (op == "Identity") return forward(n, n->input(0), "identity-ops");
+    if (op == "Dropout") return dropout(n);
+    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") return neutralOperand(n);
+    if (op == "Transpose") return transpose(n);
+    if (op == "Reshape") return reshape(n);
+    if (op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return toReshape(n);
+    return false;
+  }
+
+  bool forward(Node* n, Value* to, const char* stat) {
+    if (!to || n->output(0)->type() != to->type() || !ctx_.tryRewrite()) return false;
+    if (!forwardOutput(g_, n, 0, to)) return false;  // spent one unit of fuel: rare (graph output names)
+    ctx_.count(stat);
+    return true;
+  }
+
+  // Inference-mode Dropout (no training_mode, or a constant false one) passes its input through.
+  bool dropout(Node* n) {
+    Value* training = n->input(2);
+    if (training && !isConstantSplat(training, 0)) return false;
+    if (Value* mask = n->output(1); mask && (!mask->uses().empty() || mask->isGraphOutput())) return false;
+    return forward(n, n->input(0), "identity-ops");
+  }
+
+  // x+0, 0+x, x-0, x*1, 1*x, x/1, x^1: the constant must not broadcast x to a larger shape (forward checks
+  // that the output type equals x's).
+  bool neutralOperand(Node* n) {
+    const std::string& op = n->op();
+    double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;
+    bool commutes = op == "Add" || op == "Mul";
+    if (isConstantSplat(n->input(1), neutral)) return forward(n, n->input(0), "neutral-operands");
+    if (commutes && isConstantSplat(n->input(0), neutral)) return forward(n, n->input(1), "neutral-operands");
+    return false;
+  }
+
+  bool transpose(Node* n) {
+    std::vector<int64_t> perm = permOf(*n);
+    if (isIdentityPerm(perm)) return forward(n, n->input(0), "identity-ops");
+    Node* inner = n->input(0)->producer();
+    if (!inner || inner->op() != "Transpose" || !ctx_.tryRewrite()) return false;
+    // out[i] = mid[perm[i]] = in[innerPerm[perm[i]]]
+    std::vector<int64_t> innerPerm = permOf(*inner), combined(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) combined[i] = innerPerm[size_t(perm[i])];
+    g_.setNodeInput(n, 0, inner->input(0));
+    n->attrs()["perm"] = combined;
+    removeIfDead(g_, inner);
+    ctx_.count("merged-transposes");
+    if (isIdentityPerm(combined)) forward(n, n->input(0), "identity-ops");
+    return true;
+  }
+
+  bool reshape(Node* n) {
+    Value* in = n->input(0);
+    if (in->shape() == n->output(0)->shape()) return forward(n, in, "identity-ops");
+    Node* inner = in->producer();
+    if (!inner || inner->op() != "Reshape" || hasZeroExtent(n->output(0)->shape()) || !ctx_.tryRewrite())
+      return false;
+    g_.setNodeInput(n, 0, inner->input(0));
+    g_.setNodeInput(n, 1, shapeConstant(g_, *n));
+    removeIfDead(g_, inner);
+    ctx_.count("merged-reshapes");
+    return true;
+  }
+
+  // Flatten, Squeeze and Unsqueeze of static shapes are all reshapes: one op for later passes to match.
+  bool toReshape(Node* n) {
+    if (hasZeroExtent(n->output(0)->shape()) || !ctx_.tryRewrite()) return false;
+    Value* shape = shapeConstant(g_, *n);
+    replaceNode(g_, n, "Reshape", {n->input(0), shape});
+    ctx_.count("to-reshape");
+    return true;
+  }
+
+  Graph& g_;
+  PassContext& ctx_;
+};
+
+class CanonicalizePass : public Pass {
+ public:
+  std::string name() const override { return "canonicalize"; }
+  std::string summary() const override { return "local simplifications: neutral operands, transpose and reshape chains"; }
+  std::vector<PassStatistic> statistics() const override {
+    return {{"identity-ops", "Identity, inference Dropout, no-op Reshape/Transpose removed"},
+            {"neutral-operands", "x+0, x-0, x*1, x/1, x^1 removed"},
+            {"merged-transposes", "Transpose of a Transpose made one"},
+            {"merged-reshapes", "Reshape of a Reshape made one"},
+            {"to-reshape", "Flatten, Squeeze, Unsqueeze turned into Reshape"},
+            {"sweeps", "passes over the graph until nothing changed"}};
+  }
+  void run(Graph& graph, PassContext& ctx) override {
+    Canonicalizer c(graph, ctx);
+    constexpr int kMaxSweeps = 16;  // every rewrite shrinks or normalizes the graph; this is a safety net
+    for (int i = 0; i < kMaxSweeps; ++i) {
+      ctx.count("sweeps");
+      if (!c.sweep()) break;
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Pass> createCanonicalizePass() { return std::make_unique<CanonicalizePass>(); }
+
+}  // namespace tessera

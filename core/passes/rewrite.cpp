@@ -1,0 +1,96 @@
+#include "passes/rewrite.h"
+
+#include "ir/error.h"
+#include "ops/infer.h"
+
+namespace tessera {
+
+const Tensor* constantValue(const Value* v) {
+  if (!v) return nullptr;
+  if (const Tensor* t = v->initializer()) return t;
+  const Node* p = v->producer();
+  if (p && p->op() == "Constant" && p->numInputs() == 0)
+    if (const Attribute* a = p->attr("value"); a && a->kind() == AttrKind::Tensor) return &a->t();
+  return nullptr;
+}
+
+bool isConstantSplat(const Value* v, double x) {
+  const Tensor* t = constantValue(v);
+  if (!t) return false;
+  for (int64_t i = 0; i < t->numElements(); ++i)
+    if (t->getDouble(i) != x) return false;
+  return true;
+}
+
+bool removeIfDead(Graph& graph, Node* node) {
+  for (Value* out : node->outputs())
+    if (!out->uses().empty() || out->isGraphOutput()) return false;
+  graph.removeNode(node);
+  return true;
+}
+
+bool forwardOutput(Graph& graph, Node* node, size_t index, Value* to) {
+  Value* from = node->output(index);
+  if (!from || !to || from == to || from->type() != to->type()) return false;
+  if (!from->isGraphOutput()) {
+    graph.replaceAllUsesWith(from, to);
+    removeIfDead(graph, node);
+    return true;
+  }
+  // The graph output's name is part of the model's interface: only an intermediate may take it over.
+  if (!to->producer() || to->isGraphOutput()) return false;
+  for (Value* other : node->outputs())
+    if (other != from && (!other->uses().empty() || other->isGraphOutput())) return false;
+  std::string name = from->name();
+  graph.replaceAllUsesWith(from, to);
+  if (removeIfDead(graph, node)) graph.renameValue(to, name);
+  return true;
+}
+
+Node* replaceNode(Graph& graph, Node* node, const std::string& op, const std::vector<Value*>& inputs,
+                  Attributes attrs) {
+  std::string id = node->id();
+  std::vector<std::string> names;
+  for (Value* out : node->outputs()) names.push_back(out->name() + ".new");
+  Node* fresh = graph.addNode(op, inputs, names, std::move(attrs), id + ".new");
+  for (size_t i = 0; i < node->numOutputs(); ++i) {
+    fresh->output(i)->setType(node->output(i)->type());
+    names[i] = node->output(i)->name();
+    graph.replaceAllUsesWith(node->output(i), fresh->output(i));
+  }
+  graph.removeNode(node);
+  graph.renameNode(fresh, id);
+  for (size_t i = 0; i < fresh->numOutputs(); ++i) graph.renameValue(fresh->output(i), names[i]);
+  return fresh;
+}
+
+Value* addConstant(Graph& graph, const std::string& hint, Tensor data) {
+  return graph.addInitializer(graph.uniqueValueName(hint), std::move(data));
+}
+
+void replaceWithConstants(Graph& graph, Node* node, std::vector<Tensor> data) {
+  if (data.size() != node->numOutputs())
+    fail("node '" + node->id() + "' (" + node->op() + "): " + std::to_string(data.size()) + " constants for " +
+         std::to_string(node->numOutputs()) + " outputs");
+  std::vector<std::pair<Value*, std::string>> made;
+  for (size_t i = 0; i < data.size(); ++i) {
+    Value* from = node->output(i);
+    Value* c = addConstant(graph, from->name() + ".const", std::move(data[i]));
+    graph.replaceAllUsesWith(from, c);
+    made.emplace_back(c, from->name());
+  }
+  graph.removeNode(node);  // frees the output names for the constants
+  for (auto& [c, name] : made) graph.renameValue(c, name);
+}
+
+Value* addInferredNode(Graph& graph, const std::string& op, const std::vector<Value*>& inputs, Attributes attrs,
+                       const std::string& id) {
+  std::string nodeId = graph.uniqueNodeId(id);
+  Node* n = graph.addNode(op, inputs, {nodeId}, std::move(attrs), nodeId);
+  ConstantTable initializersOnly;
+  std::vector<TensorType> types = inferNode(*n, initializersOnly);
+  n->output(0)->setType(types.at(0));
+  return n->output(0);
+}
+
+}  // namespace tessera

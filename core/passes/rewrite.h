@@ -1,0 +1,38 @@
+#pragma once
+// Small graph-editing helpers shared by the passes: forward a value, swap a node for another op while keeping
+// its id and output names, turn a value into a constant, and build new nodes with inferred types.
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace tessera {
+
+// Data of a value known without running anything: an initializer or the `value` of a Constant node.
+const Tensor* constantValue(const Value* v);
+// True when `v` is a constant whose every element equals `x`.
+bool isConstantSplat(const Value* v, double x);
+
+// Redirects the uses of node output `index` to `to` and removes the node once none of its outputs is used.
+// A graph output keeps its name: `to` is renamed when it is an intermediate used nowhere else as an output;
+// otherwise (or when the types differ) nothing changes and false is returned.
+bool forwardOutput(Graph& graph, Node* node, size_t index, Value* to);
+
+// Replaces `node` by a node of another op with the same id, output names and output types.
+Node* replaceNode(Graph& graph, Node* node, const std::string& op, const std::vector<Value*>& inputs,
+                  Attributes attrs = {});
+
+// Replaces the node by initializers (one per output, `data` in output order) that take the outputs' names.
+void replaceWithConstants(Graph& graph, Node* node, std::vector<Tensor> data);
+
+// Adds an initializer with a fresh name derived from `hint`.
+Value* addConstant(Graph& graph, const std::string& hint, Tensor data);
+
+// Adds a one-output node with id and output name derived from `id`, and infers its type (ops/infer.h).
+Value* addInferredNode(Graph& graph, const std::string& op, const std::vector<Value*>& inputs, Attributes attrs,
+                       const std::string& id);
+
+// Removes the node when none of its outputs is used or a graph output; true when removed.
+bool removeIfDead(Graph& graph, Node* node);
+
+}  // namespace tessera
