@@ -1,11 +1,321 @@
+// ModelProto → Graph. Two passes when needed: upgrades that depend on an input's type (Clip/Pad bounds take
+// its dtype, old Softmax needs its rank) ask for it in the first pass; the graph is then rebuilt with the
+// types the first pass inferred.
 #include "frontend/onnx/onnx_import.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "frontend/onnx/onnx_proto.h"
+#include "frontend/onnx/upgrade.h"
 #include "ir/error.h"
+#include "ops/infer.h"
+#include "ops/registry.h"
+
 namespace tessera {
-Graph importOnnxFile(const std::string& path, const OnnxImportOptions&) { fail(path + ": ONNX import not written yet"); }
-Graph importOnnxBytes(std::string_view, const std::string& s, const OnnxImportOptions&) { fail(s + ": ONNX import not written yet"); }
-std::string exportOnnxBytes(const Graph&) { fail("ONNX export not written yet"); }
-void exportOnnxFile(const Graph&, const std::string& path) { fail(path + ": ONNX export not written yet"); }
-Tensor readTensorProtoFile(const std::string& path) { fail(path + ": not written yet"); }
-Tensor parseTensorProto(std::string_view, const std::string& s) { fail(s + ": not written yet"); }
-void writeTensorProtoFile(const Tensor&, const std::string&, const std::string& path) { fail(path + ": not written yet"); }
+
+namespace {
+using namespace onnxio;
+
+constexpr int64_t kMinOpset = 7, kMaxOpset = 27;
+
+struct ModelInfo {
+  int64_t opset = 0;                      // of the default domain
+  std::unordered_map<std::string, int64_t> domains;  // every imported domain, for messages
+};
+
+bool isDefaultDomain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
+
+ModelInfo readModelInfo(const onnx::ModelProto& m) {
+  ModelInfo info;
+  for (const auto& o : m.opset_import()) {
+    info.domains[o.domain()] = o.version();
+    if (isDefaultDomain(o.domain())) info.opset = o.version();
+  }
+  if (!m.has_graph()) fail("model has no graph");
+  if (info.opset == 0) fail("model imports no opset of the default domain (ai.onnx)");
+  if (info.opset < kMinOpset || info.opset > kMaxOpset)
+    fail("opset " + std::to_string(info.opset) + " of the default domain is not supported (Tessera reads " +
+         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+  return info;
+}
+
+std::string lowercase(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  return s;
+}
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Graph input names whose values decide a shape: operands listed in a schema's shapeInputs, and everything
+// they are computed from (except through Shape and Size, which read only a type).
+std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp) {
+  std::unordered_map<std::string, int> producer;
+  for (int k = 0; k < gp.node_size(); ++k)
+    for (const std::string& out : gp.node(k).output()) producer[out] = k;
+  std::vector<std::string> stack;
+  for (const auto& np : gp.node())
+    if (const OpSchema* schema = OpRegistry::instance().find(np.op_type()))
+      for (int idx : schema->shapeInputs)
+        if (idx < np.input_size() && !np.input(idx).empty()) stack.push_back(np.input(idx));
+  std::unordered_set<std::string> seen;
+  while (!stack.empty()) {
+    std::string name = std::move(stack.back());
+    stack.pop_back();
+    if (!seen.insert(name).second) continue;
+    auto it = producer.find(name);
+    if (it == producer.end()) continue;
+    const auto& np = gp.node(it->second);
+    if (np.op_type() == "Shape" || np.op_type() == "Size") continue;
+    for (const std::string& in : np.input())
+      if (!in.empty()) stack.push_back(in);
+  }
+  return seen;
+}
+
+// Types of input 0 of nodes whose upgrade asked for it, by index of the node in the GraphProto.
+using TypeHints = std::unordered_map<int, TensorType>;
+
+class GraphImport {
+ public:
+  GraphImport(const onnx::GraphProto& gp, const ModelInfo& info, const OnnxImportOptions& options,
+              const TypeHints& hints)
+      : gp_(gp), info_(info), options_(options), hints_(hints), graph_(gp.name().empty() ? "main" : gp.name()) {}
+
+  // Builds the graph and infers its types.
+  void run() {
+    addInitializers();
+    addInputs();
+    addNodes();
+    wireInputs();
+    upgradeNodes();
+    addOutputs();
+    inferTypes(graph_);
+  }
+  TypeHints neededHints() const {
+    TypeHints hints;
+    for (int k : needType_)
+      if (Value* in = mainNodes_[size_t(k)]->input(0)) hints[k] = in->type();
+    return hints;
+  }
+  Graph take() { return std::move(graph_); }
+
+ private:
+  struct PendingInput {
+    Node* node;
+    size_t slot;
+    std::string name;
+  };
+
+  void define(const std::string& name, Value* v) {
+    if (!name.empty()) byName_[name] = v;
+  }
+  void requireFree(const std::string& name, const std::string& what) {
+    if (!name.empty() && byName_.count(name)) fail("value " + quoted(name) + " is defined twice (again as " + what + ")");
+  }
+
+  void addInitializers() {
+    if (gp_.sparse_initializer_size() > 0) fail("sparse initializers are not supported");
+    for (int i = 0; i < gp_.initializer_size(); ++i) {
+      const onnx::TensorProto& tp = gp_.initializer(i);
+      if (tp.name().empty()) fail("initializer #" + std::to_string(i) + " has no name");
+      requireFree(tp.name(), "an initializer");
+      std::string what = "initializer " + quoted(tp.name());
+      define(tp.name(), graph_.addInitializer(tp.name(), tensorFromProto(tp, what)));
+    }
+  }
+
+  TensorType inputType(const onnx::ValueInfoProto& vi, const Tensor* data) {
+    std::string what = "graph input " + quoted(vi.name());
+    if (!vi.type().has_tensor_type()) fail(what + " is not a tensor (sequence, map, optional or no type)");
+    const auto& tt = vi.type().tensor_type();
+    TensorType t;
+    t.dtype = requireDType(tt.elem_type(), what);
+    if (!tt.has_shape()) {
+      if (!data) fail(what + " has no shape (unknown rank); Tessera needs static shapes");
+      t.shape = data->shape();
+    }
+    const auto& dims = tt.shape().dim();
+    if (data && tt.has_shape() && size_t(dims.size()) != data->shape().size())
+      fail("input data for " + quoted(vi.name()) + " is " + data->type().toString() + " but the model declares rank " +
+           std::to_string(dims.size()));
+    for (int d = 0; d < dims.size() && d <= 64; ++d) {
+      const auto& dim = dims[d];
+      if (dim.has_dim_value()) t.shape.push_back(dim.dim_value());
+      else if (data) t.shape.push_back(data->shape()[size_t(d)]);  // a symbolic dim resolved by the data
+      else if (dim.has_dim_param())
+        fail(what + ": dim " + std::to_string(d) + " is symbolic (" + quoted(dim.dim_param()) +
+             "); Tessera needs static shapes");
+      else fail(what + ": dim " + std::to_string(d) + " is unknown; Tessera needs static shapes");
+    }
+    if (dims.size() > 64) fail(what + ": rank " + std::to_string(dims.size()) + " is too large (at most 64)");
+    checkTensorSize(t.shape, t.dtype, what);
+    if (data && data->type() != t)
+      fail("input data for " + quoted(vi.name()) + " is " + data->type().toString() + " but the model declares " +
+           t.toString());
+    return t;
+  }
+
+  void addInputs() {
+    std::unordered_set<std::string> initializerNames;
+    for (const auto& tp : gp_.initializer()) initializerNames.insert(tp.name());
+    std::unordered_set<std::string> feedsShapes = shapeFeedingNames(gp_);
+    for (int i = 0; i < gp_.input_size(); ++i) {
+      const onnx::ValueInfoProto& vi = gp_.input(i);
+      if (vi.name().empty()) fail("graph input #" + std::to_string(i) + " has no name");
+      if (initializerNames.count(vi.name())) continue;  // IR 3: initializers are listed as inputs too
+      requireFree(vi.name(), "a graph input");
+      auto data = options_.inputData.find(vi.name());
+      const Tensor* known = data == options_.inputData.end() ? nullptr : &data->second;
+      TensorType type = inputType(vi, known);
+      if (known && feedsShapes.count(vi.name())) define(vi.name(), graph_.addInitializer(vi.name(), *known));
+      else define(vi.name(), graph_.addInput(vi.name(), type));
+    }
+  }
+
+  [[noreturn]] void unsupported(const onnx::NodeProto& np, const std::string& id) {
+    std::string domain = np.domain().empty() ? "ai.onnx" : np.domain();
+    auto it = info_.domains.find(np.domain());
+    int64_t opset = isDefaultDomain(np.domain()) ? info_.opset : it == info_.domains.end() ? 0 : it->second;
+    fail("node " + quoted(id) + " uses unsupported op " + quoted(np.op_type()) + " (domain " + quoted(domain) +
+         ", opset " + std::to_string(opset) + ")");
+  }
+
+  Attributes nodeAttributes(const onnx::NodeProto& np, const std::string& id) {
+    Attributes attrs;
+    for (const auto& ap : np.attribute()) {
+      std::string what = "node " + quoted(id) + " (" + np.op_type() + "): attribute " + quoted(ap.name());
+      if (ap.name().empty()) fail("node " + quoted(id) + " (" + np.op_type() + "): an attribute has no name");
+      if (attrs.count(ap.name())) fail(what + " appears twice");
+      attrs[ap.name()] = attributeFromProto(ap, what);
+    }
+    return attrs;
+  }
+
+  static std::vector<std::string> trimmedNames(const google::protobuf::RepeatedPtrField<std::string>& names) {
+    std::vector<std::string> out(names.begin(), names.end());
+    while (!out.empty() && out.back().empty()) out.pop_back();  // omitted trailing optionals
+    return out;
+  }
+
+  Node* addPlainNode(const onnx::NodeProto& np, const std::string& hint, Attributes attrs,
+                     const std::vector<std::string>& outs) {
+    Node* n = graph_.addNode(np.op_type(), {}, outs, std::move(attrs), hint);
+    for (size_t i = 0; i < outs.size(); ++i) define(outs[i], n->output(i));
+    std::vector<std::string> ins = trimmedNames(np.input());
+    for (size_t i = 0; i < ins.size(); ++i) pending_.push_back({n, i, ins[i]});
+    return n;
+  }
+
+  // Old Softmax semantics: Flatten(x, axis) → op(axis=-1) → Reshape(·, Shape(x)); the op keeps the node's id
+  // and the Reshape produces the node's output name.
+  Node* addCoercedSoftmax(const onnx::NodeProto& np, const std::string& hint, Attributes attrs,
+                          const std::vector<std::string>& outs, int64_t axis) {
+    if (outs.size() != 1 || outs[0].empty() || np.input_size() < 1 || np.input(0).empty())
+      fail("node " + quoted(hint) + " (" + np.op_type() + "): expects one input and one output");
+    const std::string& y = outs[0];
+    attrs["axis"] = int64_t(-1);
+    Node* op = graph_.addNode(np.op_type(), {}, {y + "_2d"}, std::move(attrs), hint);
+    Node* flat = graph_.addNode("Flatten", {}, {y + "_flat"}, {{"axis", axis}}, op->id() + "_flatten");
+    Node* shape = graph_.addNode("Shape", {}, {y + "_shape"}, {}, op->id() + "_shape");
+    pending_.push_back({flat, 0, np.input(0)});
+    pending_.push_back({shape, 0, np.input(0)});
+    graph_.setNodeInput(op, 0, flat->output(0));
+    Node* back = graph_.addNode("Reshape", {op->output(0), shape->output(0)}, {y}, {}, op->id() + "_reshape");
+    define(y, back->output(0));
+    return op;
+  }
+
+  void addNodes() {
+    for (int k = 0; k < gp_.node_size(); ++k) {
+      const onnx::NodeProto& np = gp_.node(k);
+      std::string hint = graph_.uniqueNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
+      if (!isDefaultDomain(np.domain()) || !OpRegistry::instance().find(np.op_type())) unsupported(np, hint);
+      Attributes attrs = nodeAttributes(np, hint);
+      std::vector<std::string> outs = trimmedNames(np.output());
+      std::unordered_set<std::string> own;
+      for (const std::string& o : outs) {
+        requireFree(o, "an output of node " + quoted(hint));
+        if (!o.empty() && !own.insert(o).second) fail("node " + quoted(hint) + " names output " + quoted(o) + " twice");
+      }
+      std::optional<int64_t> flattenAt;
+      auto hint0 = hints_.find(k);
+      if (isCoercingSoftmax(np.op_type(), info_.opset) && hint0 != hints_.end())
+        flattenAt = coercedSoftmaxAxis(hint, np.op_type(), attrs, hint0->second);
+      mainNodes_.push_back(flattenAt ? addCoercedSoftmax(np, hint, std::move(attrs), outs, *flattenAt)
+                                     : addPlainNode(np, hint, std::move(attrs), outs));
+    }
+  }
+
+  void wireInputs() {
+    for (const PendingInput& p : pending_) {
+      Value* v = nullptr;
+      if (!p.name.empty()) {
+        auto it = byName_.find(p.name);
+        if (it == byName_.end())
+          fail("node " + quoted(p.node->id()) + " (" + p.node->op() + "): input " + std::to_string(p.slot) + " " +
+               quoted(p.name) + " is not defined by any graph input, initializer or node");
+        v = it->second;
+      }
+      graph_.setNodeInput(p.node, p.slot, v);
+    }
+  }
+
+  void upgradeNodes() {
+    for (size_t k = 0; k < mainNodes_.size(); ++k) {
+      auto hint = hints_.find(int(k));
+      if (upgradeNode(graph_, mainNodes_[k], info_.opset, hint == hints_.end() ? nullptr : &hint->second))
+        needType_.push_back(int(k));
+    }
+  }
+
+  void addOutputs() {
+    for (int i = 0; i < gp_.output_size(); ++i) {
+      const std::string& name = gp_.output(i).name();
+      auto it = byName_.find(name);
+      if (it == byName_.end())
+        fail("graph output " + quoted(name) + " is not defined by any graph input, initializer or node");
+      graph_.addOutput(it->second);
+    }
+  }
+
+  const onnx::GraphProto& gp_;
+  const ModelInfo& info_;
+  const OnnxImportOptions& options_;
+  const TypeHints& hints_;
+  Graph graph_;
+  std::unordered_map<std::string, Value*> byName_;
+  std::vector<PendingInput> pending_;
+  std::vector<Node*> mainNodes_;  // the node standing for each NodeProto
+  std::vector<int> needType_;
+};
+
+Graph importModel(const onnx::ModelProto& model, const OnnxImportOptions& options) {
+  ModelInfo info = readModelInfo(model);
+  TypeHints none;
+  GraphImport first(model.graph(), info, options, none);
+  first.run();
+  TypeHints hints = first.neededHints();
+  if (hints.empty()) return first.take();
+  GraphImport second(model.graph(), info, options, hints);
+  second.run();
+  return second.take();
+}
+}  // namespace
+
+Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  parseBounded(model, bytes, sourceName, "ONNX model");
+  try {
+    return importModel(model, options);
+  } catch (const Error& e) {
+    fail(sourceName + ": " + e.what());
+  }
+}
+
+Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  return importOnnxBytes(readBoundedFile(path), path, options);
+}
+
 }  // namespace tessera

@@ -1,0 +1,75 @@
+// AttributeProto ↔ Attribute. ONNX floats are 32-bit; Tessera keeps them as double.
+#include "frontend/onnx/onnx_proto.h"
+#include "ir/error.h"
+
+namespace tessera::onnxio {
+
+namespace {
+using AP = onnx::AttributeProto;
+
+// Old exporters leave `type` unset; the field that is filled then says what the attribute is.
+AP::AttributeType guessType(const AP& p) {
+  if (p.has_f()) return AP::FLOAT;
+  if (p.has_i()) return AP::INT;
+  if (p.has_s()) return AP::STRING;
+  if (p.has_t()) return AP::TENSOR;
+  if (p.floats_size()) return AP::FLOATS;
+  if (p.ints_size()) return AP::INTS;
+  if (p.strings_size()) return AP::STRINGS;
+  if (p.has_g() || p.graphs_size()) return AP::GRAPH;
+  return AP::UNDEFINED;
+}
+
+std::string kindName(AP::AttributeType t) {
+  switch (t) {
+    case AP::GRAPH: return "graph";
+    case AP::GRAPHS: return "graphs";
+    case AP::SPARSE_TENSOR: return "sparse tensor";
+    case AP::SPARSE_TENSORS: return "sparse tensors";
+    case AP::TENSORS: return "tensors";
+    case AP::TYPE_PROTO: return "type";
+    case AP::TYPE_PROTOS: return "types";
+    default: return "code " + std::to_string(int(t));
+  }
+}
+}  // namespace
+
+Attribute attributeFromProto(const AP& p, const std::string& what) {
+  if (!p.ref_attr_name().empty()) fail(what + ": refers to a function attribute, which is not supported");
+  AP::AttributeType type = p.has_type() ? p.type() : guessType(p);
+  switch (type) {
+    case AP::FLOAT: return double(p.f());
+    case AP::INT: return int64_t(p.i());
+    case AP::STRING: return p.s();
+    case AP::TENSOR: return tensorFromProto(p.t(), what);
+    case AP::FLOATS: return std::vector<double>(p.floats().begin(), p.floats().end());
+    case AP::INTS: return std::vector<int64_t>(p.ints().begin(), p.ints().end());
+    case AP::STRINGS: return std::vector<std::string>(p.strings().begin(), p.strings().end());
+    case AP::UNDEFINED: fail(what + ": has no type and no value");
+    default: fail(what + ": attributes of kind " + kindName(type) + " are not supported");
+  }
+}
+
+void attributeToProto(const std::string& name, const Attribute& attr, AP& p) {
+  p.set_name(name);
+  switch (attr.kind()) {
+    case AttrKind::Int: p.set_type(AP::INT); p.set_i(attr.i()); break;
+    case AttrKind::Float: p.set_type(AP::FLOAT); p.set_f(float(attr.f())); break;
+    case AttrKind::String: p.set_type(AP::STRING); p.set_s(attr.s()); break;
+    case AttrKind::Tensor: p.set_type(AP::TENSOR); tensorToProto(attr.t(), "", *p.mutable_t()); break;
+    case AttrKind::Ints:
+      p.set_type(AP::INTS);
+      for (int64_t v : attr.ints()) p.add_ints(v);
+      break;
+    case AttrKind::Floats:
+      p.set_type(AP::FLOATS);
+      for (double v : attr.floats()) p.add_floats(float(v));
+      break;
+    case AttrKind::Strings:
+      p.set_type(AP::STRINGS);
+      for (const std::string& v : attr.strings()) p.add_strings(v);
+      break;
+  }
+}
+
+}  // namespace tessera::onnxio

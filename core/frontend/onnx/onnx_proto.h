@@ -1,0 +1,43 @@
+#pragma once
+// Internal to the ONNX frontend: conversions between protobuf messages and the IR, shared by import, export
+// and the TensorProto file functions. Every function that reads a message checks it; `what` names the object
+// in error messages ("initializer 'w'", "input 'x'").
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "ir/attribute.h"
+#include "ir/tensor.h"
+
+namespace tessera::onnxio {
+
+// Files and messages above this size are rejected before reading (protobuf's own limit is 2 GiB).
+inline constexpr int64_t kMaxProtoBytes = (int64_t(1) << 31) - 1;
+
+// "FLOAT", "FLOAT8E4M3FN", ... for an ONNX TensorProto.DataType code; "code N" when unknown.
+std::string onnxTypeName(int32_t code);
+std::optional<DType> dtypeFromOnnx(int32_t code);
+int32_t dtypeToOnnx(DType t);
+// Throws "WHAT: element type NAME (CODE) is not supported" for anything outside Tessera's dtypes.
+DType requireDType(int32_t code, const std::string& what);
+
+// Checks extents (non-negative, total size within Tensor::kMaxTensorBytes) and returns the shape.
+Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype, const std::string& what);
+void checkTensorSize(const Shape& shape, DType dtype, const std::string& what);
+
+Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what);
+void tensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorProto& proto);
+
+Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);
+void attributeToProto(const std::string& name, const Attribute& attr, onnx::AttributeProto& proto);
+
+// Reads a whole file, refusing files over kMaxProtoBytes before allocating.
+std::string readBoundedFile(const std::string& path);
+// ParseFromArray on a size checked against kMaxProtoBytes; throws "SOURCE: not a valid ONNX KIND".
+void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
+                  const std::string& kind);
+
+}  // namespace tessera::onnxio

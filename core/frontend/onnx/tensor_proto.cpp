@@ -1,0 +1,253 @@
+// TensorProto ↔ Tensor, element types, bounded reading and parsing, and the single-TensorProto file API.
+#include <bit>
+#include <cstring>
+#include <fstream>
+
+#include "frontend/onnx/onnx_import.h"
+#include "frontend/onnx/onnx_proto.h"
+#include "ir/error.h"
+
+static_assert(std::endian::native == std::endian::little, "raw_data is little-endian; so is the host");
+
+namespace tessera::onnxio {
+
+namespace {
+using TP = onnx::TensorProto;
+
+// Which typed field of TensorProto holds each dtype's values (ONNX's rules: narrow types use int32_data).
+enum class TypedField { Float, Int32, Int64, Double };
+
+TypedField typedFieldOf(DType t) {
+  switch (t) {
+    case DType::F32: return TypedField::Float;
+    case DType::F64: return TypedField::Double;
+    case DType::I64: return TypedField::Int64;
+    default: return TypedField::Int32;  // f16 bf16 (as bit patterns), i32 i16 i8 u8 bool
+  }
+}
+
+std::string_view typedFieldName(TypedField f) {
+  static constexpr std::string_view names[] = {"float_data", "int32_data", "int64_data", "double_data"};
+  return names[size_t(f)];
+}
+
+int fieldSize(const TP& p, TypedField f) {
+  switch (f) {
+    case TypedField::Float: return p.float_data_size();
+    case TypedField::Int32: return p.int32_data_size();
+    case TypedField::Int64: return p.int64_data_size();
+    case TypedField::Double: return p.double_data_size();
+  }
+  return 0;
+}
+
+// Range of the values an int32_data entry may hold for a narrow dtype.
+std::pair<int64_t, int64_t> int32FieldRange(DType t) {
+  switch (t) {
+    case DType::I16: return {INT16_MIN, INT16_MAX};
+    case DType::I8: return {INT8_MIN, INT8_MAX};
+    case DType::U8: return {0, UINT8_MAX};
+    case DType::Bool: return {0, 1};
+    case DType::F16:
+    case DType::BF16: return {0, UINT16_MAX};
+    default: return {INT32_MIN, INT32_MAX};
+  }
+}
+
+Tensor fromInt32Field(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  Tensor t(dt, shape);
+  auto [lo, hi] = int32FieldRange(dt);
+  for (int i = 0; i < p.int32_data_size(); ++i) {
+    int64_t v = p.int32_data(i);
+    if (v < lo || v > hi)
+      fail(what + ": int32_data[" + std::to_string(i) + "] = " + std::to_string(v) + " does not fit " +
+           std::string(dtypeName(dt)));
+    if (dt == DType::F16 || dt == DType::BF16) {
+      auto bits = uint16_t(v);  // the bit pattern, as ONNX stores 16-bit floats
+      std::memcpy(t.mutableBytes().data() + 2 * size_t(i), &bits, 2);
+    } else {
+      t.setInt(i, v);
+    }
+  }
+  return t;
+}
+
+template <class Field>
+Tensor fromField(const Field& field, DType dt, const Shape& shape) {
+  Tensor t(dt, shape);
+  for (int i = 0; i < field.size(); ++i) t.setDouble(i, double(field.Get(i)));
+  return t;
+}
+
+Tensor fromTypedField(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  TypedField want = typedFieldOf(dt);
+  for (TypedField f : {TypedField::Float, TypedField::Int32, TypedField::Int64, TypedField::Double})
+    if (f != want && fieldSize(p, f) > 0)
+      fail(what + ": data stored in " + std::string(typedFieldName(f)) + ", which does not hold " +
+           std::string(dtypeName(dt)));
+  if (p.string_data_size() > 0 || p.uint64_data_size() > 0)
+    fail(what + ": data stored in string_data or uint64_data, which does not hold " + std::string(dtypeName(dt)));
+  int64_t n = numElements(shape);
+  if (fieldSize(p, want) != n)
+    fail(what + ": " + std::string(typedFieldName(want)) + " holds " + std::to_string(fieldSize(p, want)) +
+         " values but " + TensorType{dt, shape}.toString() + " needs " + std::to_string(n));
+  switch (want) {
+    case TypedField::Float: return fromField(p.float_data(), dt, shape);
+    case TypedField::Double: return fromField(p.double_data(), dt, shape);
+    case TypedField::Int64: {
+      Tensor t(dt, shape);
+      for (int i = 0; i < p.int64_data_size(); ++i) t.setInt(i, p.int64_data(i));
+      return t;
+    }
+    case TypedField::Int32: return fromInt32Field(p, dt, shape, what);
+  }
+  return {};
+}
+
+bool hasTypedData(const TP& p) {
+  return p.float_data_size() || p.int32_data_size() || p.int64_data_size() || p.double_data_size() ||
+         p.string_data_size() || p.uint64_data_size();
+}
+
+Tensor fromRawData(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  if (hasTypedData(p)) fail(what + ": has both raw_data and typed data fields");
+  TensorType type{dt, shape};
+  if (int64_t(p.raw_data().size()) != type.bytes())
+    fail(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes but " + type.toString() +
+         " needs " + std::to_string(type.bytes()));
+  Tensor t(dt, shape);
+  if (!p.raw_data().empty()) std::memcpy(t.mutableBytes().data(), p.raw_data().data(), p.raw_data().size());
+  if (dt == DType::Bool)  // one canonical byte per bool, so equal tensors have equal bytes
+    for (std::byte& b : t.mutableBytes()) b = std::byte(b != std::byte(0));
+  return t;
+}
+}  // namespace
+
+std::string onnxTypeName(int32_t code) {
+  static constexpr const char* names[] = {
+      "UNDEFINED", "FLOAT",        "UINT8",          "INT8",       "UINT16",         "INT16",  "INT32",
+      "INT64",     "STRING",       "BOOL",           "FLOAT16",    "DOUBLE",         "UINT32", "UINT64",
+      "COMPLEX64", "COMPLEX128",   "BFLOAT16",       "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2",
+      "FLOAT8E5M2FNUZ", "UINT4",   "INT4",           "FLOAT4E2M1", "FLOAT8E8M0",     "UINT2",  "INT2"};
+  if (code >= 0 && code < int32_t(std::size(names))) return names[code];
+  return "code " + std::to_string(code);
+}
+
+std::optional<DType> dtypeFromOnnx(int32_t code) {
+  switch (code) {
+    case TP::FLOAT: return DType::F32;
+    case TP::FLOAT16: return DType::F16;
+    case TP::BFLOAT16: return DType::BF16;
+    case TP::DOUBLE: return DType::F64;
+    case TP::INT64: return DType::I64;
+    case TP::INT32: return DType::I32;
+    case TP::INT16: return DType::I16;
+    case TP::INT8: return DType::I8;
+    case TP::UINT8: return DType::U8;
+    case TP::BOOL: return DType::Bool;
+    default: return std::nullopt;
+  }
+}
+
+int32_t dtypeToOnnx(DType t) {
+  switch (t) {
+    case DType::F32: return TP::FLOAT;
+    case DType::F16: return TP::FLOAT16;
+    case DType::BF16: return TP::BFLOAT16;
+    case DType::F64: return TP::DOUBLE;
+    case DType::I64: return TP::INT64;
+    case DType::I32: return TP::INT32;
+    case DType::I16: return TP::INT16;
+    case DType::I8: return TP::INT8;
+    case DType::U8: return TP::UINT8;
+    case DType::Bool: return TP::BOOL;
+  }
+  return TP::UNDEFINED;
+}
+
+DType requireDType(int32_t code, const std::string& what) {
+  if (auto t = dtypeFromOnnx(code)) return *t;
+  fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
+       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool are)");
+}
+
+void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
+  // Bound the element count step by step so that the product can neither overflow nor pass the cap.
+  const int64_t maxElements = Tensor::kMaxTensorBytes / int64_t(dtypeSize(dtype));
+  int64_t n = 1;
+  bool empty = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) fail(what + ": dim " + std::to_string(i) + " is negative (" + std::to_string(shape[i]) + ")");
+    if (shape[i] == 0) empty = true;
+    if (!empty && shape[i] > maxElements / n)
+      fail(what + ": shape " + shapeToString(shape) + " is larger than the 16 GiB limit");
+    if (!empty) n *= shape[i];
+  }
+  if (empty) numElements(shape);  // still rejects a product of the other extents that overflows
+}
+
+Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype, const std::string& what) {
+  if (dims.size() > 64) fail(what + ": rank " + std::to_string(dims.size()) + " is too large (at most 64)");
+  Shape shape(dims.begin(), dims.end());
+  checkTensorSize(shape, dtype, what);
+  return shape;
+}
+
+Tensor tensorFromProto(const TP& p, const std::string& what) {
+  if (p.has_segment()) fail(what + ": segmented tensors are not supported");
+  if (p.data_location() == TP::EXTERNAL || p.external_data_size() > 0)
+    fail(what + ": external data is not supported");
+  DType dt = requireDType(p.data_type(), what);
+  Shape shape = checkedShape(p.dims(), dt, what);
+  if (p.has_raw_data()) return fromRawData(p, dt, shape, what);
+  return fromTypedField(p, dt, shape, what);
+}
+
+void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
+  if (!name.empty()) p.set_name(name);
+  p.set_data_type(dtypeToOnnx(tensor.dtype()));
+  for (int64_t d : tensor.shape()) p.add_dims(d);
+  auto bytes = tensor.bytes();
+  p.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+std::string readBoundedFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path + ": cannot open file");
+  std::streamoff size = in.tellg();
+  if (size < 0) fail(path + ": cannot read file");
+  if (size > kMaxProtoBytes) fail(path + ": file is larger than 2 GiB (" + std::to_string(size) + " bytes)");
+  std::string bytes(size_t(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) fail(path + ": cannot read file");
+  return bytes;
+}
+
+void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
+                  const std::string& kind) {
+  if (int64_t(bytes.size()) > kMaxProtoBytes) fail(source + ": larger than 2 GiB");
+  if (!message.ParseFromArray(bytes.data(), int(bytes.size())))
+    fail(source + ": not a valid " + kind + " (protobuf parse failed)");
+}
+
+}  // namespace tessera::onnxio
+
+namespace tessera {
+
+Tensor parseTensorProto(std::string_view bytes, const std::string& sourceName) {
+  onnx::TensorProto proto;
+  onnxio::parseBounded(proto, bytes, sourceName, "ONNX TensorProto");
+  std::string what = sourceName + ": tensor" + (proto.name().empty() ? "" : " '" + proto.name() + "'");
+  return onnxio::tensorFromProto(proto, what);
+}
+
+Tensor readTensorProtoFile(const std::string& path) { return parseTensorProto(onnxio::readBoundedFile(path), path); }
+
+void writeTensorProtoFile(const Tensor& tensor, const std::string& name, const std::string& path) {
+  onnx::TensorProto proto;
+  onnxio::tensorToProto(tensor, name, proto);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !proto.SerializeToOstream(&out)) fail(path + ": cannot write file");
+}
+
+}  // namespace tessera
