@@ -42,6 +42,17 @@ std::string summarize(const Tensor& t) {
   return "[" + s + "] sum=" + fmt::format("{:.6g}", sum);
 }
 
+// Writes input_N.pb and output_N.pb: the layout of an ONNX backend test data set, so a run can become a test.
+void saveDataSet(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
+                 const std::string& dir) {
+  fs::create_directories(dir);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    writeTensorProtoFile(inputs[i], g.inputs()[i]->name(), (fs::path(dir) / ("input_" + std::to_string(i) + ".pb")).string());
+  for (size_t i = 0; i < outputs.size(); ++i)
+    writeTensorProtoFile(outputs[i], g.outputs()[i]->name(),
+                         (fs::path(dir) / ("output_" + std::to_string(i) + ".pb")).string());
+}
+
 int runModel(const RunArgs& args) {
   if (args.backend != "reference")
     fail("backend '" + args.backend + "' is not available (this build has: reference)");
@@ -54,12 +65,8 @@ int runModel(const RunArgs& args) {
   for (size_t i = 0; i < result.outputs.size(); ++i) {
     const Tensor& t = result.outputs[i];
     std::printf("  %s: %s %s\n", g.outputs()[i]->name().c_str(), t.type().toString().c_str(), summarize(t).c_str());
-    if (!args.outputDir.empty()) {
-      fs::create_directories(args.outputDir);
-      writeTensorProtoFile(t, g.outputs()[i]->name(),
-                           (fs::path(args.outputDir) / ("output_" + std::to_string(i) + ".pb")).string());
-    }
   }
+  if (!args.outputDir.empty()) saveDataSet(g, inputs, result.outputs, args.outputDir);
   return 0;
 }
 }  // namespace
@@ -71,7 +78,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--backend", args->backend, "reference")->capture_default_str();
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");
   cmd->add_option("--random", args->seed, "Seed for random inputs (default 0)")->excludes(inputs);
-  cmd->add_option("--output", args->outputDir, "Write output_N.pb files into this folder");
+  cmd->add_option("--output", args->outputDir, "Write input_N.pb and output_N.pb (an ONNX test data set) into this folder");
   cmd->callback([args, &exitCode] { exitCode = runModel(*args); });
 }
 

@@ -1,0 +1,152 @@
+// tessera-cli exit codes: 0 success, 1 test failures, 2 bad usage or bad input (one clear line on stderr).
+#include <onnx/onnx_pb.h>
+
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+class TestCli : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+
+  struct Result {
+    int code;
+    QString out, err;
+  };
+  Result cli(const QStringList& args) {
+    QProcess p;
+    p.start(TESSERA_CLI, args);
+    p.waitForFinished(120000);
+    return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
+  }
+  QString writeFile(const QString& name, const QByteArray& bytes) {
+    QString path = dir_.filePath(name);
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(bytes);
+    return path;
+  }
+  static QString sample(const char* name) { return QString(TESSERA_SOURCE_DIR "/samples/") + name; }
+  // A valid one-node model (Relu) with the given op type substituted.
+  static QByteArray modelWithOp(const std::string& op) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    m.add_opset_import()->set_version(17);
+    auto* g = m.mutable_graph();
+    g->set_name("g");
+    auto* n = g->add_node();
+    n->set_op_type(op);
+    n->set_name("the_node");
+    n->add_input("x");
+    n->add_output("y");
+    for (auto* vi : {g->add_input(), g->add_output()}) {
+      vi->set_name(vi == &g->input(0) ? "x" : "y");
+      auto* t = vi->mutable_type()->mutable_tensor_type();
+      t->set_elem_type(onnx::TensorProto::FLOAT);
+      t->mutable_shape()->add_dim()->set_dim_value(4);
+    }
+    std::string bytes;
+    m.SerializeToString(&bytes);
+    return QByteArray::fromStdString(bytes);
+  }
+  static int lines(const QString& s) { return s.trimmed().split('\n').size(); }
+
+ private slots:
+  void infoOnASample() {
+    Result r = cli({"info", sample("mlp.tsr")});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("x: f32[64,256]"));
+    QVERIFY(r.out.contains("MatMul"));
+    // 2·64·256·1024 + 2·64·1024·256 multiply-adds plus pointwise work.
+    QVERIFY(r.out.contains("flops: 671"));
+  }
+  void infoOnMissingFileExits2() {
+    Result r = cli({"info", dir_.filePath("nope.onnx")});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("nope.onnx"));
+    QCOMPARE(lines(r.err), 1);
+  }
+  void infoOnTruncatedOnnxExits2() {
+    QByteArray good = modelWithOp("Relu");
+    QString path = writeFile("truncated.onnx", good.left(good.size() / 2));
+    Result r = cli({"info", path});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("truncated.onnx"), qPrintable(r.err));
+    QCOMPARE(lines(r.err), 1);
+  }
+  void infoOnRandomBytesExits2() {
+    QByteArray noise;
+    quint32 s = 12345;
+    for (int i = 0; i < 4096; ++i) noise.append(char((s = s * 1664525u + 1013904223u) >> 24));
+    Result r = cli({"info", writeFile("noise.onnx", noise)});
+    QCOMPARE(r.code, 2);
+    QVERIFY(r.err.contains("noise.onnx"));
+    QCOMPARE(lines(r.err), 1);
+  }
+  void infoOnUnknownOpExits2() {
+    Result r = cli({"info", writeFile("unknown.onnx", modelWithOp("FrobnicateV2"))});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("FrobnicateV2") && r.err.contains("the_node"), qPrintable(r.err));
+    QCOMPARE(lines(r.err), 1);
+  }
+  void badUsageExits2() {
+    QCOMPARE(cli({"info"}).code, 2);
+    QCOMPARE(cli({"frobnicate"}).code, 2);
+    QCOMPARE(cli({"run", sample("mlp.tsr"), "--backend", "nonsense"}).code, 2);
+  }
+  void printRoundTripsThroughConvert() {
+    for (const char* name : {"mlp.tsr", "attention.tsr", "transformer_block.tsr", "conv_bn_relu.tsr"}) {
+      Result printed = cli({"print", sample(name)});
+      QCOMPARE(printed.code, 0);
+      QString tsr = writeFile(QString("rt_%1").arg(name), printed.out.toUtf8());
+      Result again = cli({"print", tsr});
+      QCOMPARE(again.code, 0);
+      QCOMPARE(again.out, printed.out);
+      QString onnx = dir_.filePath(QString(name).replace(".tsr", ".onnx"));
+      QCOMPARE(cli({"convert", sample(name), "-o", onnx}).code, 0);
+      Result fromOnnx = cli({"run", onnx, "--random", "3"});
+      Result fromTsr = cli({"run", sample(name), "--random", "3"});
+      QCOMPARE(fromOnnx.code, 0);
+      // Same outputs (summaries after the timing line) from both forms.
+      QCOMPARE(fromOnnx.out.section('\n', 1), fromTsr.out.section('\n', 1));
+    }
+  }
+  void runWritesOutputs() {
+    QString out = dir_.filePath("outs");
+    Result r = cli({"run", sample("softmax.tsr"), "--output", out});
+    QCOMPARE(r.code, 0);
+    QVERIFY(QFile::exists(out + "/output_0.pb"));
+    // Softmax rows sum to one: 256 rows.
+    QVERIFY2(r.out.contains("sum=256"), qPrintable(r.out));
+  }
+  void conformanceCountsAndExitCodes() {
+    // A test made from a run of a sample passes; one whose expected output comes from other inputs fails.
+    QString root = dir_.filePath("conf");
+    QString pass = root + "/test_pass", bad = root + "/test_bad", other = dir_.filePath("other");
+    for (const QString& d : {pass, bad}) {
+      QVERIFY(QDir().mkpath(d));
+      QCOMPARE(cli({"convert", sample("softmax.tsr"), "-o", d + "/model.onnx"}).code, 0);
+      QCOMPARE(cli({"run", sample("softmax.tsr"), "--random", "1", "--output", d + "/test_data_set_0"}).code, 0);
+    }
+    QCOMPARE(cli({"run", sample("softmax.tsr"), "--random", "2", "--output", other}).code, 0);
+    QFile::remove(bad + "/test_data_set_0/output_0.pb");
+    QVERIFY(QFile::copy(other + "/output_0.pb", bad + "/test_data_set_0/output_0.pb"));
+
+    Result onlyPass = cli({"conformance", pass});
+    QCOMPARE(onlyPass.code, 0);
+    QVERIFY(onlyPass.out.contains("pass test_pass"));
+    QVERIFY(onlyPass.out.endsWith("1 passed, 0 failed, 0 skipped\n"));
+
+    Result both = cli({"conformance", root});
+    QCOMPARE(both.code, 1);
+    QVERIFY2(both.out.contains("fail test_bad: max abs err"), qPrintable(both.out));
+    QVERIFY(both.out.endsWith("1 passed, 1 failed, 0 skipped\n"));
+
+    QString known = writeFile("known.txt", "test_bad  expectation made from other inputs\n");
+    QCOMPARE(cli({"conformance", root, "--known-failures", known}).code, 0);
+    QCOMPARE(cli({"conformance", dir_.filePath("no-such-folder")}).code, 2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"
