@@ -1,5 +1,204 @@
+// MatMul and Gemm (numpy matrix products, accumulated in double); Conv and the pools live in conv.cpp and
+// pool.cpp.
+#include <algorithm>
+
+#include "ops/broadcast.h"
 #include "ops/families.h"
+#include "ops/linalg_parts.h"
+#include "ops/op_support.h"
 #include "ops/registry.h"
+
 namespace tessera {
-void registerLinalgOps(OpRegistry&) {}
+namespace ops {
+
+KernelOperand::KernelOperand(const Tensor& t, bool forceDouble) {
+  if (t.dtype() == DType::F32 && !forceDouble) {
+    ptr_ = t.data<float>();
+  } else if (t.dtype() == DType::F64) {
+    ptr_ = t.data<double>();
+  } else {
+    converted_ = t.toDoubles();
+    ptr_ = static_cast<const double*>(converted_.data());
+  }
+}
+
+namespace {
+
+// c[M,N] += a[M,K] · b, rows [i0, i1) of one product; b is [K,N], or [N,K] when bTransposed.
+template <class T>
+void productRows(const T* a, const T* b, double* c, int64_t K, int64_t N, bool bTransposed, int64_t i0,
+                 int64_t i1) {
+  if (bTransposed) {  // each output is a dot product of two contiguous rows
+    for (int64_t i = i0; i < i1; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        const T* ar = a + i * K;
+        const T* br = b + j * K;
+        double sum = 0;
+        for (int64_t k = 0; k < K; ++k) sum += double(ar[k]) * double(br[k]);
+        c[i * N + j] += sum;
+      }
+    return;
+  }
+  // Blocks of B rows stay in cache while every output row of the range accumulates from them.
+  constexpr int64_t kBlock = 128;
+  for (int64_t k0 = 0; k0 < K; k0 += kBlock)
+    for (int64_t i = i0; i < i1; ++i) {
+      double* cr = c + i * N;
+      for (int64_t k = k0; k < std::min(K, k0 + kBlock); ++k) {
+        double aik = double(a[i * K + k]);
+        const T* br = b + k * N;
+        for (int64_t j = 0; j < N; ++j) cr[j] += aik * double(br[j]);
+      }
+    }
+}
+
+// A batch of products c[b] += a[aBatch[b]] · b[bBatch[b]], parallel over all output rows.
+struct ProductBatch {
+  int64_t M = 0, K = 0, N = 0;
+  bool bTransposed = false;
+  std::vector<int64_t> aBatch{0}, bBatch{0};
+};
+
+template <class T>
+void runBatch(const ProductBatch& p, const T* a, const T* b, double* c) {
+  int64_t batches = int64_t(p.aBatch.size()), rows = batches * p.M;
+  parallelFor(rows, p.K * p.N, [&](int64_t begin, int64_t end) {
+    for (int64_t bi = begin / std::max<int64_t>(p.M, 1); bi < batches && bi * p.M < end; ++bi) {
+      int64_t i0 = std::max(begin - bi * p.M, int64_t(0)), i1 = std::min(end - bi * p.M, p.M);
+      productRows(a + p.aBatch[size_t(bi)] * p.M * p.K, b + p.bBatch[size_t(bi)] * p.K * p.N, c + bi * p.M * p.N,
+                  p.K, p.N, p.bTransposed, i0, i1);
+    }
+  });
+}
+
+std::vector<double> product(const ProductBatch& p, const Tensor& a, const Tensor& b) {
+  std::vector<double> c(size_t(int64_t(p.aBatch.size()) * p.M * p.N), 0.0);
+  if (c.empty() || p.K == 0) return c;
+  bool bothF32 = a.dtype() == DType::F32 && b.dtype() == DType::F32;
+  KernelOperand ka(a, !bothF32), kb(b, !bothF32);
+  if (bothF32)
+    runBatch(p, ka.f32(), kb.f32(), c.data());
+  else
+    runBatch(p, ka.f64(), kb.f64(), c.data());
+  return c;
+}
+
+// --- MatMul ---
+
+struct MatMulShapes {
+  Shape aBatch, bBatch, batch, out;
+  int64_t M = 0, K = 0, N = 0;
+};
+
+// numpy matmul: a 1-D first operand gains a leading 1, a 1-D second operand a trailing 1, both removed after.
+MatMulShapes matMulShapes(const Node& node, const Shape& a, const Shape& b) {
+  if (a.empty() || b.empty())
+    nodeFail(node, "operands must have rank >= 1, got " + shapeToString(a) + " and " + shapeToString(b));
+  MatMulShapes s;
+  Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a, b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  s.M = a2[a2.size() - 2];
+  s.K = a2.back();
+  s.N = b2.back();
+  if (b2[b2.size() - 2] != s.K)
+    nodeFail(node, "inner dimensions differ: " + shapeToString(a) + " x " + shapeToString(b));
+  s.aBatch.assign(a2.begin(), a2.end() - 2);
+  s.bBatch.assign(b2.begin(), b2.end() - 2);
+  auto batch = broadcastShapes({s.aBatch, s.bBatch});
+  if (!batch)
+    nodeFail(node, "batch dimensions do not broadcast: " + shapeToString(a) + " x " + shapeToString(b));
+  s.batch = *batch;
+  s.out = s.batch;
+  if (a.size() > 1) s.out.push_back(s.M);
+  if (b.size() > 1) s.out.push_back(s.N);
+  return s;
+}
+
+void inferMatMul(InferContext& ctx) {
+  requireDType(ctx, 0, kNumericDTypes);
+  requireSameDType(ctx, 1);
+  ctx.outputs[0] = {ctx.input(0).dtype, matMulShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape).out};
+}
+
+std::vector<Tensor> evalMatMul(const Node& node, const std::vector<const Tensor*>& in,
+                               const std::vector<TensorType>& types) {
+  MatMulShapes s = matMulShapes(node, in[0]->shape(), in[1]->shape());
+  ProductBatch p;
+  p.M = s.M;
+  p.K = s.K;
+  p.N = s.N;
+  p.aBatch = broadcastIndexMap(s.aBatch, s.batch);
+  p.bBatch = broadcastIndexMap(s.bBatch, s.batch);
+  std::vector<double> c = product(p, *in[0], *in[1]);
+  return {Tensor::fromDoubles(types[0].dtype, types[0].shape, c)};
+}
+
+// --- Gemm ---
+
+struct GemmShapes {
+  int64_t M = 0, K = 0, N = 0;
+};
+
+GemmShapes gemmShapes(const Node& node, const Shape& a, const Shape& b, const Shape* c) {
+  if (a.size() != 2 || b.size() != 2)
+    nodeFail(node, "A and B must be 2-D, got " + shapeToString(a) + " and " + shapeToString(b));
+  bool ta = node.attrInt("transA", 0) != 0, tb = node.attrInt("transB", 0) != 0;
+  GemmShapes s{ta ? a[1] : a[0], ta ? a[0] : a[1], tb ? b[0] : b[1]};
+  int64_t kb = tb ? b[1] : b[0];
+  if (kb != s.K)
+    nodeFail(node, "inner dimensions differ: A " + shapeToString(a) + (ta ? " (transposed)" : "") + " x B " +
+                       shapeToString(b) + (tb ? " (transposed)" : ""));
+  Shape mn{s.M, s.N};
+  if (c && broadcastShapes({*c, mn}) != mn)
+    nodeFail(node, "input 2 (C) " + shapeToString(*c) + " does not broadcast to " + shapeToString(mn));
+  return s;
+}
+
+void inferGemm(InferContext& ctx) {
+  requireDType(ctx, 0, kNumericDTypes);
+  requireSameDType(ctx, 1);
+  if (ctx.hasInput(2)) requireSameDType(ctx, 2);
+  GemmShapes s = gemmShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape,
+                            ctx.hasInput(2) ? &ctx.input(2).shape : nullptr);
+  ctx.outputs[0] = {ctx.input(0).dtype, {s.M, s.N}};
+}
+
+// [R,C] → [C,R], keeping the dtype.
+Tensor transposed2d(const Tensor& t) {
+  int64_t r = t.shape()[0], c = t.shape()[1];
+  return stridedCopy(t, {t.dtype(), {c, r}}, {1, c}, 0);
+}
+
+std::vector<Tensor> evalGemm(const Node& node, const std::vector<const Tensor*>& in,
+                             const std::vector<TensorType>& types) {
+  const Tensor* c = in.size() > 2 ? in[2] : nullptr;
+  GemmShapes s = gemmShapes(node, in[0]->shape(), in[1]->shape(), c ? &c->shape() : nullptr);
+  Tensor a = node.attrInt("transA", 0) ? transposed2d(*in[0]) : *in[0];
+  ProductBatch p;
+  p.M = s.M;
+  p.K = s.K;
+  p.N = s.N;
+  p.bTransposed = node.attrInt("transB", 0) != 0;
+  std::vector<double> y = product(p, a, *in[1]);
+  double alpha = node.attrFloat("alpha", 1.0), beta = node.attrFloat("beta", 1.0);
+  for (double& v : y) v *= alpha;
+  if (c) {
+    std::vector<double> cv = c->toDoubles();
+    std::vector<int64_t> map = broadcastIndexMap(c->shape(), {s.M, s.N});
+    for (size_t i = 0; i < y.size(); ++i) y[i] += beta * cv[size_t(map[i])];
+  }
+  return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
+}
+
+}  // namespace
+}  // namespace ops
+
+void registerLinalgOps(OpRegistry& r) {
+  r.add({"MatMul", OpCategory::Matmul, "matrix product with numpy broadcasting of batch dimensions", 2, 2, 1, 1, {},
+         ops::inferMatMul, ops::evalMatMul});
+  r.add({"Gemm", OpCategory::Matmul, "alpha * op(A) * op(B) + beta * C, op = optional transpose", 2, 3, 1, 1, {},
+         ops::inferGemm, ops::evalGemm});
+  ops::registerConvOps(r);
+  ops::registerPoolOps(r);
+}
+
 }  // namespace tessera

@@ -1,0 +1,108 @@
+#include "ops/op_support.h"
+
+#include <cstring>
+#include <thread>
+
+#include "ir/error.h"
+
+namespace tessera::ops {
+
+void nodeFail(const Node& node, const std::string& message) {
+  fail("node '" + node.id() + "' (" + node.op() + "): " + message);
+}
+
+std::string intsToString(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(v[i]);
+  }
+  s += ']';
+  return s;
+}
+
+std::vector<int64_t> tensorInts(const Node& node, const Tensor& t, size_t i, const std::string& what) {
+  if (!isInteger(t.dtype()))
+    nodeFail(node, "input " + std::to_string(i) + " (" + what + ") must be an integer tensor, not " +
+                       t.type().toString());
+  if (t.shape().size() > 1)
+    nodeFail(node, "input " + std::to_string(i) + " (" + what + ") must be 1-D, not " + t.type().toString());
+  return t.toInts();
+}
+
+std::vector<int64_t> constantInts(const InferContext& ctx, size_t i, const std::string& what) {
+  return tensorInts(ctx.node(), ctx.requireConstant(i, what), i, what);
+}
+
+void requireDType(const InferContext& ctx, size_t i, std::initializer_list<DType> allowed) {
+  DType t = ctx.input(i).dtype;
+  for (DType a : allowed)
+    if (a == t) return;
+  std::string names;
+  for (DType a : allowed) {
+    if (!names.empty()) names += ' ';
+    names += dtypeName(a);
+  }
+  ctx.error("input " + std::to_string(i) + " has dtype " + std::string(dtypeName(t)) + ", expected one of: " + names);
+}
+
+void requireSameDType(const InferContext& ctx, size_t i) {
+  if (ctx.input(i).dtype != ctx.input(0).dtype)
+    ctx.error("input " + std::to_string(i) + " is " + ctx.input(i).toString() + " but input 0 is " +
+              ctx.input(0).toString() + "; dtypes must match");
+}
+
+void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body) {
+  // Below about a million multiply-adds a second thread costs more than it saves.
+  constexpr int64_t kMinParallelWork = int64_t(1) << 20;
+  bool parallel = n >= 2 && std::thread::hardware_concurrency() >= 2 &&
+                  (costPerItem >= kMinParallelWork || n * costPerItem >= kMinParallelWork);
+  if (!parallel) {
+    body(0, n);
+    return;
+  }
+  int64_t mid = n / 2;
+  std::thread second([&] { body(mid, n); });
+  body(0, mid);
+  second.join();
+}
+
+namespace {
+// The copy loop for one element size; the innermost output dimension is a strided run.
+template <size_t E>
+void copyRuns(const std::byte* src, std::byte* dst, const Shape& shape, const std::vector<int64_t>& strides,
+              int64_t offset) {
+  size_t rank = shape.size();
+  int64_t inner = rank ? shape[rank - 1] : 1, innerStride = rank ? strides[rank - 1] : 0;
+  int64_t rows = inner ? numElements(shape) / inner : 0;
+  std::vector<int64_t> idx(rank ? rank - 1 : 0, 0);
+  int64_t pos = offset;
+  for (int64_t r = 0; r < rows; ++r) {
+    const std::byte* s = src + pos * int64_t(E);
+    for (int64_t k = 0; k < inner; ++k, dst += E, s += innerStride * int64_t(E)) std::memcpy(dst, s, E);
+    for (size_t d = idx.size(); d-- > 0;) {  // odometer over the outer dimensions
+      pos += strides[d];
+      if (++idx[d] < shape[d]) break;
+      pos -= strides[d] * idx[d];
+      idx[d] = 0;
+    }
+  }
+}
+}  // namespace
+
+Tensor stridedCopy(const Tensor& src, const TensorType& outType, const std::vector<int64_t>& srcStrides,
+                   int64_t srcOffset) {
+  Tensor out(outType.dtype, outType.shape);
+  if (out.numElements() == 0) return out;
+  const std::byte* s = src.bytes().data();
+  std::byte* d = out.mutableBytes().data();
+  switch (dtypeSize(outType.dtype)) {
+    case 1: copyRuns<1>(s, d, outType.shape, srcStrides, srcOffset); break;
+    case 2: copyRuns<2>(s, d, outType.shape, srcStrides, srcOffset); break;
+    case 4: copyRuns<4>(s, d, outType.shape, srcStrides, srcOffset); break;
+    default: copyRuns<8>(s, d, outType.shape, srcStrides, srcOffset); break;
+  }
+  return out;
+}
+
+}  // namespace tessera::ops
