@@ -1,0 +1,248 @@
+#include "frontend/text/tsr_syntax.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace tessera::tsr {
+
+namespace {
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int base64Digit(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (isDigit(c)) return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// A character for a message: itself when printable, else \xHH.
+std::string showChar(char c) {
+  auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+  static constexpr char hex[] = "0123456789abcdef";
+  return std::string("\\x") + hex[u >> 4] + hex[u & 15];
+}
+
+template <class F>
+std::string formatShortest(F v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto result = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, result.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// f32 from text: correctly rounded; values below the f32 range read as (signed) zero or subnormals through
+// f64, values above it are an error.
+std::optional<float> parseFloat32(std::string_view text) {
+  if (!isNumberText(text)) return std::nullopt;
+  float f = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), f);
+  if (r.ec == std::errc() && r.ptr == text.data() + text.size()) return f;
+  std::optional<double> d = parseDouble(text);
+  if (d && std::fabs(*d) < 1.0) return float(*d);
+  return std::nullopt;
+}
+
+std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::byte* out) {
+  if (looksLikeFloat(text))
+    return "expected an integer for " + std::string(dtypeName(dtype)) + ", found " + quoted(text);
+  std::optional<int64_t> v = parseInt(text);
+  int64_t lo = INT64_MIN, hi = INT64_MAX;
+  switch (dtype) {
+    case DType::I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case DType::I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case DType::I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case DType::U8: lo = 0, hi = UINT8_MAX; break;
+    default: break;
+  }
+  if (!v || *v < lo || *v > hi) return quoted(text) + " is out of range for " + std::string(dtypeName(dtype));
+  Tensor one(dtype, {});
+  one.setInt(0, *v);
+  std::memcpy(out, one.bytes().data(), dtypeSize(dtype));
+  return std::nullopt;
+}
+
+std::optional<std::string> encodeFloat(DType dtype, std::string_view text, std::byte* out) {
+  std::string bad = quoted(text) + " is out of range for " + std::string(dtypeName(dtype));
+  if (dtype == DType::F64) {
+    std::optional<double> d = parseDouble(text);
+    if (!d) return bad;
+    std::memcpy(out, &*d, 8);
+    return std::nullopt;
+  }
+  std::optional<float> f = parseFloat32(text);
+  if (!f) return bad;
+  if (dtype == DType::F32) {
+    std::memcpy(out, &*f, 4);
+    return std::nullopt;
+  }
+  uint16_t h = dtype == DType::F16 ? floatToHalf(*f) : floatToBf16(*f);
+  float back = dtype == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
+  if (std::isinf(back) && !std::isinf(*f)) return bad;
+  std::memcpy(out, &h, 2);
+  return std::nullopt;
+}
+}  // namespace
+
+bool isBareNameStart(char c) { return isAlpha(c) || c == '_'; }
+bool isBareNameChar(char c) { return isAlpha(c) || isDigit(c) || c == '_' || c == '.' || c == '-' || c == '/'; }
+
+bool isBareName(std::string_view name) {
+  if (name.empty() || !isBareNameStart(name[0])) return false;
+  for (char c : name)
+    if (!isBareNameChar(c)) return false;
+  return true;
+}
+
+std::string formatName(std::string_view name) { return isBareName(name) ? std::string(name) : quoteString(name); }
+
+std::string quoted(std::string_view s) {
+  std::string out;  // appended piece by piece: "'" + std::string trips GCC 12's -Wrestrict
+  out.reserve(s.size() + 2);
+  return out.append("'").append(s).append("'");
+}
+
+std::string quoteString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += static_cast<unsigned char>(c) >= 0x80 ? std::string(1, c) : showChar(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string formatDouble(double v) { return formatShortest(v); }
+std::string formatFloat(float v) { return formatShortest(v); }
+
+std::optional<std::string> formatElement(const Tensor& t, int64_t i) {
+  DType dtype = t.dtype();
+  size_t size = dtypeSize(dtype);
+  const std::byte* element = t.bytes().data() + size_t(i) * size;
+  std::string text;
+  if (dtype == DType::Bool) {
+    auto b = static_cast<unsigned char>(*element);
+    if (b > 1) return std::nullopt;
+    text = b ? "true" : "false";
+  } else if (dtype == DType::F64) {
+    text = formatDouble(t.getDouble(i));
+  } else if (isFloat(dtype)) {
+    text = formatFloat(float(t.getDouble(i)));  // f32, f16 and bf16 values are exact floats
+  } else {
+    text = std::to_string(t.getInt(i));
+  }
+  std::byte back[8];
+  if (encodeElement(dtype, text, back) || std::memcmp(back, element, size) != 0) return std::nullopt;
+  return text;
+}
+
+std::optional<std::string> encodeElement(DType dtype, std::string_view text, std::byte* out) {
+  if (dtype == DType::Bool) {
+    if (text != "true" && text != "false" && text != "0" && text != "1")
+      return "expected true or false, found '" + std::string(text) + "'";
+    *out = std::byte(text == "true" || text == "1");
+    return std::nullopt;
+  }
+  if (!isNumberText(text))
+    return "expected a number for " + std::string(dtypeName(dtype)) + ", found " + quoted(text);
+  return isFloat(dtype) ? encodeFloat(dtype, text, out) : encodeInt(dtype, text, out);
+}
+
+bool isNumberText(std::string_view text) {
+  size_t i = 0;
+  if (i < text.size() && text[i] == '-') ++i;
+  std::string_view rest = text.substr(i);
+  if (rest == "inf" || text == "nan") return true;
+  auto digits = [&] {
+    size_t start = i;
+    while (i < text.size() && isDigit(text[i])) ++i;
+    return i > start;
+  };
+  if (!digits()) return false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    if (!digits()) return false;
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
+
+bool looksLikeFloat(std::string_view text) {
+  return text.find_first_of(".eE") != std::string_view::npos || text.ends_with("inf") || text == "nan";
+}
+
+std::optional<int64_t> parseInt(std::string_view text) {
+  if (!isNumberText(text) || looksLikeFloat(text)) return std::nullopt;
+  int64_t v = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<double> parseDouble(std::string_view text) {
+  if (!isNumberText(text)) return std::nullopt;
+  double v = 0;
+  auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::string base64Encode(std::span<const std::byte> bytes) {
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t group = 0;
+    for (size_t k = 0; k < 3; ++k) group = (group << 8) | (k < n ? uint32_t(bytes[i + k]) : 0u);
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kBase64Alphabet[(group >> (18 - 6 * k)) & 63] : '=';
+  }
+  return out;
+}
+
+std::variant<size_t, std::string> base64DecodedSize(std::string_view text) {
+  if (text.size() % 4 != 0)
+    return "base64 text has " + std::to_string(text.size()) + " characters, not a multiple of 4";
+  size_t padding = 0;
+  while (padding < 2 && padding < text.size() && text[text.size() - 1 - padding] == '=') ++padding;
+  return text.size() / 4 * 3 - padding;
+}
+
+std::optional<std::string> base64Decode(std::string_view text, std::span<std::byte> out) {
+  size_t written = 0;
+  for (size_t i = 0; i < text.size(); i += 4) {
+    uint32_t group = 0;
+    size_t digits = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      char c = text[i + k];
+      bool padding = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
+      int d = base64Digit(c);
+      if (d < 0 && !padding)
+        return "invalid base64 character '" + showChar(c) + "' at offset " + std::to_string(i + k);
+      group = (group << 6) | uint32_t(d < 0 ? 0 : d);
+      digits += d >= 0;
+    }
+    for (size_t k = 0; k + 1 < digits && written < out.size(); ++k) out[written++] = std::byte(group >> (16 - 8 * k));
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::tsr
