@@ -1,13 +1,186 @@
 #include "passes/decompose.h"
 
+#include <cmath>
+#include <numbers>
+
+#include "ops/broadcast.h"
+#include "ops/registry.h"
+#include "passes/rewrite.h"
+
 namespace tessera {
 namespace {
+
+// Adds the primitive nodes of one decomposition; ids and names extend the original node's id ("sm.max").
+class Emitter {
+ public:
+  Emitter(Graph& graph, const Node& node) : g_(graph), base_(node.id()), dtype_(node.output(0)->dtype()) {}
+  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& inputs, Attributes attrs = {}) {
+    return addInferredNode(g_, op, inputs, std::move(attrs), base_ + "." + suffix);
+  }
+  Value* scalar(const std::string& suffix, double v) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::scalar(dtype_, v));
+  }
+  Value* axes(const std::vector<int64_t>& axes) {
+    return addConstant(g_, base_ + ".axes", Tensor::fromInts(DType::I64, {int64_t(axes.size())}, axes));
+  }
+  Value* tensor(const std::string& suffix, const Shape& shape, const std::vector<double>& v) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::fromDoubles(dtype_, shape, v));
+  }
+
+ private:
+  Graph& g_;
+  std::string base_;
+  DType dtype_;
+};
+
+bool registered(std::initializer_list<const char*> ops) {
+  for (const char* op : ops)
+    if (!OpRegistry::instance().find(op)) return false;
+  return true;
+}
+
+// Only the first output may be used (LayerNormalization's Mean/InvStdDev, BatchNormalization's running stats).
+bool onlyFirstOutputUsed(const Node& n) {
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput()) return false;
+  return true;
+}
+
+int64_t axisOf(const Node& n, int64_t fallback) {
+  int64_t rank = int64_t(n.input(0)->shape().size());
+  return normalizeAxis(n.attrInt("axis", fallback), rank).value_or(rank - 1);
+}
+
+Value* softmax(Graph& g, const Node& n, bool log) {
+  Emitter e(g, n);
+  Value* x = n.input(0);
+  Value* axes = e.axes({axisOf(n, -1)});
+  Value* max = e.op("max", "ReduceMax", {x, axes}, {{"keepdims", 1}});
+  Value* shifted = e.op("sub", "Sub", {x, max});
+  Value* exp = e.op("exp", "Exp", {shifted});
+  Value* sum = e.op("sum", "ReduceSum", {exp, axes}, {{"keepdims", 1}});
+  if (!log) return e.op("div", "Div", {exp, sum});
+  return e.op("out", "Sub", {shifted, e.op("log", "Log", {sum})});
+}
+
+Value* layerNorm(Graph& g, const Node& n) {
+  Emitter e(g, n);
+  Value* x = n.input(0);
+  int64_t rank = int64_t(x->shape().size());
+  std::vector<int64_t> axes;
+  for (int64_t a = axisOf(n, -1); a < rank; ++a) axes.push_back(a);
+  Value* ax = e.axes(axes);
+  Value* mean = e.op("mean", "ReduceMean", {x, ax}, {{"keepdims", 1}});
+  Value* d = e.op("sub", "Sub", {x, mean});
+  Value* var = e.op("var", "ReduceMean", {e.op("sq", "Mul", {d, d}), ax}, {{"keepdims", 1}});
+  Value* std = e.op("std", "Sqrt", {e.op("addeps", "Add", {var, e.scalar("eps", n.attrFloat("epsilon", 1e-5))})});
+  Value* y = e.op("scale", "Mul", {e.op("norm", "Div", {d, std}), n.input(1)});
+  return n.input(2) ? e.op("bias", "Add", {y, n.input(2)}) : y;
+}
+
+Value* gelu(Graph& g, const Node& n) {
+  Emitter e(g, n);
+  Value* x = n.input(0);
+  Value* inner;
+  if (n.attrString("approximate", "none") == "tanh") {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    Value* cube = e.op("cube", "Mul", {e.op("sq", "Mul", {x, x}), x});
+    Value* poly = e.op("poly", "Add", {x, e.op("cubek", "Mul", {cube, e.scalar("k", 0.044715)})});
+    Value* arg = e.op("arg", "Mul", {poly, e.scalar("c", std::sqrt(2.0 / std::numbers::pi))});
+    inner = e.op("tanh", "Tanh", {arg});
+  } else {
+    // 0.5 x (1 + erf(x / sqrt 2))
+    inner = e.op("erf", "Erf", {e.op("scaled", "Mul", {x, e.scalar("rsqrt2", 1.0 / std::numbers::sqrt2)})});
+  }
+  Value* onePlus = e.op("add1", "Add", {inner, e.scalar("one", 1.0)});
+  return e.op("out", "Mul", {e.op("half", "Mul", {x, e.scalar("half_k", 0.5)}), onePlus});
+}
+
+// clip(alpha x + beta, 0, 1)
+Value* hardSigmoid(Emitter& e, Value* x, double alpha, double beta) {
+  Value* lin = e.op("lin", "Add", {e.op("mul", "Mul", {x, e.scalar("alpha", alpha)}), e.scalar("beta", beta)});
+  return e.op("clip", "Clip", {lin, e.scalar("lo", 0.0), e.scalar("hi", 1.0)});
+}
+
+// y = x * s + t with s = scale / sqrt(var + eps), t = B - mean * s, per channel (axis 1).
+Value* batchNorm(Graph& g, const Node& n) {
+  const Tensor *scale = constantValue(n.input(1)), *bias = constantValue(n.input(2)),
+               *mean = constantValue(n.input(3)), *var = constantValue(n.input(4));
+  if (!scale || !bias || !mean || !var) return nullptr;
+  int64_t channels = scale->numElements();
+  if (n.input(0)->shape().size() < 2 || n.input(0)->shape()[1] != channels) return nullptr;
+  double eps = n.attrFloat("epsilon", 1e-5);
+  std::vector<double> s(static_cast<size_t>(channels)), t(static_cast<size_t>(channels));
+  for (int64_t c = 0; c < channels; ++c) {
+    s[size_t(c)] = scale->getDouble(c) / std::sqrt(var->getDouble(c) + eps);
+    t[size_t(c)] = bias->getDouble(c) - mean->getDouble(c) * s[size_t(c)];
+  }
+  Shape perChannel(n.input(0)->shape().size() - 1, 1);  // [C,1,1] broadcasts over N and the spatial axes
+  perChannel[0] = channels;
+  Emitter e(g, n);
+  Value* scaled = e.op("mul", "Mul", {n.input(0), e.tensor("scale", perChannel, s)});
+  return e.op("add", "Add", {scaled, e.tensor("shift", perChannel, t)});
+}
+
 class DecomposePass : public Pass {
  public:
   std::string name() const override { return "decompose"; }
-  std::string summary() const override { return "TODO"; }
-  void run(Graph&, PassContext&) override {}
+  std::string summary() const override { return "split composite ops into primitive ops"; }
+  std::vector<PassStatistic> statistics() const override {
+    return {{"decomposed", "composite nodes replaced"},
+            {"added-nodes", "primitive nodes added"},
+            {"skipped", "composite nodes kept (non-float type, extra outputs used, non-constant parameters)"}};
+  }
+  void run(Graph& graph, PassContext& ctx) override {
+    for (Node* n : graph.topoOrder()) {
+      if (!isComposite(n->op())) continue;
+      DType t = n->output(0)->dtype();
+      // Other float types round differently once split into several ops; they stay whole.
+      if ((t != DType::F32 && t != DType::F64) || !onlyFirstOutputUsed(*n) || !ctx.tryRewrite()) {
+        ctx.count("skipped");
+        continue;
+      }
+      size_t before = graph.numNodes();
+      Value* result = expand(graph, *n);
+      if (!result || !forwardOutput(graph, n, 0, result)) {
+        ctx.count("skipped");
+        continue;  // stray new nodes, if any, are left for dce
+      }
+      ctx.count("decomposed");
+      ctx.count("added-nodes", int64_t(graph.numNodes() - before + 1));
+    }
+  }
+
+ private:
+  static bool isComposite(const std::string& op) {
+    return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "Gelu" ||
+           op == "BatchNormalization" || op == "HardSigmoid" || op == "HardSwish";
+  }
+
+  static Value* expand(Graph& g, const Node& n) {
+    const std::string& op = n.op();
+    if (op == "Softmax" || op == "LogSoftmax") {
+      if (!registered({"ReduceMax", "Sub", "Exp", "ReduceSum", "Div", "Log"})) return nullptr;
+      return softmax(g, n, op == "LogSoftmax");
+    }
+    if (op == "LayerNormalization") {
+      if (!registered({"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"})) return nullptr;
+      return layerNorm(g, n);
+    }
+    if (op == "Gelu") return registered({"Mul", "Add", "Erf", "Tanh"}) ? gelu(g, n) : nullptr;
+    if (op == "BatchNormalization") {
+      if (n.attrInt("training_mode", 0) != 0) return nullptr;
+      return batchNorm(g, n);
+    }
+    if (!registered({"Mul", "Add", "Clip"})) return nullptr;
+    Emitter e(g, n);
+    if (op == "HardSigmoid") return hardSigmoid(e, n.input(0), n.attrFloat("alpha", 0.2), n.attrFloat("beta", 0.5));
+    return e.op("out", "Mul", {n.input(0), hardSigmoid(e, n.input(0), 1.0 / 6.0, 0.5)});  // HardSwish
+  }
 };
+
 }  // namespace
+
 std::unique_ptr<Pass> createDecomposePass() { return std::make_unique<DecomposePass>(); }
+
 }  // namespace tessera

@@ -1,13 +1,146 @@
 #include "passes/fold_batchnorm.h"
 
+#include <cmath>
+
+#include "ops/broadcast.h"
+#include "passes/rewrite.h"
+
 namespace tessera {
 namespace {
+
+// An inference BatchNormalization as y = x * s[c] + t[c] over channel axis 1.
+struct Affine {
+  std::vector<double> s, t;
+};
+
+std::optional<Affine> affineOf(const Node& bn) {
+  if (bn.attrInt("training_mode", 0) != 0) return std::nullopt;
+  for (size_t i = 1; i < bn.numOutputs(); ++i)
+    if (!bn.output(i)->uses().empty() || bn.output(i)->isGraphOutput()) return std::nullopt;
+  const Tensor *scale = constantValue(bn.input(1)), *bias = constantValue(bn.input(2)),
+               *mean = constantValue(bn.input(3)), *var = constantValue(bn.input(4));
+  if (!scale || !bias || !mean || !var) return std::nullopt;
+  int64_t channels = scale->numElements();
+  const Shape& x = bn.input(0)->shape();
+  if (x.size() < 2 || x[1] != channels) return std::nullopt;
+  double eps = bn.attrFloat("epsilon", 1e-5);
+  Affine a;
+  for (int64_t c = 0; c < channels; ++c) {
+    a.s.push_back(scale->getDouble(c) / std::sqrt(var->getDouble(c) + eps));
+    a.t.push_back(bias->getDouble(c) - mean->getDouble(c) * a.s.back());
+  }
+  return a;
+}
+
+// Multiplies the weight along `axis` (the output-channel axis) by s.
+Tensor scaleAlong(const Tensor& w, size_t axis, const std::vector<double>& s) {
+  std::vector<double> v = w.toDoubles();
+  std::vector<int64_t> strides = stridesOf(w.shape());
+  for (size_t i = 0; i < v.size(); ++i) v[i] *= s[size_t((int64_t(i) / strides[axis]) % w.shape()[axis])];
+  return Tensor::fromDoubles(w.dtype(), w.shape(), v);
+}
+
+bool floatConstant(const Value* v) {
+  const Tensor* t = constantValue(v);
+  return t && isFloat(t->dtype());
+}
+
 class FoldBatchNormPass : public Pass {
  public:
   std::string name() const override { return "fold-batchnorm"; }
-  std::string summary() const override { return "TODO"; }
-  void run(Graph&, PassContext&) override {}
+  std::string summary() const override { return "fold inference batch norms into the weights before them"; }
+  std::vector<PassStatistic> statistics() const override {
+    return {{"into-conv", "batch norms folded into a Conv"},
+            {"into-gemm", "batch norms folded into a Gemm"},
+            {"into-matmul", "batch norms folded into a MatMul (plus an Add for the shift)"}};
+  }
+  void run(Graph& graph, PassContext& ctx) override {
+    for (Node* bn : graph.topoOrder()) {
+      if (bn->op() != "BatchNormalization") continue;
+      Value* x = bn->input(0);
+      Node* producer = x->producer();
+      if (!producer || x->uses().size() != 1 || x->isGraphOutput() || producer->numOutputs() != 1) continue;
+      std::optional<Affine> a = affineOf(*bn);
+      if (!a || !floatConstant(producer->input(1))) continue;
+      const std::string& op = producer->op();
+      if (op == "Conv" && foldableConv(*producer, a->s.size()) && ctx.tryRewrite()) {
+        intoConv(graph, producer, *a);
+        forwardOutput(graph, bn, 0, producer->output(0));
+        ctx.count("into-conv");
+      } else if (op == "Gemm" && gemmChannels(*producer) == int64_t(a->s.size()) && ctx.tryRewrite()) {
+        intoGemm(graph, producer, *a);
+        forwardOutput(graph, bn, 0, producer->output(0));
+        ctx.count("into-gemm");
+      } else if (op == "MatMul" && bn->numOutputs() == 1 && matmulChannels(*producer) == int64_t(a->s.size()) && ctx.tryRewrite()) {
+        intoMatMul(graph, producer, bn, *a);
+        ctx.count("into-matmul");
+      }
+    }
+  }
+
+ private:
+  static bool foldableConv(const Node& conv, size_t channels) {
+    const Tensor* w = constantValue(conv.input(1));
+    bool biasOk = !conv.input(2) || floatConstant(conv.input(2));
+    return w->shape().size() >= 3 && w->shape()[0] == int64_t(channels) && biasOk;
+  }
+  static int64_t gemmChannels(const Node& gemm) {
+    const Tensor* b = constantValue(gemm.input(1));
+    if (b->shape().size() != 2 || (gemm.input(2) && !floatConstant(gemm.input(2)))) return -1;
+    return b->shape()[gemm.attrInt("transB", 0) ? 0 : 1];
+  }
+  static int64_t matmulChannels(const Node& mm) {
+    const Tensor* b = constantValue(mm.input(1));
+    if (b->shape().size() != 2 || mm.output(0)->shape().size() != 2) return -1;
+    return b->shape()[1];
+  }
+
+  // W'[oc] = W[oc] s[oc], b'[oc] = b[oc] s[oc] + t[oc]
+  static void intoConv(Graph& g, Node* conv, const Affine& a) {
+    const Tensor& w = *constantValue(conv->input(1));
+    const Tensor* b = constantValue(conv->input(2));
+    std::vector<double> bias(a.t);
+    for (size_t c = 0; c < bias.size(); ++c) bias[c] += (b ? b->getDouble(int64_t(c)) : 0.0) * a.s[c];
+    g.setNodeInput(conv, 1, addConstant(g, conv->id() + ".weight_bn", scaleAlong(w, 0, a.s)));
+    g.setNodeInput(conv, 2, addConstant(g, conv->id() + ".bias_bn",
+                                        Tensor::fromDoubles(w.dtype(), {int64_t(bias.size())}, bias)));
+  }
+
+  // alpha A (B s) + beta C' with beta C' = beta C s + t.
+  static void intoGemm(Graph& g, Node* gemm, const Affine& a) {
+    const Tensor& b = *constantValue(gemm->input(1));
+    const Tensor* c = constantValue(gemm->input(2));
+    double beta = gemm->attrFloat("beta", 1.0);
+    if (!c || beta == 0.0) {
+      c = nullptr;
+      beta = 1.0;
+    }
+    int64_t n = int64_t(a.s.size());
+    Shape cShape = c ? *broadcastShapes({c->shape(), {n}}) : Shape{n};
+    std::vector<int64_t> map = c ? broadcastIndexMap(c->shape(), cShape) : std::vector<int64_t>{};
+    std::vector<double> cv(size_t(numElements(cShape)));
+    for (size_t i = 0; i < cv.size(); ++i) {
+      size_t ch = i % size_t(n);
+      cv[i] = (c ? c->getDouble(map[i]) * a.s[ch] : 0.0) + a.t[ch] / beta;
+    }
+    g.setNodeInput(gemm, 1, addConstant(g, gemm->id() + ".weight_bn",
+                                        scaleAlong(b, gemm->attrInt("transB", 0) ? 0 : 1, a.s)));
+    g.setNodeInput(gemm, 2, addConstant(g, gemm->id() + ".bias_bn", Tensor::fromDoubles(b.dtype(), cShape, cv)));
+    gemm->attrs()["beta"] = beta;
+  }
+
+  // MatMul has no bias: the batch norm becomes an Add of t after a MatMul with scaled columns.
+  static void intoMatMul(Graph& g, Node* mm, Node* bn, const Affine& a) {
+    const Tensor& b = *constantValue(mm->input(1));
+    g.setNodeInput(mm, 1, addConstant(g, mm->id() + ".weight_bn", scaleAlong(b, 1, a.s)));
+    Value* shift = addConstant(g, bn->id() + ".shift",
+                               Tensor::fromDoubles(b.dtype(), {int64_t(a.t.size())}, a.t));
+    replaceNode(g, bn, "Add", {mm->output(0), shift});
+  }
 };
+
 }  // namespace
+
 std::unique_ptr<Pass> createFoldBatchNormPass() { return std::make_unique<FoldBatchNormPass>(); }
+
 }  // namespace tessera
