@@ -1,0 +1,524 @@
+// ONNX import/export: hostile and malformed files, old operator forms, typed initializers, round trips.
+#include <QtTest>
+
+#include <cmath>
+#include <filesystem>
+
+#include "frontend/onnx/onnx_import.h"
+#include "ir/error.h"
+#include "ir/random.h"
+#include "onnx_model_maker.h"
+#include "ops/verify.h"
+#include "runtime/reference/interpreter.h"
+
+using namespace tessera;
+using namespace tessera::testing;
+using TP = onnx::TensorProto;
+
+namespace {
+
+// The error message of importing `bytes`, or "" when the import succeeds.
+QString importError(const std::string& bytes, const OnnxImportOptions& options = {}) {
+  try {
+    importOnnxBytes(bytes, "model.onnx", options);
+    return {};
+  } catch (const Error& e) {
+    return QString::fromStdString(e.what());
+  }
+}
+
+#define EXPECT_ERROR(bytes, fragment)                                                    \
+  do {                                                                                    \
+    QString message_ = importError(bytes);                                                \
+    QVERIFY2(message_.contains(fragment), qPrintable("got: '" + message_ + "'"));         \
+    QVERIFY2(message_.startsWith("model.onnx"), qPrintable("no file name: " + message_)); \
+  } while (0)
+
+std::vector<double> values(const Tensor& t) { return t.toDoubles(); }
+
+Tensor floats(Shape shape, std::vector<double> v) { return Tensor::fromDoubles(DType::F32, std::move(shape), v); }
+
+// A description of a graph precise enough to compare two imports: nodes, attributes, types, initializers.
+std::string describe(const Graph& g) {
+  std::string out;
+  for (const Value* v : g.inputs()) out += "input " + v->name() + " " + v->type().toString() + "\n";
+  for (const Value* v : g.initializers())
+    out += "init " + v->name() + " " + v->type().toString() + " #" + std::to_string(v->initializer()->hash()) + "\n";
+  for (const Node* n : g.nodes()) {
+    out += n->id() + " = " + n->op() + "(";
+    for (const Value* in : n->inputs()) out += (in ? in->name() : "-") + ",";
+    out += ") ->";
+    for (const Value* o : n->outputs()) out += " " + o->name() + ":" + o->type().toString();
+    for (const auto& [name, a] : n->attrs()) {
+      out += " " + name + "=";
+      if (a.kind() == AttrKind::Tensor) out += "tensor#" + std::to_string(a.t().hash());
+      else if (a.kind() == AttrKind::Int) out += std::to_string(a.i());
+      else if (a.kind() == AttrKind::Float) out += std::to_string(a.f());
+      else if (a.kind() == AttrKind::Ints) for (int64_t i : a.ints()) out += std::to_string(i) + ",";
+      else out += std::string(attrKindName(a.kind()));
+    }
+    out += "\n";
+  }
+  for (const Value* v : g.outputs()) out += "output " + v->name() + "\n";
+  return out;
+}
+
+ModelMaker reluModel() {
+  ModelMaker m;
+  m.floatInput("x", {2, 3});
+  m.node("Relu", {"x"}, {"y"}, "relu1");
+  m.output("y");
+  return m;
+}
+
+}  // namespace
+
+class TestOnnx : public QObject {
+  Q_OBJECT
+ private slots:
+  void importsSmallModel() {
+    Graph g = importOnnxBytes(reluModel().bytes(), "model.onnx");
+    QCOMPARE(g.numNodes(), size_t(1));
+    QCOMPARE(QString::fromStdString(g.nodes()[0]->id()), QString("relu1"));
+    QCOMPARE(g.outputs()[0]->type(), (TensorType{DType::F32, {2, 3}}));
+  }
+
+  void truncatedFile() {
+    std::string bytes = reluModel().bytes();
+    for (size_t cut : {bytes.size() / 2, bytes.size() - 3, size_t(1)}) {
+      QString message = importError(bytes.substr(0, cut));
+      QVERIFY2(message.startsWith("model.onnx: "), qPrintable(message));
+    }
+    QVERIFY(importError(bytes.substr(0, bytes.size() - 3)).contains("not a valid ONNX model"));
+  }
+
+  void randomBytesNeverCrash() {
+    int errors = 0;
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+      Tensor noise = randomUniform({DType::U8, {int64_t(16 + seed * 7)}}, seed, 0, 256);
+      std::string bytes(reinterpret_cast<const char*>(noise.bytes().data()), noise.byteSize());
+      errors += !importError(bytes).isEmpty();
+    }
+    QCOMPARE(errors, 300);  // random bytes never make a model with a graph and an opset
+  }
+
+  void unknownOpNamesOpDomainOpsetNode() {
+    ModelMaker m(13);
+    m.floatInput("x", {2});
+    m.node("FooBar", {"x"}, {"y"}, "mynode");
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "node 'mynode' uses unsupported op 'FooBar' (domain 'ai.onnx', opset 13)");
+
+    ModelMaker c(13);
+    auto* imp = c.model.add_opset_import();
+    imp->set_domain("com.acme");
+    imp->set_version(2);
+    c.floatInput("x", {2});
+    c.node("Relu", {"x"}, {"y"})->set_domain("com.acme");
+    c.output("y");
+    EXPECT_ERROR(c.bytes(), "node 'relu' uses unsupported op 'Relu' (domain 'com.acme', opset 2)");
+  }
+
+  void opsetOutOfRange() {
+    ModelMaker m(6);
+    m.floatInput("x", {2});
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "opset 6 of the default domain is not supported");
+  }
+
+  void negativeAndSymbolicDims() {
+    ModelMaker m;
+    m.floatInput("x", {-2, 3});
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "graph input 'x': dim 0 is negative (-2)");
+
+    ModelMaker s;
+    auto* vi = s.floatInput("x", {2, 3});
+    vi->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("N");
+    s.node("Relu", {"x"}, {"y"});
+    s.output("y");
+    EXPECT_ERROR(s.bytes(), "graph input 'x': dim 1 is symbolic ('N')");
+
+    ModelMaker w;
+    w.floatInput("x", {2});
+    w.initializer("w", TP::FLOAT, {2, -1});
+    w.node("Relu", {"x"}, {"y"});
+    w.output("y");
+    EXPECT_ERROR(w.bytes(), "initializer 'w': dim 1 is negative (-1)");
+  }
+
+  void hugeDimsDoNotAllocate() {
+    ModelMaker m;
+    m.floatInput("x", {int64_t(1) << 40, int64_t(1) << 40});
+    m.node("Relu", {"x"}, {"y"});
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "graph input 'x': shape [1099511627776,1099511627776] is larger than the 16 GiB limit");
+
+    // 4 GiB of floats declared, 4 bytes present: refused on the length check, before any allocation.
+    ModelMaker w;
+    w.floatInput("x", {1});
+    w.floatInitializer("w", {int64_t(1) << 30}, {1.0f});
+    w.node("Add", {"x", "w"}, {"y"});
+    w.output("y");
+    EXPECT_ERROR(w.bytes(), "initializer 'w': raw_data holds 4 bytes but f32[1073741824] needs 4294967296");
+
+    ModelMaker o;
+    o.floatInput("x", {1});
+    o.initializer("w", TP::FLOAT, {INT64_MAX, INT64_MAX});
+    o.node("Relu", {"x"}, {"y"});
+    o.output("y");
+    EXPECT_ERROR(o.bytes(), "initializer 'w': shape");
+  }
+
+  void dataLengthMustMatchShape() {
+    ModelMaker m;
+    m.floatInput("x", {2, 3});
+    m.floatInitializer("w", {2, 3}, {1, 2, 3, 4, 5});
+    m.node("Add", {"x", "w"}, {"y"});
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "initializer 'w': raw_data holds 20 bytes but f32[2,3] needs 24");
+
+    ModelMaker l;
+    l.floatInput("x", {2});
+    l.floatInitializer("w", {2}, {1, 2, 3});
+    l.node("Add", {"x", "w"}, {"y"});
+    l.output("y");
+    EXPECT_ERROR(l.bytes(), "initializer 'w': raw_data holds 12 bytes but f32[2] needs 8");
+
+    ModelMaker t;
+    t.floatInput("x", {2});
+    auto* w = t.initializer("w", TP::FLOAT, {2});
+    w->add_float_data(1);
+    t.node("Add", {"x", "w"}, {"y"});
+    t.output("y");
+    EXPECT_ERROR(t.bytes(), "initializer 'w': float_data holds 1 values but f32[2] needs 2");
+  }
+
+  void missingInputNamesNodeAndValue() {
+    ModelMaker m;
+    m.floatInput("x", {2});
+    m.node("Add", {"x", "nope"}, {"y"}, "adder");
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "node 'adder' (Add): input 1 'nope' is not defined");
+
+    ModelMaker o;
+    o.floatInput("x", {2});
+    o.node("Relu", {"x"}, {"y"});
+    o.output("z");
+    EXPECT_ERROR(o.bytes(), "graph output 'z' is not defined");
+  }
+
+  void duplicateValueNames() {
+    ModelMaker m;
+    m.floatInput("x", {2});
+    m.node("Relu", {"x"}, {"y"}, "a");
+    m.node("Relu", {"x"}, {"y"}, "b");
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "value 'y' is defined twice (again as an output of node 'b')");
+  }
+
+  void cycle() {
+    ModelMaker m;
+    m.floatInput("x", {2});
+    m.node("Add", {"x", "b"}, {"a"}, "first");
+    m.node("Relu", {"a"}, {"b"}, "second");
+    m.output("b");
+    EXPECT_ERROR(m.bytes(), "cycle through node");
+  }
+
+  void unsupportedElementTypes() {
+    ModelMaker m;
+    m.input("s", TP::STRING, {2});
+    m.node("Identity", {"s"}, {"y"});
+    m.output("y");
+    EXPECT_ERROR(m.bytes(), "graph input 's': element type STRING (8) is not supported");
+
+    ModelMaker f;
+    f.floatInput("x", {1});
+    f.initializer("q", 17, {1})->set_raw_data(std::string(1, '\0'));
+    f.node("Relu", {"x"}, {"y"});
+    f.output("y");
+    EXPECT_ERROR(f.bytes(), "initializer 'q': element type FLOAT8E4M3FN (17) is not supported");
+
+    ModelMaker u;
+    u.input("x", TP::UINT16, {1});
+    u.node("Relu", {"x"}, {"y"});
+    u.output("y");
+    EXPECT_ERROR(u.bytes(), "graph input 'x': element type UINT16 (4) is not supported");
+  }
+
+  void ir3InitializersListedAsInputs() {
+    ModelMaker m(9, 3);
+    m.floatInput("x", {2});
+    m.floatInput("w", {2});
+    m.floatInitializer("w", {2}, {10, 20});
+    m.node("Add", {"x", "w"}, {"y"});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.inputs().size(), size_t(1));
+    QCOMPARE(QString::fromStdString(g.inputs()[0]->name()), QString("x"));
+    QVERIFY(g.findValue("w")->initializer());
+    QCOMPARE(QString::fromStdString(g.nodes()[0]->id()), QString("add"));  // unnamed: op type lowercased
+    auto out = runReference(g, {floats({2}, {1, 2})}).outputs;
+    QCOMPARE(values(out[0]), (std::vector<double>{11, 22}));
+  }
+
+  void typedFieldInitializers() {
+    ModelMaker m;
+    m.floatInput("x", {2});
+    auto* f = m.initializer("f", TP::FLOAT, {2});
+    f->add_float_data(1.5f);
+    f->add_float_data(-2.0f);
+    auto* i8 = m.initializer("i8", TP::INT8, {2});
+    i8->add_int32_data(-3);
+    i8->add_int32_data(7);
+    auto* h = m.initializer("h", TP::FLOAT16, {1});
+    h->add_int32_data(0x3C00);  // 1.0 in half precision
+    auto* l = m.initializer("l", TP::INT64, {3});
+    for (int64_t v : {int64_t(1) << 40, int64_t(-5), int64_t(0)}) l->add_int64_data(v);
+    auto* d = m.initializer("d", TP::DOUBLE, {1});
+    d->add_double_data(0.1);
+    auto* b = m.initializer("b", TP::BOOL, {2});
+    b->add_int32_data(1);
+    b->add_int32_data(0);
+    m.node("Add", {"x", "f"}, {"y"});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(values(*g.findValue("f")->initializer()), (std::vector<double>{1.5, -2.0}));
+    QCOMPARE(values(*g.findValue("i8")->initializer()), (std::vector<double>{-3, 7}));
+    QCOMPARE(values(*g.findValue("h")->initializer()), (std::vector<double>{1.0}));
+    QCOMPARE(g.findValue("l")->initializer()->toInts(), (std::vector<int64_t>{int64_t(1) << 40, -5, 0}));
+    QCOMPARE(values(*g.findValue("d")->initializer()), (std::vector<double>{0.1}));
+    QCOMPARE(g.findValue("b")->initializer()->toInts(), (std::vector<int64_t>{1, 0}));
+
+    ModelMaker bad;
+    bad.floatInput("x", {1});
+    bad.initializer("q", TP::INT8, {1})->add_int32_data(300);
+    bad.node("Relu", {"x"}, {"y"});
+    bad.output("y");
+    EXPECT_ERROR(bad.bytes(), "initializer 'q': int32_data[0] = 300 does not fit i8");
+
+    ModelMaker wrong;
+    wrong.floatInput("x", {1});
+    wrong.initializer("q", TP::FLOAT, {1})->add_int64_data(3);
+    wrong.node("Relu", {"x"}, {"y"});
+    wrong.output("y");
+    EXPECT_ERROR(wrong.bytes(), "initializer 'q': data stored in int64_data, which does not hold f32");
+  }
+
+  void clip6BoundsBecomeInputs() {
+    ModelMaker m(10);
+    m.floatInput("x", {4});
+    auto* n = m.node("Clip", {"x"}, {"y"}, "clip");
+    setFloat(n, "min", -1.0f);
+    setFloat(n, "max", 1.5f);
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    Node* clip = g.findNode("clip");
+    QCOMPARE(clip->numInputs(), size_t(3));
+    QVERIFY(clip->attrs().empty());
+    QCOMPARE(clip->input(1)->type(), (TensorType{DType::F32, {}}));
+    auto out = runReference(g, {floats({4}, {-3, 0.5, 1, 7})}).outputs;
+    QCOMPARE(values(out[0]), (std::vector<double>{-1, 0.5, 1, 1.5}));
+  }
+
+  void split11SizesBecomeInput() {
+    ModelMaker m(11);
+    m.floatInput("x", {3});
+    auto* n = m.node("Split", {"x"}, {"a", "b"}, "split");
+    setInts(n, "split", {1, 2});
+    m.output("a");
+    m.output("b");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.findNode("split")->input(1)->initializer()->toInts(), (std::vector<int64_t>{1, 2}));
+    auto out = runReference(g, {floats({3}, {4, 5, 6})}).outputs;
+    QCOMPARE(values(out[0]), (std::vector<double>{4}));
+    QCOMPARE(values(out[1]), (std::vector<double>{5, 6}));
+  }
+
+  void slice9BoundsBecomeInputs() {
+    ModelMaker m(9);
+    m.floatInput("x", {2, 4});
+    auto* n = m.node("Slice", {"x"}, {"y"}, "slice");
+    setInts(n, "starts", {1});
+    setInts(n, "ends", {3});
+    setInts(n, "axes", {1});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.findNode("slice")->numInputs(), size_t(4));
+    auto out = runReference(g, {floats({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}).outputs;
+    QCOMPARE(out[0].shape(), (Shape{2, 2}));
+    QCOMPARE(values(out[0]), (std::vector<double>{1, 2, 5, 6}));
+  }
+
+  void squeeze11AxesBecomeInput() {
+    ModelMaker m(11);
+    m.floatInput("x", {1, 3, 1});
+    setInts(m.node("Squeeze", {"x"}, {"y"}, "sq"), "axes", {0});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.outputs()[0]->shape(), (Shape{3, 1}));
+    QVERIFY(!g.findNode("sq")->hasAttr("axes"));
+  }
+
+  void reduceMean13AxesBecomeInput() {
+    ModelMaker m(13);
+    m.floatInput("x", {2, 2});
+    auto* n = m.node("ReduceMean", {"x"}, {"y"}, "mean");
+    setInts(n, "axes", {1});
+    setInt(n, "keepdims", 0);
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.findNode("mean")->input(1)->initializer()->toInts(), (std::vector<int64_t>{1}));
+    auto out = runReference(g, {floats({2, 2}, {1, 3, 10, 20})}).outputs;
+    QCOMPARE(values(out[0]), (std::vector<double>{2, 15}));
+  }
+
+  void softmax11Coerces3DInputTo2D() {
+    // Softmax-11 on [2,2,2] with the default axis 1 normalizes each batch row over its 4 elements.
+    ModelMaker m(11);
+    m.floatInput("x", {2, 2, 2});
+    m.node("Softmax", {"x"}, {"y"}, "sm");
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.findNode("sm")->attrInt("axis", 0), int64_t(-1));
+    QCOMPARE(QString::fromStdString(g.outputs()[0]->name()), QString("y"));
+    QCOMPARE(g.outputs()[0]->shape(), (Shape{2, 2, 2}));
+    auto out = runReference(g, {floats({2, 2, 2}, {0, 1, 2, 3, 0, 0, 0, 0})}).outputs;
+    double z = 1 + std::exp(1.0) + std::exp(2.0) + std::exp(3.0);
+    std::vector<double> expect = {1 / z, std::exp(1.0) / z, std::exp(2.0) / z, std::exp(3.0) / z,
+                                  0.25, 0.25, 0.25, 0.25};
+    std::vector<double> got = values(out[0]);
+    for (size_t i = 0; i < expect.size(); ++i) QVERIFY2(std::abs(got[i] - expect[i]) < 1e-6, qPrintable(QString::number(i)));
+
+    // On a 2-D input the old and new semantics agree: no rewrite.
+    ModelMaker two(11);
+    two.floatInput("x", {2, 3});
+    two.node("Softmax", {"x"}, {"y"}, "sm");
+    two.output("y");
+    QCOMPARE(importOnnxBytes(two.bytes(), "model.onnx").numNodes(), size_t(1));
+  }
+
+  void constantFormsBecomeTensors() {
+    ModelMaker m(13);
+    m.floatInput("x", {2});
+    setInts(m.node("Constant", {}, {"c"}, "k"), "value_ints", {2});
+    m.node("Reshape", {"x", "c"}, {"y"});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.findNode("k")->attr("value")->t().toInts(), (std::vector<int64_t>{2}));
+    QCOMPARE(g.outputs()[0]->shape(), (Shape{2}));
+  }
+
+  void inputDataTurnsShapeOperandsIntoConstants() {
+    ModelMaker m(14);
+    m.floatInput("x", {2, 3});
+    m.input("shape", TP::INT64, {2});
+    m.node("Reshape", {"x", "shape"}, {"y"});
+    m.output("y");
+    OnnxImportOptions options;
+    options.inputData["shape"] = Tensor::fromInts(DType::I64, {2}, std::vector<int64_t>{3, 2});
+    options.inputData["x"] = floats({2, 3}, {0, 1, 2, 3, 4, 5});
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx", options);
+    QCOMPARE(g.inputs().size(), size_t(1));  // x stays an input: it decides no shape
+    QVERIFY(g.findValue("shape")->initializer());
+    QCOMPARE(g.outputs()[0]->shape(), (Shape{3, 2}));
+
+    options.inputData["shape"] = Tensor::fromInts(DType::I64, {3}, std::vector<int64_t>{3, 2, 1});
+    QString message = importError(m.bytes(), options);
+    QVERIFY2(message.contains("input data for 'shape' is i64[3] but the model declares i64[2]"), qPrintable(message));
+  }
+
+  void exportRoundTrip() {
+    ModelMaker m(13);
+    m.floatInput("x", {2, 4});
+    m.floatInitializer("w", {4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+    m.node("MatMul", {"x", "w"}, {"h"}, "mm");
+    auto* c = m.node("Constant", {}, {"lo"}, "lo_const");
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(TP::FLOAT);
+    a->mutable_t()->add_float_data(-0.5f);
+    m.node("Clip", {"h", "lo", ""}, {"clipped"}, "clip");
+    setInt(m.node("Softmax", {"clipped"}, {"y"}, "sm"), "axis", 1);
+    setFloat(m.node("LeakyRelu", {"y"}, {"z"}, "leaky"), "alpha", 0.25f);
+    m.output("z");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    std::string bytes = exportOnnxBytes(g);
+    Graph back = importOnnxBytes(bytes, "exported.onnx");
+    QCOMPARE(QString::fromStdString(describe(back)), QString::fromStdString(describe(g)));
+
+    onnx::ModelProto proto;
+    QVERIFY(proto.ParseFromString(bytes));
+    QCOMPARE(proto.ir_version(), int64_t(8));
+    QCOMPARE(proto.opset_import(0).version(), int64_t(18));
+    QVERIFY(proto.graph().initializer(0).has_raw_data());
+    auto x = floats({2, 4}, {1, 0, 0, 0, 0, 1, 0, -1});
+    QVERIFY(runReference(g, {x}).outputs[0].identical(runReference(back, {x}).outputs[0]));
+  }
+
+  void exportRaisesOpsetForGelu() {
+    ModelMaker m(20);
+    m.floatInput("x", {3});
+    m.node("Gelu", {"x"}, {"y"});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    onnx::ModelProto proto;
+    QVERIFY(proto.ParseFromString(exportOnnxBytes(g)));
+    QCOMPARE(proto.opset_import(0).version(), int64_t(20));
+  }
+
+  void tensorProtoFiles() {
+    QTemporaryDir dir;
+    std::string path = dir.filePath("t.pb").toStdString();
+    Tensor t = Tensor::fromInts(DType::I32, {2, 2}, std::vector<int64_t>{1, -2, 3, 1 << 20});
+    writeTensorProtoFile(t, "t", path);
+    QVERIFY(readTensorProtoFile(path).identical(t));
+
+    onnx::TensorProto p;
+    p.set_data_type(TP::INT64);
+    p.add_dims(3);
+    p.add_int64_data(5);
+    try {
+      parseTensorProto(p.SerializeAsString(), "in.pb");
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QCOMPARE(QString(e.what()), QString("in.pb: tensor: int64_data holds 1 values but i64[3] needs 3"));
+    }
+    try {
+      readTensorProtoFile(dir.filePath("absent.pb").toStdString());
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY(QString(e.what()).contains("cannot open file"));
+    }
+  }
+
+  void lightModelsImportAndVerify() {
+    std::filesystem::path dir = std::filesystem::path(TESSERA_DATA_DIR) / "onnx-light" / "light";
+    if (!std::filesystem::exists(dir)) QSKIP(qPrintable("no light models at " + QString::fromStdString(dir.string())));
+    int count = 0;
+    QStringList failures;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() != ".onnx") continue;
+      Graph g;
+      try {
+        g = importOnnxFile(entry.path().string());
+      } catch (const Error& e) {
+        failures << e.what();
+        continue;
+      }
+      QVERIFY2(verifyGraph(g).empty(), qPrintable(QString::fromStdString(entry.path().string())));
+      QCOMPARE(g.inputs().size(), size_t(1));  // IR 3: every weight is also listed as an input
+      QCOMPARE(g.outputs()[0]->type().numElements(), int64_t(1000));  // [1,1000] or [1,1000,1,1]
+      ++count;
+    }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
+    QCOMPARE(count, 9);
+  }
+};
+
+QTEST_MAIN(TestOnnx)
+#include "test_onnx.moc"
