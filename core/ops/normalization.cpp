@@ -1,5 +1,192 @@
+// Normalizations: Softmax, LogSoftmax (opset-13 form: along one axis), LayerNormalization and
+// BatchNormalization (inference form). All computed in double and rounded once to the output dtype.
+#include <cmath>
+
+#include "ops/broadcast.h"
+#include "ops/eval_util.h"
 #include "ops/families.h"
-#include "ops/registry.h"
+
 namespace tessera {
-void registerNormalizationOps(OpRegistry&) {}
+namespace {
+
+// Softmax along `axis`, shifted by the maximum so that large inputs do not overflow.
+std::vector<double> softmax(std::vector<double> v, const AxisSplit& sp, bool logForm) {
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t i = 0; i < sp.inner; ++i) {
+      auto at = [&](int64_t a) -> double& { return v[size_t((o * sp.extent + a) * sp.inner + i)]; };
+      double peak = -INFINITY, sum = 0;
+      for (int64_t a = 0; a < sp.extent; ++a) peak = std::max(peak, at(a));
+      if (std::isinf(peak)) peak = 0;  // all -inf, or +inf present: no shift keeps inf/NaN semantics
+      for (int64_t a = 0; a < sp.extent; ++a) sum += std::exp(at(a) - peak);
+      for (int64_t a = 0; a < sp.extent; ++a)
+        at(a) = logForm ? at(a) - peak - std::log(sum) : std::exp(at(a) - peak) / sum;
+    }
+  return v;
+}
+
+OpSchema softmaxSchema(const char* name, bool logForm) {
+  OpSchema s;
+  s.name = name;
+  s.category = OpCategory::Reduction;
+  s.summary = logForm ? "y = log(softmax(x)) along axis (default -1)" : "y = exp(x) / sum(exp(x)) along axis (default -1)";
+  s.infer = [](InferContext& ctx) {
+    requireDType(ctx, 0, DTypeClass::Float);
+    normalizedAxis(ctx, ctx.node().attrInt("axis", -1), int64_t(ctx.input(0).shape.size()));
+    ctx.outputs[0] = ctx.input(0);
+  };
+  s.eval = [logForm](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+    const Tensor& x = *in[0];
+    int64_t rank = int64_t(x.shape().size());
+    std::optional<int64_t> axis = normalizeAxis(node.attrInt("axis", -1), rank);
+    if (!axis) failNode(node, "axis is out of range");
+    std::vector<double> y = softmax(x.toDoubles(), splitAtAxis(x.shape(), *axis), logForm);
+    return std::vector<Tensor>{fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+  };
+  return s;
+}
+
+// --- LayerNormalization(X, Scale, B?) -> Y, Mean?, InvStdDev? over dims [axis, rank) ---
+
+struct LayerNormShapes {
+  int64_t axis;
+  Shape normalized;  // X's dims [axis, rank)
+  Shape stats;       // X's dims [0, axis) then ones: the shape of Mean and InvStdDev
+};
+
+LayerNormShapes layerNormShapes(const Shape& x, int64_t axis) {
+  LayerNormShapes s{axis, Shape(x.begin() + axis, x.end()), x};
+  for (size_t d = size_t(axis); d < x.size(); ++d) s.stats[d] = 1;
+  return s;
+}
+
+DType stashDType(const InferContext& ctx) {
+  int64_t code = ctx.node().attrInt("stash_type", 1);
+  std::optional<DType> t = dtypeFromOnnxCode(code);
+  if (!t || !isFloat(*t)) ctx.error("attribute 'stash_type' = " + std::to_string(code) + " is not a float dtype code");
+  return *t;
+}
+
+void inferLayerNorm(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Shape& x = ctx.input(0).shape;
+  if (x.empty()) ctx.error("input 0 (X) must have rank >= 1");
+  LayerNormShapes ls = layerNormShapes(x, normalizedAxis(ctx, ctx.node().attrInt("axis", -1), int64_t(x.size())));
+  for (size_t i = 1; i < 3; ++i) {
+    if (!ctx.hasInput(i)) continue;
+    requireSameDType(ctx, 0, i);
+    std::optional<Shape> b = broadcastShapes({ls.normalized, ctx.input(i).shape});
+    if (!b || *b != ls.normalized)
+      ctx.error("input " + std::to_string(i) + (i == 1 ? " (Scale) " : " (B) ") + ctx.input(i).toString() +
+                " does not broadcast to the normalized dims " + shapeToString(ls.normalized));
+  }
+  DType stash = stashDType(ctx);
+  ctx.outputs[0] = ctx.input(0);
+  for (size_t o = 1; o < ctx.outputs.size(); ++o) ctx.outputs[o] = {stash, ls.stats};
+}
+
+std::vector<Tensor> evalLayerNorm(const Node& node, const std::vector<const Tensor*>& in,
+                                  const std::vector<TensorType>& types) {
+  const Tensor& x = *in[0];
+  int64_t rank = int64_t(x.shape().size());
+  LayerNormShapes ls = layerNormShapes(x.shape(), *normalizeAxis(node.attrInt("axis", -1), rank));
+  double eps = node.attrFloat("epsilon", 1e-5);
+  AxisSplit sp{numElements(ls.stats), numElements(ls.normalized), 1};
+  std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles(), bias;
+  std::vector<int64_t> scaleAt = broadcastIndexMap(in[1]->shape(), ls.normalized), biasAt;
+  if (in.size() > 2 && in[2]) {
+    bias = in[2]->toDoubles();
+    biasAt = broadcastIndexMap(in[2]->shape(), ls.normalized);
+  }
+  std::vector<double> means(size_t(sp.outer)), invStd(size_t(sp.outer));
+  for (int64_t o = 0; o < sp.outer; ++o) {
+    double* row = v.data() + o * sp.extent;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < sp.extent; ++j) mean += row[j];
+    mean /= double(sp.extent);
+    for (int64_t j = 0; j < sp.extent; ++j) var += (row[j] - mean) * (row[j] - mean);
+    double inv = 1.0 / std::sqrt(var / double(sp.extent) + eps);
+    for (int64_t j = 0; j < sp.extent; ++j) {
+      row[j] = (row[j] - mean) * inv * scale[size_t(scaleAt[size_t(j)])];
+      if (!bias.empty()) row[j] += bias[size_t(biasAt[size_t(j)])];
+    }
+    means[size_t(o)] = mean;
+    invStd[size_t(o)] = inv;
+  }
+  std::vector<Tensor> out{fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+  if (types.size() > 1) out.push_back(fromDoublesRounded(types[1].dtype, types[1].shape, means));
+  if (types.size() > 2) out.push_back(fromDoublesRounded(types[2].dtype, types[2].shape, invStd));
+  return out;
+}
+
+OpSchema layerNormSchema() {
+  OpSchema s;
+  s.name = "LayerNormalization";
+  s.category = OpCategory::Reduction;
+  s.summary = "y = (x - mean) / sqrt(var + epsilon) * scale + bias over dims [axis, rank)";
+  s.minInputs = 2;
+  s.maxInputs = 3;
+  s.maxOutputs = 3;
+  s.infer = inferLayerNorm;
+  s.eval = evalLayerNorm;
+  return s;
+}
+
+// --- BatchNormalization(X, scale, B, mean, var), inference form: per channel (dim 1) ---
+
+void inferBatchNorm(InferContext& ctx) {
+  if (ctx.node().attrInt("training_mode", 0) != 0)
+    ctx.error("training_mode = 1 is not supported (inference form only)");
+  if (ctx.outputs.size() > 1)
+    ctx.error("has " + std::to_string(ctx.outputs.size()) +
+              " outputs; running mean and variance outputs exist only in training mode, which is not supported");
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 2) ctx.error("input 0 (X) must have rank >= 2 (N, C, ...) but is " + ctx.input(0).toString());
+  const char* names[] = {"X", "scale", "B", "input_mean", "input_var"};
+  for (size_t i = 1; i < 5; ++i) {
+    requireDType(ctx, i, DTypeClass::Float);
+    if (ctx.input(i).shape != Shape{x[1]})
+      ctx.error("input " + std::to_string(i) + " (" + names[i] + ") must have shape [" + std::to_string(x[1]) +
+                "] (the channels of X) but is " + ctx.input(i).toString());
+  }
+  ctx.outputs[0] = ctx.input(0);
+}
+
+std::vector<Tensor> evalBatchNorm(const Node& node, const std::vector<const Tensor*>& in,
+                                  const std::vector<TensorType>& types) {
+  const Tensor& x = *in[0];
+  double eps = node.attrFloat("epsilon", 1e-5);
+  AxisSplit sp = splitAtAxis(x.shape(), 1);
+  std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles(), bias = in[2]->toDoubles();
+  std::vector<double> mean = in[3]->toDoubles(), var = in[4]->toDoubles();
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t c = 0; c < sp.extent; ++c) {
+      double k = scale[size_t(c)] / std::sqrt(var[size_t(c)] + eps);
+      double* p = v.data() + (o * sp.extent + c) * sp.inner;
+      for (int64_t i = 0; i < sp.inner; ++i) p[i] = (p[i] - mean[size_t(c)]) * k + bias[size_t(c)];
+    }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+}
+
+OpSchema batchNormSchema() {
+  OpSchema s;
+  s.name = "BatchNormalization";
+  s.category = OpCategory::Pointwise;
+  s.summary = "inference: y = (x - mean) / sqrt(var + epsilon) * scale + B per channel";
+  s.minInputs = s.maxInputs = 5;
+  s.maxOutputs = 3;
+  s.infer = inferBatchNorm;
+  s.eval = evalBatchNorm;
+  return s;
+}
+
+}  // namespace
+
+void registerNormalizationOps(OpRegistry& r) {
+  r.add(softmaxSchema("Softmax", false));
+  r.add(softmaxSchema("LogSoftmax", true));
+  r.add(layerNormSchema());
+  r.add(batchNormSchema());
+}
+
 }  // namespace tessera
