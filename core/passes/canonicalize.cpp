@@ -26,6 +26,12 @@ Value* shapeConstant(Graph& graph, const Node& node) {
   return addConstant(graph, node.id() + ".shape", Tensor::fromInts(DType::I64, {int64_t(s.size())}, s));
 }
 
+// True when `target` is a constant equal to `shape`, so it means the same with any input.
+bool spelledOut(const Value* target, const Shape& shape) {
+  const Tensor* t = constantValue(target);
+  return t && t->dtype() == DType::I64 && t->toInts() == shape;
+}
+
 bool hasZeroExtent(const Shape& s) {
   for (int64_t d : s)
     if (d == 0) return true;
@@ -104,7 +110,7 @@ class Canonicalizer {
     if (!inner || inner->op() != "Reshape" || hasZeroExtent(n->output(0)->shape()) || !ctx_.tryRewrite())
       return false;
     g_.setNodeInput(n, 0, inner->input(0));
-    g_.setNodeInput(n, 1, shapeConstant(g_, *n));
+    if (!spelledOut(n->input(1), n->output(0)->shape())) g_.setNodeInput(n, 1, shapeConstant(g_, *n));
     removeIfDead(g_, inner);
     ctx_.count("merged-reshapes");
     return true;
