@@ -141,11 +141,13 @@ class DecomposePass : public Pass {
         continue;
       }
       size_t before = graph.numNodes();
+      std::string name = n->output(0)->name();
       Value* result = expand(graph, *n);
       if (!result || !forwardOutput(graph, n, 0, result)) {
         ctx.count("skipped");
         continue;  // stray new nodes, if any, are left for dce
       }
+      if (!graph.findValue(name)) graph.renameValue(result, name);  // consumers keep reading the same name
       ctx.count("decomposed");
       ctx.count("added-nodes", int64_t(graph.numNodes() - before + 1));
     }

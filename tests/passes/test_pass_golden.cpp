@@ -1,7 +1,8 @@
 // Golden-text pass tests (MLIR style): every tests/passes/golden/*.txt holds cases separated by `// -----`.
 // A case is one sentence saying what it checks (a `//` comment), `// RUN: <pipeline spec>`, the input graph in
 // .tsr form, and `// CHECK:` / `// CHECK-NOT:` lines matched in order against the printed result. Analyses
-// are checked through their statistics: `// STAT: pass name=value` (the pass's last application).
+// are checked through their statistics: `// STAT: pass name=value` (the pass's last application). Every case
+// also checks that the reference interpreter gives the same outputs before and after the pipeline.
 #include <QtTest>
 
 #include <filesystem>
@@ -12,6 +13,8 @@
 #include "ir/error.h"
 #include "passes/pipelines.h"
 #include "passes/step_recorder.h"
+#include "runtime/reference/compare.h"
+#include "runtime/reference/interpreter.h"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -110,6 +113,14 @@ std::string matchStats(const StepRecorder& recorder, const std::vector<std::stri
   return "";
 }
 
+std::string compareOutputs(const std::vector<Tensor>& after, const std::vector<Tensor>& before) {
+  if (after.size() != before.size()) return "the number of outputs changed";
+  for (size_t i = 0; i < after.size(); ++i)
+    if (Comparison c = compareTensors(after[i], before[i]); !c.ok)
+      return "output " + std::to_string(i) + " changed: " + c.message;
+  return "";
+}
+
 }  // namespace
 
 class TestPassGolden : public QObject {
@@ -134,6 +145,8 @@ class TestPassGolden : public QObject {
         std::string problem, output;
         try {
           Graph g = parseTsr(c.input, where);
+          std::vector<Tensor> inputs = randomInputs(g, 1);
+          std::vector<Tensor> before = runReference(g, inputs).outputs;
           PassManager pm = buildPipeline(c.run);
           auto recorder = std::make_shared<StepRecorder>();
           pm.addInstrumentation(recorder);
@@ -141,6 +154,7 @@ class TestPassGolden : public QObject {
           output = printTsr(g);
           problem = matchChecks(output, c.checks);
           if (problem.empty()) problem = matchStats(*recorder, c.stats);
+          if (problem.empty()) problem = compareOutputs(runReference(g, inputs).outputs, before);
         } catch (const Error& e) {
           problem = std::string("error: ") + e.what();
         }
