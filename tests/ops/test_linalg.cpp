@@ -1,0 +1,270 @@
+// MatMul, Gemm, Conv and the pools against hand-checked values, a naive convolution, and error messages.
+#include <QtTest>
+
+#include <chrono>
+
+#include "ir/random.h"
+#include "op_harness.h"
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+Tensor F32(Shape shape, std::vector<double> values) { return T(DType::F32, std::move(shape), std::move(values)); }
+
+// 0, 1, 2, ... in a tensor of the given shape.
+Tensor iota(Shape shape, DType dtype = DType::F32) {
+  std::vector<double> v(size_t(numElements(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+  return T(dtype, std::move(shape), v);
+}
+
+// A straightforward 2-D convolution (NCHW, explicit pads) to compare the row-based kernel with.
+std::vector<double> naiveConv2d(const Tensor& xt, const Tensor& wt, int64_t group, std::vector<int64_t> s,
+                                std::vector<int64_t> d, std::vector<int64_t> p, Shape out) {
+  std::vector<double> x = xt.toDoubles(), w = wt.toDoubles(), y(size_t(numElements(out)), 0.0);
+  int64_t C = xt.shape()[1], H = xt.shape()[2], W = xt.shape()[3];
+  int64_t M = wt.shape()[0], Cg = wt.shape()[1], KH = wt.shape()[2], KW = wt.shape()[3];
+  int64_t OH = out[2], OW = out[3], Mg = M / group;
+  for (int64_t n = 0; n < out[0]; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t oy = 0; oy < OH; ++oy)
+        for (int64_t ox = 0; ox < OW; ++ox) {
+          double acc = 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t ky = 0; ky < KH; ++ky)
+              for (int64_t kx = 0; kx < KW; ++kx) {
+                int64_t iy = oy * s[0] - p[0] + ky * d[0], ix = ox * s[1] - p[1] + kx * d[1];
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                int64_t ic = (m / Mg) * Cg + c;
+                acc += x[size_t(((n * C + ic) * H + iy) * W + ix)] * w[size_t(((m * Cg + c) * KH + ky) * KW + kx)];
+              }
+          y[size_t(((n * M + m) * OH + oy) * OW + ox)] = acc;
+        }
+  return y;
+}
+
+}  // namespace
+
+class TestLinalg : public QObject {
+  Q_OBJECT
+ private slots:
+  // --- MatMul ---
+  void matmul2d() {
+    Tensor y = run1("MatMul", {F32({2, 3}, {1, 2, 3, 4, 5, 6}), F32({3, 2}, {7, 8, 9, 10, 11, 12})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 2}}), (std::vector<double>{58, 64, 139, 154}), 0);
+  }
+  void matmulVectors() {
+    Tensor dot = run1("MatMul", {F32({3}, {1, 2, 3}), F32({3}, {4, 5, 6})});
+    EXPECT_TENSOR(dot, (TensorType{DType::F32, {}}), (std::vector<double>{32}), 0);
+    Tensor row = run1("MatMul", {F32({2}, {1, 2}), F32({2, 3}, {1, 2, 3, 4, 5, 6})});
+    EXPECT_TENSOR(row, (TensorType{DType::F32, {3}}), (std::vector<double>{9, 12, 15}), 0);
+    Tensor col = run1("MatMul", {F32({2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}), F32({2}, {1, -1})});
+    EXPECT_TENSOR(col, (TensorType{DType::F32, {2, 2}}), (std::vector<double>{-1, -1, -1, -1}), 0);
+  }
+  void matmulBatchBroadcast() {
+    // [2,1,2] x [1,2,1]: batch dims 2 and 1 broadcast to 2.
+    Tensor y = run1("MatMul", {F32({2, 1, 2}, {1, 2, 3, 4}), F32({1, 2, 1}, {1, 10})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 1, 1}}), (std::vector<double>{21, 43}), 0);
+    // [3,1,1,2] x [2,2,1]: batch [3,1] and [2] broadcast to [3,2].
+    Tensor z = run1("MatMul", {F32({3, 1, 1, 2}, {1, 0, 0, 1, 1, 1}), F32({2, 2, 1}, {1, 2, 3, 4})});
+    EXPECT_TENSOR(z, (TensorType{DType::F32, {3, 2, 1, 1}}), (std::vector<double>{1, 3, 2, 4, 3, 7}), 0);
+  }
+  void matmulIntegerAndHalf() {
+    Tensor y = run1("MatMul", {T(DType::I32, {1, 2}, {3, -4}), T(DType::I32, {2, 1}, {5, 6})});
+    EXPECT_TENSOR(y, (TensorType{DType::I32, {1, 1}}), (std::vector<double>{-9}), 0);
+    Tensor h = run1("MatMul", {T(DType::F16, {1, 2}, {0.5, 2}), T(DType::F16, {2, 1}, {4, 0.25})});
+    EXPECT_TENSOR(h, (TensorType{DType::F16, {1, 1}}), (std::vector<double>{2.5}), 0);
+  }
+  void matmulZeroSize() {
+    Tensor y = run1("MatMul", {F32({2, 0}, {}), F32({0, 3}, {})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 3}}), (std::vector<double>(6, 0.0)), 0);
+    Tensor e = run1("MatMul", {F32({0, 2}, {}), F32({2, 3}, {1, 2, 3, 4, 5, 6})});
+    EXPECT_TENSOR(e, (TensorType{DType::F32, {0, 3}}), (std::vector<double>{}), 0);
+  }
+  void matmulErrors() {
+    EXPECT_ERROR(run1("MatMul", {F32({2, 3}, std::vector<double>(6)), F32({2, 2}, std::vector<double>(4))}),
+                 "node 'node1' (MatMul)", "inner dimensions differ");
+    EXPECT_ERROR(run1("MatMul", {F32({2, 1, 2}, std::vector<double>(4)), F32({3, 2, 1}, std::vector<double>(6))}),
+                 "node 'node1'", "batch dimensions do not broadcast");
+    EXPECT_ERROR(run1("MatMul", {F32({}, {1}), F32({1}, {1})}), "node 'node1'", "rank >= 1");
+    EXPECT_ERROR(run1("MatMul", {F32({1, 1}, {1}), T(DType::F64, {1, 1}, {1})}), "node 'node1'", "dtypes must match");
+    EXPECT_ERROR(run1("MatMul", {T(DType::Bool, {1, 1}, {1}), T(DType::Bool, {1, 1}, {1})}), "node 'node1'",
+                 "dtype bool");
+  }
+  void matmulLargeUsesBothHalves() {
+    // Large enough to run on two threads; every output is K = 300 (ones times ones).
+    Tensor a = T(DType::F32, {64, 300}, std::vector<double>(64 * 300, 1.0));
+    Tensor b = T(DType::F32, {300, 100}, std::vector<double>(300 * 100, 1.0));
+    Tensor y = run1("MatMul", {a, b});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {64, 100}}), (std::vector<double>(6400, 300.0)), 0);
+  }
+
+  // --- Gemm ---
+  void gemmAllAttributes() {
+    // A = [[1,2,3],[4,5,6]] given transposed, B = [[1,0],[0,1],[1,1]] given transposed: A·B = [[4,5],[10,11]].
+    Tensor at = F32({3, 2}, {1, 4, 2, 5, 3, 6}), bt = F32({2, 3}, {1, 0, 1, 0, 1, 1}), c = F32({2}, {1, -1});
+    Tensor y = run1("Gemm", {at, bt, c}, {{"transA", 1}, {"transB", 1}, {"alpha", 2.0}, {"beta", 0.5}});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 2}}), (std::vector<double>{8.5, 9.5, 20.5, 21.5}), 0);
+  }
+  void gemmDefaultsAndScalarC() {
+    Tensor y = run1("Gemm", {F32({1, 2}, {1, 2}), F32({2, 2}, {1, 2, 3, 4}), F32({}, {10})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 2}}), (std::vector<double>{17, 20}), 0);
+    Tensor n = run1("Gemm", {F32({1, 2}, {1, 2}), F32({2, 2}, {1, 2, 3, 4})});
+    EXPECT_TENSOR(n, (TensorType{DType::F32, {1, 2}}), (std::vector<double>{7, 10}), 0);
+  }
+  void gemmErrors() {
+    EXPECT_ERROR(run1("Gemm", {F32({2, 2}, std::vector<double>(4)), F32({2, 2}, std::vector<double>(4)),
+                               F32({3}, {1, 2, 3})}),
+                 "node 'node1' (Gemm)", "input 2 (C) [3] does not broadcast to [2,2]");
+    EXPECT_ERROR(run1("Gemm", {F32({2}, {1, 2}), F32({2, 2}, std::vector<double>(4))}), "node 'node1'", "2-D");
+    EXPECT_ERROR(run1("Gemm", {F32({2, 3}, std::vector<double>(6)), F32({2, 3}, std::vector<double>(6))}),
+                 "node 'node1'", "inner dimensions differ");
+  }
+
+  // --- Conv ---
+  void convValid() {
+    Tensor y = run1("Conv", {iota({1, 1, 3, 3}), F32({1, 1, 2, 2}, {1, 1, 1, 1})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2, 2}}), (std::vector<double>{8, 12, 20, 24}), 0);
+  }
+  void convPadsStridesBias() {
+    Tensor y = run1("Conv", {iota({1, 1, 3, 3}), F32({1, 1, 3, 3}, std::vector<double>(9, 1.0)), F32({1}, {1})},
+                    {{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"strides", std::vector<int64_t>{2, 2}}});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2, 2}}), (std::vector<double>{9, 13, 21, 25}), 0);
+  }
+  void convDilations() {
+    Tensor y = run1("Conv", {iota({1, 1, 3, 3}), F32({1, 1, 2, 2}, {1, 1, 1, 1})},
+                    {{"dilations", std::vector<int64_t>{2, 2}}});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 1, 1}}), (std::vector<double>{16}), 0);
+  }
+  void convGroups() {
+    Tensor x = F32({1, 2, 2, 2}, {1, 2, 3, 4, 10, 20, 30, 40});
+    Tensor y = run1("Conv", {x, F32({2, 1, 1, 1}, {2, 3})}, {{"group", 2}});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 2, 2, 2}}), (std::vector<double>{2, 4, 6, 8, 30, 60, 90, 120}), 0);
+    // Two output channels per group: channels 0-1 read input channel 0, channels 2-3 input channel 1.
+    Tensor z = run1("Conv", {x, F32({4, 1, 1, 1}, {1, -1, 2, 0.5})}, {{"group", 2}});
+    EXPECT_TENSOR(z, (TensorType{DType::F32, {1, 4, 2, 2}}),
+                  (std::vector<double>{1, 2, 3, 4, -1, -2, -3, -4, 20, 40, 60, 80, 5, 10, 15, 20}), 0);
+  }
+  void convAutoPad() {
+    Tensor x = iota({1, 1, 4, 4}), w = F32({1, 1, 3, 3}, std::vector<double>(9, 1.0));
+    Attributes upper{{"auto_pad", "SAME_UPPER"}, {"strides", std::vector<int64_t>{2, 2}}};
+    EXPECT_TENSOR(run1("Conv", {x, w}, upper), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{45, 39, 66, 50}), 0);
+    Attributes lower{{"auto_pad", "SAME_LOWER"}, {"strides", std::vector<int64_t>{2, 2}}};
+    EXPECT_TENSOR(run1("Conv", {x, w}, lower), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{10, 24, 51, 90}), 0);
+    Attributes valid{{"auto_pad", "VALID"}, {"pads", std::vector<int64_t>{5, 5, 5, 5}}};
+    EXPECT_TENSOR(run1("Conv", {x, w}, valid), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{45, 54, 81, 90}), 0);
+  }
+  void conv1dAnd3d() {
+    Tensor y = run1("Conv", {F32({1, 1, 5}, {1, 2, 3, 4, 5}), F32({1, 1, 2}, {1, 2})},
+                    {{"strides", std::vector<int64_t>{2}}});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2}}), (std::vector<double>{5, 11}), 0);
+    Tensor z = run1("Conv", {iota({1, 1, 2, 2, 2}), F32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0))});
+    EXPECT_TENSOR(z, (TensorType{DType::F32, {1, 1, 1, 1, 1}}), (std::vector<double>{28}), 0);
+    // 3-D with a pad on the outer axis only: depth windows [-1,0] and [0,1] of planes summing to 6 and 22.
+    Tensor p = run1("Conv", {iota({1, 1, 2, 2, 2}), F32({1, 1, 2, 2, 2}, std::vector<double>(8, 1.0))},
+                    {{"pads", std::vector<int64_t>{1, 0, 0, 0, 0, 0}}});
+    EXPECT_TENSOR(p, (TensorType{DType::F32, {1, 1, 2, 1, 1}}), (std::vector<double>{6, 28}), 0);
+  }
+  void convMatchesNaive() {
+    // Groups, strides, dilations and asymmetric pads together, batch 2, f64 and f32.
+    for (DType dt : {DType::F32, DType::F64}) {
+      Tensor x = randomUniform({dt, {2, 4, 7, 9}}, 11, -1, 1), w = randomUniform({dt, {6, 2, 3, 2}}, 12, -1, 1);
+      Attributes a{{"group", 2}, {"strides", std::vector<int64_t>{2, 1}}, {"dilations", std::vector<int64_t>{1, 3}},
+                   {"pads", std::vector<int64_t>{1, 0, 2, 3}}};
+      Tensor y = run1("Conv", {x, w}, a);
+      Shape out{2, 6, 4, 9};  // (7+3-3)/2+1 = 4, (9+3-4)/1+1 = 9
+      std::vector<double> ref = naiveConv2d(x, w, 2, {2, 1}, {1, 3}, {1, 0}, out);
+      EXPECT_TENSOR(y, (TensorType{dt, out}), ref, dt == DType::F32 ? 1e-5 : 1e-12);
+    }
+  }
+  void convBf16Pointwise() {
+    // A 1x1 convolution (the whole plane is one row) in bf16.
+    Tensor y = run1("Conv", {T(DType::BF16, {1, 2, 1, 3}, {1, 2, 3, 4, 5, 6}), T(DType::BF16, {1, 2, 1, 1}, {1, 2})});
+    EXPECT_TENSOR(y, (TensorType{DType::BF16, {1, 1, 1, 3}}), (std::vector<double>{9, 12, 15}), 0);
+  }
+  void convErrors() {
+    Tensor x = iota({1, 2, 3, 3});
+    EXPECT_ERROR(run1("Conv", {x, F32({1, 3, 1, 1}, {1, 1, 1})}), "node 'node1' (Conv)", "channels per group");
+    EXPECT_ERROR(run1("Conv", {x, F32({1, 2, 4, 4}, std::vector<double>(32))}), "node 'node1'",
+                 "larger than the padded input");
+    EXPECT_ERROR(run1("Conv", {x, F32({1, 2, 1, 1}, {1, 1})}, {{"strides", std::vector<int64_t>{0, 1}}}),
+                 "node 'node1'", "strides");
+    EXPECT_ERROR(run1("Conv", {x, F32({1, 2, 1, 1}, {1, 1}), F32({2}, {1, 2})}), "node 'node1'", "input 2 (B)");
+    EXPECT_ERROR(run1("Conv", {x, F32({1, 2, 1, 1}, {1, 1})}, {{"auto_pad", "SAME"}}), "node 'node1'", "auto_pad");
+    EXPECT_ERROR(run1("Conv", {T(DType::I32, {1, 1, 1}, {1}), T(DType::I32, {1, 1, 1}, {1})}), "node 'node1'",
+                 "dtype i32");
+  }
+  void convTiming() {
+    // The reference interpreter's speed on a VGG-sized layer (set TESSERA_BENCH=1 to run).
+    if (qEnvironmentVariableIsEmpty("TESSERA_BENCH")) QSKIP("set TESSERA_BENCH=1 to time a 1x64x224x224 conv");
+    Tensor x = randomUniform({DType::F32, {1, 64, 224, 224}}, 1, -1, 1);
+    Tensor w = randomUniform({DType::F32, {64, 64, 3, 3}}, 2, -1, 1);
+    auto start = std::chrono::steady_clock::now();
+    Tensor y = run1("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    qInfo("conv 1x64x224x224, 3x3, 64 -> 64 channels: %.0f ms", ms);
+    QCOMPARE(y.shape(), (Shape{1, 64, 224, 224}));
+  }
+
+  // --- pools ---
+  void maxPoolWithIndices() {
+    Attributes a{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
+    OpRun r = runOp("MaxPool", {iota({1, 1, 4, 4})}, a, {}, 2);
+    EXPECT_TENSOR(r.outputs[0], (TensorType{DType::F32, {1, 1, 2, 2}}), (std::vector<double>{5, 7, 13, 15}), 0);
+    EXPECT_TENSOR(r.outputs[1], (TensorType{DType::I64, {1, 1, 2, 2}}), (std::vector<double>{5, 7, 13, 15}), 0);
+    a["storage_order"] = 1;  // column-major flat indices: h + w * H
+    OpRun c = runOp("MaxPool", {iota({1, 1, 4, 4})}, a, {}, 2);
+    EXPECT_TENSOR(c.outputs[1], (TensorType{DType::I64, {1, 1, 2, 2}}), (std::vector<double>{5, 13, 7, 15}), 0);
+  }
+  void maxPoolCeilDilationsU8() {
+    Attributes ceil{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}},
+                    {"ceil_mode", 1}};
+    EXPECT_TENSOR(run1("MaxPool", {iota({1, 1, 3, 3})}, ceil), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{4, 5, 7, 8}), 0);
+    Attributes dil{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}};
+    EXPECT_TENSOR(run1("MaxPool", {iota({1, 1, 4, 4}, DType::U8)}, dil), (TensorType{DType::U8, {1, 1, 2, 2}}),
+                  (std::vector<double>{10, 11, 14, 15}), 0);
+  }
+  void averagePoolPads() {
+    Attributes a{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    Tensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4});
+    EXPECT_TENSOR(run1("AveragePool", {x}, a), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{2.5, 2.5, 2.5, 2.5}), 0);
+    a["count_include_pad"] = 1;
+    EXPECT_TENSOR(run1("AveragePool", {x}, a), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>(4, 10.0 / 9.0)), 1e-6);
+  }
+  void averagePoolCeil() {
+    Attributes a{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}},
+                 {"ceil_mode", 1}};
+    EXPECT_TENSOR(run1("AveragePool", {iota({1, 1, 3, 3})}, a), (TensorType{DType::F32, {1, 1, 2, 2}}),
+                  (std::vector<double>{2, 3.5, 6.5, 8}), 0);
+  }
+  void globalPools() {
+    Tensor x = F32({1, 2, 2, 2}, {1, 2, 3, 4, -1, -5, 0, 2});
+    EXPECT_TENSOR(run1("GlobalAveragePool", {x}), (TensorType{DType::F32, {1, 2, 1, 1}}),
+                  (std::vector<double>{2.5, -1}), 0);
+    EXPECT_TENSOR(run1("GlobalMaxPool", {x}), (TensorType{DType::F32, {1, 2, 1, 1}}), (std::vector<double>{4, 2}), 0);
+    Tensor e = F32({0, 3, 2}, {});
+    EXPECT_TENSOR(run1("GlobalAveragePool", {e}), (TensorType{DType::F32, {0, 3, 1}}), (std::vector<double>{}), 0);
+  }
+  void poolErrors() {
+    EXPECT_ERROR(run1("MaxPool", {iota({1, 1, 4, 4})}), "node 'node1' (MaxPool)", "kernel_shape is required");
+    EXPECT_ERROR(run1("AveragePool", {iota({1, 1, 2, 2})}, {{"kernel_shape", std::vector<int64_t>{3, 3}}}),
+                 "node 'node1' (AveragePool)", "larger than the padded input");
+    EXPECT_ERROR(run1("MaxPool", {iota({1, 1, 4, 4})}, {{"kernel_shape", std::vector<int64_t>{2}}}), "node 'node1'",
+                 "one value per spatial axis");
+    EXPECT_ERROR(run1("MaxPool", {iota({1, 1, 4, 4})},
+                      {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1}}}),
+                 "node 'node1'", "pads");
+    EXPECT_ERROR(run1("GlobalMaxPool", {iota({4})}), "node 'node1' (GlobalMaxPool)", "[N, C, spatial...]");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLinalg)
+#include "test_linalg.moc"
