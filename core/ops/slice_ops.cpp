@@ -274,7 +274,8 @@ std::vector<Tensor> evalPad(const Node& node, const std::vector<const Tensor*>& 
   std::vector<int64_t> strides = stridesOf(shape), idx(rank, 0);
   std::byte* dst = result.mutableBytes().data();
   const std::byte* src = in[0]->bytes().data();
-  for (int64_t k = 0; k < result.numElements(); ++k, dst += esize) {
+  int64_t count = result.numElements();
+  for (int64_t k = 0; k < count; ++k, dst += esize) {
     int64_t from = 0;
     for (size_t d = 0; d < rank && from >= 0; ++d) {
       int64_t x = source[d][size_t(idx[d])];
