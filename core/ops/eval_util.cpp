@@ -122,6 +122,13 @@ void failNode(const Node& node, const std::string& message) {
   fail("node '" + node.id() + "' (" + node.op() + "): " + message);
 }
 
+int64_t evalAxis(const Node& node, int64_t axis, int64_t rank) {
+  std::optional<int64_t> a = normalizeAxis(axis, rank);
+  if (!a)
+    failNode(node, "axis " + std::to_string(axis) + " is out of range for an input of rank " + std::to_string(rank));
+  return *a;
+}
+
 void requireType(const Node& node, const Tensor& t, const TensorType& want, size_t output) {
   if (t.type() != want)
     failNode(node, "output " + std::to_string(output) + " computes as " + t.type().toString() + " but " +

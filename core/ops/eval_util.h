@@ -46,6 +46,8 @@ Tensor fromDoublesRounded(DType dtype, Shape shape, std::span<const double> valu
 
 // "node 'id' (Op): message" as an Error, for the reference semantics (no InferContext there).
 [[noreturn]] void failNode(const Node& node, const std::string& message);
+// As normalizedAxis, for the reference semantics (inference has checked it; this guards against edited graphs).
+int64_t evalAxis(const Node& node, int64_t axis, int64_t rank);
 // Throws naming the node unless `t` has type `want` (eval results must match the inferred types).
 void requireType(const Node& node, const Tensor& t, const TensorType& want, size_t output = 0);
 

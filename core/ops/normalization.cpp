@@ -28,7 +28,8 @@ OpSchema softmaxSchema(const char* name, bool logForm) {
   OpSchema s;
   s.name = name;
   s.category = OpCategory::Reduction;
-  s.summary = logForm ? "y = log(softmax(x)) along axis (default -1)" : "y = exp(x) / sum(exp(x)) along axis (default -1)";
+  s.summary = logForm ? "y = log(softmax(x)) along axis (default -1)"
+                      : "y = exp(x) / sum(exp(x)) along axis (default -1)";
   s.infer = [](InferContext& ctx) {
     requireDType(ctx, 0, DTypeClass::Float);
     normalizedAxis(ctx, ctx.node().attrInt("axis", -1), int64_t(ctx.input(0).shape.size()));
@@ -37,9 +38,8 @@ OpSchema softmaxSchema(const char* name, bool logForm) {
   s.eval = [logForm](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
     const Tensor& x = *in[0];
     int64_t rank = int64_t(x.shape().size());
-    std::optional<int64_t> axis = normalizeAxis(node.attrInt("axis", -1), rank);
-    if (!axis) failNode(node, "axis is out of range");
-    std::vector<double> y = softmax(x.toDoubles(), splitAtAxis(x.shape(), *axis), logForm);
+    int64_t axis = evalAxis(node, node.attrInt("axis", -1), rank);
+    std::vector<double> y = softmax(x.toDoubles(), splitAtAxis(x.shape(), axis), logForm);
     return std::vector<Tensor>{fromDoublesRounded(types[0].dtype, types[0].shape, y)};
   };
   return s;
@@ -88,7 +88,7 @@ std::vector<Tensor> evalLayerNorm(const Node& node, const std::vector<const Tens
                                   const std::vector<TensorType>& types) {
   const Tensor& x = *in[0];
   int64_t rank = int64_t(x.shape().size());
-  LayerNormShapes ls = layerNormShapes(x.shape(), *normalizeAxis(node.attrInt("axis", -1), rank));
+  LayerNormShapes ls = layerNormShapes(x.shape(), evalAxis(node, node.attrInt("axis", -1), rank));
   double eps = node.attrFloat("epsilon", 1e-5);
   AxisSplit sp{numElements(ls.stats), numElements(ls.normalized), 1};
   std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles(), bias;

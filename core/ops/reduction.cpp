@@ -48,7 +48,8 @@ ReducePlan planReduce(const Node& node, const Shape& in, const Tensor* axesTenso
   ReducePlan p{std::vector<bool>(in.size(), axes.empty() && !noop), {}};
   for (int64_t a : axes) {
     std::optional<int64_t> n = normalizeAxis(a, rank);
-    if (!n) failNode(node, "axis " + std::to_string(a) + " is out of range for an input of rank " + std::to_string(rank));
+    if (!n)
+      failNode(node, "axis " + std::to_string(a) + " is out of range for an input of rank " + std::to_string(rank));
     if (p.reduced[size_t(*n)]) failNode(node, "axis " + std::to_string(a) + " is repeated in axes");
     p.reduced[size_t(*n)] = true;
   }
@@ -180,7 +181,8 @@ OpSchema reduceSchema(const ReduceOp& op) {
   s.eval = [op](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
     const Tensor& x = *in[0];
     ReducePlan plan = planReduce(node, x.shape(), in.size() > 1 ? in[1] : nullptr);
-    if (plan.out != types[0].shape) failNode(node, "the reduced shape differs from the inferred " + types[0].toString());
+    if (plan.out != types[0].shape)
+      failNode(node, "the reduced shape differs from the inferred " + types[0].toString());
     std::vector<int64_t> map = outputIndexMap(x.shape(), plan.reduced);
     Tensor y = !isFloat(x.dtype()) && exactOnInts(op.kind) ? reduceInts(op.kind, x, map, types[0])
                                                             : reduceDoubles(op.kind, x, map, types[0]);
@@ -224,7 +226,7 @@ OpSchema argSchema(const char* name, bool isMax) {
   };
   s.eval = [isMax](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
     const Tensor& x = *in[0];
-    int64_t axis = *normalizeAxis(node.attrInt("axis", 0), int64_t(x.shape().size()));
+    int64_t axis = evalAxis(node, node.attrInt("axis", 0), int64_t(x.shape().size()));
     bool last = node.attrInt("select_last_index", 0) != 0;
     AxisSplit sp = splitAtAxis(x.shape(), axis);
     std::vector<int64_t> out = isFloat(x.dtype()) ? argExtreme(x.toDoubles(), sp, isMax, last)

@@ -170,7 +170,8 @@ class TestElementwise : public QObject {
     EXPECT_TENSOR(run1("Relu", {T(DType::I32, {2}, {4, -9})}), ty(DType::I32, {2}), (std::vector<double>{4, 0}), 0);
     EXPECT_TENSOR(run1("Sign", {T(DType::F32, {3}, {-3, 0, 0.1})}), ty(DType::F32, {3}),
                   (std::vector<double>{-1, 0, 1}), 0);
-    EXPECT_TENSOR(run1("Ceil", {T(DType::F32, {2}, {-1.5, 1.2})}), ty(DType::F32, {2}), (std::vector<double>{-1, 2}), 0);
+    EXPECT_TENSOR(run1("Ceil", {T(DType::F32, {2}, {-1.5, 1.2})}), ty(DType::F32, {2}), (std::vector<double>{-1, 2}),
+                  0);
     EXPECT_TENSOR(run1("Floor", {T(DType::F32, {2}, {-1.5, 1.2})}), ty(DType::F32, {2}), (std::vector<double>{-2, 1}),
                   0);
     EXPECT_TENSOR(run1("Round", {T(DType::F32, {4}, {0.5, 1.5, 2.5, -0.5})}), ty(DType::F32, {4}),
@@ -187,8 +188,8 @@ class TestElementwise : public QObject {
                   (std::vector<double>{0, 0.375, 0.75, 1}), 0);
     EXPECT_TENSOR(run1("HardSwish", {T(DType::F32, {4}, {-4, -1.5, 1.5, 3})}), ty(DType::F32, {4}),
                   (std::vector<double>{0, -0.375, 1.125, 3}), 0);
-    EXPECT_TENSOR(run1("ThresholdedRelu", {x}, {{"alpha", 1.0}}), ty(DType::F32, {4}), (std::vector<double>{0, 0, 0, 4}),
-                  0);
+    EXPECT_TENSOR(run1("ThresholdedRelu", {x}, {{"alpha", 1.0}}), ty(DType::F32, {4}),
+                  (std::vector<double>{0, 0, 0, 4}), 0);
     EXPECT_TENSOR(run1("Softsign", {x}), ty(DType::F32, {4}), (std::vector<double>{-2.0 / 3, -1.0 / 3, 0.5, 0.8}),
                   1e-7);
     EXPECT_TENSOR(run1("Elu", {T(DType::F64, {2}, {-1, 2})}, {{"alpha", 2.0}}), ty(DType::F64, {2}),

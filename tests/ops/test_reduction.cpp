@@ -98,8 +98,8 @@ class TestReduction : public QObject {
     EXPECT_TENSOR(run1("ArgMax", {x}, {{"axis", 1}, {"select_last_index", 1}, {"keepdims", 0}}), ty(DType::I64, {2}),
                   (std::vector<double>{2, 2}), 0);
     EXPECT_TENSOR(run1("ArgMin", {x}), ty(DType::I64, {1, 3}), (std::vector<double>{0, 1, 0}), 0);
-    EXPECT_TENSOR(run1("ArgMin", {x}, {{"axis", -1}, {"keepdims", 0}}), ty(DType::I64, {2}), (std::vector<double>{0, 1}),
-                  0);
+    EXPECT_TENSOR(run1("ArgMin", {x}, {{"axis", -1}, {"keepdims", 0}}), ty(DType::I64, {2}),
+                  (std::vector<double>{0, 1}), 0);
     int64_t big = (int64_t(1) << 53);
     EXPECT_TENSOR(run1("ArgMax", {I64({2}, {big + 1, big})}), ty(DType::I64, {1}), std::vector<double>{0}, 0);
   }
