@@ -41,7 +41,7 @@ Tensor scaleAlong(const Tensor& w, size_t axis, const std::vector<double>& s) {
 }
 
 bool floatConstant(const Value* v) {
-  const Tensor* t = constantValue(v);
+  std::optional<Tensor> t = materializeConstant(v);
   return t && isFloat(t->dtype());
 }
 
@@ -80,25 +80,25 @@ class FoldBatchNormPass : public Pass {
 
  private:
   static bool foldableConv(const Node& conv, size_t channels) {
-    const Tensor* w = constantValue(conv.input(1));
+    const Shape& w = conv.input(1)->shape();
     bool biasOk = !conv.input(2) || floatConstant(conv.input(2));
-    return w->shape().size() >= 3 && w->shape()[0] == int64_t(channels) && biasOk;
+    return w.size() >= 3 && w[0] == int64_t(channels) && biasOk;
   }
   static int64_t gemmChannels(const Node& gemm) {
-    const Tensor* b = constantValue(gemm.input(1));
-    if (b->shape().size() != 2 || (gemm.input(2) && !floatConstant(gemm.input(2)))) return -1;
-    return b->shape()[gemm.attrInt("transB", 0) ? 0 : 1];
+    const Shape& b = gemm.input(1)->shape();
+    if (b.size() != 2 || (gemm.input(2) && !floatConstant(gemm.input(2)))) return -1;
+    return b[gemm.attrInt("transB", 0) ? 0 : 1];
   }
   static int64_t matmulChannels(const Node& mm) {
-    const Tensor* b = constantValue(mm.input(1));
-    if (b->shape().size() != 2 || mm.output(0)->shape().size() != 2) return -1;
-    return b->shape()[1];
+    const Shape& b = mm.input(1)->shape();
+    if (b.size() != 2 || mm.output(0)->shape().size() != 2) return -1;
+    return b[1];
   }
 
   // W'[oc] = W[oc] s[oc], b'[oc] = b[oc] s[oc] + t[oc]
   static void intoConv(Graph& g, Node* conv, const Affine& a) {
-    const Tensor& w = *constantValue(conv->input(1));
-    const Tensor* b = constantValue(conv->input(2));
+    Tensor w = *materializeConstant(conv->input(1));
+    std::optional<Tensor> b = materializeConstant(conv->input(2));
     std::vector<double> bias(a.t);
     for (size_t c = 0; c < bias.size(); ++c) bias[c] += (b ? b->getDouble(int64_t(c)) : 0.0) * a.s[c];
     g.setNodeInput(conv, 1, addConstant(g, conv->id() + ".weight_bn", scaleAlong(w, 0, a.s)));
@@ -108,11 +108,11 @@ class FoldBatchNormPass : public Pass {
 
   // alpha A (B s) + beta C' with beta C' = beta C s + t.
   static void intoGemm(Graph& g, Node* gemm, const Affine& a) {
-    const Tensor& b = *constantValue(gemm->input(1));
-    const Tensor* c = constantValue(gemm->input(2));
+    Tensor b = *materializeConstant(gemm->input(1));
+    std::optional<Tensor> c = materializeConstant(gemm->input(2));
     double beta = gemm->attrFloat("beta", 1.0);
     if (!c || beta == 0.0) {
-      c = nullptr;
+      c.reset();
       beta = 1.0;
     }
     int64_t n = int64_t(a.s.size());
@@ -131,7 +131,7 @@ class FoldBatchNormPass : public Pass {
 
   // MatMul has no bias: the batch norm becomes an Add of t after a MatMul with scaled columns.
   static void intoMatMul(Graph& g, Node* mm, Node* bn, const Affine& a) {
-    const Tensor& b = *constantValue(mm->input(1));
+    Tensor b = *materializeConstant(mm->input(1));
     g.setNodeInput(mm, 1, addConstant(g, mm->id() + ".weight_bn", scaleAlong(b, 1, a.s)));
     Value* shift = addConstant(g, bn->id() + ".shift",
                                Tensor::fromDoubles(b.dtype(), {int64_t(a.t.size())}, a.t));

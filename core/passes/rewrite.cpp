@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ops/infer.h"
+#include "ops/registry.h"
 
 namespace tessera {
 
@@ -12,6 +13,17 @@ const Tensor* constantValue(const Value* v) {
   if (p && p->op() == "Constant" && p->numInputs() == 0)
     if (const Attribute* a = p->attr("value"); a && a->kind() == AttrKind::Tensor) return &a->t();
   return nullptr;
+}
+
+std::optional<Tensor> materializeConstant(const Value* v) {
+  if (const Tensor* t = constantValue(v)) return *t;
+  const Node* p = v ? v->producer() : nullptr;
+  if (!p || p->op() != "ConstantOfShape" || !constantValue(p->input(0))) return std::nullopt;
+  const OpSchema* schema = OpRegistry::instance().find(p->op());
+  if (!schema || !schema->eval) return std::nullopt;
+  std::vector<Tensor> out = schema->eval(*p, {constantValue(p->input(0))}, {v->type()});
+  if (out.empty() || out[0].type() != v->type()) return std::nullopt;
+  return out[0];
 }
 
 bool isConstantSplat(const Value* v, double x) {

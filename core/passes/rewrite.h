@@ -1,6 +1,7 @@
 #pragma once
 // Small graph-editing helpers shared by the passes: forward a value, swap a node for another op while keeping
 // its id and output names, turn a value into a constant, and build new nodes with inferred types.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,9 @@ namespace tessera {
 
 // Data of a value known without running anything: an initializer or the `value` of a Constant node.
 const Tensor* constantValue(const Value* v);
+// As constantValue, and also the result of a ConstantOfShape with a constant shape (how some exporters store
+// splat weights), evaluated on demand; nullopt when the value is not known without inputs.
+std::optional<Tensor> materializeConstant(const Value* v);
 // True when `v` is a constant whose every element equals `x`.
 bool isConstantSplat(const Value* v, double x);
 
