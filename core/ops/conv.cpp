@@ -192,8 +192,8 @@ std::vector<Tensor> evalConv(const Node& node, const std::vector<const Tensor*>&
 }  // namespace
 
 void registerConvOps(OpRegistry& r) {
-  r.add({"Conv", OpCategory::Conv, "N-d grouped convolution (strides, pads, dilations, auto_pad), optional bias", 2,
-         3, 1, 1, {}, inferConv, evalConv});
+  addOp(r, {"Conv", OpCategory::Conv, "N-d grouped convolution (strides, pads, dilations, auto_pad), optional bias", 2,
+            3, 1, 1, {}, inferConv, evalConv});
 }
 
 }  // namespace tessera::ops

@@ -103,10 +103,10 @@ std::vector<Tensor> evalGatherElements(const Node& node, const std::vector<const
 
 void registerGatherOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
-  r.add({"Gather", dm, "pick slices along an axis by index (negative indices count from the end)", 2, 2, 1, 1, {},
-         inferGather, evalGather});
-  r.add({"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
-         evalGatherElements});
+  addOp(r, {"Gather", dm, "pick slices along an axis by index (negative indices count from the end)", 2, 2, 1, 1, {},
+            inferGather, evalGather});
+  addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
+            evalGatherElements});
 }
 
 }  // namespace tessera::ops

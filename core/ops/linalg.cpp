@@ -193,12 +193,13 @@ std::vector<Tensor> evalGemm(const Node& node, const std::vector<const Tensor*>&
 }  // namespace ops
 
 void registerLinalgOps(OpRegistry& r) {
-  r.add({"MatMul", OpCategory::Matmul, "matrix product with numpy broadcasting of batch dimensions", 2, 2, 1, 1, {},
-         ops::inferMatMul, ops::evalMatMul});
-  r.add({"Gemm", OpCategory::Matmul, "alpha * op(A) * op(B) + beta * C, op = optional transpose", 2, 3, 1, 1, {},
-         ops::inferGemm, ops::evalGemm});
-  ops::registerConvOps(r);
-  ops::registerPoolOps(r);
+  using namespace ops;
+  addOp(r, {"MatMul", OpCategory::Matmul, "matrix product with numpy broadcasting of batch dimensions", 2, 2, 1, 1,
+            {}, inferMatMul, evalMatMul});
+  addOp(r, {"Gemm", OpCategory::Matmul, "alpha * op(A) * op(B) + beta * C, op = optional transpose", 2, 3, 1, 1, {},
+            inferGemm, evalGemm});
+  registerConvOps(r);
+  registerPoolOps(r);
 }
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 #include "ops/op_support.h"
 
 #include <cstring>
+#include <string_view>
 #include <thread>
 
 #include "ir/error.h"
@@ -65,6 +66,33 @@ void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_
   std::thread second([&] { body(mid, n); });
   body(0, mid);
   second.join();
+}
+
+namespace {
+bool namesNode(const Error& e) { return std::string_view(e.what()).starts_with("node '"); }
+}  // namespace
+
+void addOp(OpRegistry& r, OpSchema schema) {
+  InferFn infer = std::move(schema.infer);
+  schema.infer = [infer](InferContext& ctx) {
+    try {
+      infer(ctx);
+      for (const TensorType& t : ctx.outputs) numElements(t.shape);
+    } catch (const Error& e) {
+      if (namesNode(e)) throw;
+      ctx.error(e.what());
+    }
+  };
+  EvalFn eval = std::move(schema.eval);
+  schema.eval = [eval](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+    try {
+      return eval(node, in, types);
+    } catch (const Error& e) {
+      if (namesNode(e)) throw;
+      nodeFail(node, e.what());
+    }
+  };
+  r.add(std::move(schema));
 }
 
 namespace {

@@ -38,6 +38,10 @@ void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_
 Tensor stridedCopy(const Tensor& src, const TensorType& outType, const std::vector<int64_t>& srcStrides,
                    int64_t srcOffset);
 
+// Registers `schema` with its inference and evaluation wrapped so that an Error they raise without naming the
+// node (an element-count overflow, a tensor over the size limit) is re-raised as "node 'id' (Op): ...".
+void addOp(OpRegistry& r, OpSchema schema);
+
 // "[1,2,3]" for messages.
 std::string intsToString(const std::vector<int64_t>& v);
 

@@ -172,13 +172,14 @@ std::vector<Tensor> evalGlobalPool(const Node&, const std::vector<const Tensor*>
 }  // namespace
 
 void registerPoolOps(OpRegistry& r) {
-  r.add({"MaxPool", OpCategory::Reduction, "maximum over sliding windows, optional flat argmax indices", 1, 1, 1, 2,
-         {}, inferMaxPool, evalMaxPool});
-  r.add({"AveragePool", OpCategory::Reduction, "mean over sliding windows (count_include_pad, ceil_mode)", 1, 1, 1,
-         1, {}, inferAveragePool, evalAveragePool});
-  r.add({"GlobalAveragePool", OpCategory::Reduction, "mean over all spatial positions of each channel", 1, 1, 1, 1,
-         {}, inferGlobalPool, evalGlobalPool<false>});
-  r.add({"GlobalMaxPool", OpCategory::Reduction, "maximum over all spatial positions of each channel", 1, 1, 1, 1, {},
+  addOp(r, {"MaxPool", OpCategory::Reduction, "maximum over sliding windows, optional flat argmax indices", 1, 1, 1, 2,
+            {}, inferMaxPool, evalMaxPool});
+  addOp(r, {"AveragePool", OpCategory::Reduction, "mean over sliding windows (count_include_pad, ceil_mode)", 1, 1, 1,
+            1, {}, inferAveragePool, evalAveragePool});
+  addOp(r, {"GlobalAveragePool", OpCategory::Reduction, "mean over all spatial positions of each channel", 1, 1, 1, 1,
+            {}, inferGlobalPool, evalGlobalPool<false>});
+  addOp(r, {"GlobalMaxPool", OpCategory::Reduction, "maximum over all spatial positions of each channel", 1, 1, 1, 1,
+            {},
          inferGlobalPool, evalGlobalPool<true>});
 }
 

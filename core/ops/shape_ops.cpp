@@ -165,7 +165,8 @@ std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
   return strides;
 }
 
-std::vector<Tensor> evalExpand(const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+std::vector<Tensor> evalExpand(const Node&, const std::vector<const Tensor*>& in,
+                               const std::vector<TensorType>& types) {
   return {stridedCopy(*in[0], types[0], broadcastStrides(in[0]->shape(), types[0].shape), 0)};
 }
 
@@ -203,16 +204,16 @@ std::vector<Tensor> evalTile(const Node&, const std::vector<const Tensor*>& in, 
 void registerShapeOps(OpRegistry& r) {
   using namespace ops;
   auto dm = OpCategory::DataMovement;
-  r.add({"Reshape", dm, "same elements under a new shape (0 copies a dimension, -1 is inferred)", 2, 2, 1, 1, {1},
-         inferReshape, evalSameBytes});
-  r.add({"Flatten", dm, "reshape to 2-D around an axis", 1, 1, 1, 1, {}, inferFlatten, evalSameBytes});
-  r.add({"Squeeze", dm, "remove extent-1 axes (all of them when no axes are given)", 1, 2, 1, 1, {1}, inferSqueeze,
-         evalSameBytes});
-  r.add({"Unsqueeze", dm, "insert extent-1 axes", 2, 2, 1, 1, {1}, inferUnsqueeze, evalSameBytes});
-  r.add({"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose});
-  r.add({"Expand", dm, "broadcast to a shape (numpy rules, both directions)", 2, 2, 1, 1, {1}, inferExpand,
-         evalExpand});
-  r.add({"Tile", dm, "repeat the tensor along each axis", 2, 2, 1, 1, {1}, inferTile, evalTile});
+  addOp(r, {"Reshape", dm, "same elements under a new shape (0 copies a dimension, -1 is inferred)", 2, 2, 1, 1, {1},
+            inferReshape, evalSameBytes});
+  addOp(r, {"Flatten", dm, "reshape to 2-D around an axis", 1, 1, 1, 1, {}, inferFlatten, evalSameBytes});
+  addOp(r, {"Squeeze", dm, "remove extent-1 axes (all of them when no axes are given)", 1, 2, 1, 1, {1}, inferSqueeze,
+            evalSameBytes});
+  addOp(r, {"Unsqueeze", dm, "insert extent-1 axes", 2, 2, 1, 1, {1}, inferUnsqueeze, evalSameBytes});
+  addOp(r, {"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose});
+  addOp(r, {"Expand", dm, "broadcast to a shape (numpy rules, both directions)", 2, 2, 1, 1, {1}, inferExpand,
+            evalExpand});
+  addOp(r, {"Tile", dm, "repeat the tensor along each axis", 2, 2, 1, 1, {1}, inferTile, evalTile});
   registerSliceOps(r);
   registerGatherOps(r);
 }

@@ -107,7 +107,8 @@ std::vector<int64_t> splitSizes(const Node& node, int64_t d, size_t outputs, con
       if (v < 0) nodeFail(node, "split " + intsToString(sizes) + " has a negative size");
       sum += v;
     }
-    if (sum != d) nodeFail(node, "split " + intsToString(sizes) + " does not add up to the extent " + std::to_string(d));
+    if (sum != d)
+      nodeFail(node, "split " + intsToString(sizes) + " does not add up to the extent " + std::to_string(d));
   } else {
     int64_t n = node.attrInt("num_outputs", int64_t(outputs));
     if (n < 1 || n > kMaxVariadic) nodeFail(node, "num_outputs " + std::to_string(n) + " must be positive");
@@ -292,12 +293,12 @@ std::vector<Tensor> evalPad(const Node& node, const std::vector<const Tensor*>& 
 
 void registerSliceOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
-  r.add({"Slice", dm, "strided sub-tensor (starts, ends, axes, steps; negative steps walk back)", 3, 5, 1, 1,
-         {1, 2, 3, 4}, inferSlice, evalSlice});
-  r.add({"Split", dm, "cut along an axis into parts (split sizes or equal parts)", 1, 2, 1, kMaxVariadic, {1},
-         inferSplit, evalSplit});
-  r.add({"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat});
-  r.add({"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});
+  addOp(r, {"Slice", dm, "strided sub-tensor (starts, ends, axes, steps; negative steps walk back)", 3, 5, 1, 1,
+            {1, 2, 3, 4}, inferSlice, evalSlice});
+  addOp(r, {"Split", dm, "cut along an axis into parts (split sizes or equal parts)", 1, 2, 1, kMaxVariadic, {1},
+            inferSplit, evalSplit});
+  addOp(r, {"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat});
+  addOp(r, {"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});
 }
 
 }  // namespace tessera::ops

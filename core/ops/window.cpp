@@ -55,7 +55,7 @@ WindowGeometry windowGeometry(const Node& node, const Shape& inputSpatial, const
     int64_t room = d + g.padsBegin[i] + g.padsEnd[i] - span;
     if (room < 0)
       nodeFail(node, "window of extent " + std::to_string(span) + " on spatial axis " + std::to_string(i) +
-                         " is larger than the padded input (" + std::to_string(d + g.padsBegin[i] + g.padsEnd[i]) + ")");
+                         " is larger than the padded input (" + std::to_string(room + span) + ")");
     g.output[i] = (ceilMode ? ceilDiv(room, s) : floorDiv(room, s)) + 1;
     // A window that would start inside the end padding is dropped (ONNX and PyTorch agree).
     if (ceilMode && (g.output[i] - 1) * s >= d + g.padsBegin[i]) --g.output[i];

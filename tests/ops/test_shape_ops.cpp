@@ -163,6 +163,9 @@ class TestShapeOps : public QObject {
                   (V{1, 2, 1, 2, 1, 2, 1, 2}), 0);
     QCOMPARE(run1("Tile", {F32({2}, {1, 2}), ints({0})}, {}, {1}).shape(), (Shape{0}));
     EXPECT_ERROR(run1("Tile", {F32({2}, {1, 2}), ints({1, 1})}, {}, {1}), "node 'node1' (Tile)", "one value per axis");
+    // An element count past int64 is refused at inference, naming the node.
+    EXPECT_ERROR(run1("Tile", {F32({2, 2}, {1, 2, 3, 4}), ints({kMax / 2, kMax / 2})}, {}, {1}), "node 'node1' (Tile)",
+                 "too many elements");
   }
   void pad() {
     Tensor x = F32({3}, {1, 2, 3});
