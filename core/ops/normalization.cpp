@@ -1,5 +1,5 @@
-// Normalizations: Softmax, LogSoftmax (opset-13 form: along one axis), LayerNormalization and
-// BatchNormalization (inference form). All computed in double and rounded once to the output dtype.
+// Normalizations: Softmax, LogSoftmax (opset-13 form: along one axis), LayerNormalization, BatchNormalization
+// (inference form) and LRN. All computed in double and rounded once to the output dtype.
 #include <cmath>
 
 #include "ops/broadcast.h"
@@ -180,6 +180,52 @@ OpSchema batchNormSchema() {
   return s;
 }
 
+// --- LRN(X): local response normalization across channels (dim 1), as in AlexNet ---
+
+void inferLrn(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  if (ctx.input(0).shape.size() < 2)
+    ctx.error("input 0 (X) must have rank >= 2 (N, C, ...) but is " + ctx.input(0).toString());
+  const Attribute* size = ctx.node().attr("size");
+  if (!size || size->kind() != AttrKind::Int || size->i() <= 0)
+    ctx.error("attribute 'size' (the channel window) must be a positive int");
+  ctx.outputs[0] = ctx.input(0);
+}
+
+// y = x / (bias + alpha / size * sum of x^2 over the channel window)^beta; the window around channel c spans
+// [c - floor((size - 1) / 2), c + ceil((size - 1) / 2)], clipped to the channels.
+std::vector<Tensor> evalLrn(const Node& node, const std::vector<const Tensor*>& in,
+                            const std::vector<TensorType>& types) {
+  double alpha = node.attrFloat("alpha", 1e-4), beta = node.attrFloat("beta", 0.75);
+  double bias = node.attrFloat("bias", 1.0);
+  int64_t size = node.attrInt("size", 1);
+  int64_t before = (size - 1) / 2, after = size - 1 - before;
+  AxisSplit sp = splitAtAxis(in[0]->shape(), 1);
+  std::vector<double> x = in[0]->toDoubles(), y(x.size());
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t c = 0; c < sp.extent; ++c)
+      for (int64_t i = 0; i < sp.inner; ++i) {
+        double sum = 0;
+        for (int64_t k = std::max<int64_t>(0, c - before); k <= std::min(sp.extent - 1, c + after); ++k) {
+          double v = x[size_t((o * sp.extent + k) * sp.inner + i)];
+          sum += v * v;
+        }
+        size_t at = size_t((o * sp.extent + c) * sp.inner + i);
+        y[at] = x[at] / std::pow(bias + alpha / double(size) * sum, beta);
+      }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
+OpSchema lrnSchema() {
+  OpSchema s;
+  s.name = "LRN";
+  s.category = OpCategory::Other;
+  s.summary = "local response normalization across a window of `size` channels";
+  s.infer = inferLrn;
+  s.eval = evalLrn;
+  return s;
+}
+
 }  // namespace
 
 void registerNormalizationOps(OpRegistry& r) {
@@ -187,6 +233,7 @@ void registerNormalizationOps(OpRegistry& r) {
   r.add(softmaxSchema("LogSoftmax", true));
   r.add(layerNormSchema());
   r.add(batchNormSchema());
+  r.add(lrnSchema());
 }
 
 }  // namespace tessera

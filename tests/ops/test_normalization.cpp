@@ -1,4 +1,4 @@
-// Softmax, LogSoftmax, LayerNormalization and BatchNormalization against hand-checked values, and errors that
+// Softmax, LogSoftmax, LayerNormalization, BatchNormalization and LRN against hand-checked values, and errors that
 // name the node.
 #include "op_harness.h"
 
@@ -102,6 +102,17 @@ class TestNormalization : public QObject {
                  "node 'node1' (BatchNormalization)", "rank >= 2");
     EXPECT_ERROR(runOp("BatchNormalization", {x, c, c, c, c}, {}, {}, 3), "node 'node1' (BatchNormalization)",
                  "training mode");
+  }
+  void lrnAcrossChannels() {
+    // size 3: windows {0,1}, {0,1,2}, {1,2}; alpha / size = 1, beta = 1, bias = 1.
+    Tensor x = T(DType::F64, {1, 3, 1, 1}, {1, 2, 3});
+    Tensor y = run1("LRN", {x}, {{"size", 3}, {"alpha", 3.0}, {"beta", 1.0}, {"bias", 1.0}});
+    EXPECT_TENSOR(y, ty(DType::F64, {1, 3, 1, 1}), (std::vector<double>{1.0 / 6, 2.0 / 15, 3.0 / 14}), 1e-15);
+    // size 2: no channel before and one after (floor / ceil of (size - 1) / 2): windows {0,1}, {1,2}, {2}.
+    Tensor z = run1("LRN", {x}, {{"size", 2}, {"alpha", 2.0}, {"beta", 0.5}, {"bias", 0.0}});
+    EXPECT_TENSOR(z, ty(DType::F64, {1, 3, 1, 1}), (std::vector<double>{1 / std::sqrt(5.0), 2 / std::sqrt(13.0), 1}),
+                  1e-15);
+    EXPECT_ERROR(run1("LRN", {x}), "node 'node1' (LRN)", "'size'");
   }
 };
 
