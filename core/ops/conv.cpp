@@ -173,6 +173,7 @@ std::vector<Tensor> evalConv(const Node& node, const std::vector<const Tensor*>&
                              const std::vector<TensorType>& types) {
   const Tensor* bias = in.size() > 2 ? in[2] : nullptr;
   ConvShapes s = convShapes(node, in[0]->shape(), in[1]->shape(), bias ? &bias->shape() : nullptr);
+  requireWorkBuffer(node, numElements(types[0].shape));
   RowPlan p = rowPlan(s.window);
   std::vector<double> y(size_t(s.N * s.M * p.outPlane), 0.0);
   std::vector<double> b = bias ? bias->toDoubles() : std::vector<double>{};

@@ -71,7 +71,8 @@ void runBatch(const ProductBatch& p, const T* a, const T* b, double* c) {
   });
 }
 
-std::vector<double> product(const ProductBatch& p, const Tensor& a, const Tensor& b) {
+std::vector<double> product(const Node& node, const ProductBatch& p, const Tensor& a, const Tensor& b) {
+  requireWorkBuffer(node, int64_t(p.aBatch.size()) * p.M * p.N);
   std::vector<double> c(size_t(int64_t(p.aBatch.size()) * p.M * p.N), 0.0);
   if (c.empty() || p.K == 0) return c;
   bool bothF32 = a.dtype() == DType::F32 && b.dtype() == DType::F32;
@@ -128,7 +129,7 @@ std::vector<Tensor> evalMatMul(const Node& node, const std::vector<const Tensor*
   p.N = s.N;
   p.aBatch = broadcastIndexMap(s.aBatch, s.batch);
   p.bBatch = broadcastIndexMap(s.bBatch, s.batch);
-  std::vector<double> c = product(p, *in[0], *in[1]);
+  std::vector<double> c = product(node, p, *in[0], *in[1]);
   return {Tensor::fromDoubles(types[0].dtype, types[0].shape, c)};
 }
 
@@ -178,7 +179,7 @@ std::vector<Tensor> evalGemm(const Node& node, const std::vector<const Tensor*>&
   p.K = s.K;
   p.N = s.N;
   p.bTransposed = node.attrInt("transB", 0) != 0;
-  std::vector<double> y = product(p, a, *in[1]);
+  std::vector<double> y = product(node, p, a, *in[1]);
   double alpha = node.attrFloat("alpha", 1.0), beta = node.attrFloat("beta", 1.0);
   for (double& v : y) v *= alpha;
   if (c) {

@@ -53,6 +53,11 @@ void requireSameDType(const InferContext& ctx, size_t i) {
               ctx.input(0).toString() + "; dtypes must match");
 }
 
+void requireWorkBuffer(const Node& node, int64_t elements) {
+  if (elements > Tensor::kMaxTensorBytes / int64_t(sizeof(double)))
+    nodeFail(node, "needs a work buffer of " + std::to_string(elements) + " doubles, over the 16 GiB limit");
+}
+
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body) {
   // Below about a million multiply-adds a second thread costs more than it saves.
   constexpr int64_t kMinParallelWork = int64_t(1) << 20;

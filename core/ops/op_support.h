@@ -29,6 +29,9 @@ inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::F32, DType:
 // Input i must have the same dtype as input 0.
 void requireSameDType(const InferContext& ctx, size_t i);
 
+// Rejects a double work buffer of `elements` above Tensor's size limit, naming the node.
+void requireWorkBuffer(const Node& node, int64_t elements);
+
 // Runs body(begin, end) over [0, n), split in two halves on two threads when n * costPerItem is large
 // enough to pay for a thread. The body must not throw.
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body);

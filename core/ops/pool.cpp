@@ -93,6 +93,7 @@ WindowList listWindows(const WindowGeometry& g, bool countIncludePad, bool colum
 std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor*>& in,
                                 const std::vector<TensorType>& types) {
   PoolShapes s = poolShapes(node, in[0]->shape());
+  requireWorkBuffer(node, numElements(s.out));
   bool columnMajor = node.attrInt("storage_order", 0) == 1;
   WindowList w = listWindows(s.window, false, columnMajor);
   const std::vector<int64_t>& indexOffsets = columnMajor ? w.columnOffsets : w.offsets;
@@ -125,6 +126,7 @@ std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor
 std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Tensor*>& in,
                                     const std::vector<TensorType>& types) {
   PoolShapes s = poolShapes(node, in[0]->shape());
+  requireWorkBuffer(node, numElements(s.out));
   WindowList w = listWindows(s.window, node.attrInt("count_include_pad", 0) != 0, false);
   std::vector<double> x = in[0]->toDoubles();
   int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);

@@ -266,10 +266,12 @@ std::vector<Tensor> evalPad(const Node& node, const std::vector<const Tensor*>& 
   PadSpec p = padSpec(node, shape, *in[1], axes);
   const Shape& out = types[0].shape;
   size_t rank = shape.size(), esize = dtypeSize(types[0].dtype);
+  Tensor result(types[0].dtype, out);
+  if (result.numElements() == 0) return {result};
+  // Each extent is at most the (non-empty, size-capped) output's element count.
   std::vector<std::vector<int64_t>> source(rank);
   for (size_t d = 0; d < rank; ++d)
     for (int64_t o = 0; o < out[d]; ++o) source[d].push_back(padSource(o, p.begin[d], shape[d], p.mode));
-  Tensor result(types[0].dtype, out);
   std::vector<std::byte> fill(esize, std::byte{0});
   if (in.size() > 2 && in[2]) std::memcpy(fill.data(), in[2]->bytes().data(), esize);
   std::vector<int64_t> strides = stridesOf(shape), idx(rank, 0);

@@ -1,5 +1,7 @@
 #include "ops/window.h"
 
+#include <algorithm>
+
 #include "ops/op_support.h"
 
 namespace tessera::ops {
@@ -70,15 +72,14 @@ std::vector<AxisTaps> windowTaps(const WindowGeometry& g) {
     t.inside.resize(size_t(g.output[i]));
     t.paddedCount.resize(size_t(g.output[i]));
     int64_t paddedEnd = g.input[i] + g.padsEnd[i];
+    int64_t dil = g.dilations[i];
     for (int64_t o = 0; o < g.output[i]; ++o) {
-      int64_t count = 0;
-      for (int64_t k = 0; k < g.kernel[i]; ++k) {
-        int64_t x = o * g.strides[i] - g.padsBegin[i] + k * g.dilations[i];
-        if (x >= paddedEnd) break;
-        ++count;
-        if (x >= 0 && x < g.input[i]) t.inside[size_t(o)].push_back(x);
-      }
-      t.paddedCount[size_t(o)] = count;
+      // Taps k sit at x0 + k * dil; count them arithmetically so a huge kernel costs nothing extra.
+      int64_t x0 = o * g.strides[i] - g.padsBegin[i];
+      t.paddedCount[size_t(o)] = x0 >= paddedEnd ? 0 : std::min(g.kernel[i], (paddedEnd - x0 + dil - 1) / dil);
+      int64_t first = x0 >= 0 ? 0 : (-x0 + dil - 1) / dil;
+      int64_t end = x0 >= g.input[i] ? 0 : std::min(g.kernel[i], (g.input[i] - x0 + dil - 1) / dil);
+      for (int64_t k = first; k < end; ++k) t.inside[size_t(o)].push_back(x0 + k * dil);
     }
   }
   return taps;
