@@ -1,7 +1,7 @@
 // Graph → ModelProto: IR version 8, the default domain at opset 18 (or newer when an op's only form in the
 // registry is newer), nodes in topological order, initializers as raw_data, types of every value.
+#include <algorithm>
 #include <fstream>
-#include <map>
 
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/onnx/onnx_proto.h"
@@ -14,11 +14,14 @@ using namespace onnxio;
 
 constexpr int64_t kExportOpset = 18;
 
-// Ops whose registry form first appears after opset 18.
-int64_t opsetNeededFor(const std::string& op) {
-  static const std::map<std::string, int64_t> newer = {{"Gelu", 20}};
-  auto it = newer.find(op);
-  return it == newer.end() ? kExportOpset : it->second;
+// The first opset that has a node's form, when that is newer than 18: a new op, or an attribute added later.
+int64_t opsetNeededFor(const Node& n) {
+  if (n.op() == "Gelu") return 20;
+  if (n.op() == "AveragePool" && n.hasAttr("dilations")) return 19;
+  if (n.op() == "Cast" && n.hasAttr("saturate")) return 19;
+  const Attribute* mode = n.attr("mode");
+  if (n.op() == "Pad" && mode && mode->kind() == AttrKind::String && mode->s() == "wrap") return 19;
+  return kExportOpset;
 }
 
 void setValueInfo(const Value& v, onnx::ValueInfoProto& vi) {
@@ -48,7 +51,7 @@ onnx::ModelProto exportModel(const Graph& g) {
   int64_t opset = kExportOpset;
   for (const Node* n : g.topoOrder()) {
     exportNode(*n, *gp.add_node());
-    opset = std::max(opset, opsetNeededFor(n->op()));
+    opset = std::max(opset, opsetNeededFor(*n));
     for (const Value* out : n->outputs())
       if (!out->isGraphOutput()) setValueInfo(*out, *gp.add_value_info());
   }

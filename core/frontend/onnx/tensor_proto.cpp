@@ -172,18 +172,17 @@ DType requireDType(int32_t code, const std::string& what) {
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
-  // Bound the element count step by step so that the product can neither overflow nor pass the cap.
+  // Bound the product of the non-zero extents step by step, so that it can neither overflow nor pass the
+  // cap; an empty tensor with absurd other extents is refused too, as no later stride computation can trust it.
   const int64_t maxElements = Tensor::kMaxTensorBytes / int64_t(dtypeSize(dtype));
   int64_t n = 1;
-  bool empty = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) fail(what + ": dim " + std::to_string(i) + " is negative (" + std::to_string(shape[i]) + ")");
-    if (shape[i] == 0) empty = true;
-    if (!empty && shape[i] > maxElements / n)
+    if (shape[i] == 0) continue;
+    if (shape[i] > maxElements / n)
       fail(what + ": shape " + shapeToString(shape) + " is larger than the 16 GiB limit");
-    if (!empty) n *= shape[i];
+    n *= shape[i];
   }
-  if (empty) numElements(shape);  // still rejects a product of the other extents that overflows
 }
 
 Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype, const std::string& what) {
