@@ -1,0 +1,126 @@
+#include "runtime/cpu/cpu_compiler.h"
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "ir/error.h"
+#include "runtime/cpu/process.h"
+#include "runtime/cpu/temp_dir.h"
+
+namespace tessera::cpu {
+
+namespace {
+
+std::string sanitizedName(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    out += keep ? c : '_';
+  }
+  if (out.empty()) out = "kernel";
+  return out.substr(0, 64);
+}
+
+void replaceAll(std::string& text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+}
+
+// Up to three lines that report errors, joined on one line; else the first line of output.
+std::string firstErrorLines(const std::string& log) {
+  std::istringstream in(log);
+  std::string line, joined, first;
+  int found = 0;
+  while (std::getline(in, line) && found < 3) {
+    if (first.empty() && !line.empty()) first = line;
+    if (line.find("error") == std::string::npos) continue;
+    joined += (found++ ? " | " : "") + line;
+  }
+  if (!joined.empty()) return joined;
+  return first.empty() ? "no output from the compiler" : first;
+}
+
+std::string whyItStopped(const ProcessResult& r, double timeoutSeconds) {
+  if (!r.started) return r.output;
+  if (r.timedOut) {
+    std::ostringstream limit;
+    limit << timeoutSeconds;
+    return "stopped after the time limit of " + limit.str() + " s";
+  }
+  if (r.cancelled) return "cancelled";
+  if (r.signal) return "the compiler was killed by signal " + std::to_string(r.signal);
+  return firstErrorLines(r.output);
+}
+
+std::string firstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line;
+}
+
+}  // namespace
+
+std::vector<std::string> CpuCompiler::defaultFlags() {
+  return {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-Wl,-z,nodelete"};
+}
+
+CpuCompiler::CpuCompiler() : flags_(defaultFlags()) {
+  for (const char* name : {"c++", "g++", "clang++"}) {
+    path_ = findOnPath(name);
+    if (!path_.empty()) return;
+  }
+  fail("no C++ compiler on PATH (looked for c++, g++ and clang++); the cpu backend needs one");
+}
+
+CpuCompiler::CpuCompiler(std::string compilerPath, std::vector<std::string> flags)
+    : path_(std::move(compilerPath)), flags_(std::move(flags)) {}
+
+CpuBuild CpuCompiler::build(const std::string& source, const std::string& name, double timeoutSeconds,
+                            const std::atomic<bool>* cancel) const {
+  auto start = std::chrono::steady_clock::now();
+  pinOpenMpRuntime();  // before any kernel can start OpenMP threads; harmless when libgomp is absent
+  CpuBuild out;
+  std::string stem = sanitizedName(name);
+  TempDir dir("tessera-cpu-");
+  {
+    std::ofstream src(dir.file(stem + ".cpp"), std::ios::binary);
+    src << source;
+    if (!src.flush()) fail("cannot write C++ source for '" + stem + "' in " + dir.path());
+  }
+  out.command.push_back(path_);
+  out.command.insert(out.command.end(), flags_.begin(), flags_.end());
+  out.command.insert(out.command.end(), {dir.file(stem + ".cpp"), "-o", dir.file("lib" + stem + ".so")});
+  ProcessResult r = runProcess(out.command, dir.file("compile.log"), timeoutSeconds, cancel);
+  out.log = r.output;
+  replaceAll(out.log, dir.path() + "/", "");  // messages read "k.cpp:3:5: error: ...", without the folder
+  if (r.succeeded()) {
+    try {
+      out.library = SharedLibrary::open(dir.file("lib" + stem + ".so"));
+      out.ok = true;  // the mapping outlives the file, so the folder can go now
+    } catch (const Error& e) {  // e.g. an undefined symbol: the source is at fault, so report it like one
+      out.error = "C++ kernel '" + stem + "' compiled but did not load: " + e.what();
+      replaceAll(out.error, dir.path() + "/", "");
+    }
+  } else {
+    ProcessResult cleaned = r;
+    cleaned.output = out.log;
+    out.error = "C++ compiler could not compile '" + stem + "': " + whyItStopped(cleaned, timeoutSeconds);
+  }
+  out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+CompilerIdentity CpuCompiler::identity() const {
+  CompilerIdentity id;
+  id.path = path_;
+  for (size_t i = 0; i < flags_.size(); ++i) id.flags += (i ? " " : "") + flags_[i];
+  TempDir dir("tessera-cc-");
+  ProcessResult v = runProcess({path_, "--version"}, dir.file("out"), 30);
+  if (!v.succeeded()) fail("cannot run the C++ compiler '" + path_ + "': " + firstLine(v.output));
+  id.version = firstLine(v.output);
+  ProcessResult m = runProcess({path_, "-dumpmachine"}, dir.file("out"), 30);
+  if (m.succeeded()) id.target = firstLine(m.output);
+  return id;
+}
+
+}  // namespace tessera::cpu

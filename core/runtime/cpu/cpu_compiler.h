@@ -1,0 +1,58 @@
+#pragma once
+// Compiling generated C++ into a shared object with the system compiler and loading it. The source goes into a
+// private temporary folder (mode 0700) that is removed once the object is loaded; the compiler is started
+// directly (posix_spawn), never through a shell. Builds on several threads at once are fine.
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/shared_library.h"
+
+namespace tessera::cpu {
+
+struct CpuBuild {
+  bool ok = false;
+  std::string error;                 // one line when !ok: "C++ compiler could not compile 'k': k.cpp:3:5: error: ..."
+  std::string log;                   // the compiler's whole output, temporary paths removed
+  std::vector<std::string> command;  // argv as run
+  std::shared_ptr<SharedLibrary> library;  // loaded when ok; closing the last copy unloads it
+  double compileMs = 0;
+};
+
+// What to put in a cache key so a cached result is only reused with the same compiler and flags.
+struct CompilerIdentity {
+  std::string path;     // /usr/bin/c++
+  std::string version;  // first line of --version: "c++ (Debian 12.2.0-14+deb12u1) 12.2.0"
+  std::string target;   // -dumpmachine: "x86_64-linux-gnu"
+  std::string flags;    // the flags, space-separated
+  std::string key() const { return path + "|" + version + "|" + target + "|" + flags; }
+};
+
+class CpuCompiler {
+ public:
+  // -O3 -march=native -fopenmp -shared -fPIC -Wl,-z,nodelete: nodelete keeps each object (and the OpenMP runtime
+  // it pulls in) mapped after dlclose, so a parked OpenMP thread can never run unmapped code.
+  static std::vector<std::string> defaultFlags();
+
+  // The first of c++, g++, clang++ on $PATH; throws tessera::Error when there is none.
+  CpuCompiler();
+  CpuCompiler(std::string compilerPath, std::vector<std::string> flags);
+
+  // Compiles `source` (called `name` in messages; letters, digits and '_' are kept, the rest become '_') and
+  // loads it. A source error gives ok == false with the first error lines; nothing is thrown for it.
+  CpuBuild build(const std::string& source, const std::string& name, double timeoutSeconds = 300,
+                 const std::atomic<bool>* cancel = nullptr) const;
+
+  // Runs the compiler twice (--version, -dumpmachine): call it once and keep the answer.
+  CompilerIdentity identity() const;
+
+  const std::string& compilerPath() const { return path_; }
+  const std::vector<std::string>& flags() const { return flags_; }
+
+ private:
+  std::string path_;
+  std::vector<std::string> flags_;
+};
+
+}  // namespace tessera::cpu

@@ -1,0 +1,39 @@
+#include "runtime/cpu/shared_library.h"
+
+#include <dlfcn.h>
+
+#include "ir/error.h"
+
+namespace tessera::cpu {
+
+std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path) {
+  dlerror();
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    fail("cannot load '" + path + "': " + (why ? why : "unknown dlopen error"));
+  }
+  return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
+}
+
+SharedLibrary::~SharedLibrary() { dlclose(handle_); }
+
+void* SharedLibrary::symbol(const std::string& name) const {
+  dlerror();
+  void* address = dlsym(handle_, name.c_str());
+  if (!address) fail("'" + name_ + "' has no symbol '" + name + "' (is it declared extern \"C\"?)");
+  return address;
+}
+
+const std::string& pinOpenMpRuntime() {
+  static const std::string status = [] {
+    dlerror();
+    // Deliberately never closed.
+    if (dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE)) return std::string();
+    const char* why = dlerror();
+    return std::string("cannot load libgomp.so.1: ") + (why ? why : "unknown dlopen error");
+  }();
+  return status;
+}
+
+}  // namespace tessera::cpu

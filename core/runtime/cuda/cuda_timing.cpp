@@ -1,0 +1,44 @@
+#include "runtime/cuda/cuda_timing.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "ir/error.h"
+#include "runtime/cuda/cuda_objects.h"
+
+namespace tessera::cuda {
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+double medianKernelMs(const std::function<void()>& launch, int warmup, int reps) {
+  if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000)
+    fail("CUDA timing: reps must be 1..100000 and warmup 0..100000 (got reps " + std::to_string(reps) +
+         ", warmup " + std::to_string(warmup) + ")");
+  for (int i = 0; i < warmup; ++i) launch();
+  // One pair of events per launch, recorded back to back, so the host never waits between launches.
+  std::vector<Event> starts(static_cast<size_t>(reps)), ends(static_cast<size_t>(reps));
+  for (size_t i = 0; i < starts.size(); ++i) {
+    starts[i].record();
+    launch();
+    ends[i].record();
+  }
+  CudaDriver::get().synchronize();
+  std::vector<double> ms;
+  for (size_t i = 0; i < starts.size(); ++i) ms.push_back(Event::elapsedMs(starts[i], ends[i]));
+  return median(std::move(ms));
+}
+
+double medianKernelMs(FunctionHandle function, const LaunchConfig& config, void** args, int warmup, int reps) {
+  CudaDriver& d = CudaDriver::get();
+  return medianKernelMs([&] { d.launch(function, config, args); }, warmup, reps);
+}
+
+}  // namespace tessera::cuda

@@ -1,0 +1,17 @@
+#pragma once
+// Timing kernels with CUDA events on the default stream: the GPU's own clock, not the host's.
+#include <functional>
+
+#include "runtime/cuda/cuda_driver.h"
+
+namespace tessera::cuda {
+
+// Calls `launch` `warmup` times, then `reps` times each between two recorded events, waits for the last one and
+// returns the median of the timed launches in milliseconds. reps must be 1..100000, warmup 0..100000. Needs a
+// current context; a fault inside a kernel comes back as an Error from the final synchronize.
+double medianKernelMs(const std::function<void()>& launch, int warmup, int reps);
+
+// The same for one kernel launched with `config` and `args`.
+double medianKernelMs(FunctionHandle function, const LaunchConfig& config, void** args, int warmup, int reps);
+
+}  // namespace tessera::cuda

@@ -1,0 +1,54 @@
+// The CUDA backend in a build without the CUDA toolkit: every call says so plainly, nothing crashes.
+#include "ir/error.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+
+namespace tessera::cuda {
+
+namespace {
+constexpr const char* kReason = "built without CUDA";
+[[noreturn]] void unavailable() {
+  fail("CUDA is unavailable in this build: Tessera was built without the CUDA toolkit (NVRTC)");
+}
+}  // namespace
+
+struct CudaDriver::Api {};
+
+Availability cudaAvailability() { return {false, kReason}; }
+CudaDriver& CudaDriver::get() { unavailable(); }
+
+int CudaDriver::driverVersion() const { unavailable(); }
+int CudaDriver::deviceCount() const { unavailable(); }
+DeviceInfo CudaDriver::deviceInfo(int) const { unavailable(); }
+ContextHandle CudaDriver::retainPrimaryContext(int) const { unavailable(); }
+void CudaDriver::releasePrimaryContext(int) const { unavailable(); }
+void CudaDriver::setCurrent(ContextHandle) const { unavailable(); }
+void CudaDriver::synchronize() const { unavailable(); }
+ModuleHandle CudaDriver::loadModule(const void*) const { unavailable(); }
+void CudaDriver::unloadModule(ModuleHandle) const { unavailable(); }
+FunctionHandle CudaDriver::function(ModuleHandle, const std::string&) const { unavailable(); }
+FunctionInfo CudaDriver::functionInfo(FunctionHandle) const { unavailable(); }
+void CudaDriver::setMaxDynamicSharedMemory(FunctionHandle, int) const { unavailable(); }
+DevicePtr CudaDriver::allocate(std::size_t) const { unavailable(); }
+void CudaDriver::free(DevicePtr) const { unavailable(); }
+void CudaDriver::copyToDevice(DevicePtr, const void*, std::size_t) const { unavailable(); }
+void CudaDriver::copyToHost(void*, DevicePtr, std::size_t) const { unavailable(); }
+void CudaDriver::copyOnDevice(DevicePtr, DevicePtr, std::size_t) const { unavailable(); }
+void CudaDriver::fillZero(DevicePtr, std::size_t) const { unavailable(); }
+void CudaDriver::launch(FunctionHandle, const LaunchConfig&, void**) const { unavailable(); }
+EventHandle CudaDriver::createEvent() const { unavailable(); }
+void CudaDriver::destroyEvent(EventHandle) const { unavailable(); }
+void CudaDriver::recordEvent(EventHandle) const { unavailable(); }
+void CudaDriver::synchronizeEvent(EventHandle) const { unavailable(); }
+float CudaDriver::elapsedMs(EventHandle, EventHandle) const { unavailable(); }
+
+NvrtcCompiler::NvrtcCompiler() = default;
+NvrtcResult NvrtcCompiler::compile(const std::string&, const std::string&, const std::vector<std::string>&,
+                                   const std::string&) const {
+  unavailable();
+}
+std::string NvrtcCompiler::defaultArch() { return "sm_90"; }
+std::string NvrtcCompiler::version() { unavailable(); }
+std::vector<std::string> NvrtcCompiler::supportedArchs() { return {}; }
+
+}  // namespace tessera::cuda

@@ -1,0 +1,179 @@
+#include <QtTest>
+
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+#include "ir/error.h"
+#include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_timing.h"
+#include "runtime/cpu/process.h"
+
+using namespace tessera;
+using namespace tessera::cpu;
+
+namespace {
+
+// c[i] = a[i] + b[i] over an OpenMP-parallel loop; also reports how many threads the region had.
+const char* kVectorAdd = R"(
+#include <omp.h>
+extern "C" int vector_add(const float* a, const float* b, float* c, long n) {
+  int threads = 1;
+  #pragma omp parallel
+  {
+    #pragma omp single
+    threads = omp_get_num_threads();
+    #pragma omp for
+    for (long i = 0; i < n; ++i) c[i] = a[i] + b[i];
+  }
+  return threads;
+}
+)";
+
+using VectorAdd = int(const float*, const float*, float*, long);
+
+// Runs vector_add over 1M floats and checks every value; a[i] = i/2, b[i] = 2, so c[i] = i/2 + 2 exactly.
+void runVectorAdd(const SharedLibrary& lib) {
+  const long n = 1 << 20;
+  std::vector<float> a(n), b(n, 2.0f), c(n, -1.0f);
+  for (long i = 0; i < n; ++i) a[i] = 0.5f * static_cast<float>(i);
+  int threads = lib.function<VectorAdd>("vector_add")(a.data(), b.data(), c.data(), n);
+  QVERIFY(threads >= 1);
+  QCOMPARE(c[0], 2.0f);
+  QCOMPARE(c[3], 3.5f);
+  QCOMPARE(c[n - 1], 0.5f * static_cast<float>(n - 1) + 2.0f);
+  long bad = 0;
+  for (long i = 0; i < n; ++i) bad += c[i] != 0.5f * static_cast<float>(i) + 2.0f;
+  QCOMPARE(bad, 0L);
+}
+
+std::vector<std::string> flagsWithoutNodelete() {
+  std::vector<std::string> flags;
+  for (const auto& f : CpuCompiler::defaultFlags())
+    if (f != "-Wl,-z,nodelete") flags.push_back(f);
+  return flags;
+}
+
+}  // namespace
+
+class TestCpuJit : public QObject {
+  Q_OBJECT
+ private slots:
+  void buildsAndRunsOpenMpVectorAdd() {
+    CpuCompiler cc;
+    CpuBuild b = cc.build(kVectorAdd, "vector_add");
+    QVERIFY2(b.ok, b.error.c_str());
+    QVERIFY(b.error.empty());
+    QVERIFY(b.library);
+    qInfo("compiled in %.0f ms with %s", b.compileMs, cc.compilerPath().c_str());
+    runVectorAdd(*b.library);
+  }
+  void compileErrorComesBackAsMessage() {
+    CpuCompiler cc;
+    CpuBuild b = cc.build("extern \"C\" int f() {\n  return undeclared_thing;\n}\n", "bad");
+    QVERIFY(!b.ok);
+    QVERIFY(!b.library);
+    qInfo("%s", b.error.c_str());
+    QVERIFY2(b.error.find("could not compile 'bad'") != std::string::npos, b.error.c_str());
+    QVERIFY2(b.error.find("bad.cpp:2:") != std::string::npos, b.error.c_str());  // names the line
+    QVERIFY2(b.error.find("undeclared_thing") != std::string::npos, b.error.c_str());
+    QVERIFY(b.error.find("/tmp") == std::string::npos);  // the private folder does not leak into messages
+    QVERIFY(b.log.find("error") != std::string::npos);
+  }
+  void namesAreSanitized() {
+    CpuCompiler cc;
+    CpuBuild b = cc.build("syntax error here", "../evil name;rm");
+    QVERIFY(!b.ok);
+    QVERIFY2(b.error.find("'___evil_name_rm'") != std::string::npos, b.error.c_str());
+    QVERIFY2(b.error.find("___evil_name_rm.cpp:1:") != std::string::npos, b.error.c_str());
+  }
+  void missingSymbolNamesIt() {
+    CpuCompiler cc;
+    CpuBuild b = cc.build("extern \"C\" int present() { return 7; }\nint mangled() { return 8; }\n", "syms");
+    QVERIFY2(b.ok, b.error.c_str());
+    QCOMPARE(b.library->function<int()>("present")(), 7);
+    try {
+      b.library->symbol("mangled");
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("no symbol 'mangled'") != std::string::npos, e.what());
+    }
+  }
+  void unresolvedReferenceIsALoadError() {
+    CpuCompiler cc;
+    CpuBuild b = cc.build("extern \"C\" int missing_elsewhere();\nextern \"C\" int g() { return missing_elsewhere(); }\n",
+                          "unresolved");
+    QVERIFY(!b.ok);
+    QVERIFY2(b.error.find("did not load") != std::string::npos, b.error.c_str());
+    QVERIFY2(b.error.find("missing_elsewhere") != std::string::npos, b.error.c_str());
+  }
+  // Without -z nodelete the object really is unloaded; libgomp, pinned once, must outlive it.
+  void dlcloseAfterOpenMpDoesNotCrash() {
+    CpuCompiler cc(CpuCompiler().compilerPath(), flagsWithoutNodelete());
+    for (int round = 0; round < 3; ++round) {
+      CpuBuild b = cc.build(kVectorAdd, "unload_" + std::to_string(round));
+      QVERIFY2(b.ok, b.error.c_str());
+      runVectorAdd(*b.library);
+      b.library.reset();  // dlclose while OpenMP's worker threads are parked
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    QVERIFY(pinOpenMpRuntime().empty());
+  }
+  void temporaryFoldersAreRemoved() {
+    QTemporaryDir scratch;
+    QVERIFY(scratch.isValid());
+    const char* old = std::getenv("TMPDIR");
+    std::string saved = old ? old : "";
+    setenv("TMPDIR", scratch.path().toStdString().c_str(), 1);
+    CpuCompiler cc;
+    CpuBuild good = cc.build("extern \"C\" int one() { return 1; }\n", "good");
+    CpuBuild bad = cc.build("not C++", "bad");
+    CompilerIdentity id = cc.identity();
+    if (old) setenv("TMPDIR", saved.c_str(), 1); else unsetenv("TMPDIR");
+    QVERIFY2(good.ok, good.error.c_str());
+    QVERIFY(!bad.ok);
+    QCOMPARE(good.library->function<int()>("one")(), 1);
+    QVERIFY(!id.version.empty());
+    QVERIFY(std::filesystem::is_empty(scratch.path().toStdString()));
+  }
+  void timeLimitStopsTheCompiler() {
+    CpuCompiler cc;
+    // Template recursion deep enough to take far longer than the limit.
+    std::string slow = "template <int N> struct F { static constexpr long v = F<N - 1>::v + F<N - 2>::v; };\n"
+                       "template <> struct F<1> { static constexpr long v = 1; };\n"
+                       "template <> struct F<0> { static constexpr long v = 0; };\n"
+                       "extern \"C\" long f() { return F<60>::v; }\n";
+    CpuBuild b = cc.build(slow, "slow", 0.05);
+    QVERIFY(!b.ok);
+    QVERIFY2(b.error.find("time limit of 0.05 s") != std::string::npos, b.error.c_str());
+  }
+  void identityForCacheKeys() {
+    CpuCompiler cc;
+    CompilerIdentity id = cc.identity();
+    qInfo("compiler: %s", id.key().c_str());
+    QVERIFY(!id.version.empty());
+    QVERIFY(id.target.find("linux") != std::string::npos);
+    QVERIFY(id.key().find("-fopenmp") != std::string::npos);
+    QVERIFY(id.key().find(cc.compilerPath()) == 0);
+  }
+  void processThatCannotStart() {
+    ProcessResult r = runProcess({"/nonexistent/compiler", "-v"}, "/dev/null");
+    QVERIFY(!r.started);
+    QVERIFY2(r.output.find("cannot start '/nonexistent/compiler'") != std::string::npos, r.output.c_str());
+    QVERIFY(findOnPath("surely-not-a-program-name-xyz").empty());
+  }
+  void timingIsAMedian() {
+    int calls = 0;
+    double ms = medianHostMs([&] {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }, 2, 5);
+    QCOMPARE(calls, 7);
+    QVERIFY(ms >= 2.0 && ms < 100.0);
+    QVERIFY_THROWS_EXCEPTION(Error, medianHostMs([] {}, 0, 0));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCpuJit)
+#include "test_cpu_jit.moc"
