@@ -8,7 +8,7 @@ namespace tessera::cuda {
 namespace {
 constexpr const char* kReason = "built without CUDA";
 [[noreturn]] void unavailable() {
-  fail("CUDA is unavailable in this build: Tessera was built without the CUDA toolkit (NVRTC)");
+  fail("CUDA is unavailable in this build (built without CUDA: no toolkit with NVRTC was found at configure time)");
 }
 }  // namespace
 
