@@ -401,6 +401,36 @@ class TestOnnx : public QObject {
     QCOMPARE(importOnnxBytes(two.bytes(), "model.onnx").numNodes(), size_t(1));
   }
 
+  void olderFormsRoundTripThroughOpset18() {
+    ModelMaker m(10);
+    m.floatInput("x", {2, 3});
+    for (const char* name : {"scale", "bias", "mean", "var"}) m.floatInitializer(name, {3}, {1, 0.5f, 2});
+    auto* bn = m.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"n"}, "bn");
+    setInt(bn, "spatial", 1);
+    auto* drop = m.node("Dropout", {"n"}, {"d"}, "drop");
+    setFloat(drop, "ratio", 0.25f);
+    setInts(m.node("Unsqueeze", {"d"}, {"u"}, "unsq"), "axes", {0});
+    setInts(m.node("ReduceMax", {"u"}, {"r"}, "rmax"), "axes", {2});
+    m.node("LogSoftmax", {"r"}, {"y"}, "lsm");  // [1,2,1]: flattens at axis 1 → over the last two axes
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QVERIFY(!g.findNode("bn")->hasAttr("spatial"));
+    QCOMPARE(g.findNode("drop")->input(1)->initializer()->toDoubles(), (std::vector<double>{0.25}));
+    QCOMPARE(g.findNode("unsq")->input(1)->initializer()->toInts(), (std::vector<int64_t>{0}));
+    QCOMPARE(g.findNode("rmax")->input(1)->initializer()->toInts(), (std::vector<int64_t>{2}));
+    QVERIFY(g.findNode("lsm_flatten"));
+    QCOMPARE(g.outputs()[0]->type(), (TensorType{DType::F32, {1, 2, 1}}));
+    Graph back = importOnnxBytes(exportOnnxBytes(g), "exported.onnx");
+    if (describe(back) != describe(g)) qDebug("%s\n----\n%s", describe(g).c_str(), describe(back).c_str());
+    QCOMPARE(QString::fromStdString(describe(back)), QString::fromStdString(describe(g)));
+    // Each row max is the largest (x - mean)/sqrt(var + eps)*scale + bias; the log-softmax runs over both rows.
+    auto x = floats({2, 3}, {1, 1, 1, 2, 2, 2});
+    auto out = runReference(back, {x}).outputs[0].toDoubles();
+    QCOMPARE(out.size(), size_t(2));
+    QVERIFY(std::abs(std::exp(out[0]) + std::exp(out[1]) - 1.0) < 1e-6);
+    QVERIFY(out[1] > out[0]);
+  }
+
   void constantFormsBecomeTensors() {
     ModelMaker m(13);
     m.floatInput("x", {2});

@@ -216,13 +216,13 @@ class GraphImport {
       fail("node " + quoted(hint) + " (" + np.op_type() + "): expects one input and one output");
     const std::string& y = outs[0];
     attrs["axis"] = int64_t(-1);
-    Node* op = graph_.addNode(np.op_type(), {}, {y + "_2d"}, std::move(attrs), hint);
-    Node* flat = graph_.addNode("Flatten", {}, {y + "_flat"}, {{"axis", axis}}, op->id() + "_flatten");
-    Node* shape = graph_.addNode("Shape", {}, {y + "_shape"}, {}, op->id() + "_shape");
+    // Inserted in topological order, so that an export (which writes that order) re-imports identically.
+    Node* flat = graph_.addNode("Flatten", {}, {y + "_flat"}, {{"axis", axis}}, hint + "_flatten");
+    Node* shape = graph_.addNode("Shape", {}, {y + "_shape"}, {}, hint + "_shape");
+    Node* op = graph_.addNode(np.op_type(), {flat->output(0)}, {y + "_2d"}, std::move(attrs), hint);
     pending_.push_back({flat, 0, np.input(0)});
     pending_.push_back({shape, 0, np.input(0)});
-    graph_.setNodeInput(op, 0, flat->output(0));
-    Node* back = graph_.addNode("Reshape", {op->output(0), shape->output(0)}, {y}, {}, op->id() + "_reshape");
+    Node* back = graph_.addNode("Reshape", {op->output(0), shape->output(0)}, {y}, {}, hint + "_reshape");
     define(y, back->output(0));
     return op;
   }
