@@ -69,6 +69,16 @@ class TestCpuJit : public QObject {
     qInfo("compiled in %.0f ms with %s", b.compileMs, cc.compilerPath().c_str());
     runVectorAdd(*b.library);
   }
+  void buildsOnTwoThreadsAtOnce() {
+    CpuCompiler cc;
+    CpuBuild first, second;
+    std::thread other([&] { first = cc.build("extern \"C\" int v() { return 1; }\n", "same_name"); });
+    second = cc.build("extern \"C\" int v() { return 2; }\n", "same_name");
+    other.join();
+    QVERIFY2(first.ok && second.ok, (first.error + second.error).c_str());
+    QCOMPARE(first.library->function<int()>("v")(), 1);  // same name, separate folders, separate objects
+    QCOMPARE(second.library->function<int()>("v")(), 2);
+  }
   void compileErrorComesBackAsMessage() {
     CpuCompiler cc;
     CpuBuild b = cc.build("extern \"C\" int f() {\n  return undeclared_thing;\n}\n", "bad");

@@ -1,5 +1,6 @@
 #include <QtTest>
 
+#include <thread>
 #include <vector>
 
 #include "ir/error.h"
@@ -82,6 +83,15 @@ class TestCudaRuntime : public QObject {
     QVERIFY(!r.ok);
     qInfo("%s", r.error.c_str());
     QVERIFY2(contains(r.error, "'add.cu'"), r.error.c_str());
+  }
+  void nvrtcCompilesOnTwoThreadsAtOnce() {
+    if (!TESSERA_HAVE_CUDA) QSKIP("built without CUDA: NVRTC is not linked");
+    NvrtcResult first, second;
+    std::thread other([&] { first = NvrtcCompiler().compile(kAdd, "first.cu", {}, "sm_90"); });
+    second = NvrtcCompiler().compile(kAdd, "second.cu", {}, "sm_90");
+    other.join();
+    QVERIFY2(first.ok && second.ok, (first.error + second.error).c_str());
+    QCOMPARE(first.ptx, second.ptx);
   }
   void nvrtcFindsToolkitHeaders() {
     if (!TESSERA_HAVE_CUDA) QSKIP("built without CUDA: NVRTC is not linked");
