@@ -132,7 +132,9 @@ class Canonicalizer {
 class CanonicalizePass : public Pass {
  public:
   std::string name() const override { return "canonicalize"; }
-  std::string summary() const override { return "local simplifications: neutral operands, transpose and reshape chains"; }
+  std::string summary() const override {
+    return "local simplifications: neutral operands, transpose and reshape chains";
+  }
   std::vector<PassStatistic> statistics() const override {
     return {{"identity-ops", "Identity, inference Dropout, no-op Reshape/Transpose removed"},
             {"neutral-operands", "x+0, x-0, x*1, x/1, x^1 removed"},

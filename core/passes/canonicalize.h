@@ -1,5 +1,6 @@
 #pragma once
-// canonicalize: local algebraic simplifications (x*1, x+0, Transpose∘Transpose, Reshape∘Reshape, Identity, inference Dropout, Flatten/Squeeze/Unsqueeze → Reshape).
+// canonicalize: local algebraic simplifications (x*1, x+0, Transpose∘Transpose, Reshape∘Reshape, Identity,
+// inference Dropout, Flatten/Squeeze/Unsqueeze → Reshape).
 #include <memory>
 
 #include "passes/pass_manager.h"

@@ -14,7 +14,8 @@ namespace {
 class Emitter {
  public:
   Emitter(Graph& graph, const Node& node) : g_(graph), base_(node.id()), dtype_(node.output(0)->dtype()) {}
-  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& inputs, Attributes attrs = {}) {
+  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& inputs,
+            Attributes attrs = {}) {
     return addInferredNode(g_, op, inputs, std::move(attrs), base_ + "." + suffix);
   }
   Value* scalar(const std::string& suffix, double v) {

@@ -1,5 +1,6 @@
 #pragma once
-// decompose: rewrites composite ops (Softmax, LogSoftmax, LayerNormalization, Gelu, inference BatchNormalization, HardSigmoid, HardSwish) into primitive ops; new node ids extend the original id (sm.max, sm.exp).
+// decompose: rewrites composite ops (Softmax, LogSoftmax, LayerNormalization, Gelu, inference
+// BatchNormalization, HardSigmoid, HardSwish) into primitive ops; new node ids extend the original id (sm.max).
 #include <memory>
 
 #include "passes/pass_manager.h"

@@ -71,7 +71,8 @@ class FoldBatchNormPass : public Pass {
         intoGemm(graph, producer, *a);
         forwardOutput(graph, bn, 0, producer->output(0));
         ctx.count("into-gemm");
-      } else if (op == "MatMul" && bn->numOutputs() == 1 && matmulChannels(*producer) == int64_t(a->s.size()) && ctx.tryRewrite()) {
+      } else if (op == "MatMul" && bn->numOutputs() == 1 && matmulChannels(*producer) == int64_t(a->s.size()) &&
+                 ctx.tryRewrite()) {
         intoMatMul(graph, producer, bn, *a);
         ctx.count("into-matmul");
       }

@@ -2,7 +2,8 @@
 // A case is one sentence saying what it checks (a `//` comment), `// RUN: <pipeline spec>`, the input graph in
 // .tsr form, and `// CHECK:` / `// CHECK-NOT:` lines matched in order against the printed result. Analyses
 // are checked through their statistics: `// STAT: pass name=value` (the pass's last application). Every case
-// also checks that the reference interpreter gives the same outputs before and after the pipeline.
+// also checks that the reference interpreter gives the same outputs before and after the pipeline. The RUN line
+// takes options after the spec: --fuel=N, --disable=pass, --stop-after=pass.
 #include <QtTest>
 
 #include <filesystem>
@@ -95,6 +96,21 @@ std::string matchChecks(const std::string& output, const std::vector<Check>& che
   return notIn(pos, output.size());
 }
 
+// "spec --fuel=N --disable=a --stop-after=b" → spec and options.
+std::string parseRun(const std::string& run, PipelineOptions& options) {
+  std::istringstream in(run);
+  std::string spec, word;
+  in >> spec;
+  while (in >> word) {
+    auto value = [&](const std::string& flag) { return word.substr(flag.size()); };
+    if (startsWith(word, "--fuel=")) options.fuel = std::stoll(value("--fuel="));
+    else if (startsWith(word, "--disable=")) options.disabled.insert(value("--disable="));
+    else if (startsWith(word, "--stop-after=")) options.stopAfter = value("--stop-after=");
+    else fail("unknown RUN option '" + word + "'");
+  }
+  return spec;
+}
+
 // Empty when each "pass name=value" matches the statistics of the pass's last recorded step.
 std::string matchStats(const StepRecorder& recorder, const std::vector<std::string>& stats) {
   for (const std::string& want : stats) {
@@ -147,7 +163,9 @@ class TestPassGolden : public QObject {
           Graph g = parseTsr(c.input, where);
           std::vector<Tensor> inputs = randomInputs(g, 1);
           std::vector<Tensor> before = runReference(g, inputs).outputs;
-          PassManager pm = buildPipeline(c.run);
+          PipelineOptions options;
+          std::string spec = parseRun(c.run, options);
+          PassManager pm = buildPipeline(spec, options);
           auto recorder = std::make_shared<StepRecorder>();
           pm.addInstrumentation(recorder);
           pm.run(g);

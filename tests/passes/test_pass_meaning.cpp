@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "frontend/model_io.h"
+#include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "passes/pipelines.h"
 #include "passes/step_recorder.h"
@@ -105,6 +106,51 @@ class TestPassMeaning : public QObject {
     qInfo("%s: %zu → %zu nodes, %zu of %zu steps changed, one run %.0f ms", qPrintable(path), nodesBefore,
           graph.numNodes(), changed, recorder->steps().size(), runMs);
     if (!problem.empty()) QFAIL(problem.c_str());
+  }
+
+  // Every ONNX node test (one op each, many attribute corners) through the default and nhwc pipelines, on its
+  // own inputs: the outputs after must equal the reference outputs before. Tests the importer or interpreter cannot handle
+  // are skipped; a pass that fails or changes an output is a failure.
+  void onnxNodeTestsKeepOutputs() {
+    fs::path root = fs::path(TESSERA_DATA_DIR) / "onnx-node";
+    if (!fs::is_directory(root)) QSKIP("no ONNX node tests at TESSERA_DATA_DIR/onnx-node");
+    std::vector<fs::path> dirs;
+    for (const auto& e : fs::directory_iterator(root))
+      if (fs::exists(e.path() / "model.onnx") && fs::is_directory(e.path() / "test_data_set_0"))
+        dirs.push_back(e.path());
+    std::sort(dirs.begin(), dirs.end());
+    int checked = 0, skipped = 0;
+    QStringList failures;
+    for (const fs::path& dir : dirs) {
+      Graph graph;
+      std::vector<Tensor> inputs, expected;
+      try {
+        graph = loadModel((dir / "model.onnx").string());
+        for (size_t i = 0; i < graph.inputs().size(); ++i)
+          inputs.push_back(
+              readTensorProtoFile((dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb")).string()));
+        expected = runReference(graph, inputs).outputs;
+      } catch (const Error&) {
+        ++skipped;
+        continue;
+      }
+      ++checked;
+      for (const char* pipeline : {"default", "nhwc"}) {
+        std::string problem;
+        try {
+          Graph g = graph.clone();
+          PassManager pm = buildPipeline(pipeline);
+          pm.run(g);
+          problem = differs(runReference(g, inputs).outputs, expected);
+        } catch (const Error& e) {
+          problem = e.what();
+        }
+        if (!problem.empty())
+          failures << QString::fromStdString(dir.filename().string() + " (" + pipeline + "): " + problem);
+      }
+    }
+    qInfo("%d ONNX node tests checked, %d skipped (import or reference run failed)", checked, skipped);
+    if (!failures.isEmpty()) QFAIL(qPrintable(failures.join("\n")));
   }
 
   // The passes really did something on a conv network: every batch norm is folded into a conv.
