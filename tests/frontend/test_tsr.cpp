@@ -182,6 +182,20 @@ class TestTsr : public QObject {
     QVERIFY(parsed.findValue("tab\there \"quoted\" \xc3\xa9"));
   }
 
+  void valueNamesAfterPercentMayStartWithAnyNameCharacter() {
+    Graph g("");  // ONNX graphs often have no name
+    Value* x = g.addInput("12", {DType::F32, {2}});
+    Node* n = g.addNode("Relu", {x}, {"/conv1/Conv_output_0"}, {}, "/conv1/Relu");
+    g.addOutput(n->output(0));
+    inferTypes(g);
+    QCOMPARE(q(printTsr(g)), q("graph \"\" {\n"
+                               "  input %12: f32[2]\n"
+                               "  node \"/conv1/Relu\" = Relu(%12) -> %/conv1/Conv_output_0: f32[2]\n"
+                               "  output %/conv1/Conv_output_0\n"
+                               "}\n"));
+    roundTrip(g);
+  }
+
   void bigConstantsUseBase64() {
     GraphBuilder b("big");
     Tensor small = randomUniform({DType::F32, {64}}, 1, -1, 1);

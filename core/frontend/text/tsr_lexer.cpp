@@ -25,7 +25,7 @@ std::string showChar(char c) {
 std::string describeChar(bool atEnd, char c) {
   if (atEnd) return "end of file";
   if (c == '\n') return "end of line";
-  return quoted(showChar(c));
+  return singleQuoted(showChar(c));
 }
 
 std::string_view punctText(Tok kind) {
@@ -68,10 +68,10 @@ std::string describe(const Token& token) {
   switch (token.kind) {
     case Tok::End: return "end of file";
     case Tok::Name:
-    case Tok::Number: return quoted(clip(token.text));
+    case Tok::Number: return singleQuoted(clip(token.text));
     case Tok::String: return "string " + quoteString(clip(token.text));
-    case Tok::ValueRef: return quoted(clip(std::string("%").append(formatName(token.text))));
-    default: return quoted(punctText(token.kind));
+    case Tok::ValueRef: return singleQuoted(clip(formatValueRef(token.text)));
+    default: return singleQuoted(punctText(token.kind));
   }
 }
 
@@ -124,7 +124,7 @@ Token Lexer::next() {
   } else if (c == '%') {
     advance();
     t.kind = Tok::ValueRef;
-    if (isBareNameStart(at()))
+    if (isBareNameChar(at()))
       t.text = readBareName();
     else if (at() == '"')
       t.text = readString();

@@ -49,12 +49,13 @@ class Parser {
   std::vector<ParsedNode> nodes_;
 };
 
-std::string valueText(const std::string& name) { return "'%" + formatName(name) + "'"; }
+std::string valueText(const std::string& name) { return singleQuoted(formatValueRef(name)); }
 
 Graph Parser::parse() {
   if (!ts_.atName("graph")) ts_.failExpected("'graph'");
   ts_.take();
-  graph_.setName(ts_.expectName("a graph name").text);
+  if (!ts_.at(Tok::Name) && !ts_.at(Tok::String)) ts_.failExpected("a graph name");
+  graph_.setName(ts_.take().text);  // may be empty: ONNX graphs often have no name
   ts_.expect(Tok::LBrace, "'{' after the graph name");
   while (!ts_.at(Tok::RBrace)) parseStatement();
   ts_.take();
@@ -113,7 +114,7 @@ void Parser::parseNode() {
   int line = ts_.take().line;
   Token id = ts_.expectName("a node id");
   if (auto it = nodeLines_.find(id.text); it != nodeLines_.end())
-    ts_.failAt(id, "node '" + formatName(id.text) + "' is already defined at line " + std::to_string(it->second));
+    ts_.failAt(id, "node '" + id.text + "' is already defined at line " + std::to_string(it->second));
   ts_.expect(Tok::Equals, "'=' after the node id");
   Token op = ts_.expectName("an op name");
   ts_.expect(Tok::LParen, "'(' after the op name");

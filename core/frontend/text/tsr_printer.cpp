@@ -22,7 +22,7 @@ using namespace tsr;
 // Constant data up to this many elements prints as a list of values, larger data as base64.
 constexpr int64_t kMaxListElements = 64;
 
-std::string valueRef(const Value* v) { return std::string("%").append(formatName(v->name())); }
+std::string valueRef(const Value* v) { return formatValueRef(v->name()); }
 
 std::string typedValue(const Value* v) { return valueRef(v) + ": " + v->type().toString(); }
 

@@ -55,7 +55,7 @@ std::optional<float> parseFloat32(std::string_view text) {
 
 std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::byte* out) {
   if (looksLikeFloat(text))
-    return "expected an integer for " + std::string(dtypeName(dtype)) + ", found " + quoted(text);
+    return "expected an integer for " + std::string(dtypeName(dtype)) + ", found " + singleQuoted(text);
   std::optional<int64_t> v = parseInt(text);
   int64_t lo = INT64_MIN, hi = INT64_MAX;
   switch (dtype) {
@@ -65,7 +65,7 @@ std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::by
     case DType::U8: lo = 0, hi = UINT8_MAX; break;
     default: break;
   }
-  if (!v || *v < lo || *v > hi) return quoted(text) + " is out of range for " + std::string(dtypeName(dtype));
+  if (!v || *v < lo || *v > hi) return singleQuoted(text) + " is out of range for " + std::string(dtypeName(dtype));
   Tensor one(dtype, {});
   one.setInt(0, *v);
   std::memcpy(out, one.bytes().data(), dtypeSize(dtype));
@@ -73,7 +73,7 @@ std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::by
 }
 
 std::optional<std::string> encodeFloat(DType dtype, std::string_view text, std::byte* out) {
-  std::string bad = quoted(text) + " is out of range for " + std::string(dtypeName(dtype));
+  std::string bad = singleQuoted(text) + " is out of range for " + std::string(dtypeName(dtype));
   if (dtype == DType::F64) {
     std::optional<double> d = parseDouble(text);
     if (!d) return bad;
@@ -106,7 +106,13 @@ bool isBareName(std::string_view name) {
 
 std::string formatName(std::string_view name) { return isBareName(name) ? std::string(name) : quoteString(name); }
 
-std::string quoted(std::string_view s) {
+std::string formatValueRef(std::string_view name) {
+  bool bare = !name.empty();
+  for (char c : name) bare = bare && isBareNameChar(c);
+  return std::string("%").append(bare ? std::string(name) : quoteString(name));
+}
+
+std::string singleQuoted(std::string_view s) {
   std::string out;  // appended piece by piece: "'" + std::string trips GCC 12's -Wrestrict
   out.reserve(s.size() + 2);
   return out.append("'").append(s).append("'");
@@ -159,7 +165,7 @@ std::optional<std::string> encodeElement(DType dtype, std::string_view text, std
     return std::nullopt;
   }
   if (!isNumberText(text))
-    return "expected a number for " + std::string(dtypeName(dtype)) + ", found " + quoted(text);
+    return "expected a number for " + std::string(dtypeName(dtype)) + ", found " + singleQuoted(text);
   return isFloat(dtype) ? encodeFloat(dtype, text, out) : encodeInt(dtype, text, out);
 }
 

@@ -179,7 +179,7 @@ Attribute tensorAttribute(TokenStream& ts, const std::string& name, int64_t maxT
   ts.expect(Tok::Less, "'<' after 'tensor'");
   TensorType type = parseTensorType(ts);
   ts.expect(Tok::Greater, "'>' after the tensor type");
-  return parseTensorData(ts, type, "attribute '" + formatName(name) + "'", maxTensorBytes);
+  return parseTensorData(ts, type, "attribute '" + name + "'", maxTensorBytes);
 }
 
 Attribute parseAttributeValue(TokenStream& ts, const std::string& name, int64_t maxTensorBytes) {
@@ -250,7 +250,7 @@ Attributes parseAttributes(TokenStream& ts, int64_t maxTensorBytes) {
   if (ts.accept(Tok::RBrace)) return attrs;
   do {
     Token name = ts.expectName("an attribute name");
-    if (attrs.count(name.text)) ts.failAt(name, "attribute '" + formatName(name.text) + "' is given twice");
+    if (attrs.count(name.text)) ts.failAt(name, "attribute '" + name.text + "' is given twice");
     ts.expect(Tok::Equals, "'=' after the attribute name");
     attrs[name.text] = parseAttributeValue(ts, name.text, maxTensorBytes);
   } while (ts.accept(Tok::Comma));
