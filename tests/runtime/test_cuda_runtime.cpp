@@ -1,5 +1,6 @@
 #include <QtTest>
 
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -31,6 +32,8 @@ class TestCudaRuntime : public QObject {
     Availability a = cudaAvailability();
     qInfo("CUDA available: %s (%s)", a.available ? "yes" : "no", a.reason.c_str());
     QVERIFY(!a.reason.empty());
+    if (const char* expected = std::getenv("TESSERA_EXPECT_CUDA_REASON"))  // set by the driver-stub run
+      QCOMPARE(QString::fromStdString(a.reason), QString(expected));
     if (a.available) return;
     QVERIFY2(a.reason == "no libcuda.so.1" || a.reason == "driver stub (cuInit 34)" ||
                  a.reason == "no device (cuInit 100)" || a.reason == "built without CUDA",

@@ -65,12 +65,13 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
   auto fetch = [&](auto& slot, const char* symbol) {
     CUdriverProcAddressQueryResult status{};
     void* fn = nullptr;
-    if (getProc(symbol, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || !fn) {
+    if (getProc(symbol, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS || !fn) {
       if (missing.empty()) missing = symbol;
       return;
     }
     slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(fn);
   };
+  // Legacy-stream variants, since launches and events use the legacy default stream (a null CUstream).
   // Stringizing the argument keeps the unversioned name; cuGetProcAddress picks the version for CUDA_VERSION.
 #define TESSERA_FETCH(slot, symbol) fetch(api.slot, #symbol)
   TESSERA_FETCH(driverGetVersion, cuDriverGetVersion);
@@ -197,10 +198,14 @@ DeviceInfo CudaDriver::deviceInfo(int ordinal) const {
   attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, info.sharedMemPerSm);
   attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, info.registersPerBlock);
   attr(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, info.registersPerSm);
-  attr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, info.l2CacheBytes);
-  attr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, info.memoryBusBits);
-  attr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, info.memoryClockKHz);
-  attr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, info.clockKHz);
+  // Informational attributes (some deprecated in CUDA 13): a driver that refuses one leaves it 0.
+  auto optionalAttr = [&](CUdevice_attribute a, int& out) {
+    if (api_->deviceGetAttribute(&out, a, dev) != CUDA_SUCCESS) out = 0;
+  };
+  optionalAttr(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, info.l2CacheBytes);
+  optionalAttr(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, info.memoryBusBits);
+  optionalAttr(CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, info.memoryClockKHz);
+  optionalAttr(CU_DEVICE_ATTRIBUTE_CLOCK_RATE, info.clockKHz);
   check(*api_, api_->deviceTotalMem(&info.globalMemBytes, dev), "cuDeviceTotalMem");
   return info;
 }

@@ -39,7 +39,7 @@ struct DeviceInfo {
   int sharedMemPerBlockOptin = 0;  // bytes a kernel may opt in to (setMaxDynamicSharedMemory)
   int sharedMemPerSm = 0;
   int registersPerBlock = 0, registersPerSm = 0;
-  int l2CacheBytes = 0;
+  int l2CacheBytes = 0;  // this and the next line: 0 when the driver does not report it
   int memoryBusBits = 0, memoryClockKHz = 0, clockKHz = 0;
   std::size_t globalMemBytes = 0;
   std::string arch() const { return "sm_" + std::to_string(major) + std::to_string(minor); }
