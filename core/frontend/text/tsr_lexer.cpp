@@ -16,12 +16,6 @@ int hexValue(char c) {
 
 std::string clip(const std::string& s) { return s.size() > 40 ? s.substr(0, 37) + "..." : s; }
 
-// A character inside quotes as messages show it: c, \", \x01.
-std::string showChar(char c) {
-  std::string q = quoteString(std::string_view(&c, 1));
-  return q.substr(1, q.size() - 2);
-}
-
 std::string describeChar(bool atEnd, char c) {
   if (atEnd) return "end of file";
   if (c == '\n') return "end of line";

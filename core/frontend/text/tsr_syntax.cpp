@@ -22,14 +22,6 @@ int base64Digit(char c) {
   return -1;
 }
 
-// A character for a message: itself when printable, else \xHH.
-std::string showChar(char c) {
-  auto u = static_cast<unsigned char>(c);
-  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
-  static constexpr char hex[] = "0123456789abcdef";
-  return std::string("\\x") + hex[u >> 4] + hex[u & 15];
-}
-
 template <class F>
 std::string formatShortest(F v) {
   if (std::isnan(v)) return "nan";
@@ -102,6 +94,13 @@ bool isBareName(std::string_view name) {
   for (char c : name)
     if (!isBareNameChar(c)) return false;
   return true;
+}
+
+std::string showChar(char c) {
+  auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string(1, c);
+  static constexpr char hex[] = "0123456789abcdef";
+  return std::string("\\x").append(1, hex[u >> 4]).append(1, hex[u & 15]);
 }
 
 std::string formatName(std::string_view name) { return isBareName(name) ? std::string(name) : quoteString(name); }

@@ -21,6 +21,8 @@ std::string formatName(std::string_view name);
 // A value reference: '%' and the name, bare when it is made of name characters only (after '%' a bare name
 // may also start with a digit, '.', '-' or '/': %12, %/conv1/Conv_output_0), else quoted.
 std::string formatValueRef(std::string_view name);
+// A byte as messages show it: printable ASCII as itself, any other byte as \xHH.
+std::string showChar(char c);
 // Text in single quotes, as messages show tokens and names: 'f8'.
 std::string singleQuoted(std::string_view s);
 // A double-quoted string with C-style escapes (\" \\ \n \t \r \xHH); bytes >= 0x80 stay as they are.
