@@ -33,7 +33,7 @@ ConvShapes convShapes(const Node& node, const Shape& x, const Shape& w, const Sh
     nodeFail(node, "input 1 (W) " + shapeToString(w) + " has " + std::to_string(w[1]) +
                        " channels per group, expected " + std::to_string(s.C / s.groups));
   Shape kernel(w.begin() + 2, w.end()), spatial(x.begin() + 2, x.end());
-  if (node.hasAttr("kernel_shape") && node.attrInts("kernel_shape") != kernel)
+  if (!node.attrInts("kernel_shape").empty() && node.attrInts("kernel_shape") != kernel)
     nodeFail(node, "attribute kernel_shape " + intsToString(node.attrInts("kernel_shape")) +
                        " differs from the weight's spatial shape " + shapeToString(kernel));
   if (bias && (bias->size() != 1 || (*bias)[0] != s.M))
@@ -124,22 +124,23 @@ RowPlan rowPlan(const WindowGeometry& g) {
   return p;
 }
 
-// out[lo, hi) += w * src[ox]: the hot loop. On CPUs with AVX2 a 4-wide clone runs (no FMA contraction, so the
+// out[0, n) += w * src[0, n): the hot loop. On CPUs with AVX2 a 4-wide clone runs (no FMA contraction, so the
 // result is bit-identical to the portable clone).
 __attribute__((target_clones("avx2", "default"))) void addScaledRow(double* out, const float* src, double w,
-                                                                    int64_t lo, int64_t hi) {
-  for (int64_t ox = lo; ox < hi; ++ox) out[ox] += w * double(src[ox]);
+                                                                    int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] += w * double(src[i]);
 }
 __attribute__((target_clones("avx2", "default"))) void addScaledRow(double* out, const double* src, double w,
-                                                                    int64_t lo, int64_t hi) {
-  for (int64_t ox = lo; ox < hi; ++ox) out[ox] += w * src[ox];
+                                                                    int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] += w * src[i];
 }
 
-// out[lo, hi) += w * in[ox * stride + shift].
+// out[lo, hi) += w * in[ox * stride + shift]; pointers are formed only for positions inside the row.
 template <class T>
 inline void accumulateRow(double* out, const T* in, double w, int64_t lo, int64_t hi, int64_t stride, int64_t shift) {
+  if (hi <= lo) return;
   if (stride == 1) {
-    addScaledRow(out, in + shift, w, lo, hi);
+    addScaledRow(out + lo, in + (lo + shift), w, hi - lo);
   } else {
     for (int64_t ox = lo; ox < hi; ++ox) out[ox] += w * double(in[ox * stride + shift]);
   }

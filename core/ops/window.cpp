@@ -13,7 +13,8 @@ constexpr int64_t kMaxWindowValue = int64_t(1) << 30;
 
 std::vector<int64_t> readPerAxis(const Node& node, const std::string& name, size_t count, int64_t fallback,
                                  int64_t minValue) {
-  std::vector<int64_t> v = node.attrInts(name, std::vector<int64_t>(count, fallback));
+  std::vector<int64_t> v = node.attrInts(name);
+  if (v.empty()) v.assign(count, fallback);  // absent, or written as an empty list by some exporters
   if (v.size() != count)
     nodeFail(node, "attribute " + name + " " + intsToString(v) + " must have " + std::to_string(count) + " values");
   for (int64_t x : v)
