@@ -1,0 +1,289 @@
+#pragma once
+// Kernel IR: one loop nest per fused group. Expressions are immutable and shared (a rewrite returns the same
+// node when nothing changed); statements form a tree owned by the kernel and are rewritten in place by the
+// schedule primitives. Node kinds are listed once (the X-lists below); the printer and the visitors follow
+// from those lists. docs/kernel-ir.md says what code each node kind stands for.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/dtype.h"
+#include "ir/shape.h"
+
+namespace tessera::kernel {
+
+// ---------------------------------------------------------------- enums
+
+#define TESSERA_KERNEL_UNARY_OPS(X)                                                                      \
+  X(Neg, "neg") X(Abs, "abs") X(Exp, "exp") X(Log, "log") X(Sqrt, "sqrt") X(Rsqrt, "rsqrt")             \
+  X(Tanh, "tanh") X(Erf, "erf") X(Sigmoid, "sigmoid") X(Sin, "sin") X(Cos, "cos") X(Floor, "floor")      \
+  X(Ceil, "ceil") X(Round, "round") X(Sign, "sign") X(Recip, "recip") X(Not, "not") X(IsNan, "isnan")    \
+  X(IsInf, "isinf")
+#define TESSERA_KERNEL_BINARY_OPS(X)                                                                     \
+  X(Add, "+") X(Sub, "-") X(Mul, "*") X(Div, "/") X(Mod, "%") X(Max, "max") X(Min, "min") X(Pow, "pow") \
+  X(Lt, "<") X(Le, "<=") X(Gt, ">") X(Ge, ">=") X(Eq, "==") X(Ne, "!=") X(And, "&&") X(Or, "||")        \
+  X(Xor, "xor")
+
+enum class UnaryOp : uint8_t {
+#define X(N, S) N,
+  TESSERA_KERNEL_UNARY_OPS(X)
+#undef X
+};
+enum class BinaryOp : uint8_t {
+#define X(N, S) N,
+  TESSERA_KERNEL_BINARY_OPS(X)
+#undef X
+};
+std::string_view unaryOpName(UnaryOp op);
+std::string_view binaryOpName(BinaryOp op);
+bool isInfix(BinaryOp op);       // printed as `a op b` rather than `op(a, b)`
+bool isComparison(BinaryOp op);  // result is bool
+
+// Where a buffer lives. Global: device memory, visible to all blocks (kernel parameters live here).
+// Shared: per thread block, fast, small (48 KiB by default); needs a barrier between writers and readers.
+// Register: per thread, fastest, tiny; indices must be compile-time constants after unrolling to stay in registers.
+enum class MemScope : uint8_t { Global, Shared, Register };
+std::string_view memScopeName(MemScope s);  // "global", "shared", "register"
+
+// How a loop runs. Serial: a plain loop. Parallel: iterations on CPU threads (OpenMP) — no GPU meaning.
+// Vectorized: one vector instruction (extent = lanes); cheap, needs contiguous accesses. Unrolled: copied
+// extent times; removes loop overhead and lets register arrays be indexed by constants, costs code size.
+// Bound: replaced by a hardware index (see ThreadTag); the extent becomes a launch dimension.
+enum class LoopKind : uint8_t { Serial, Parallel, Vectorized, Unrolled, Bound };
+std::string_view loopKindName(LoopKind k);
+
+// Hardware indices a loop can be bound to. Block*: grid dimensions (blockIdx), independent blocks, no
+// sharing. Thread*: threads of one block (threadIdx), can share memory and synchronize. Warp: the warp index
+// within the block (threadIdx.x / 32 with threadIdx.x bound to the 32 lanes inside it).
+enum class ThreadTag : uint8_t { None, BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, Warp };
+std::string_view threadTagName(ThreadTag t);  // "blockIdx.x", ..., "warp"
+ThreadTag parseThreadTag(std::string_view name);  // None when unknown
+bool isBlockTag(ThreadTag t);
+bool isThreadTag(ThreadTag t);  // threadIdx.* and warp
+
+enum class ReduceOp : uint8_t { Sum, Max, Min };
+std::string_view reduceOpName(ReduceOp op);
+
+// ---------------------------------------------------------------- expressions
+
+#define TESSERA_KERNEL_EXPRS(X) X(IntImm) X(FloatImm) X(Var) X(Load) X(Unary) X(Binary) X(Select) X(Cast)
+
+enum class ExprKind : uint8_t {
+#define X(K) K,
+  TESSERA_KERNEL_EXPRS(X)
+#undef X
+};
+
+struct ExprNode {
+  ExprKind kind{};
+  DType dtype{};
+  virtual ~ExprNode() = default;
+};
+using Expr = std::shared_ptr<const ExprNode>;
+
+// An integer constant (indices, extents) of type i64.
+struct IntImm : ExprNode {
+  int64_t value;
+  static Expr make(int64_t v);
+};
+// A floating constant of the given type; inf and -inf allowed.
+struct FloatImm : ExprNode {
+  double value;
+  static Expr make(double v, DType t = DType::F32);
+};
+// A loop variable (i64) or a value defined by a Compute statement.
+struct Var : ExprNode {
+  std::string name;
+  static Expr make(const std::string& name, DType t = DType::I64);
+};
+// buffer[indices...], row-major; a rank-0 buffer has no indices.
+struct Load : ExprNode {
+  std::string buffer;
+  std::vector<Expr> indices;
+  static Expr make(const std::string& buffer, DType t, std::vector<Expr> indices);
+};
+struct Unary : ExprNode {
+  UnaryOp op;
+  Expr a;
+  static Expr make(UnaryOp op, Expr a);
+};
+// Arithmetic keeps the operand type; comparisons and logic give bool. Integer / and % are C's (indices
+// are non-negative where they occur).
+struct Binary : ExprNode {
+  BinaryOp op;
+  Expr a, b;
+  static Expr make(BinaryOp op, Expr a, Expr b);
+};
+// cond ? t : f — lazy, like C's ?: (the arm not taken is not evaluated, so it may load out of bounds).
+struct Select : ExprNode {
+  Expr cond, t, f;
+  static Expr make(Expr cond, Expr t, Expr f);
+};
+struct Cast : ExprNode {
+  Expr a;
+  static Expr make(DType to, Expr a);  // returns `a` when it already has type `to`
+};
+
+// Folding builders used by lowering and by the primitives (so printed indices stay short).
+Expr add(Expr a, Expr b);
+Expr sub(Expr a, Expr b);
+Expr mul(Expr a, Expr b);
+Expr idiv(Expr a, Expr b);
+Expr imod(Expr a, Expr b);
+Expr intImm(int64_t v);
+Expr var(const std::string& name);  // an i64 loop variable
+bool isConst(const Expr& e, int64_t v);
+
+// ---------------------------------------------------------------- statements
+
+#define TESSERA_KERNEL_STMTS(X) \
+  X(For) X(Block) X(Allocate) X(Compute) X(Store) X(Reduce) X(IfThen) X(Sync) X(AsyncCopy) X(PipelineMarker)
+
+enum class StmtKind : uint8_t {
+#define X(K) K,
+  TESSERA_KERNEL_STMTS(X)
+#undef X
+};
+
+struct StmtNode {
+  StmtKind kind{};
+  std::vector<std::string> provenance;  // ids of the graph nodes this statement came from
+  virtual ~StmtNode() = default;
+};
+using Stmt = std::shared_ptr<StmtNode>;
+
+// The header of a loop; the primitives move headers between loops (reorder) and split them.
+struct LoopHeader {
+  std::string var;   // unique in the kernel: primitives and the UI name loops by it
+  int64_t extent = 1;  // iterations 0 .. extent-1
+  LoopKind loopKind = LoopKind::Serial;
+  ThreadTag tag = ThreadTag::None;  // set when loopKind is Bound
+  bool reduction = false;           // iterates a reduction axis (its Reduce statements accumulate across it)
+  int pipelineStages = 0;           // > 1: software-pipelined, see docs/kernel-ir.md
+};
+
+// for var in 0..extent { body }
+struct ForStmt : StmtNode {
+  LoopHeader h;
+  Stmt body;
+  static std::shared_ptr<ForStmt> make(LoopHeader h, Stmt body);
+};
+// Statements in order. Compute and Allocate are visible to the statements after them in the same block.
+struct BlockStmt : StmtNode {
+  std::vector<Stmt> stmts;
+  static std::shared_ptr<BlockStmt> make(std::vector<Stmt> stmts = {});
+};
+// Declares a shared or register buffer (see Kernel::buffers) for the rest of the enclosing block.
+struct AllocateStmt : StmtNode {
+  std::string buffer;
+  static std::shared_ptr<AllocateStmt> make(const std::string& buffer);
+};
+// name : dtype = value — a scalar local (one per graph node or piece of a decomposed node).
+struct ComputeStmt : StmtNode {
+  std::string name;
+  DType dtype;
+  Expr value;
+  static std::shared_ptr<ComputeStmt> make(const std::string& name, DType t, Expr value);
+};
+// buffer[indices] = value
+struct StoreStmt : StmtNode {
+  std::string buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  static std::shared_ptr<StoreStmt> make(const std::string& buffer, std::vector<Expr> indices, Expr value);
+};
+// buffer[indices] = op(buffer[indices], value); the element is initialized by a Store before the loops over
+// the reduction axes. A reduction loop bound to threads makes it a cross-thread reduction.
+struct ReduceStmt : StmtNode {
+  ReduceOp op;
+  std::string buffer;
+  std::vector<Expr> indices;
+  Expr value;
+  static std::shared_ptr<ReduceStmt> make(ReduceOp op, const std::string& buffer, std::vector<Expr> indices,
+                                          Expr value);
+};
+// if (cond) { body } — guards from splits whose factor does not divide the extent, and cache fills.
+struct IfThenStmt : StmtNode {
+  Expr cond;
+  Stmt body;
+  static std::shared_ptr<IfThenStmt> make(Expr cond, Stmt body);
+};
+// Barrier: all threads of the block (__syncthreads) or of the warp (__syncwarp).
+struct SyncStmt : StmtNode {
+  bool warpOnly = false;
+  static std::shared_ptr<SyncStmt> make(bool warpOnly = false);
+};
+// dst[dstIndices] = src[srcIndices] issued asynchronously (cp.async global → shared); completes at a wait.
+struct AsyncCopyStmt : StmtNode {
+  std::string dst, src;
+  std::vector<Expr> dstIndices, srcIndices;
+  static std::shared_ptr<AsyncCopyStmt> make(const std::string& dst, std::vector<Expr> dstIndices,
+                                             const std::string& src, std::vector<Expr> srcIndices);
+};
+// commit: close the group of async copies issued so far; wait: block until at most `pending` groups are
+// still in flight (cp.async.commit_group / cp.async.wait_group).
+struct PipelineMarkerStmt : StmtNode {
+  bool wait = false;
+  int pending = 0;
+  static std::shared_ptr<PipelineMarkerStmt> make(bool wait, int pending);
+};
+
+// Calls f with the node cast to its concrete type (one case per entry of the X-list).
+template <class F>
+decltype(auto) visitStmt(StmtNode& s, F&& f) {
+  switch (s.kind) {
+#define X(K) \
+  case StmtKind::K: return f(static_cast<K##Stmt&>(s));
+    TESSERA_KERNEL_STMTS(X)
+#undef X
+  }
+  return f(static_cast<BlockStmt&>(s));  // unreachable: every kind is listed above
+}
+template <class F>
+decltype(auto) visitExpr(const ExprNode& e, F&& f) {
+  switch (e.kind) {
+#define X(K) \
+  case ExprKind::K: return f(static_cast<const K&>(e));
+    TESSERA_KERNEL_EXPRS(X)
+#undef X
+  }
+  return f(static_cast<const IntImm&>(e));  // unreachable
+}
+std::string_view stmtKindName(StmtKind k);
+std::string_view exprKindName(ExprKind k);
+
+// ---------------------------------------------------------------- buffers and kernels
+
+enum class BufferRole : uint8_t { Input, Output, Temp };
+
+struct Buffer {
+  std::string name;  // generated (in0, out0, acc0, in0_shared): model names never become identifiers
+  DType dtype = DType::F32;
+  Shape shape;
+  MemScope scope = MemScope::Global;
+  BufferRole role = BufferRole::Temp;
+  std::string value;  // the graph value an Input/Output buffer holds
+  // A cache made by cache_read/cache_write: the buffer it copies and the offset of its element 0 there.
+  std::string cacheOf;
+  bool cacheIsRead = true;
+  std::vector<Expr> cacheBase;
+};
+
+struct Kernel {
+  std::string id;     // the group id
+  std::string kind;   // pointwise, reduction, gemm, conv, pool, data-movement
+  std::vector<std::string> nodeIds;  // provenance of the whole kernel
+  std::vector<Buffer> buffers;       // inputs and outputs first, in order, then temps and caches
+  Stmt body;
+  std::map<std::string, int64_t> params;  // template parameters (set_param)
+
+  const Buffer* findBuffer(const std::string& name) const;
+  Buffer* findBuffer(const std::string& name);
+  Kernel clone() const;  // deep copy of the statement tree
+};
+
+Stmt cloneStmt(const Stmt& s);
+
+}  // namespace tessera::kernel

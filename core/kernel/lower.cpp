@@ -1,0 +1,72 @@
+#include "kernel/lower.h"
+
+#include "ir/error.h"
+#include "kernel/lower_context.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel {
+namespace {
+
+bool isRowReductionOp(const std::string& op) {
+  return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "Softmax" ||
+         op == "LogSoftmax" || op == "LayerNormalization";
+}
+bool isPoolOp(const std::string& op) {
+  return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
+}
+bool isDataMovementOp(const std::string& op) {
+  return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather";
+}
+
+// The node that decides the kernel's structure, and the kind it gives.
+std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
+  for (const Node* n : ctx.nodes)
+    if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
+  for (const Node* n : ctx.nodes)
+    if (n->op() == "Conv") return {n, "conv"};
+  for (const Node* n : ctx.nodes)
+    if (isPoolOp(n->op())) return {n, "pool"};
+  for (const Node* n : ctx.nodes)
+    if (isRowReductionOp(n->op())) return {n, "reduction"};
+  for (const Node* n : ctx.nodes)
+    if (isDataMovementOp(n->op())) return {n, "data-movement"};
+  for (const Node* n : ctx.nodes)
+    if (!isPointwiseOp(n->op())) ctx.fail(*n, "not supported by the kernel lowering");
+  return {ctx.nodes.front(), "pointwise"};
+}
+
+// Inputs read only for their constant value (Reduce axes, Slice starts) are not kernel parameters.
+void dropUnreadInputs(Kernel& k) {
+  std::set<std::string> read;
+  walk(k.body, [&](StmtNode& s) {
+    mapDirectExprs(s, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& n) {
+        if (n.kind == ExprKind::Load) read.insert(static_cast<const Load&>(n).buffer);
+      });
+      return e;
+    });
+  });
+  std::erase_if(k.buffers, [&](const Buffer& b) { return b.role == BufferRole::Input && !read.count(b.name); });
+}
+
+}  // namespace
+
+Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
+  Kernel k;
+  k.id = spec.id;
+  k.nodeIds = spec.nodeIds;
+  LowerCtx ctx(g, k, spec);
+  auto [anchor, kind] = anchorOf(ctx);
+  k.kind = kind;
+  if (kind == "gemm") lowerGemm(ctx, *anchor);
+  else if (kind == "conv") lowerConv(ctx, *anchor);
+  else if (kind == "pool") lowerPool(ctx, *anchor);
+  else if (kind == "reduction") lowerRowReduction(ctx);
+  else if (kind == "data-movement") lowerDataMovement(ctx, *anchor);
+  else lowerPointwise(ctx);
+  dropUnreadInputs(k);
+  return k;
+}
+
+}  // namespace tessera::kernel

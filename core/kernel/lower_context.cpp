@@ -1,0 +1,143 @@
+#include "kernel/lower_context.h"
+
+#include "ir/error.h"
+
+namespace tessera::kernel {
+
+LowerCtx::LowerCtx(const Graph& graph, Kernel& kernel, const KernelSpec& spec) : g(graph), k(kernel) {
+  for (const std::string& id : spec.nodeIds) {
+    const Node* n = g.findNode(id);
+    if (!n) tessera::fail("kernel '" + spec.id + "': node '" + id + "' is not in the graph");
+    if (inGroup.count(n)) tessera::fail("kernel '" + spec.id + "': node '" + id + "' is listed twice");
+    nodes.push_back(n);
+    inGroup.insert(n);
+  }
+  if (nodes.empty()) tessera::fail("kernel '" + spec.id + "': the group has no nodes");
+  for (const Node* n : nodes) {
+    for (const Value* v : n->inputs()) {
+      if (!v || produced(v) || inputBuffer.count(v)) continue;
+      std::string name = "in" + std::to_string(inputBuffer.size());
+      inputBuffer[v] = name;
+      k.buffers.push_back({name, v->dtype(), v->shape(), MemScope::Global, BufferRole::Input, v->name(), "", true, {}});
+    }
+  }
+  for (const Node* n : nodes) {
+    for (const Value* v : n->outputs()) {
+      bool usedOutside = v->isGraphOutput();
+      for (const Use& u : v->uses()) usedOutside |= !inGroup.count(u.node);
+      if (!usedOutside) continue;
+      std::string name = "out" + std::to_string(outputs.size());
+      outputs.push_back(v);
+      outputBuffer[v] = name;
+      k.buffers.push_back({name, v->dtype(), v->shape(), MemScope::Global, BufferRole::Output, v->name(), "", true, {}});
+    }
+  }
+}
+
+void LowerCtx::fail(const Node& n, const std::string& message) const {
+  tessera::fail("kernel '" + k.id + "': node '" + n.id() + "' (" + n.op() + "): " + message);
+}
+
+std::string LowerCtx::newAccumulator(BlockStmt& block, DType t, Expr init, const std::string& provenance) {
+  std::string name = "acc" + std::to_string(accCounter++);
+  k.buffers.push_back({name, t, {1}, MemScope::Register, BufferRole::Temp, "", "", true, {}});
+  Stmt alloc = AllocateStmt::make(name);
+  Stmt store = StoreStmt::make(name, {intImm(0)}, Cast::make(t, std::move(init)));
+  alloc->provenance = store->provenance = {provenance};
+  block.stmts.push_back(alloc);
+  block.stmts.push_back(store);
+  return name;
+}
+
+Emitter::Emitter(LowerCtx& ctx, Shape domain, std::vector<Expr> idx, BlockStmt& out, Emitter* parent)
+    : ctx_(ctx), domain_(std::move(domain)), idx_(std::move(idx)), out_(out), parent_(parent) {}
+
+Expr Emitter::compute(const Value* v, const Node& producer, Expr e) {
+  std::string name = "v" + std::to_string(ctx_.computeCounter++);
+  Stmt s = ComputeStmt::make(name, v->dtype(), Cast::make(v->dtype(), std::move(e)));
+  s->provenance = {producer.id()};
+  out_.stmts.push_back(s);
+  Expr result = Var::make(name, v->dtype());
+  known[v] = result;
+  return result;
+}
+
+Expr Emitter::value(const Value* v) {
+  if (!v) return nullptr;
+  if (auto it = known.find(v); it != known.end()) return it->second;
+  if (parent_ && delegate && delegate(v)) return known[v] = parent_->value(v);
+  if (auto it = ctx_.special.find(v); it != ctx_.special.end()) return compute(v, *v->producer(), it->second(*this));
+  if (!ctx_.produced(v)) {
+    auto it = ctx_.inputBuffer.find(v);
+    if (it == ctx_.inputBuffer.end()) tessera::fail("kernel '" + ctx_.k.id + "': value '" + v->name() + "' has no buffer");
+    Expr load = Load::make(it->second, v->dtype(), broadcastIndex(v->shape(), domain_, idx_));
+    return known[v] = load;
+  }
+  const Node& p = *v->producer();
+  if (v != p.output(0)) ctx_.fail(p, "only the first output can be used inside a kernel");
+  std::vector<Expr> ins;
+  for (const Value* in : p.inputs()) ins.push_back(value(in));
+  auto e = pointwiseExpr(p, ins, v->dtype());
+  if (!e) ctx_.fail(p, "not supported in a " + ctx_.k.kind + " kernel");
+  return compute(v, p, *e);
+}
+
+std::vector<Expr> broadcastIndex(const Shape& in, const Shape& domain, const std::vector<Expr>& idx) {
+  if (in.size() > domain.size())
+    tessera::fail("broadcast: shape " + shapeToString(in) + " has more dimensions than " + shapeToString(domain));
+  size_t offset = domain.size() - in.size();
+  std::vector<Expr> out;
+  for (size_t d = 0; d < in.size(); ++d) {
+    bool broadcast = in[d] == 1 && domain[d + offset] != 1;
+    out.push_back(broadcast ? intImm(0) : idx[d + offset]);
+  }
+  return out;
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value* v) {
+  if (!v) return std::nullopt;
+  if (const Tensor* t = v->initializer()) return t->toInts();
+  const Node* p = v->producer();
+  if (p && p->op() == "Constant" && p->hasAttr("value")) return p->attr("value")->t().toInts();
+  return std::nullopt;
+}
+
+Stmt loopNest(const std::vector<std::string>& vars, const Shape& extents, Stmt body, bool reduction) {
+  for (size_t i = vars.size(); i-- > 0;) {
+    LoopHeader h;
+    h.var = vars[i];
+    h.extent = extents[i];
+    h.reduction = reduction;
+    body = ForStmt::make(h, BlockStmt::make({body}));
+  }
+  return body;
+}
+
+std::vector<Expr> vars(const std::vector<std::string>& names) {
+  std::vector<Expr> out;
+  for (const std::string& n : names) out.push_back(var(n));
+  return out;
+}
+
+std::vector<std::string> names(const std::string& prefix, size_t n) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
+}
+
+DType accType(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
+
+void storeOutputs(Emitter& em, const std::set<const Value*>& skip) {
+  LowerCtx& ctx = em.ctx();
+  for (const Value* v : ctx.outputs) {
+    if (skip.count(v)) continue;
+    if (v->shape() != em.domain())
+      ctx.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(v->shape()) +
+                                   ", not the kernel's domain " + shapeToString(em.domain()));
+    Stmt s = StoreStmt::make(ctx.outputBuffer.at(v), em.idx(), em.value(v));
+    s->provenance = {v->producer()->id()};
+    em.out().stmts.push_back(s);
+  }
+}
+
+}  // namespace tessera::kernel

@@ -1,0 +1,113 @@
+// Data movement: one nest over the output; each output element loads the input element it maps to.
+#include <algorithm>
+
+#include "kernel/lower_context.h"
+
+namespace tessera::kernel {
+namespace {
+
+std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vector<Expr>& idx) {
+  std::vector<int64_t> perm = n.attrInts("perm");
+  if (perm.empty())
+    for (size_t d = in.size(); d-- > 0;) perm.push_back(int64_t(d));
+  std::vector<Expr> out(in.size());
+  for (size_t d = 0; d < perm.size(); ++d) out[size_t(perm[d])] = idx[d];
+  return out;
+}
+
+// Same elements in row-major order: linearize the output index, split it by the input's strides.
+std::vector<Expr> reshapeIndex(const Shape& in, const Shape& out, const std::vector<Expr>& idx) {
+  std::vector<int64_t> os = stridesOf(out), is = stridesOf(in);
+  Expr flat = intImm(0);
+  for (size_t d = 0; d < out.size(); ++d) flat = add(flat, mul(idx[d], intImm(os[d])));
+  std::vector<Expr> r;
+  for (size_t d = 0; d < in.size(); ++d) {
+    Expr q = idiv(flat, intImm(is[d]));
+    r.push_back(d == 0 ? q : imod(q, intImm(in[d])));
+  }
+  return r;
+}
+
+int64_t normalizeAxisOf(LowerCtx& ctx, const Node& n, int64_t axis, size_t rank) {
+  if (axis < 0) axis += int64_t(rank);
+  if (axis < 0 || axis >= int64_t(rank)) ctx.fail(n, "axis out of range");
+  return axis;
+}
+
+Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const Shape& in = n.input(0)->shape();
+  auto starts = constantInts(n.input(1));
+  auto axes = n.input(3) ? constantInts(n.input(3)) : std::optional<std::vector<int64_t>>();
+  auto steps = n.input(4) ? constantInts(n.input(4)) : std::optional<std::vector<int64_t>>();
+  if (!starts || (n.input(3) && !axes) || (n.input(4) && !steps)) ctx.fail(n, "starts, axes and steps must be constants");
+  std::vector<Expr> idx = em.idx();
+  for (size_t i = 0; i < starts->size(); ++i) {
+    int64_t axis = normalizeAxisOf(ctx, n, axes ? (*axes)[i] : int64_t(i), in.size());
+    int64_t step = steps ? (*steps)[i] : 1, dim = in[size_t(axis)];
+    int64_t s = (*starts)[i] < 0 ? (*starts)[i] + dim : (*starts)[i];
+    s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
+    idx[size_t(axis)] = add(intImm(s), mul(idx[size_t(axis)], intImm(step)));
+  }
+  return Load::make(ctx.inputBuffer.at(n.input(0)), n.input(0)->dtype(), idx);
+}
+
+Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), n.output(0)->shape().size()));
+  Expr result;
+  int64_t offset = 0;
+  std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, load)
+  for (const Value* v : n.inputs()) {
+    std::vector<Expr> idx = em.idx();
+    idx[axis] = sub(idx[axis], intImm(offset));
+    offset += v->shape()[axis];
+    arms.push_back({intImm(offset), Load::make(ctx.inputBuffer.at(v), v->dtype(), idx)});
+  }
+  result = arms.back().second;
+  for (size_t i = arms.size() - 1; i-- > 0;)
+    result = Select::make(Binary::make(BinaryOp::Lt, em.idx()[axis], arms[i].first), arms[i].second, result);
+  return result;
+}
+
+Expr gatherExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const Value* data = n.input(0);
+  const Value* indices = n.input(1);
+  size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), data->shape().size()));
+  size_t ri = indices->shape().size();
+  const std::vector<Expr>& idx = em.idx();
+  std::vector<Expr> iidx(idx.begin() + long(axis), idx.begin() + long(axis + ri));
+  Expr g = Cast::make(DType::I64, Load::make(ctx.inputBuffer.at(indices), indices->dtype(), iidx));
+  Expr wrapped = Select::make(Binary::make(BinaryOp::Lt, g, intImm(0)), add(g, intImm(data->shape()[axis])), g);
+  std::vector<Expr> didx(idx.begin(), idx.begin() + long(axis));
+  didx.push_back(wrapped);
+  didx.insert(didx.end(), idx.begin() + long(axis + ri), idx.end());
+  return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
+}
+
+Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const std::string& op = n.op();
+  const Value* x = n.input(0);
+  const Shape& out = n.output(0)->shape();
+  auto load = [&](std::vector<Expr> idx) { return Load::make(ctx.inputBuffer.at(x), x->dtype(), std::move(idx)); };
+  if (op == "Transpose") return load(transposeIndex(n, x->shape(), em.idx()));
+  if (op == "Expand") return load(broadcastIndex(x->shape(), out, em.idx()));
+  if (op == "Slice") return sliceExpr(ctx, n, em);
+  if (op == "Concat") return concatExpr(ctx, n, em);
+  if (op == "Gather") return gatherExpr(ctx, n, em);
+  return load(reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
+}
+
+}  // namespace
+
+void lowerDataMovement(LowerCtx& ctx, const Node& anchor) {
+  for (const Value* v : anchor.inputs())
+    if (v && ctx.produced(v)) ctx.fail(anchor, "input '" + v->name() + "' is computed inside the group; only epilogues are fused");
+  const Shape& out = anchor.output(0)->shape();
+  std::vector<std::string> loopVars = names("i", out.size());
+  ctx.special[anchor.output(0)] = [&ctx, &anchor](Emitter& em) { return movementExpr(ctx, anchor, em); };
+  auto body = BlockStmt::make();
+  Emitter em(ctx, out, vars(loopVars), *body);
+  storeOutputs(em);
+  ctx.k.body = BlockStmt::make({loopNest(loopVars, out, body)});
+}
+
+}  // namespace tessera::kernel

@@ -1,0 +1,156 @@
+#include "kernel/printer.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace tessera::kernel {
+namespace {
+
+std::string number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string bare(const Expr& e);
+
+std::string list(const std::vector<Expr>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + bare(v[i]);
+  return s;
+}
+
+std::string access(const std::string& buffer, const std::vector<Expr>& idx) { return buffer + "[" + list(idx) + "]"; }
+
+// Strips the outer parentheses of a top-level binary expression: `v = a + b`, not `v = (a + b)`.
+std::string bare(const Expr& e) {
+  std::string s = printExpr(e);
+  if (e->kind == ExprKind::Binary && isInfix(static_cast<const Binary&>(*e).op) && s.size() > 1 && s.front() == '(')
+    return s.substr(1, s.size() - 2);
+  return s;
+}
+
+struct ExprPrinter {
+  std::string operator()(const IntImm& n) const { return std::to_string(n.value); }
+  std::string operator()(const FloatImm& n) const {
+    std::string s = number(n.value);
+    return n.dtype == DType::F32 ? s : s + ":" + std::string(dtypeName(n.dtype));
+  }
+  std::string operator()(const Var& n) const { return n.name; }
+  std::string operator()(const Load& n) const { return access(n.buffer, n.indices); }
+  std::string operator()(const Unary& n) const {
+    return std::string(unaryOpName(n.op)) + "(" + bare(n.a) + ")";
+  }
+  std::string operator()(const Binary& n) const {
+    // Appends rather than chained operator+ (GCC 12 warns falsely on the temporaries, -Wrestrict).
+    std::string s;
+    bool infix = isInfix(n.op);
+    s.append(infix ? "(" : std::string(binaryOpName(n.op)) + "(").append(infix ? printExpr(n.a) : bare(n.a));
+    s.append(infix ? " " + std::string(binaryOpName(n.op)) + " " : std::string(", "));
+    s.append(infix ? printExpr(n.b) : bare(n.b)).append(")");
+    return s;
+  }
+  std::string operator()(const Select& n) const {
+    return "select(" + bare(n.cond) + ", " + bare(n.t) + ", " + bare(n.f) + ")";
+  }
+  std::string operator()(const Cast& n) const {
+    return std::string(dtypeName(n.dtype)) + "(" + bare(n.a) + ")";
+  }
+};
+
+std::string provenance(const StmtNode& s) {
+  if (s.provenance.empty()) return "";
+  std::string r = "  # ";
+  for (size_t i = 0; i < s.provenance.size(); ++i) r += (i ? ", " : "") + s.provenance[i];
+  return r;
+}
+
+struct StmtPrinter {
+  std::ostringstream& os;
+  int indent;
+  std::string pad() const { return std::string(size_t(indent) * 2, ' '); }
+  void child(const Stmt& s, int extra) const { os << printStmt(s, indent + extra); }
+
+  void operator()(const ForStmt& s) const {
+    os << pad() << "for " << s.h.var << " in 0.." << s.h.extent;
+    if (s.h.loopKind == LoopKind::Bound) os << " bind(" << threadTagName(s.h.tag) << ")";
+    else if (s.h.loopKind != LoopKind::Serial) os << " " << loopKindName(s.h.loopKind);
+    if (s.h.reduction) os << " reduce";
+    if (s.h.pipelineStages > 1) os << " pipeline(" << s.h.pipelineStages << ")";
+    os << " {" << provenance(s) << "\n";
+    child(s.body, 1);
+    os << pad() << "}\n";
+  }
+  void operator()(const BlockStmt& s) const {
+    // A block prints its statements at the enclosing level: nesting is shown by loops and ifs only.
+    for (const Stmt& c : s.stmts) os << printStmt(c, indent + 1);
+  }
+  void operator()(const AllocateStmt& s) const { os << pad() << "alloc " << s.buffer << provenance(s) << "\n"; }
+  void operator()(const ComputeStmt& s) const {
+    os << pad() << s.name << ": " << dtypeName(s.dtype) << " = " << bare(s.value) << provenance(s) << "\n";
+  }
+  void operator()(const StoreStmt& s) const {
+    os << pad() << access(s.buffer, s.indices) << " = " << bare(s.value) << provenance(s) << "\n";
+  }
+  void operator()(const ReduceStmt& s) const {
+    os << pad() << access(s.buffer, s.indices) << " " << reduceOpName(s.op) << "= " << bare(s.value)
+       << provenance(s) << "\n";
+  }
+  void operator()(const IfThenStmt& s) const {
+    os << pad() << "if " << bare(s.cond) << " {" << provenance(s) << "\n";
+    child(s.body, 1);
+    os << pad() << "}\n";
+  }
+  void operator()(const SyncStmt& s) const {
+    os << pad() << (s.warpOnly ? "sync warp" : "sync block") << provenance(s) << "\n";
+  }
+  void operator()(const AsyncCopyStmt& s) const {
+    os << pad() << access(s.dst, s.dstIndices) << " <- async " << access(s.src, s.srcIndices) << provenance(s) << "\n";
+  }
+  void operator()(const PipelineMarkerStmt& s) const {
+    if (s.wait) os << pad() << "pipeline wait(" << s.pending << ")\n";
+    else os << pad() << "pipeline commit\n";
+  }
+};
+
+std::string shapeText(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+}  // namespace
+
+std::string printExpr(const Expr& e) { return visitExpr(*e, ExprPrinter{}); }
+
+std::string printStmt(const Stmt& s, int indent) {
+  std::ostringstream os;
+  // A Block is transparent: print its children at the caller's level.
+  visitStmt(*s, StmtPrinter{os, s->kind == StmtKind::Block ? indent - 1 : indent});
+  return os.str();
+}
+
+std::string printKernel(const Kernel& k) {
+  std::ostringstream os;
+  os << "kernel " << k.id << " (" << k.kind << ")  # ";
+  for (size_t i = 0; i < k.nodeIds.size(); ++i) os << (i ? ", " : "") << k.nodeIds[i];
+  os << "\n";
+  for (auto& [name, value] : k.params) os << "  param " << name << " = " << value << "\n";
+  for (const Buffer& b : k.buffers) {
+    const char* role = b.role == BufferRole::Input ? "in " : b.role == BufferRole::Output ? "out" : "tmp";
+    os << "  " << role << " " << b.name << ": " << memScopeName(b.scope) << " " << dtypeName(b.dtype)
+       << shapeText(b.shape);
+    if (!b.value.empty()) os << "  # value '" << b.value << "'";
+    if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
+    os << "\n";
+  }
+  os << printStmt(k.body, 1);
+  return os.str();
+}
+
+}  // namespace tessera::kernel

@@ -1,0 +1,58 @@
+#pragma once
+// Schedule primitives on the kernel IR. Each checks its preconditions in numbered steps and throws a
+// ScheduleError naming the loop (or buffer) at fault, so a UI can highlight it; on success it rewrites the
+// kernel in place and returns the names of what it created. Use them through TracedSchedule (trace.h) so the
+// application is recorded; the free functions here are what a trace replays.
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "kernel/kernel_ir.h"
+
+namespace tessera::kernel {
+
+class ScheduleError : public Error {
+ public:
+  // Message: "<primitive>: loop '<loop>' of kernel '<kernel>': step <n>: <what>".
+  ScheduleError(const std::string& primitive, const std::string& kernel, const std::string& loop, int step,
+                const std::string& what);
+  const std::string& primitive() const { return primitive_; }
+  const std::string& loop() const { return loop_; }  // the loop (or buffer, or parameter) at fault
+  int step() const { return step_; }
+
+ private:
+  std::string primitive_, loop_;
+  int step_;
+};
+
+namespace sched {
+
+// i → i_o (ceil(extent/factor)), i_i (factor); guarded by `i_o*factor + i_i < extent` when it does not divide.
+std::vector<std::string> split(Kernel& k, const std::string& loop, int64_t factor);
+// Splits each loop of a perfect nest and reorders to outers then inners; returns outers then inners.
+std::vector<std::string> tile(Kernel& k, const std::vector<std::string>& loops, const std::vector<int64_t>& factors);
+// Permutes loops of one perfect nest into the given order (relative positions of the named loops).
+void reorder(Kernel& k, const std::vector<std::string>& order);
+// Merges a loop and the loop directly inside it into one loop `outer_inner`.
+std::string fuse(Kernel& k, const std::string& outer, const std::string& inner);
+void vectorize(Kernel& k, const std::string& loop);
+void unroll(Kernel& k, const std::string& loop);
+void parallel(Kernel& k, const std::string& loop);  // CPU threads
+void bind(Kernel& k, const std::string& loop, ThreadTag tag);
+// Copies the part of `buffer` read inside `loop` into a new buffer in `scope` at the start of the loop's body,
+// and reads the copy instead. Returns the cache's name, then the fill loops.
+std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
+                                   const std::string& cacheName = "");
+// Writes the part of `buffer` stored inside `loop` to a new buffer in `scope`, copied out at the end of the
+// loop's body. Returns the cache's name, then the write-back loops.
+std::vector<std::string> cacheWrite(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope);
+// Moves the fill of a read cache to the start of another loop's body (its footprint recomputed there).
+std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const std::string& loop);
+// Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
+// `stages` iterations in flight.
+void pipeline(Kernel& k, const std::string& loop, int stages);
+// Records a template parameter on the kernel.
+void setParam(Kernel& k, const std::string& name, int64_t value);
+
+}  // namespace sched
+}  // namespace tessera::kernel
