@@ -166,6 +166,50 @@ class TestCudaRuntime : public QObject {
     }
     CudaDriver::get().synchronize();  // the refused launch left the context usable
   }
+  // Driver calls act on the calling thread's current context: a worker must make it current first.
+  void gpuWorkerThreadNeedsMakeCurrent() {
+    Availability avail = cudaAvailability();
+    if (!avail.available) QSKIP(("no GPU here: " + avail.reason).c_str());
+    CudaContext ctx(0);
+    std::string withoutError, withError;
+    std::thread([&] {
+      try {
+        DeviceBuffer b(64);
+      } catch (const Error& e) {
+        withoutError = e.what();
+      }
+      try {
+        ctx.makeCurrent();
+        DeviceBuffer b(64);
+        b.zero();
+      } catch (const Error& e) {
+        withError = e.what();
+      }
+    }).join();
+    QVERIFY2(contains(withoutError, "cuMemAlloc(64 bytes) failed: CUDA_ERROR_INVALID_CONTEXT"), withoutError.c_str());
+    QVERIFY2(withError.empty(), withError.c_str());
+  }
+  // Last, since a faulting kernel leaves the context unusable for the rest of the process.
+  void gpuKernelFaultIsAMessage() {
+    Availability avail = cudaAvailability();
+    if (!avail.available) QSKIP(("no GPU here: " + avail.reason).c_str());
+    CudaContext ctx(0);
+    NvrtcResult r = NvrtcCompiler().compile(
+        "extern \"C\" __global__ void fault(float* p) { p[threadIdx.x] = 1.0f; }\n", "fault.cu");
+    QVERIFY2(r.ok, r.error.c_str());
+    Module module(r.cubin);
+    DevicePtr null = 0;
+    void* args[] = {&null};
+    CudaDriver::get().launch(module.function("fault"), LaunchConfig{{1}, {32}, 0}, args);
+    try {
+      CudaDriver::get().synchronize();
+      QFAIL("no error");
+    } catch (const Error& e) {
+      qInfo("%s", e.what());
+      QVERIFY2(contains(e.what(), "cuCtxSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS (700)"), e.what());
+      QVERIFY2(contains(e.what(), "can no longer be used"), e.what());
+    }
+  }  // the owners' destructors meet the poisoned context and stay quiet
 };
 
 QTEST_GUILESS_MAIN(TestCudaRuntime)

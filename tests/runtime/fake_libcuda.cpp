@@ -1,0 +1,205 @@
+// A stand-in for libcuda.so.1 so CI (which has no GPU) runs the driver layer end to end: entry points through
+// cuGetProcAddress, device queries, contexts per thread, memory, launches, events and error reporting. Memory is
+// host memory; the module holds no code: kernels named "add" and "fault" are imitated on the host. It is loaded
+// only by test_cuda_runtime_fake (through LD_LIBRARY_PATH) and never installed.
+#include <cuda.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+
+struct CUctx_st {
+  int device = 0;
+};
+struct CUmod_st {
+  int unused = 0;
+};
+struct CUfunc_st {
+  std::string name;
+};
+struct CUevent_st {
+  long launchesAtRecord = -1;
+};
+
+namespace {
+
+CUctx_st primary;
+int retained = 0;
+thread_local CUcontext current = nullptr;
+long launches = 0;
+CUresult sticky = CUDA_SUCCESS;  // a faulted kernel poisons the context, as on a GPU
+CUfunc_st addKernel{"add"}, faultKernel{"fault"};
+
+CUresult needContext() {
+  if (!current) return CUDA_ERROR_INVALID_CONTEXT;
+  return sticky;
+}
+
+}  // namespace
+
+extern "C" {
+
+CUresult cuGetErrorName(CUresult error, const char** str) {
+  switch (error) {
+    case CUDA_SUCCESS: *str = "CUDA_SUCCESS"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_VALUE: *str = "CUDA_ERROR_INVALID_VALUE"; return CUDA_SUCCESS;
+    case CUDA_ERROR_INVALID_CONTEXT: *str = "CUDA_ERROR_INVALID_CONTEXT"; return CUDA_SUCCESS;
+    case CUDA_ERROR_NOT_FOUND: *str = "CUDA_ERROR_NOT_FOUND"; return CUDA_SUCCESS;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *str = "CUDA_ERROR_ILLEGAL_ADDRESS"; return CUDA_SUCCESS;
+    default: *str = nullptr; return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuGetErrorString(CUresult error, const char** str) {
+  *str = error == CUDA_ERROR_ILLEGAL_ADDRESS ? "an illegal memory access was encountered" : "fake driver error";
+  return CUDA_SUCCESS;
+}
+
+CUresult cuInit(unsigned int) { return CUDA_SUCCESS; }
+
+// NVRTC itself opens libcuda.so.1 and asks for private tables; the fake has none, and NVRTC then goes on without.
+CUresult cuGetExportTable(const void** table, const CUuuid*) {
+  *table = nullptr;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return CUDA_SUCCESS; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return CUDA_SUCCESS; }
+CUresult cuDeviceGet(CUdevice* d, int ordinal) { *d = ordinal; return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
+CUresult cuDeviceGetName(char* name, int len, CUdevice) {
+  std::strncpy(name, "Fake H200 (tests/runtime)", static_cast<size_t>(len));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
+  static const std::map<int, int> values = {
+      {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9}, {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0},
+      {CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 132}, {CU_DEVICE_ATTRIBUTE_WARP_SIZE, 32},
+      {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 1024}, {CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, 2048},
+      {CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, 32}, {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, 49152},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 232448},
+      {CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, 233472},
+      {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, 65536}, {CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, 65536},
+      {CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, 52428800}, {CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, 6144}};
+  auto it = values.find(a);
+  if (it == values.end()) return CUDA_ERROR_INVALID_VALUE;  // the clock rates: optional in the caller
+  *v = it->second;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem(size_t* bytes, CUdevice) { *bytes = size_t(141) << 30; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { ++retained; *c = &primary; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRelease(CUdevice) { return retained-- > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+CUresult cuCtxSynchronize() { return needContext(); }
+
+CUresult cuModuleLoadData(CUmodule* m, const void* image) {
+  if (CUresult r = needContext()) return r;
+  if (std::memcmp(image, "\x7f" "ELF", 4) != 0) return CUDA_ERROR_INVALID_VALUE;
+  *m = new CUmod_st;
+  return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m) { delete m; return needContext(); }
+
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  if (CUresult r = needContext()) return r;
+  std::string n = name;
+  if (n != "add" && n != "fault") return CUDA_ERROR_NOT_FOUND;
+  *f = n == "add" ? &addKernel : &faultKernel;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncGetAttribute(int* v, CUfunction_attribute a, CUfunction) {
+  *v = a == CU_FUNC_ATTRIBUTE_NUM_REGS ? 16 : a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : 0;
+  return needContext();
+}
+CUresult cuFuncSetAttribute(CUfunction, CUfunction_attribute, int) { return needContext(); }
+
+CUresult cuMemAlloc(CUdeviceptr* p, size_t bytes) {
+  if (CUresult r = needContext()) return r;
+  *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
+  return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+CUresult cuMemFree(CUdeviceptr p) { std::free(reinterpret_cast<void*>(p)); return needContext(); }
+CUresult cuMemcpyHtoD(CUdeviceptr d, const void* s, size_t n) {
+  if (CUresult r = needContext()) return r;
+  std::memcpy(reinterpret_cast<void*>(d), s, n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoH(void* d, CUdeviceptr s, size_t n) {
+  if (CUresult r = needContext()) return r;
+  std::memcpy(d, reinterpret_cast<void*>(s), n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) {
+  if (CUresult r = needContext()) return r;
+  std::memcpy(reinterpret_cast<void*>(d), reinterpret_cast<void*>(s), n);
+  return CUDA_SUCCESS;
+}
+CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
+  if (CUresult r = needContext()) return r;
+  std::memset(reinterpret_cast<void*>(d), v, n);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                        unsigned, CUstream, void** args, void**) {
+  if (CUresult r = needContext()) return r;
+  if (bx * by * bz > 1024 || gx * gy * gz == 0) return CUDA_ERROR_INVALID_VALUE;
+  ++launches;
+  if (f == &faultKernel) {
+    sticky = CUDA_ERROR_ILLEGAL_ADDRESS;  // reported by the next call, like an asynchronous fault
+    return CUDA_SUCCESS;
+  }
+  auto a = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[0]));
+  auto b = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[1]));
+  auto c = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(args[2]));
+  long n = *static_cast<int*>(args[3]);
+  for (long i = 0; i < n && i < long(gx) * bx; ++i) c[i] = a[i] + b[i];
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventCreate(CUevent* e, unsigned) {
+  if (CUresult r = needContext()) return r;
+  *e = new CUevent_st;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy(CUevent e) { delete e; return CUDA_SUCCESS; }
+CUresult cuEventRecord(CUevent e, CUstream) {
+  if (CUresult r = needContext()) return r;
+  e->launchesAtRecord = launches;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent) { return needContext(); }
+CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {  // 0.01 ms per launch in between
+  if (start->launchesAtRecord < 0 || end->launchesAtRecord < 0) return CUDA_ERROR_INVALID_VALUE;
+  *ms = 0.01f * static_cast<float>(end->launchesAtRecord - start->launchesAtRecord);
+  return needContext();
+}
+
+CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t, CUdriverProcAddressQueryResult* status) {
+  // cuda.h maps the versioned names (cuMemAlloc -> cuMemAlloc_v2), so these are the versions a caller built
+  // against this header expects for the unversioned names.
+  static const std::map<std::string, void*> table = {
+#define TESSERA_FAKE_ENTRY(name) {#name, reinterpret_cast<void*>(&name)}
+      TESSERA_FAKE_ENTRY(cuDriverGetVersion), TESSERA_FAKE_ENTRY(cuDeviceGetCount), TESSERA_FAKE_ENTRY(cuDeviceGet),
+      TESSERA_FAKE_ENTRY(cuDeviceGetName), TESSERA_FAKE_ENTRY(cuDeviceGetAttribute),
+      TESSERA_FAKE_ENTRY(cuDeviceTotalMem), TESSERA_FAKE_ENTRY(cuDevicePrimaryCtxRetain),
+      TESSERA_FAKE_ENTRY(cuDevicePrimaryCtxRelease), TESSERA_FAKE_ENTRY(cuCtxSetCurrent),
+      TESSERA_FAKE_ENTRY(cuCtxSynchronize), TESSERA_FAKE_ENTRY(cuModuleLoadData), TESSERA_FAKE_ENTRY(cuModuleUnload),
+      TESSERA_FAKE_ENTRY(cuModuleGetFunction), TESSERA_FAKE_ENTRY(cuFuncGetAttribute),
+      TESSERA_FAKE_ENTRY(cuFuncSetAttribute), TESSERA_FAKE_ENTRY(cuMemAlloc), TESSERA_FAKE_ENTRY(cuMemFree),
+      TESSERA_FAKE_ENTRY(cuMemcpyHtoD), TESSERA_FAKE_ENTRY(cuMemcpyDtoH), TESSERA_FAKE_ENTRY(cuMemcpyDtoD),
+      TESSERA_FAKE_ENTRY(cuMemsetD8), TESSERA_FAKE_ENTRY(cuLaunchKernel), TESSERA_FAKE_ENTRY(cuEventCreate),
+      TESSERA_FAKE_ENTRY(cuEventDestroy), TESSERA_FAKE_ENTRY(cuEventRecord), TESSERA_FAKE_ENTRY(cuEventSynchronize),
+      TESSERA_FAKE_ENTRY(cuEventElapsedTime)};
+#undef TESSERA_FAKE_ENTRY
+  auto it = table.find(symbol);
+  if (status) *status = it == table.end() ? CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND : CU_GET_PROC_ADDRESS_SUCCESS;
+  if (it == table.end()) return CUDA_ERROR_NOT_FOUND;
+  *pfn = it->second;
+  return CUDA_SUCCESS;
+}
+
+}  // extern "C"
