@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
-#include <sstream>
+#include <iterator>
 #include <unordered_map>
 
 #include "frontend/text/tsr.h"
@@ -188,10 +188,9 @@ Graph parseTsrFile(const std::string& path, const TsrParseOptions& options) {
   if (std::filesystem::is_directory(path, ec)) fail(path + ": is a directory, not a .tsr file");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path + ": cannot open for reading: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) fail(path + ": read error: " + std::strerror(errno));
-  return parseTsr(text.str(), path, options);
+  return parseTsr(text, path, options);
 }
 
 }  // namespace tessera

@@ -43,7 +43,7 @@ std::string tensorData(const Tensor& t, const TsrPrintOptions& options) {
   if (options.elideAbove >= 0 && n > options.elideAbove) return std::string("<").append(std::to_string(n)).append(" elements>");
   if (n <= kMaxListElements)
     if (std::optional<std::string> list = listData(t)) return *list;
-  return "base64" + quoteString(base64Encode(t.bytes()));
+  return "base64\"" + base64Encode(t.bytes()) + "\"";  // the base64 alphabet needs no escapes
 }
 
 template <class T, class F>

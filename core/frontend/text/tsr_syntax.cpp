@@ -1,5 +1,6 @@
 #include "frontend/text/tsr_syntax.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -13,14 +14,15 @@ bool isAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); 
 
 constexpr char kBase64Alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-int base64Digit(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (isDigit(c)) return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
-  return -1;
-}
+// Value of each byte as a base64 digit, -1 for bytes outside the alphabet.
+constexpr std::array<int8_t, 256> kBase64Digits = [] {
+  std::array<int8_t, 256> table{};
+  table.fill(-1);
+  for (int i = 0; i < 64; ++i) table[static_cast<unsigned char>(kBase64Alphabet[i])] = int8_t(i);
+  return table;
+}();
+
+int base64Digit(char c) { return kBase64Digits[static_cast<unsigned char>(c)]; }
 
 template <class F>
 std::string formatShortest(F v) {
@@ -118,18 +120,22 @@ std::string singleQuoted(std::string_view s) {
 }
 
 std::string quoteString(std::string_view s) {
-  std::string out = "\"";
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
   for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += static_cast<unsigned char>(c) >= 0x80 ? std::string(1, c) : showChar(c);
+    auto u = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\') {
+      out.append(1, '\\').append(1, c);
+    } else if (c == '\n' || c == '\t' || c == '\r') {
+      out.append(1, '\\').append(1, c == '\n' ? 'n' : c == '\t' ? 't' : 'r');
+    } else if (u < 0x20 || u == 0x7f) {
+      out += showChar(c);
+    } else {
+      out += c;  // printable ASCII, and UTF-8 as it is
     }
   }
-  return out + "\"";
+  return out += '"';
 }
 
 std::string formatDouble(double v) { return formatShortest(v); }
@@ -212,13 +218,18 @@ std::optional<double> parseDouble(std::string_view text) {
 }
 
 std::string base64Encode(std::span<const std::byte> bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    size_t n = std::min<size_t>(3, bytes.size() - i);
-    uint32_t group = 0;
-    for (size_t k = 0; k < 3; ++k) group = (group << 8) | (k < n ? uint32_t(bytes[i + k]) : 0u);
-    for (size_t k = 0; k < 4; ++k) out += k <= n ? kBase64Alphabet[(group >> (18 - 6 * k)) & 63] : '=';
+  std::string out((bytes.size() + 2) / 3 * 4, '=');
+  char* o = out.data();
+  auto digit = [](uint32_t group, int shift) { return kBase64Alphabet[(group >> shift) & 63]; };
+  size_t i = 0;
+  for (; i + 3 <= bytes.size(); i += 3, o += 4) {
+    uint32_t group = uint32_t(bytes[i]) << 16 | uint32_t(bytes[i + 1]) << 8 | uint32_t(bytes[i + 2]);
+    o[0] = digit(group, 18), o[1] = digit(group, 12), o[2] = digit(group, 6), o[3] = digit(group, 0);
+  }
+  if (size_t rest = bytes.size() - i) {  // 1 or 2 bytes left: 2 or 3 digits, then '=' padding
+    uint32_t group = uint32_t(bytes[i]) << 16 | (rest == 2 ? uint32_t(bytes[i + 1]) << 8 : 0u);
+    o[0] = digit(group, 18), o[1] = digit(group, 12);
+    if (rest == 2) o[2] = digit(group, 6);
   }
   return out;
 }
@@ -232,21 +243,32 @@ std::variant<size_t, std::string> base64DecodedSize(std::string_view text) {
 }
 
 std::optional<std::string> base64Decode(std::string_view text, std::span<std::byte> out) {
-  size_t written = 0;
-  for (size_t i = 0; i < text.size(); i += 4) {
-    uint32_t group = 0;
-    size_t digits = 0;
-    for (size_t k = 0; k < 4; ++k) {
-      char c = text[i + k];
-      bool padding = c == '=' && i + 4 == text.size() && k >= 2 && (k == 3 || text[i + 3] == '=');
-      int d = base64Digit(c);
-      if (d < 0 && !padding)
-        return "invalid base64 character '" + showChar(c) + "' at offset " + std::to_string(i + k);
-      group = (group << 6) | uint32_t(d < 0 ? 0 : d);
-      digits += d >= 0;
-    }
-    for (size_t k = 0; k + 1 < digits && written < out.size(); ++k) out[written++] = std::byte(group >> (16 - 8 * k));
+  auto badCharacter = [&](size_t from) {
+    size_t i = from;
+    while (base64Digit(text[i]) >= 0) ++i;
+    return "invalid base64 character '" + showChar(text[i]) + "' at offset " + std::to_string(i);
+  };
+  size_t groups = text.size() / 4, written = 0;
+  // Every group but the last has four digits; the last may end in '=' padding.
+  for (size_t g = 0; g + 1 < groups; ++g) {
+    const char* p = text.data() + 4 * g;
+    int a = base64Digit(p[0]), b = base64Digit(p[1]), c = base64Digit(p[2]), d = base64Digit(p[3]);
+    if ((a | b | c | d) < 0) return badCharacter(4 * g);
+    uint32_t group = uint32_t(a) << 18 | uint32_t(b) << 12 | uint32_t(c) << 6 | uint32_t(d);
+    out[written++] = std::byte(group >> 16);
+    out[written++] = std::byte(group >> 8);
+    out[written++] = std::byte(group);
   }
+  if (groups == 0) return std::nullopt;
+  const char* p = text.data() + 4 * (groups - 1);
+  size_t digits = p[3] != '=' ? 4 : p[2] != '=' ? 3 : 2;
+  uint32_t group = 0;
+  for (size_t k = 0; k < 4; ++k) {
+    int d = k < digits ? base64Digit(p[k]) : 0;
+    if (d < 0) return badCharacter(4 * (groups - 1));
+    group = group << 6 | uint32_t(d);
+  }
+  for (size_t k = 0; k + 1 < digits && written < out.size(); ++k) out[written++] = std::byte(group >> (16 - 8 * k));
   return std::nullopt;
 }
 
