@@ -286,6 +286,40 @@ graph hand {   # a graph
     roundTrip(g);
   }
 
+  void base64HandlesEveryPadding() {
+    Graph g = parseTsr("graph g {\n  const %a: u8[5] = base64\"SGVsbG8=\"\n  const %b: u8[4] = base64\"SGVsbA==\"\n"
+                       "  const %c: u8[3] = base64\"SGVs\"\n  const %d: u8[0] = base64\"\"\n  output %a, %b, %c, %d\n}");
+    QCOMPARE(g.findValue("a")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l', 'l', 'o'}));
+    QCOMPARE(g.findValue("b")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l', 'l'}));
+    QCOMPARE(g.findValue("c")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l'}));
+    QCOMPARE(g.findValue("d")->initializer()->numElements(), int64_t(0));
+    QCOMPARE(q(parseError("graph g {\n  const %c: u8[1] = base64\"A===\"\n}")),
+             q("t.tsr:2:27: invalid base64 character '=' at offset 1"));
+    QCOMPARE(q(parseError("graph g {\n  const %c: u8[3] = base64\"AB=C\"\n}")),
+             q("t.tsr:2:27: invalid base64 character '=' at offset 2"));
+    QCOMPARE(q(parseError("graph g {\n  const %c: u8[3] = base64\"ABC\"\n}")),
+             q("t.tsr:2:27: base64 text has 3 characters, not a multiple of 4"));
+  }
+
+  void fuzzSeedsAndRegressionsParseOrFailCleanly() {
+    // Inputs that once crashed fuzz_tsr must now parse or fail with an Error; seeds must parse.
+    std::filesystem::path fuzz = std::filesystem::path(TESSERA_SOURCE_DIR) / "tests" / "fuzz";
+    int seeds = 0;
+    for (const char* folder : {"tsr_seeds", "tsr_regressions"}) {
+      if (!std::filesystem::exists(fuzz / folder)) continue;
+      for (const auto& entry : std::filesystem::directory_iterator(fuzz / folder)) {
+        bool seed = std::string(folder) == "tsr_seeds";
+        try {
+          roundTrip(parseTsrFile(entry.path().string(), {.maxTensorBytes = 64 << 10}));
+          seeds += seed;
+        } catch (const Error& e) {
+          QVERIFY2(!seed, e.what());
+        }
+      }
+    }
+    QVERIFY(seeds >= 3);
+  }
+
   void elidedDataIsForViewsOnly() {
     Graph g("view");
     g.addOutput(g.addInitializer("big", Tensor(DType::F32, {100})));
