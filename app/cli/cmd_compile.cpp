@@ -1,0 +1,84 @@
+// tessera-cli compile: runs the pass pipeline and fusion, printing the recorded steps, the fused graph, the
+// fusion decisions, override statuses and the memory plan (as text, or as one JSON object with --json).
+#include <cstdio>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "frontend/model_io.h"
+#include "frontend/text/tsr.h"
+#include "fusion/compile.h"
+#include "fusion/report.h"
+
+namespace tessera::cli {
+namespace {
+
+struct CompileArgs {
+  std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit;
+  std::vector<std::string> disabled;
+  int64_t fuel = -1;
+  bool printAfterAll = false, explain = false, memory = false, json = false;
+};
+
+constexpr int64_t kElideAbove = 16;  // weights as placeholders, so the IR stays readable
+
+void printText(const CompileResult& r, const CompileArgs& a) {
+  for (const Step& s : r.steps) {
+    bool show = a.printAfterAll || s.pass == a.printAfter;
+    if (!show) continue;
+    std::printf("%s\n", stepHeader(s).c_str());
+    if (s.changed && s.graph) std::fputs(printTsr(*s.graph, {.elideAbove = kElideAbove}).c_str(), stdout);
+  }
+  if (a.emit == "graph" && r.graph) std::fputs(printTsr(*r.graph, {.elideAbove = kElideAbove}).c_str(), stdout);
+  if (a.emit == "fused") std::fputs(printFused(r).c_str(), stdout);
+  if (a.explain && r.fusion) std::fputs(explainFusion(*r.fusion).c_str(), stdout);
+  std::fputs(describeOverrides(r.overrides).c_str(), stdout);
+  if (a.memory) std::fputs(describeMemory(r.memory).c_str(), stdout);
+  if (a.emit.empty() && !a.printAfterAll && a.printAfter.empty() && !a.explain && !a.memory && r.fusion)
+    std::printf("%zu steps, %zu kernels for %zu nodes\n", r.steps.size(), r.fusion->groups.size(),
+                r.graph ? r.graph->numNodes() : 0);
+}
+
+int runCompile(const CompileArgs& a) {
+  CompileOptions options;
+  options.pipeline = a.pipeline;
+  options.stopAfter = a.stopAfter;
+  options.disabled = {a.disabled.begin(), a.disabled.end()};
+  if (a.fuel >= 0) options.fuel = a.fuel;
+  if (!a.overrides.empty()) options.overrides = loadOverrides(a.overrides);
+  CompileResult r = compileGraph(loadModel(a.model), options);
+  if (a.json) {
+    ReportJsonOptions jo;
+    if (a.printAfterAll) jo.irAfter.insert("*");
+    if (!a.printAfter.empty()) jo.irAfter.insert(a.printAfter);
+    jo.elideAbove = kElideAbove;
+    std::fputs(compileReportJson(r, jo).c_str(), stdout);
+  } else {
+    printText(r, a);
+  }
+  if (r.error.empty()) return 0;
+  std::fprintf(stderr, "error: %s\n", r.error.c_str());
+  return 2;
+}
+
+}  // namespace
+
+void addCompileCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand("compile", "Run the pass pipeline and fusion, showing each step and decision");
+  auto a = std::make_shared<CompileArgs>();
+  cmd->add_option("MODEL", a->model, "Model file (.onnx or .tsr)")->required();
+  cmd->add_option("--pipeline", a->pipeline, "Pipeline name (default, o0, no-decompose, nhwc) or a comma list");
+  auto* all = cmd->add_flag("--print-after-all", a->printAfterAll, "Print each step's header and changed IR");
+  cmd->add_option("--print-after", a->printAfter, "Print the step of this pass")->excludes(all);
+  cmd->add_option("--stop-after", a->stopAfter, "Stop after this pass (fuse included)");
+  cmd->add_option("--disable-pass", a->disabled, "Skip this pass (repeatable; 'fuse' turns fusion off)");
+  cmd->add_option("--fuel", a->fuel, "Allow N rewrites in total (fused edges count), to bisect a bad one")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--overrides", a->overrides, "JSON file of overrides (docs/fusion.md)");
+  cmd->add_option("--emit", a->emit, "Print the final graph or the fused graph")->check(CLI::IsMember({"graph", "fused"}));
+  cmd->add_flag("--explain-fusion", a->explain, "One line per fusion decision: verdict, rule, reason");
+  cmd->add_flag("--memory", a->memory, "Print the memory plan");
+  cmd->add_flag("--json", a->json, "Print one JSON object (steps, groups, decisions, overrides, memory)");
+  cmd->callback([a, &exitCode] { exitCode = runCompile(*a); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,68 @@
+#pragma once
+// Fusion: partitions the graph into groups (one group = one kernel) greedily in topological order and records
+// every candidate producer → consumer edge as a decision with its verdict, rule and reason. Rules and patterns
+// are explained in docs/fusion.md. The `fuse` pass wraps fuseGraph and leaves the graph unchanged.
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "fusion/overrides.h"
+#include "passes/pass_manager.h"
+
+namespace tessera {
+
+// Nominal machine and template limits behind the profitability rules.
+struct FusionOptions {
+  int maxGroupNodes = 32;         // group-size-limit
+  int registerLimit = 255;        // register-limit, against the estimate in docs/fusion.md
+  double bandwidthGBs = 2000;     // cost: bytes moved at this bandwidth
+  double launchUs = 4;            //   plus this per kernel
+  double gflops = 20000;          //   plus FLOPs at this throughput
+};
+
+enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Opaque };
+std::string_view groupKindName(GroupKind kind);  // "pointwise", "gemm+epilogue", ...
+
+struct FusionDecision {
+  std::string producer, consumer;  // node ids
+  bool fused = false;
+  std::string rule;    // e.g. "epilogue", "single-consumer", "gemm-into-reduction"
+  std::string reason;  // one sentence with the numbers
+  bool forced = false; // a force-fuse override decided it
+  std::string verdict() const { return fused ? "fused" : "separate"; }
+};
+
+struct GroupNode {
+  std::string id, op;
+};
+
+struct FusedGroup {
+  std::string id;  // "k0", "k1", ... in topological order of the groups
+  GroupKind kind = GroupKind::Opaque;
+  std::vector<GroupNode> nodes;                // in topological order
+  std::vector<std::string> inputs, outputs;    // value names read from / written to memory
+  double estimatedUs = 0;                      // the cost model's estimate
+};
+
+struct FusionResult {
+  std::vector<FusedGroup> groups;
+  std::vector<FusionDecision> decisions;  // by consumer in topological order
+  std::vector<OverrideStatus> overrides;  // fusion overrides (force, forbid, split) in the order given
+  int iterations = 0;                     // partitions run until the single-consumer rule settled
+  // The group holding the node, or null.
+  const FusedGroup* groupOf(const std::string& nodeId) const;
+  const FusionDecision* decision(const std::string& producer, const std::string& consumer) const;
+};
+
+// Fusion of `graph` under `overrides` (only force-fuse, forbid-fuse and split are read here). When `context`
+// is given, every fused edge spends one unit of its fuel; an edge refused for lack of fuel gets rule "fuel".
+FusionResult fuseGraph(const Graph& graph, const FusionOptions& options = {},
+                       const std::vector<Override>& overrides = {}, PassContext* context = nullptr);
+
+// The `fuse` pass. It leaves the graph as it is and stores its result in `sink` (when given).
+std::unique_ptr<Pass> createFusionPass(std::shared_ptr<FusionResult> sink, FusionOptions options = {},
+                                       std::vector<Override> overrides = {});
+
+}  // namespace tessera

@@ -1,0 +1,99 @@
+#include "fusion/overrides.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ir/error.h"
+
+namespace tessera {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxOverrideFileBytes = 16 << 20;
+
+std::string field(const json& entry, const char* name, const std::string& where) {
+  auto it = entry.find(name);
+  if (it == entry.end()) fail(where + ": missing field \"" + name + "\"");
+  if (!it->is_string()) fail(where + "." + name + ": expected a string, found " + it->dump());
+  std::string s = it->get<std::string>();
+  if (s.empty()) fail(where + "." + name + ": must not be empty");
+  return s;
+}
+
+Override parseEntry(const json& entry, const std::string& where) {
+  if (!entry.is_object()) fail(where + ": expected an object, found " + entry.dump());
+  std::string kind = field(entry, "kind", where);
+  Override o;
+  if (kind == "force-fuse" || kind == "forbid-fuse") {
+    o.kind = kind == "force-fuse" ? OverrideKind::ForceFuse : OverrideKind::ForbidFuse;
+    o.producer = field(entry, "producer", where);
+    o.consumer = field(entry, "consumer", where);
+  } else if (kind == "split") {
+    o.kind = OverrideKind::Split;
+    o.group = field(entry, "group", where);
+  } else if (kind == "disable-pass") {
+    o.kind = OverrideKind::DisablePass;
+    o.pass = field(entry, "pass", where);
+  } else {
+    fail(where + ".kind: unknown kind \"" + kind + "\" (force-fuse, forbid-fuse, split, disable-pass)");
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string_view overrideKindName(OverrideKind kind) {
+  switch (kind) {
+    case OverrideKind::ForceFuse: return "force-fuse";
+    case OverrideKind::ForbidFuse: return "forbid-fuse";
+    case OverrideKind::Split: return "split";
+    case OverrideKind::DisablePass: return "disable-pass";
+  }
+  return "?";
+}
+
+std::vector<Override> parseOverrides(std::string_view text, const std::string& fileName) {
+  json doc;
+  try {
+    doc = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    fail(fileName + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  }
+  if (!doc.is_object() || !doc.contains("overrides"))
+    fail(fileName + ": expected an object with an \"overrides\" list");
+  const json& list = doc["overrides"];
+  if (!list.is_array()) fail(fileName + ": overrides: expected a list, found " + list.dump());
+  std::vector<Override> out;
+  for (size_t i = 0; i < list.size(); ++i)
+    out.push_back(parseEntry(list[i], fileName + ": overrides[" + std::to_string(i) + "]"));
+  return out;
+}
+
+std::vector<Override> loadOverrides(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path + ": cannot open the overrides file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  if (s.size() > kMaxOverrideFileBytes) fail(path + ": overrides file larger than 16 MiB");
+  return parseOverrides(s, path);
+}
+
+std::string overridesToJson(const std::vector<Override>& overrides) {
+  json list = json::array();
+  for (const Override& o : overrides) {
+    json e{{"kind", std::string(overrideKindName(o.kind))}};
+    if (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) {
+      e["producer"] = o.producer;
+      e["consumer"] = o.consumer;
+    }
+    if (o.kind == OverrideKind::Split) e["group"] = o.group;
+    if (o.kind == OverrideKind::DisablePass) e["pass"] = o.pass;
+    list.push_back(e);
+  }
+  return json{{"overrides", list}}.dump(2);
+}
+
+}  // namespace tessera

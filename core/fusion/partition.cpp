@@ -1,0 +1,241 @@
+#include "fusion/partition.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unordered_set>
+
+#include "ops/stats.h"
+
+namespace tessera::fusion_detail {
+namespace {
+
+std::string fmt(double x, const char* unit) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f %s", x, unit);
+  return buf;
+}
+
+std::vector<const Node*> readers(const Value* v) {
+  std::vector<const Node*> out;
+  for (const Use& u : v->uses())
+    if (std::find(out.begin(), out.end(), u.node) == out.end()) out.push_back(u.node);
+  return out;
+}
+
+}  // namespace
+
+Partitioner::Partitioner(const Graph& graph, const FusionOptions& options)
+    : graph_(graph), options_(options), order_(graph.topoOrder()) {
+  for (size_t i = 0; i < order_.size(); ++i) {
+    index_[order_[i]] = int(i);
+    spaces_.push_back(nodeSpace(*order_[i]));
+    flops_.push_back(double(nodeFlops(*order_[i])));
+  }
+  seen_.assign(order_.size(), 0);
+}
+
+std::vector<std::pair<int, const Value*>> Partitioner::producerEdges(int c, const Constraints& k) const {
+  std::vector<std::pair<int, const Value*>> edges;
+  for (const Value* v : order_[size_t(c)]->inputs()) {
+    if (!v || !v->producer()) continue;
+    int p = index_.at(v->producer());
+    bool known = false;
+    for (auto& e : edges) known |= e.first == p;
+    if (!known) edges.emplace_back(p, v);
+  }
+  // Forced edges first, so a forced producer group is the one the consumer joins; then the latest producer
+  // first: it is the closest one, and joining an earlier producer first could only end in a cycle.
+  std::stable_sort(edges.begin(), edges.end(), [&](auto& a, auto& b) {
+    bool fa = k.forced.count({a.first, c}) > 0, fb = k.forced.count({b.first, c}) > 0;
+    return fa != fb ? fa : a.first > b.first;
+  });
+  return edges;
+}
+
+void Partitioner::run(const Constraints& k, PassContext* ctx) {
+  groupOf_.assign(order_.size(), -1);
+  groups_.clear();
+  decisions_.clear();
+  forcedCosts_.clear();
+  for (int c = 0; c < int(order_.size()); ++c) {
+    groupOf_[size_t(c)] = int(groups_.size());
+    groups_.push_back({{c}, spaces_[size_t(c)], flops_[size_t(c)]});
+    for (auto& [p, v] : producerEdges(c, k)) decide(p, c, v, k, ctx);
+  }
+}
+
+void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, PassContext* ctx) {
+  FusionDecision d;
+  d.producer = order_[size_t(p)]->id();
+  d.consumer = order_[size_t(c)]->id();
+  Edge e{p, c};
+  d.forced = k.forced.count(e) > 0;
+  auto separate = [&](std::string rule, std::string reason) {
+    d.rule = std::move(rule);
+    d.reason = std::move(reason);
+    decisions_.push_back(d);
+  };
+  int g = groupOf_[size_t(p)], t = groupOf_[size_t(c)];
+  if (g == t) {
+    d.fused = true;
+    MergeCheck check = mergeSpaces(groups_[size_t(g)].space, spaces_[size_t(c)]);
+    return separate(check.rule, "already in the same kernel through another input; " + check.reason);
+  }
+  if (auto f = k.forbidden.find(e); f != k.forbidden.end()) return separate("override", f->second);
+  auto sc = k.singleConsumer.find(v);
+  if (!d.forced && sc != k.singleConsumer.end()) return separate("single-consumer", singleConsumerReason(v, sc->second));
+  MergeCheck check = mergeSpaces(groups_[size_t(g)].space, groups_[size_t(t)].space);
+  if (!check.merged) return separate(check.rule, check.reason);
+  if (wouldCycle(g, t))
+    return separate("cycle", d.consumer + " also reads, through another kernel, a value computed from " + d.producer +
+                                 ", so one kernel would wait on itself");
+  ForcedCost cost = profitability(g, t, check);
+  if (!cost.rule.empty() && !d.forced) return separate(cost.rule, cost.reason);
+  if (ctx && !ctx->tryRewrite()) return separate("fuel", "the fuel ran out before this fusion");
+  if (d.forced) {
+    if (cost.rule.empty() && sc != k.singleConsumer.end()) {
+      cost.rule = "single-consumer";
+      cost.reason = singleConsumerReason(v, sc->second);
+    }
+    forcedCosts_[e] = cost;
+  }
+  d.fused = true;
+  d.rule = check.rule;
+  d.reason = check.reason;
+  if (d.forced) {
+    d.rule = "override";
+    d.reason = "forced by override (" + check.rule + ": " + check.reason + ")";
+    if (!cost.rule.empty()) d.reason += "; breaks " + cost.rule + ": " + cost.reason;
+  }
+  decisions_.push_back(d);
+  merge(g, t, check);
+}
+
+std::string Partitioner::singleConsumerReason(const Value* v, int kernels) const {
+  std::string names;
+  std::vector<const Node*> rs = readers(v);
+  for (size_t i = 0; i < rs.size() && i < 4; ++i) names += (i ? ", " : "") + rs[i]->id();
+  if (rs.size() > 4) names += ", …";
+  return "%" + v->name() + " is read by " + std::to_string(rs.size()) + " nodes in " + std::to_string(kernels) +
+         " kernels (" + names + "), so it stays a kernel output written once rather than recomputed in each";
+}
+
+bool Partitioner::wouldCycle(int g, int t) const {
+  const auto& a = groups_[size_t(g)].members;
+  const auto& b = groups_[size_t(t)].members;
+  int first = std::min(a.front(), b.front());
+  ++stamp_;
+  std::vector<int> stack;
+  auto inMerged = [&](int n) { return groupOf_[size_t(n)] == g || groupOf_[size_t(n)] == t; };
+  for (const auto* members : {&a, &b})
+    for (int m : *members)
+      for (const Value* v : order_[size_t(m)]->inputs())
+        if (v && v->producer() && !inMerged(index_.at(v->producer()))) stack.push_back(index_.at(v->producer()));
+  // A path that leaves the merged set and comes back into it would make the kernel depend on itself.
+  while (!stack.empty()) {
+    int n = stack.back();
+    stack.pop_back();
+    if (seen_[size_t(n)] == stamp_) continue;
+    seen_[size_t(n)] = stamp_;
+    if (inMerged(n)) return true;
+    if (n < first) continue;  // topological order: nothing before the merged set can depend on it
+    for (const Value* v : order_[size_t(n)]->inputs())
+      if (v && v->producer()) stack.push_back(index_.at(v->producer()));
+  }
+  return false;
+}
+
+Partitioner::Traffic Partitioner::traffic(int g, int t) const {
+  auto inside = [&](const Node* n) {
+    int grp = groupOf_[size_t(index_.at(n))];
+    return grp == g || grp == t;
+  };
+  Traffic tr;
+  std::unordered_set<const Value*> read;
+  for (int grp : {g, t}) {
+    if (grp < 0) continue;
+    for (int m : groups_[size_t(grp)].members) {
+      const Node* n = order_[size_t(m)];
+      for (const Value* v : n->inputs())
+        if (v && (!v->producer() || !inside(v->producer())) && read.insert(v).second) tr.bytes += v->type().bytes();
+      for (const Value* v : n->outputs()) {
+        bool out = v->isGraphOutput();
+        for (const Use& u : v->uses()) out |= !inside(u.node);
+        if (out) tr.bytes += v->type().bytes();
+      }
+    }
+  }
+  tr.inputs = int(read.size());
+  return tr;
+}
+
+double Partitioner::timeUs(const Traffic& tr, double flops) const {
+  return options_.launchUs + double(tr.bytes) / (options_.bandwidthGBs * 1e3) + flops / (options_.gflops * 1e3);
+}
+
+double Partitioner::estimateUs(int group) const {
+  return timeUs(traffic(group, -1), groups_[size_t(group)].flops);
+}
+
+ForcedCost Partitioner::profitability(int g, int t, const MergeCheck& check) const {
+  const GroupState& a = groups_[size_t(g)];
+  const GroupState& b = groups_[size_t(t)];
+  ForcedCost c;
+  c.duplicatedNodes = check.recompute > 1 ? int64_t(a.members.size()) : 0;
+  c.extraFlops = int64_t(a.flops * (check.recompute - 1));
+  size_t nodes = a.members.size() + b.members.size();
+  if (int(nodes) > options_.maxGroupNodes) {
+    c.rule = "group-size-limit";
+    c.reason = "the kernel would hold " + std::to_string(nodes) + " nodes, over the limit of " +
+               std::to_string(options_.maxGroupNodes);
+    return c;
+  }
+  Traffic merged = traffic(g, t);
+  int reductions = 0;
+  for (const auto* m : {&a.members, &b.members})
+    for (int n : *m) reductions += spaces_[size_t(n)].kind == SpaceKind::Reduction;
+  int registers = 24 + 4 * merged.inputs + 2 * int(nodes) + 8 * reductions;
+  if (registers > options_.registerLimit) {
+    c.rule = "register-limit";
+    c.reason = "about " + std::to_string(registers) + " registers per thread (" + std::to_string(merged.inputs) +
+               " inputs, " + std::to_string(nodes) + " nodes), over the limit of " +
+               std::to_string(options_.registerLimit);
+    return c;
+  }
+  double fused = timeUs(merged, a.flops * check.recompute + b.flops);
+  double apart = timeUs(traffic(g, -1), a.flops) + timeUs(traffic(t, -1), b.flops);
+  if (fused > apart) {
+    c.rule = "cost";
+    c.reason = "the fused kernel is estimated at " + fmt(fused, "µs") + " against " + fmt(apart, "µs") +
+               " for the two kernels, since the group's work would repeat " +
+               std::to_string(int64_t(check.recompute)) + " times (+" + std::to_string(c.extraFlops) + " FLOPs)";
+  }
+  return c;
+}
+
+void Partitioner::merge(int g, int t, const MergeCheck& check) {
+  GroupState& a = groups_[size_t(g)];
+  GroupState& b = groups_[size_t(t)];
+  for (int m : b.members) groupOf_[size_t(m)] = g;
+  a.members.insert(a.members.end(), b.members.begin(), b.members.end());
+  std::sort(a.members.begin(), a.members.end());
+  a.flops = a.flops * check.recompute + b.flops;
+  a.space = *check.merged;
+  b.members.clear();
+}
+
+int Partitioner::learnSingleConsumer(Constraints& k) const {
+  int added = 0;
+  for (const Node* n : order_)
+    for (const Value* v : n->outputs()) {
+      if (v->isGraphOutput() || k.singleConsumer.count(v)) continue;
+      std::set<int> kernels;
+      for (const Node* r : readers(v)) kernels.insert(groupOf_[size_t(index_.at(r))]);
+      if (kernels.size() < 2) continue;
+      k.singleConsumer[v] = int(kernels.size());
+      ++added;
+    }
+  return added;
+}
+
+}  // namespace tessera::fusion_detail
