@@ -193,6 +193,11 @@ Expr add(Expr a, Expr b) {
   if (ca && cb) return intImm(*ca + *cb);
   if (ca && *ca == 0) return b;
   if (cb && *cb == 0) return a;
+  // a + (x + y) → (a + x) + y on indices: one flat sum instead of nested parentheses.
+  if (a->dtype == DType::I64 && b->kind == ExprKind::Binary && static_cast<const Binary&>(*b).op == BinaryOp::Add) {
+    const auto& bb = static_cast<const Binary&>(*b);
+    return add(add(a, bb.a), bb.b);
+  }
   return Binary::make(BinaryOp::Add, std::move(a), std::move(b));
 }
 Expr sub(Expr a, Expr b) {
@@ -201,9 +206,21 @@ Expr sub(Expr a, Expr b) {
   if (cb && *cb == 0) return a;
   return Binary::make(BinaryOp::Sub, std::move(a), std::move(b));
 }
+// (x * c1) * c2 → x * (c1*c2) and (x + y) * c → x*c + y*c on integer indices, so split and fuse keep
+// indices in the flat form `a*32 + b*4 + c`.
+static Expr scaleIndex(const Expr& e, int64_t c) {
+  if (e->dtype != DType::I64 || e->kind != ExprKind::Binary) return nullptr;
+  const auto& b = static_cast<const Binary&>(*e);
+  if (b.op == BinaryOp::Mul && constOf(b.b)) return mul(b.a, intImm(*constOf(b.b) * c));
+  if (b.op == BinaryOp::Add) return add(mul(b.a, intImm(c)), mul(b.b, intImm(c)));
+  return nullptr;
+}
+
 Expr mul(Expr a, Expr b) {
   auto ca = constOf(a), cb = constOf(b);
   if (ca && cb) return intImm(*ca * *cb);
+  if (cb && *cb != 0 && *cb != 1)
+    if (Expr s = scaleIndex(a, *cb)) return s;
   if ((ca && *ca == 0) || (cb && *cb == 0)) return intImm(0);
   if (ca && *ca == 1) return b;
   if (cb && *cb == 1) return a;

@@ -27,13 +27,30 @@ std::string list(const std::vector<Expr>& v) {
 
 std::string access(const std::string& buffer, const std::vector<Expr>& idx) { return buffer + "[" + list(idx) + "]"; }
 
-// Strips the outer parentheses of a top-level binary expression: `v = a + b`, not `v = (a + b)`.
-std::string bare(const Expr& e) {
+// Binding strength of infix operators; operands that bind weaker than their parent get parentheses.
+int opPrecedence(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Or: return 1;
+    case BinaryOp::And: return 2;
+    case BinaryOp::Add: case BinaryOp::Sub: return 4;
+    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::Mod: return 5;
+    default: return 3;  // comparisons
+  }
+}
+
+int precedence(const Expr& e) {
+  if (e->kind != ExprKind::Binary || !isInfix(static_cast<const Binary&>(*e).op)) return 100;
+  return opPrecedence(static_cast<const Binary&>(*e).op);
+}
+
+std::string operand(const Expr& e, int parent, bool right) {
+  int p = precedence(e);
   std::string s = printExpr(e);
-  if (e->kind == ExprKind::Binary && isInfix(static_cast<const Binary&>(*e).op) && s.size() > 1 && s.front() == '(')
-    return s.substr(1, s.size() - 2);
+  if (p < parent || (right && p == parent)) return "(" + s + ")";
   return s;
 }
+
+std::string bare(const Expr& e) { return printExpr(e); }
 
 struct ExprPrinter {
   std::string operator()(const IntImm& n) const { return std::to_string(n.value); }
@@ -49,10 +66,12 @@ struct ExprPrinter {
   std::string operator()(const Binary& n) const {
     // Appends rather than chained operator+ (GCC 12 warns falsely on the temporaries, -Wrestrict).
     std::string s;
-    bool infix = isInfix(n.op);
-    s.append(infix ? "(" : std::string(binaryOpName(n.op)) + "(").append(infix ? printExpr(n.a) : bare(n.a));
-    s.append(infix ? " " + std::string(binaryOpName(n.op)) + " " : std::string(", "));
-    s.append(infix ? printExpr(n.b) : bare(n.b)).append(")");
+    if (!isInfix(n.op)) {
+      s.append(binaryOpName(n.op)).append("(").append(printExpr(n.a)).append(", ").append(printExpr(n.b)).append(")");
+      return s;
+    }
+    int p = opPrecedence(n.op);
+    s.append(operand(n.a, p, false)).append(" ").append(binaryOpName(n.op)).append(" ").append(operand(n.b, p, true));
     return s;
   }
   std::string operator()(const Select& n) const {

@@ -1,0 +1,310 @@
+#include "kernel/templates.h"
+
+#include <algorithm>
+
+#include "kernel/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel {
+namespace {
+
+// The data-parallel loops of the kernel's root perfect nest, outermost first.
+std::vector<std::string> outerChain(const Kernel& k) {
+  std::vector<std::string> out;
+  Stmt s = k.body;
+  for (;;) {
+    while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
+    if (s->kind != StmtKind::For || static_cast<ForStmt&>(*s).h.reduction) return out;
+    out.push_back(static_cast<ForStmt&>(*s).h.var);
+    s = static_cast<ForStmt&>(*s).body;
+  }
+}
+
+int64_t extentOf(Kernel& k, const std::string& loop) {
+  auto site = detail::findLoop(k, loop);
+  return site ? site->loop->h.extent : 1;
+}
+
+int64_t chainExtent(Kernel& k, const std::vector<std::string>& loops) {
+  int64_t n = 1;
+  for (const std::string& l : loops) n *= extentOf(k, l);
+  return n;
+}
+
+// The largest candidate not above `limit` that divides `extent` (or the smallest candidate).
+int64_t pickDividing(const std::vector<int64_t>& candidates, int64_t extent, int64_t limit) {
+  int64_t best = candidates.front();
+  for (int64_t c : candidates)
+    if (c <= limit && extent % c == 0) best = std::max(best, c);
+  return best;
+}
+
+// The data-movement kernels whose innermost output loop is not the input's innermost index: transposes.
+bool isTransposeLike(Kernel& k) {
+  if (k.kind != "data-movement") return false;
+  std::vector<std::string> loops = outerChain(k);
+  if (loops.size() < 2) return false;
+  bool transposed = false;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::Compute) return;
+    walkExpr(static_cast<ComputeStmt&>(n).value, [&](const ExprNode& e) {
+      if (e.kind != ExprKind::Load) return;
+      const auto& idx = static_cast<const Load&>(e).indices;
+      if (idx.size() >= 2 && !usesVar(idx.back(), loops.back()) && usesVar(idx.back(), loops[loops.size() - 2]))
+        transposed = true;
+    });
+  });
+  return transposed;
+}
+
+// Fuses a list of nested loops into one; returns its name ("" for none).
+std::string fuseAll(TracedSchedule& s, const std::vector<std::string>& loops) {
+  if (loops.empty()) return "";
+  std::string f = loops[0];
+  for (size_t i = 1; i < loops.size(); ++i) f = s.fuse(f, loops[i]);
+  return f;
+}
+
+// Splits `loop` by min(factor, extent): returns {outer, inner}, or {loop, ""} when the factor is 1.
+std::pair<std::string, std::string> splitBy(TracedSchedule& s, const std::string& loop, int64_t factor) {
+  factor = std::min(factor, extentOf(s.kernel(), loop));
+  if (factor <= 1) return {loop, ""};
+  auto parts = s.split(loop, factor);
+  return {parts[0], parts[1]};
+}
+
+// Binds a loop to the threads of a block: split by `threads` when it is longer.
+void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, ThreadTag tag = ThreadTag::ThreadX) {
+  if (extentOf(s.kernel(), loop) <= threads) return s.bind(loop, tag);
+  auto [outer, inner] = splitBy(s, loop, threads);
+  s.bind(inner, tag);
+}
+
+// ---------------------------------------------------------------- the templates
+
+void pointwise(TracedSchedule& s, const TemplateParams& p) {
+  std::string f = fuseAll(s, outerChain(s.kernel()));
+  if (f.empty()) return;
+  if (p.at("vector_width") > 1) {
+    auto [rest, lanes] = splitBy(s, f, p.at("vector_width"));
+    if (!lanes.empty()) s.vectorize(lanes);
+    f = rest;
+  }
+  auto [grid, tx] = splitBy(s, f, p.at("block_size"));
+  if (tx.empty()) return s.bind(grid, ThreadTag::ThreadX);
+  std::string blk = grid;
+  if (p.at("elems_per_thread") > 1 && extentOf(s.kernel(), grid) > 1) {
+    auto [b, e] = splitBy(s, grid, p.at("elems_per_thread"));
+    if (!e.empty()) s.unroll(e);
+    blk = b;
+  }
+  if (p.at("grid_stride") && extentOf(s.kernel(), blk) > p.at("max_blocks")) blk = splitBy(s, blk, p.at("max_blocks")).second;
+  s.bind(blk, ThreadTag::BlockX);
+  s.bind(tx, ThreadTag::ThreadX);
+}
+
+// The loops over the last axis inside the row body (k0, k1, ..., j), and the buffer the first one reads.
+std::vector<std::string> rowLoops(Kernel& k, std::string* rowBuffer) {
+  std::vector<std::string> out;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::For) return;
+    const std::string& v = static_cast<ForStmt&>(n).h.var;
+    if ((v.size() > 1 && v[0] == 'k' && std::isdigit(static_cast<unsigned char>(v[1]))) || v == "j") out.push_back(v);
+    if (out.size() == 1 && rowBuffer && rowBuffer->empty())
+      walk(static_cast<ForStmt&>(n).body, [&](StmtNode& m) {
+        mapDirectExprs(m, [&](const Expr& e) {
+          walkExpr(e, [&](const ExprNode& x) {
+            if (x.kind == ExprKind::Load && rowBuffer->empty() && k.findBuffer(static_cast<const Load&>(x).buffer)->role == BufferRole::Input)
+              *rowBuffer = static_cast<const Load&>(x).buffer;
+          });
+          return e;
+        });
+      });
+  });
+  return out;
+}
+
+void rowReduction(TracedSchedule& s, const TemplateParams& p) {
+  int64_t threads = p.at("threads");
+  std::string row = fuseAll(s, outerChain(s.kernel()));
+  std::string buffer;
+  std::vector<std::string> loops = rowLoops(s.kernel(), &buffer);
+  if (!row.empty()) s.bind(row, ThreadTag::BlockX);
+  if (p.at("cache_row") && !row.empty() && !buffer.empty()) {
+    auto fill = s.cacheRead(row, buffer, MemScope::Shared);
+    bindThreads(s, fill.back(), threads);
+  }
+  for (const std::string& l : loops) bindThreads(s, l, threads);
+}
+
+void gemm(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  if (loops.size() < 2) return;
+  std::string i = loops[loops.size() - 2], j = loops.back();
+  std::vector<std::string> batch(loops.begin(), loops.end() - 2);
+  int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
+  auto t = s.tile({i, j}, {bm, bn});
+  auto [iio, iii] = splitBy(s, t[2], std::min(p.at("thread_m"), bm));
+  auto [jio, jii] = splitBy(s, t[3], std::min(p.at("thread_n"), bn));
+  if (!iii.empty() && !jii.empty()) s.reorder({iio, jio, iii, jii});
+  if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  s.bind(t[1], ThreadTag::BlockX);
+  s.bind(iio, ThreadTag::ThreadY);
+  s.bind(jio, ThreadTag::ThreadX);
+  if (!iii.empty()) s.unroll(iii);
+  if (!jii.empty()) s.unroll(jii);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  if (!ki.empty()) s.unroll(ki);
+}
+
+// Conv and pool: (n, channel, oh, ow) with the spatial loops fused over the threads of a block.
+void windowed(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  if (loops.size() != 4) return;
+  std::string hw = s.fuse(loops[2], loops[3]);
+  auto [b, t] = splitBy(s, hw, p.at("threads"));
+  s.bind(t.empty() ? b : t, ThreadTag::ThreadX);
+  if (!t.empty()) s.bind(b, ThreadTag::BlockX);
+  s.bind(loops[1], ThreadTag::BlockY);
+  s.bind(loops[0], ThreadTag::BlockZ);
+  if (p.at("unroll_window"))
+    for (const char* tap : {"kh", "kw"})
+      if (detail::findLoop(s.kernel(), tap) && extentOf(s.kernel(), tap) <= 8) s.unroll(tap);
+}
+
+void transpose(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  std::string a = loops[loops.size() - 2], b = loops.back();
+  int64_t tile = p.at("tile");
+  auto t = s.tile({a, b}, {std::min(tile, extentOf(s.kernel(), a)), std::min(tile, extentOf(s.kernel(), b))});
+  std::vector<std::string> batch(loops.begin(), loops.end() - 2);
+  if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  s.bind(t[1], ThreadTag::BlockX);
+  if (p.at("shared_tile")) {
+    std::string input;
+    for (const Buffer& buf : s.kernel().buffers)
+      if (buf.role == BufferRole::Input && input.empty()) input = buf.name;
+    auto fill = s.cacheRead(t[1], input, MemScope::Shared);
+    s.bind(fill[fill.size() - 2], ThreadTag::ThreadY);
+    s.bind(fill.back(), ThreadTag::ThreadX);
+  }
+  s.bind(t[2], ThreadTag::ThreadY);
+  s.bind(t[3], ThreadTag::ThreadX);
+}
+
+void dataMovement(TracedSchedule& s, const TemplateParams& p) {
+  std::string f = fuseAll(s, outerChain(s.kernel()));
+  if (f.empty()) return;
+  auto [blk, tx] = splitBy(s, f, p.at("block_size"));
+  s.bind(tx.empty() ? blk : tx, ThreadTag::ThreadX);
+  if (!tx.empty()) s.bind(blk, ThreadTag::BlockX);
+}
+
+using Apply = void (*)(TracedSchedule&, const TemplateParams&);
+
+struct Template {
+  Apply apply;
+  std::vector<TemplateParam> space;
+};
+
+const Template& templateFor(const std::string& name) {
+  static const std::map<std::string, Template> table = {
+      {"pointwise",
+       {pointwise,
+        {{"vector_width", {1, 2, 4}, "elements per vector load/store (must divide the element count)"},
+         {"elems_per_thread", {1, 2, 4, 8}, "elements each thread handles, a block apart (coalesced)"},
+         {"block_size", {64, 128, 256, 512, 1024}, "threads per block"},
+         {"grid_stride", {0, 1}, "cap the grid at max_blocks and loop over the rest"},
+         {"max_blocks", {264, 528, 1056}, "grid size cap for grid-stride loops (multiples of 132 SMs)"}}}},
+      {"row-reduction",
+       {rowReduction,
+        {{"threads", {32, 64, 128, 256, 512, 1024}, "threads per row: 32 is one warp per row, more is one block per row"},
+         {"cache_row", {0, 1}, "keep the row in shared memory across the passes over it"}}}},
+      {"gemm",
+       {gemm,
+        {{"block_m", {16, 32, 64, 128}, "rows of the output tile of one block"},
+         {"block_n", {16, 32, 64, 128}, "columns of the output tile of one block"},
+         {"block_k", {4, 8, 16, 32}, "depth of one step of the reduction (unrolled)"},
+         {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
+         {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"}}}},
+      {"conv",
+       {windowed,
+        {{"threads", {64, 128, 256, 512}, "output pixels per block"},
+         {"unroll_window", {0, 1}, "unroll the filter window loops"}}}},
+      {"pool",
+       {windowed,
+        {{"threads", {64, 128, 256, 512}, "output pixels per block"},
+         {"unroll_window", {0, 1}, "unroll the window loops"}}}},
+      {"transpose",
+       {transpose,
+        {{"tile", {8, 16, 32}, "side of the square tile one block moves"},
+         {"shared_tile", {0, 1}, "stage the tile in shared memory so reads and writes are both coalesced"}}}},
+      {"data-movement",
+       {dataMovement, {{"block_size", {128, 256, 512}, "threads per block"}}}},
+  };
+  return table.at(name);
+}
+
+int64_t rowExtent(Kernel& k) {
+  auto loops = rowLoops(k, nullptr);
+  return loops.empty() ? 1 : extentOf(k, loops[0]);
+}
+
+}  // namespace
+
+std::string templateName(const Kernel& k) {
+  if (k.kind == "reduction") return "row-reduction";
+  if (k.kind == "data-movement") return isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
+  if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool") return k.kind;
+  return "pointwise";
+}
+
+std::vector<TemplateParam> parameterSpace(const Kernel& k) { return templateFor(templateName(k)).space; }
+
+TemplateParams defaultParams(const Kernel& kc) {
+  Kernel& k = const_cast<Kernel&>(kc);  // only read; the helpers take non-const for loop lookup
+  std::string name = templateName(k);
+  std::vector<std::string> outer = outerChain(k);
+  int64_t n = chainExtent(k, outer);
+  if (name == "pointwise")
+    return {{"vector_width", pickDividing({1, 2, 4}, n, 4)}, {"elems_per_thread", n >= (1 << 20) ? 4 : 1},
+            {"block_size", 256}, {"grid_stride", 0}, {"max_blocks", 1056}};
+  if (name == "row-reduction") {
+    int64_t K = rowExtent(k);
+    int64_t bytes = K * 4;
+    int phases = int(rowLoops(k, nullptr).size());
+    return {{"threads", K <= 1024 ? 32 : 256}, {"cache_row", phases >= 2 && bytes <= 16 * 1024 ? 1 : 0}};
+  }
+  if (name == "gemm") {
+    int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
+    int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
+    int64_t bm = pickDividing({16, 32, 64}, M, 64), bn = pickDividing({16, 32, 64}, N, 64);
+    return {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
+            {"thread_m", std::min<int64_t>(4, bm)}, {"thread_n", std::min<int64_t>(4, bn)}};
+  }
+  if (name == "conv" || name == "pool") return {{"threads", 128}, {"unroll_window", 1}};
+  if (name == "transpose") return {{"tile", 32}, {"shared_tile", 1}};
+  return {{"block_size", 256}};
+}
+
+void applyTemplate(TracedSchedule& s, const TemplateParams& params) {
+  std::string name = templateName(s.kernel());
+  const Template& t = templateFor(name);
+  TemplateParams p = defaultParams(s.kernel());
+  for (auto& [key, value] : params) {
+    if (!p.count(key)) fail("template " + name + " (kernel '" + s.kernel().id + "'): unknown parameter '" + key + "'");
+    p[key] = value;
+  }
+  for (const TemplateParam& tp : t.space) p[tp.name] = s.setParam(tp.name, p.at(tp.name));
+  t.apply(s, p);
+}
+
+Trace applyDefaultSchedule(Kernel& k) {
+  TracedSchedule s(k);
+  applyTemplate(s, {});
+  return s.trace();
+}
+
+}  // namespace tessera::kernel
