@@ -1,5 +1,6 @@
 #include "passes/fold_batchnorm.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "ops/broadcast.h"
@@ -33,10 +34,27 @@ std::optional<Affine> affineOf(const Node& bn) {
 }
 
 // Multiplies the weight along `axis` (the output-channel axis) by s.
+template <class T>
+void scaleBlocks(T* v, size_t size, size_t channels, size_t inner, const std::vector<double>& s) {
+  size_t outer = channels * inner == 0 ? 0 : size / (channels * inner);
+  for (size_t o = 0; o < outer; ++o)
+    for (size_t c = 0; c < channels; ++c) {
+      T* block = v + (o * channels + c) * inner;
+      for (size_t i = 0; i < inner; ++i) block[i] = T(double(block[i]) * s[c]);
+    }
+}
+
 Tensor scaleAlong(const Tensor& w, size_t axis, const std::vector<double>& s) {
+  size_t channels = size_t(w.shape()[axis]), inner = size_t(stridesOf(w.shape())[axis]);
+  size_t size = size_t(w.numElements());
+  if (w.dtype() == DType::F32) {  // the common case, without a round trip through doubles
+    Tensor out(DType::F32, w.shape());
+    std::copy_n(w.data<float>(), size, out.mutableData<float>());
+    scaleBlocks(out.mutableData<float>(), size, channels, inner, s);
+    return out;
+  }
   std::vector<double> v = w.toDoubles();
-  std::vector<int64_t> strides = stridesOf(w.shape());
-  for (size_t i = 0; i < v.size(); ++i) v[i] *= s[size_t((int64_t(i) / strides[axis]) % w.shape()[axis])];
+  scaleBlocks(v.data(), size, channels, inner, s);
   return Tensor::fromDoubles(w.dtype(), w.shape(), v);
 }
 

@@ -1,7 +1,8 @@
 // Meaning preservation: every sample and every light ONNX model goes through the default pipeline with a step
 // recorder, and the reference interpreter must give the same outputs (compare.h tolerances) after each changed
 // step as before the pipeline. A model whose single run is slow is compared after the last step only, and
-// stepped through only when that comparison fails, to name the first bad pass.
+// stepped through only when that comparison fails, to name the first bad pass; a model over 10 GFLOPs (vgg19)
+// runs only with TESSERA_SLOW_TESTS=1.
 #include <QtTest>
 
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "frontend/model_io.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
+#include "ops/stats.h"
 #include "passes/pipelines.h"
 #include "passes/step_recorder.h"
 #include "runtime/reference/compare.h"
@@ -21,6 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr double kStepEveryChangeBelowMs = 1500;  // slower models: final comparison first
+constexpr int64_t kSlowFlops = int64_t(10e9);       // ~15 s per reference run on a build machine
 
 std::string differs(const std::vector<Tensor>& after, const std::vector<Tensor>& before) {
   if (after.size() != before.size()) return "the number of outputs changed";
@@ -85,6 +88,9 @@ class TestPassMeaning : public QObject {
     } catch (const Error& e) {
       QSKIP(qPrintable(QString("cannot load: ") + e.what()));  // importer limits are not this test's subject
     }
+    int64_t flops = graphStats(graph).flops;
+    if (flops > kSlowFlops && qEnvironmentVariableIntValue("TESSERA_SLOW_TESTS") == 0)
+      QSKIP(qPrintable(QString("%1 GFLOPs per run: set TESSERA_SLOW_TESTS=1 to check it").arg(double(flops) / 1e9)));
     std::vector<Tensor> inputs = randomInputs(graph, 3);
     auto start = std::chrono::steady_clock::now();
     std::vector<Tensor> expected = runReference(graph, inputs).outputs;
@@ -109,8 +115,8 @@ class TestPassMeaning : public QObject {
   }
 
   // Every ONNX node test (one op each, many attribute corners) through the default and nhwc pipelines, on its
-  // own inputs: the outputs after must equal the reference outputs before. Tests the importer or interpreter cannot handle
-  // are skipped; a pass that fails or changes an output is a failure.
+  // own inputs: the outputs after must equal the reference outputs before. Tests the importer or interpreter
+  // cannot handle are skipped; a pass that fails or changes an output is a failure.
   void onnxNodeTestsKeepOutputs() {
     fs::path root = fs::path(TESSERA_DATA_DIR) / "onnx-node";
     if (!fs::is_directory(root)) QSKIP("no ONNX node tests at TESSERA_DATA_DIR/onnx-node");
