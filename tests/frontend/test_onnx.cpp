@@ -83,6 +83,21 @@ class TestOnnx : public QObject {
     QCOMPARE(g.outputs()[0]->type(), (TensorType{DType::F32, {2, 3}}));
   }
 
+  void manyUnnamedNodesGetIdsInLinearTime() {
+    ModelMaker m;
+    auto name = [](int i) { return QString("v%1").arg(i).toStdString(); };
+    m.floatInput(name(0), {1});
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) m.node("Relu", {name(i)}, {name(i + 1)});
+    m.output(name(n));
+    QElapsedTimer timer;
+    timer.start();
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QVERIFY2(timer.elapsed() < 10000, "quadratic id assignment?");
+    QVERIFY(g.findNode("relu") && g.findNode("relu_1") && g.findNode("relu_19999"));
+    QCOMPARE(g.outputs()[0]->producer()->id(), std::string("relu_19999"));
+  }
+
   void truncatedFile() {
     std::string bytes = reluModel().bytes();
     for (size_t cut : {bytes.size() / 2, bytes.size() - 3, size_t(1)}) {

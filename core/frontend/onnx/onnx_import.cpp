@@ -108,6 +108,19 @@ class GraphImport {
     std::string name;
   };
 
+  // Graph::uniqueNodeId's choice (the base, else base_k with the least free k), found in constant time: nodes
+  // are never removed during import, so every suffix below the last one handed out is taken. A model with
+  // many unnamed nodes of one op would otherwise cost quadratic time.
+  std::string freshNodeId(const std::string& hint) {
+    std::string base = hint.empty() ? "node" : hint;
+    if (!graph_.findNode(base)) return base;
+    int64_t& k = lastSuffix_[base];
+    std::string id;
+    do id = base + "_" + std::to_string(++k);
+    while (graph_.findNode(id));
+    return id;
+  }
+
   void define(const std::string& name, Value* v) {
     if (!name.empty()) byName_[name] = v;
   }
@@ -230,7 +243,7 @@ class GraphImport {
   void addNodes() {
     for (int k = 0; k < gp_.node_size(); ++k) {
       const onnx::NodeProto& np = gp_.node(k);
-      std::string hint = graph_.uniqueNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
+      std::string hint = freshNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
       if (!isDefaultDomain(np.domain()) || !OpRegistry::instance().find(np.op_type())) unsupported(np, hint);
       Attributes attrs = nodeAttributes(np, hint);
       std::vector<std::string> outs = trimmedNames(np.output());
@@ -289,6 +302,7 @@ class GraphImport {
   std::vector<PendingInput> pending_;
   std::vector<Node*> mainNodes_;  // the node standing for each NodeProto
   std::vector<int> needType_;
+  std::unordered_map<std::string, int64_t> lastSuffix_;
 };
 
 Graph importModel(const onnx::ModelProto& model, const OnnxImportOptions& options) {
