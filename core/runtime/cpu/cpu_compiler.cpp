@@ -53,10 +53,7 @@ std::string whyItStopped(const ProcessResult& r, double timeoutSeconds) {
   return firstErrorLines(r.output);
 }
 
-std::string firstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line;
-}
+std::string firstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 }  // namespace
 
@@ -91,8 +88,8 @@ CpuBuild CpuCompiler::build(const std::string& source, const std::string& name, 
   out.command.insert(out.command.end(), flags_.begin(), flags_.end());
   out.command.insert(out.command.end(), {dir.file(stem + ".cpp"), "-o", dir.file("lib" + stem + ".so")});
   ProcessResult r = runProcess(out.command, dir.file("compile.log"), timeoutSeconds, cancel);
+  replaceAll(r.output, dir.path() + "/", "");  // messages read "k.cpp:3:5: error: ...", without the folder
   out.log = r.output;
-  replaceAll(out.log, dir.path() + "/", "");  // messages read "k.cpp:3:5: error: ...", without the folder
   if (r.succeeded()) {
     try {
       out.library = SharedLibrary::open(dir.file("lib" + stem + ".so"));
@@ -102,9 +99,7 @@ CpuBuild CpuCompiler::build(const std::string& source, const std::string& name, 
       replaceAll(out.error, dir.path() + "/", "");
     }
   } else {
-    ProcessResult cleaned = r;
-    cleaned.output = out.log;
-    out.error = "C++ compiler could not compile '" + stem + "': " + whyItStopped(cleaned, timeoutSeconds);
+    out.error = "C++ compiler could not compile '" + stem + "': " + whyItStopped(r, timeoutSeconds);
   }
   out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
