@@ -78,7 +78,7 @@ void PassManager::runOne(Pass& pass, Graph& graph, size_t index, Fuel& fuel) {
       std::vector<std::string> problems = verifyGraph(graph);
       if (!problems.empty()) failure = "the graph no longer verifies: " + problems.front();
     }
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // Error, and anything a bug in a pass throws (out_of_range, bad_alloc)
     failure = e.what();
   }
   if (!failure.empty()) {

@@ -33,7 +33,7 @@ class StepRecorder : public Instrumentation {
   void afterFailure(const Pass& pass, const Graph& graph, const PassRunInfo& info, const std::string& message) override;
 
   const std::vector<Step>& steps() const { return steps_; }
-  // The IR before the first recorded pass; null before any.
+  // The IR before the first recorded pass; null before any. Call clear() before recording another compile.
   std::shared_ptr<const Graph> input() const { return input_; }
   void clear();
 

@@ -242,6 +242,21 @@ class TestPassManager : public QObject {
     }
     for (const PipelineInfo& p : pipelines())
       for (const std::string& name : p.passes) QVERIFY(createPass(name) != nullptr);
+    QCOMPARE(toQt(resolvePipeline("fold-constants{max-elements=2},dce")),
+             (QStringList{"fold-constants{max-elements=2}", "dce"}));
+    QCOMPARE(createPass("fold-constants{max-elements=2}")->name(), std::string("fold-constants"));
+    auto refused = [](const std::string& spec) -> QString {
+      try {
+        createPass(spec);
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "accepted";
+    };
+    QCOMPARE(refused("fold-constants{max-elemnts=2}"), QString("pass 'fold-constants' has no option 'max-elemnts'"));
+    QCOMPARE(refused("fold-constants{max-elements=lots}"),
+             QString("pass 'fold-constants': option 'max-elements' must be an integer, not 'lots'"));
+    QCOMPARE(refused("dce{aggressive=1}"), QString("pass 'dce' has no option 'aggressive'"));
     try {
       resolvePipeline("canonicalize,frobnicate");
       QFAIL("no error");
