@@ -119,6 +119,21 @@ class TestPassManager : public QObject {
     QCOMPARE(QString::fromStdString(recorder->steps()[0].error), QString("node 'a': boom"));
   }
 
+  void aPassLeavingWrongTypesFailsVerification() {
+    PassManager pm;  // verifyEach is on by default
+    pm.addPass(std::make_unique<LambdaPass>("mistyped", [](Graph& g, PassContext&) {
+      g.findValue("a")->setType({DType::F32, {5}});  // Relu of f32[4] cannot give f32[5]
+    }));
+    Graph g = chain();
+    try {
+      pm.run(g);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QString m = e.what();
+      QVERIFY2(m.startsWith("pass 'mistyped' failed: the graph no longer verifies: node 'a' (Relu)"), qPrintable(m));
+    }
+  }
+
   void undeclaredStatisticIsAnError() {
     PassManager pm(noVerify());
     pm.addPass(std::make_unique<LambdaPass>("typo", [](Graph&, PassContext& c) { c.count("edit"); }));
