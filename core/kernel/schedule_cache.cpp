@@ -209,6 +209,11 @@ void uncache(Kernel& k, const Buffer& cache) {
   walk(k.body, [&](StmtNode& n) {
     if (n.kind != StmtKind::Block) return;
     auto& stmts = static_cast<BlockStmt&>(n).stmts;
+    // Only the block that declares the cache holds its fill (outer blocks contain it, too, deeper down).
+    bool declares = std::any_of(stmts.begin(), stmts.end(), [&](const Stmt& s) {
+      return s->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(*s).buffer == cache.name;
+    });
+    if (!declares) return;
     std::vector<Stmt> kept;
     bool dropBarrier = false;
     for (const Stmt& s : stmts) {

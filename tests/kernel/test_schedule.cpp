@@ -1,0 +1,318 @@
+// Every primitive: a round trip (apply, save JSON, replay on a fresh lowering, compare printed IR) with the
+// expected IR fragments, and its precondition failures naming the loop at fault.
+#include <QtTest>
+
+#include "schedule_check.h"
+
+using namespace tessera;
+using namespace tessera::kernel;
+using namespace tessera::kernel::fixtures;
+
+namespace {
+size_t at(const std::string& text, const std::string& fragment) { return text.find(fragment); }
+}  // namespace
+
+class TestSchedule : public QObject {
+  Q_OBJECT
+ private slots:
+  // ---- round trips
+  void splitDivisible() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
+      auto out = s.split("i1", 4);
+      QCOMPARE(out, (std::vector<std::string>{"i1_o", "i1_i"}));
+    });
+    QVERIFY(has(t, "for i1_o in 0..2 {"));
+    QVERIFY(has(t, "for i1_i in 0..4 {"));
+    QVERIFY(has(t, "v0: f32 = in0[i0, i1_o * 4 + i1_i] * in0[i0, i1_o * 4 + i1_i]  # mul"));
+    QVERIFY(t.find("if ") == std::string::npos);
+  }
+  void splitGuarded() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { s.split("i1", 3); });
+    QVERIFY(has(t, "for i1_o in 0..3 {"));
+    QVERIFY(has(t, "if i1_o * 3 + i1_i < 8 {"));
+  }
+  void tileGemm() {
+    std::string t = roundTrip(gemm(), [](TracedSchedule& s) {
+      auto out = s.tile({"i", "j"}, {32, 16});
+      QCOMPARE(out, (std::vector<std::string>{"i_o", "j_o", "i_i", "j_i"}));
+    });
+    QVERIFY(has(t, "for i_o in 0..2 {"));
+    QVERIFY(has(t, "for j_o in 0..4 {"));
+    QVERIFY(at(t, "for j_o") < at(t, "for i_i in 0..32"));
+    QVERIFY(at(t, "for i_i in 0..32") < at(t, "for j_i in 0..16"));
+    QVERIFY(has(t, "out0[i_o * 32 + i_i, j_o * 16 + j_i] = v2  # relu"));
+  }
+  void reorder() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { s.reorder({"i1", "i0"}); });
+    QVERIFY(at(t, "for i1 in 0..8 {") < at(t, "for i0 in 0..4 {"));
+  }
+  void reorderSinksGuards() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
+      s.split("i0", 3);
+      s.reorder({"i1", "i0_o"});
+    });
+    // i1 moved outermost; the split's guard now sits inside the innermost loop.
+    QVERIFY(at(t, "for i1 in 0..8") < at(t, "for i0_o in 0..2"));
+    QVERIFY(at(t, "for i0_i in 0..3") < at(t, "if i0_o * 3 + i0_i < 4 {"));
+  }
+  void fuse() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { QCOMPARE(s.fuse("i0", "i1"), std::string("i0_i1")); });
+    QVERIFY(has(t, "for i0_i1 in 0..32 {"));
+    QVERIFY(has(t, "out0[i0_i1 / 8, i0_i1 % 8] = v2"));
+    QVERIFY(has(t, "in1[i0_i1 % 8]"));
+  }
+  void vectorize() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
+      s.split("i1", 4);
+      s.vectorize("i1_i");
+    });
+    QVERIFY(has(t, "for i1_i in 0..4 vectorized {"));
+  }
+  void unroll() {
+    std::string t = roundTrip(gemm(), [](TracedSchedule& s) { s.unroll("k"); });
+    QVERIFY(has(t, "for k in 0..32 unrolled reduce {"));
+  }
+  void parallel() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { s.parallel("i0"); });
+    QVERIFY(has(t, "for i0 in 0..4 parallel {"));
+  }
+  void bind() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
+      s.bind("i0", ThreadTag::BlockX);
+      s.bind("i1", ThreadTag::ThreadX);
+    });
+    QVERIFY(has(t, "for i0 in 0..4 bind(blockIdx.x) {"));
+    QVERIFY(has(t, "for i1 in 0..8 bind(threadIdx.x) {"));
+  }
+  void bindWarp() {
+    std::string t = roundTrip(softmax(4, 256), [](TracedSchedule& s) {
+      s.bind("i0", ThreadTag::BlockX);
+      auto parts = s.split("j", 32);
+      s.bind(parts[0], ThreadTag::Warp);
+      s.bind(parts[1], ThreadTag::ThreadX);
+    });
+    QVERIFY(has(t, "for j_o in 0..8 bind(warp) {"));
+    QVERIFY(has(t, "for j_i in 0..32 bind(threadIdx.x) {"));
+  }
+  void cacheRead() {
+    std::string t = roundTrip(transpose(), [](TracedSchedule& s) {
+      s.tile({"i0", "i1"}, {32, 32});
+      auto out = s.cacheRead("i1_o", "in0", MemScope::Shared);
+      QCOMPARE(out, (std::vector<std::string>{"in0_shared", "in0_shared_ax0", "in0_shared_ax1"}));
+    });
+    QVERIFY(has(t, "tmp in0_shared: shared f32[32, 32]  # read cache of in0"));
+    QVERIFY(has(t, "in0_shared[in0_shared_ax0, in0_shared_ax1] = in0[i1_o * 32 + in0_shared_ax0, i0_o * 32 + in0_shared_ax1]"));
+    QVERIFY(has(t, "v0: f32 = in0_shared[i1_i, i0_i]  # transpose"));
+    QVERIFY(at(t, "alloc in0_shared") < at(t, "sync block"));
+    QVERIFY(at(t, "sync block") < at(t, "for i0_i in 0..32"));
+  }
+  void cacheReadGuardsPartialTiles() {
+    std::string t = roundTrip(transpose(40, 40), [](TracedSchedule& s) {
+      s.tile({"i0", "i1"}, {32, 32});
+      s.cacheRead("i1_o", "in0", MemScope::Shared);
+    });
+    QVERIFY(has(t, "if i1_o * 32 + in0_shared_ax0 < 40 && i0_o * 32 + in0_shared_ax1 < 40 {"));
+  }
+  void cacheReadRegister() {
+    std::string t = roundTrip(gemm(), [](TracedSchedule& s) {
+      s.split("k", 8);
+      s.cacheRead("k_o", "in0", MemScope::Register);
+    });
+    QVERIFY(has(t, "tmp in0_local: register f32[1, 8]  # read cache of in0"));
+    QVERIFY(has(t, "acc0[0] sum= in0_local[0, k_i] * in1[k_o * 8 + k_i, j]"));
+  }
+  void cacheWrite() {
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
+      auto out = s.cacheWrite("i0", "out0", MemScope::Register);
+      QCOMPARE(out, (std::vector<std::string>{"out0_local", "out0_local_ax0", "out0_local_ax1"}));
+    });
+    QVERIFY(has(t, "tmp out0_local: register f32[1, 8]  # write cache of out0"));
+    QVERIFY(has(t, "out0_local[0, i1] = v2  # relu"));
+    QVERIFY(has(t, "out0[i0 + out0_local_ax0, out0_local_ax1] = out0_local[out0_local_ax0, out0_local_ax1]"));
+    QVERIFY(at(t, "out0_local[0, i1] = v2") < at(t, "out0[i0 + out0_local_ax0"));
+  }
+  void computeAt() {
+    std::string t = roundTrip(transpose(), [](TracedSchedule& s) {
+      s.tile({"i0", "i1"}, {32, 32});
+      s.cacheRead("i1_o", "in0", MemScope::Shared);
+      auto out = s.computeAt("in0_shared", "i0_i");
+      QCOMPARE(out, (std::vector<std::string>{"in0_shared", "in0_shared_ax0", "in0_shared_ax1"}));
+    });
+    QVERIFY(has(t, "tmp in0_shared: shared f32[32, 1]  # read cache of in0"));
+    QVERIFY(at(t, "for i0_i in 0..32") < at(t, "alloc in0_shared"));
+    QVERIFY(has(t, "= in0[i1_o * 32 + in0_shared_ax0, i0_o * 32 + i0_i + in0_shared_ax1]"));
+    QVERIFY(t.find("alloc in0_shared") == t.rfind("alloc in0_shared"));  // moved, not copied
+  }
+  void pipeline() {
+    std::string t = roundTrip(softmax(4, 64), [](TracedSchedule& s) {
+      s.split("k0", 16);
+      s.cacheRead("k0_o", "in0", MemScope::Shared);
+      s.pipeline("k0_o", 3);
+    });
+    QVERIFY(has(t, "for k0_o in 0..4 reduce pipeline(3) {"));
+    QVERIFY(has(t, "in0_shared[in0_shared_ax0, in0_shared_ax1] <- async in0[i0 + in0_shared_ax0, k0_o * 16 + in0_shared_ax1]"));
+    QVERIFY(at(t, "<- async") < at(t, "pipeline commit"));
+    QVERIFY(at(t, "pipeline commit") < at(t, "pipeline wait(2)"));
+    QVERIFY(at(t, "pipeline wait(2)") < at(t, "sync block"));
+  }
+  void setParam() {
+    Trace trace;
+    std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { QCOMPARE(s.setParam("block_size", 128), int64_t(128)); }, &trace);
+    QVERIFY(has(t, "param block_size = 128"));
+    QCOMPARE(trace.instructions.at(0).decision.get<int64_t>(), int64_t(128));
+  }
+
+  // ---- the trace itself
+  void traceJsonShape() {
+    Trace trace;
+    roundTrip(pointwise(), [](TracedSchedule& s) { s.split("i1", 4); }, &trace);
+    nlohmann::json j = nlohmann::json::parse(trace.save());
+    QCOMPARE(j["format"].get<std::string>(), std::string("tessera-trace"));
+    const auto& ins = j["instructions"][0];
+    QCOMPARE(ins["kind"].get<std::string>(), std::string("split"));
+    QCOMPARE(ins["inputs"][0].get<std::string>(), std::string("i1"));
+    QCOMPARE(ins["attrs"]["factor"].get<int64_t>(), int64_t(4));
+    QCOMPARE(ins["outputs"][1].get<std::string>(), std::string("i1_i"));
+    QVERIFY(ins["decision"].is_null());
+  }
+  void replaySwapsDecision() {
+    Trace trace;
+    roundTrip(pointwise(), [](TracedSchedule& s) { s.setParam("vector_width", 4); }, &trace);
+    trace.instructions[0].decision = 2;
+    Kernel k = lower(pointwise());
+    replay(k, trace);
+    QCOMPARE(k.params.at("vector_width"), int64_t(2));
+  }
+  void replayOnOtherKernelFails() {
+    Trace trace;
+    roundTrip(pointwise(), [](TracedSchedule& s) { s.fuse("i0", "i1"); }, &trace);
+    Kernel other = lower(gemm());
+    QVERIFY(failsNaming([&] { replay(other, trace); }, "i0", "no loop named 'i0'"));
+  }
+  void malformedTraces() {
+    auto fails = [](const std::string& text, const std::string& fragment) {
+      try {
+        Kernel k = lower(pointwise());
+        replay(k, Trace::load(text));
+      } catch (const ScheduleError&) {
+        return false;
+      } catch (const Error& e) {
+        return std::string(e.what()).find(fragment) != std::string::npos;
+      }
+      return false;
+    };
+    QVERIFY(fails("{", "malformed JSON"));
+    QVERIFY(fails(R"({"format":"x"})", "not a tessera-trace"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"spin"}]})", "unknown primitive 'spin'"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split","inputs":["i1"]}]})", "lacks attribute 'factor'"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split","inputs":["i1"],"attrs":{"factor":"4"}}]})", "wrong type"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"bind","inputs":["i1"],"attrs":{"thread":"lane"}}]})", "unknown thread tag"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split","inputs":["i1"],"attrs":{"factor":4},"outputs":["a","b"]}]})", "created other names"));
+  }
+
+  // ---- preconditions, each naming the loop at fault
+  void splitPreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::split(k, "zz", 2); }, "zz", "step 1: no loop named 'zz'"));
+    QVERIFY(failsNaming([&] { sched::split(k, "i1", 0); }, "i1", "step 2: factor 0 must be at least 1"));
+    QVERIFY(failsNaming([&] { sched::split(k, "i1", 9); }, "i1", "step 4: factor 9 exceeds the extent 8"));
+    sched::parallel(k, "i0");
+    QVERIFY(failsNaming([&] { sched::split(k, "i0", 2); }, "i0", "step 3: loop is parallel, not serial"));
+  }
+  void reorderPreconditions() {
+    Kernel k = lower(gemm());
+    QVERIFY(failsNaming([&] { sched::reorder(k, {"j"}); }, "j", "needs at least two loops"));
+    QVERIFY(failsNaming([&] { sched::reorder(k, {"i", "i"}); }, "i", "appears twice"));
+    QVERIFY(failsNaming([&] { sched::reorder(k, {"k", "i"}); }, "k", "is not in the perfect loop nest under 'i'"));
+  }
+  void tilePreconditions() {
+    Kernel k = lower(conv());
+    QVERIFY(failsNaming([&] { sched::tile(k, {"oh", "ow"}, {4}); }, "oh", "needs one factor per loop"));
+    QVERIFY(failsNaming([&] { sched::tile(k, {"n", "oh"}, {1, 4}); }, "oh", "is not directly inside 'n'"));
+  }
+  void fusePreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::fuse(k, "i1", "i0"); }, "i0", "is not directly inside 'i1'"));
+    sched::vectorize(k, "i1");
+    QVERIFY(failsNaming([&] { sched::fuse(k, "i0", "i1"); }, "i1", "must be serial"));
+    Kernel c = lower(conv());
+    QVERIFY(failsNaming([&] { sched::fuse(c, "ow", "ic"); }, "ic", "is not directly inside 'ow'"));
+  }
+  void vectorizePreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::vectorize(k, "i0"); }, "i0", "step 4: is not innermost"));
+    Kernel t = lower(transpose());
+    QVERIFY(failsNaming([&] { sched::vectorize(t, "i1"); }, "i1", "extent 64 exceeds 16 lanes"));
+    Kernel r = lower(softmax());
+    QVERIFY(failsNaming([&] { sched::vectorize(r, "k0"); }, "k0", "is a reduction loop"));
+    sched::split(k, "i1", 3);
+    QVERIFY(failsNaming([&] { sched::vectorize(k, "i1_i"); }, "i1_i", "body is guarded"));
+  }
+  void unrollAndParallelPreconditions() {
+    Kernel r = lower(softmax(4, 512));
+    QVERIFY(failsNaming([&] { sched::unroll(r, "k0"); }, "k0", "extent 512 exceeds 256"));
+    QVERIFY(failsNaming([&] { sched::parallel(r, "k0"); }, "k0", "is a reduction loop"));
+    sched::parallel(r, "i0");
+    QVERIFY(failsNaming([&] { sched::parallel(r, "j"); }, "j", "inside 'i0', which is already parallel"));
+  }
+  void bindPreconditions() {
+    Kernel k = lower(pointwise());
+    sched::bind(k, "i0", ThreadTag::BlockX);
+    QVERIFY(failsNaming([&] { sched::bind(k, "i1", ThreadTag::BlockX); }, "i1", "'i0' around it is already bound to blockIdx.x"));
+    QVERIFY(failsNaming([&] { sched::bind(k, "i0", ThreadTag::ThreadX); }, "i0", "loop is bound, not serial"));
+    Kernel t = lower(pointwise());
+    sched::bind(t, "i0", ThreadTag::ThreadX);
+    QVERIFY(failsNaming([&] { sched::bind(t, "i1", ThreadTag::BlockY); }, "i1", "inside 'i0', which is bound to a thread index"));
+    Kernel r = lower(softmax(4, 2048));
+    QVERIFY(failsNaming([&] { sched::bind(r, "k0", ThreadTag::ThreadY); }, "k0", "can only be bound to threadIdx.x"));
+    QVERIFY(failsNaming([&] { sched::bind(r, "k0", ThreadTag::ThreadX); }, "k0", "extent 2048 exceeds the threadIdx.x limit 1024"));
+    QVERIFY(failsNaming([&] { sched::bind(r, "j", ThreadTag::Warp); }, "j", "exceeds the warp limit 32"));
+  }
+  void cacheReadPreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::cacheRead(k, "i0", "nope", MemScope::Shared); }, "i0", "no global buffer named 'nope'"));
+    QVERIFY(failsNaming([&] { sched::cacheRead(k, "i0", "in0", MemScope::Global); }, "i0", "shared memory or registers"));
+    QVERIFY(failsNaming([&] { sched::cacheRead(k, "i0", "out0", MemScope::Shared); }, "i0", "'out0' is not read inside the loop"));
+    std::string f = sched::fuse(k, "i0", "i1");
+    sched::split(k, f, 4);
+    QVERIFY(failsNaming([&] { sched::cacheRead(k, "i0_i1_o", "in0", MemScope::Shared); }, "i0_i1_o", "is not affine in the loops inside"));
+    Kernel big = lower(softmax(4, 16384));
+    QVERIFY(failsNaming([&] { sched::cacheRead(big, "i0", "in0", MemScope::Shared); }, "i0", "needs 65536 bytes of shared memory"));
+    Kernel g = lower(gemm());
+    QVERIFY(failsNaming([&] { sched::cacheRead(g, "i", "in1", MemScope::Register); }, "i", "needs 2048 registers"));
+  }
+  void cacheWritePreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::cacheWrite(k, "i0", "in0", MemScope::Register); }, "i0", "'in0' is not stored inside the loop"));
+    QVERIFY(failsNaming([&] { sched::cacheWrite(k, "i0", "out0", MemScope::Global); }, "i0", "shared memory or registers"));
+  }
+  void computeAtPreconditions() {
+    Kernel k = lower(transpose());
+    sched::tile(k, {"i0", "i1"}, {32, 32});
+    QVERIFY(failsNaming([&] { sched::computeAt(k, "in0", "i0_i"); }, "i0_i", "'in0' is not a read cache"));
+    sched::cacheRead(k, "i1_o", "in0", MemScope::Shared);
+    QVERIFY(failsNaming([&] { sched::computeAt(k, "in0_shared", "nope"); }, "nope", "no loop named 'nope'"));
+    std::string before = printKernel(k);
+    Kernel s = lower(softmax(4, 64));
+    sched::split(s, "k0", 16);
+    sched::cacheRead(s, "k0_o", "in0", MemScope::Shared);
+    sched::pipeline(s, "k0_o", 2);
+    QVERIFY(failsNaming([&] { sched::computeAt(s, "in0_shared", "k0_i"); }, "k0_i", "is in a pipelined loop"));
+    QCOMPARE(printKernel(k), before);  // a refused primitive leaves the kernel as it was
+  }
+  void pipelinePreconditions() {
+    Kernel k = lower(softmax(4, 64));
+    QVERIFY(failsNaming([&] { sched::pipeline(k, "k0", 2); }, "k0", "fills no shared read cache"));
+    QVERIFY(failsNaming([&] { sched::pipeline(k, "k0", 9); }, "k0", "stages 9 must be between 2 and 8"));
+    sched::split(k, "k0", 32);
+    QVERIFY(failsNaming([&] { sched::pipeline(k, "k0_o", 3); }, "k0_o", "extent 2 is less than the stages"));
+  }
+  void setParamPreconditions() {
+    Kernel k = lower(pointwise());
+    QVERIFY(failsNaming([&] { sched::setParam(k, "Block", 1); }, "Block", "lower-case letters"));
+    QVERIFY(failsNaming([&] { sched::setParam(k, "tile", -1); }, "tile", "value -1 is negative"));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestSchedule)
+#include "test_schedule.moc"
