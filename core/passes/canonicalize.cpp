@@ -58,6 +58,18 @@ class Canonicalizer {
     if (op == "Transpose") return transpose(n);
     if (op == "Reshape") return reshape(n);
     if (op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return toReshape(n);
+    if (isNoOp(*n)) return forward(n, n->input(0), "identity-ops");
+    return false;
+  }
+
+  // Ops that copy their first input when their output type equals its type (and, for Pad, all pads are 0:
+  // pads of -1 and +1 keep the shape but shift the data).
+  static bool isNoOp(const Node& n) {
+    const std::string& op = n.op();
+    if (n.numOutputs() != 1 || !n.input(0) || n.input(0)->type() != n.output(0)->type()) return false;
+    if (op == "Cast" || op == "CastLike" || op == "Expand" || op == "Tile") return true;
+    if (op == "Concat" || op == "Sum" || op == "Max" || op == "Min" || op == "Mean") return n.numInputs() == 1;
+    if (op == "Pad") return isConstantSplat(n.input(1), 0);
     return false;
   }
 
@@ -136,7 +148,7 @@ class CanonicalizePass : public Pass {
     return "local simplifications: neutral operands, transpose and reshape chains";
   }
   std::vector<PassStatistic> statistics() const override {
-    return {{"identity-ops", "Identity, inference Dropout, no-op Reshape/Transpose removed"},
+    return {{"identity-ops", "Identity, inference Dropout, no-op Reshape/Transpose/Cast/Expand/Tile/Pad/… removed"},
             {"neutral-operands", "x+0, x-0, x*1, x/1, x^1 removed"},
             {"merged-transposes", "Transpose of a Transpose made one"},
             {"merged-reshapes", "Reshape of a Reshape made one"},
