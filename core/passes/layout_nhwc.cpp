@@ -30,6 +30,7 @@ class NhwcRewriter {
   NhwcRewriter(Graph& graph, PassContext& ctx) : g_(graph), ctx_(ctx) {}
 
   void run() {
+    findFriendly();
     for (Node* n : g_.topoOrder()) {
       if (layoutSensitive(*n)) wrap(n);
       else if (isPointwise(*n)) movePointwise(n);
@@ -55,11 +56,27 @@ class NhwcRewriter {
     ctx_.count("wrapped-ops");
   }
 
+  // Pointwise nodes whose data ends up, through pointwise nodes only, in the data input of convs and pools.
+  // Only those move to NHWC: moving one whose result goes elsewhere (a graph output, a Flatten) would just
+  // trade its neighbour's transpose for two. Consumers come first in reverse topological order.
+  void findFriendly() {
+    std::vector<Node*> order = g_.topoOrder();
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      Node* n = *it;
+      Value* out = n->output(0);
+      if (!isPointwise(*n) || out->isGraphOutput() || out->shape().size() != 4 || out->uses().empty()) continue;
+      bool all = true;
+      for (const Use& u : out->uses())
+        all &= (u.index == 0 && layoutSensitive(*u.node)) || friendly_.count(u.node) > 0;
+      if (all) friendly_.insert(n);
+    }
+  }
+
   // A pointwise op whose non-scalar inputs all exist in NHWC computes in NHWC; a to_nchw transpose serves
   // the consumers that still want NCHW (it dies when they all moved too).
   void movePointwise(Node* n) {
     Value* out = n->output(0);
-    if (out->isGraphOutput() || out->shape().size() != 4) return;
+    if (!friendly_.count(n)) return;
     bool anyNhwc = false;
     for (Value* in : n->inputs()) {
       if (!in) continue;
@@ -99,6 +116,7 @@ class NhwcRewriter {
   PassContext& ctx_;
   std::unordered_map<Value*, Value*> nhwc_;  // NCHW value → the same data laid out NHWC
   std::unordered_set<Node*> made_;           // transposes this pass added
+  std::unordered_set<Node*> friendly_;       // pointwise nodes worth moving to NHWC
 };
 
 class LayoutNhwcPass : public Pass {
