@@ -1,0 +1,243 @@
+// Golden-style fusion cases: small GraphBuilder models, their expected kernels (as one line) and the rule of
+// the edge each case is about.
+#include <QtTest>
+
+#include "fusion/fusion.h"
+#include "ir/error.h"
+#include "ops/builder.h"
+
+using namespace tessera;
+
+namespace {
+
+TensorType f32(Shape s) { return {DType::F32, std::move(s)}; }
+Tensor zeros(Shape s) { return Tensor(DType::F32, std::move(s)); }
+
+// "k0 pointwise[a b] k1 gemm+epilogue[c]": the kernels in order with their node ids.
+std::string kernels(const FusionResult& r) {
+  std::string out;
+  for (const FusedGroup& g : r.groups) {
+    out += (out.empty() ? "" : " ") + g.id + " " + std::string(groupKindName(g.kind)) + "[";
+    for (size_t i = 0; i < g.nodes.size(); ++i) out += (i ? " " : "") + g.nodes[i].id;
+    out += "]";
+  }
+  return out;
+}
+
+std::string rule(const FusionResult& r, const char* p, const char* c) {
+  const FusionDecision* d = r.decision(p, c);
+  return d ? d->verdict() + " " + d->rule : "none";
+}
+
+}  // namespace
+
+class TestFusionRules : public QObject {
+  Q_OBJECT
+ private slots:
+  // A row max and the subtraction along the rows share a kernel; a column sum of the result cannot.
+  void rowThenColumnReduction() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({64, 128}));
+    Value* m = b.op("ReduceMax", {x, b.ints("a1", {1})}, {{"keepdims", 1}}, "max");
+    Value* d = b.op("Sub", {x, m}, {}, "sub");
+    b.output(b.op("ReduceSum", {d, b.ints("a0", {0})}, {{"keepdims", 1}}, "colsum"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 reduction[max sub] k1 reduction[colsum]"));
+    QCOMPARE(rule(r, "max", "sub"), std::string("fused same-rows"));
+    QCOMPARE(rule(r, "sub", "colsum"), std::string("separate iteration-space-mismatch"));
+  }
+
+  // Reducing the result of a reduction again changes the shape the rows are taken over.
+  void reductionAfterReduction() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({64, 128}));
+    Value* s = b.op("ReduceSum", {x, b.ints("a1", {1})}, {{"keepdims", 1}}, "rows");
+    b.output(b.op("ReduceSum", {s, b.ints("a0", {0})}, {{"keepdims", 1}}, "total"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 reduction[rows] k1 reduction[total]"));
+    QCOMPARE(rule(r, "rows", "total"), std::string("separate reduction-after-reduction"));
+  }
+
+  // Bias and ReLU become the gemm's epilogue; a second product needs its own kernel.
+  void gemmEpilogueAndGemmIntoGemm() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({16, 32}));
+    Value* h = b.op("MatMul", {x, b.constant("w1", zeros({32, 8}))}, {}, "mm1");
+    h = b.op("Relu", {b.op("Add", {h, b.constant("b1", zeros({8}))}, {}, "bias")}, {}, "relu");
+    b.output(b.op("MatMul", {h, b.constant("w2", zeros({8, 4}))}, {}, "mm2"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 gemm+epilogue[mm1 bias relu] k1 gemm+epilogue[mm2]"));
+    QCOMPARE(rule(r, "mm1", "bias"), std::string("fused epilogue"));
+    QCOMPARE(rule(r, "relu", "mm2"), std::string("separate gemm-into-gemm"));
+  }
+
+  // An epilogue that broadcasts the product to a larger shape is not the gemm's output tile.
+  void epilogueShapeMismatch() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({4, 8}));
+    Value* y = b.input("y", f32({2, 4, 4}));
+    Value* p = b.op("MatMul", {x, b.constant("w", zeros({8, 4}))}, {}, "mm");
+    b.output(b.op("Add", {p, y}, {}, "add"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(rule(r, "mm", "add"), std::string("separate iteration-space-mismatch"));
+    QVERIFY(r.decision("mm", "add")->reason.find("[2,4,4]") != std::string::npos);
+  }
+
+  // A value read by a pointwise op and by a gemm stays a kernel output: the pointwise op does not take it.
+  void singleConsumer() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({16, 16}));
+    Value* e = b.op("Exp", {x}, {}, "exp");
+    Value* r1 = b.op("Relu", {e}, {}, "relu");
+    b.output(b.op("Add", {r1, b.op("MatMul", {e, b.constant("w", zeros({16, 16}))}, {}, "mm")}, {}, "add"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(rule(r, "exp", "relu"), std::string("separate single-consumer"));
+    QCOMPARE(rule(r, "exp", "mm"), std::string("separate single-consumer"));
+    QVERIFY(r.decision("exp", "relu")->reason.find("%exp is read by 2 nodes in 2 kernels") != std::string::npos);
+    QCOMPARE(rule(r, "mm", "add"), std::string("fused epilogue"));
+    QCOMPARE(rule(r, "relu", "add"), std::string("separate no-template"));
+  }
+
+  // The same shape, but the shared value is a graph output: it is written anyway, so the Relu may take it.
+  void singleConsumerExceptGraphOutput() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({16, 16}));
+    Value* e = b.op("Exp", {x}, {}, "exp");
+    b.output(b.op("Relu", {e}, {}, "relu"));
+    b.output(b.op("MatMul", {e, b.constant("w", zeros({16, 16}))}, {}, "mm"));
+    b.output(e);
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(rule(r, "exp", "relu"), std::string("fused pointwise-chain"));
+    QCOMPARE(kernels(r), std::string("k0 pointwise[exp relu] k1 gemm+epilogue[mm]"));
+  }
+
+  // Decomposed softmax: five ops, one reduction kernel, every inner edge named by the pattern.
+  void softmaxPattern() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({8, 32}));
+    Value* ax = b.ints("ax", {1});
+    Value* m = b.op("ReduceMax", {x, ax}, {{"keepdims", 1}}, "max");
+    Value* e = b.op("Exp", {b.op("Sub", {x, m}, {}, "sub")}, {}, "exp");
+    Value* s = b.op("ReduceSum", {e, ax}, {{"keepdims", 1}}, "sum");
+    b.output(b.op("Div", {e, s}, {}, "div"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 reduction[max sub exp sum div]"));
+    QCOMPARE(r.decisions.size(), size_t(5));
+    for (const FusionDecision& d : r.decisions) QCOMPARE(d.rule, std::string("softmax-pattern"));
+  }
+
+  // A pointwise op before a reduction is its prologue; the Softmax op itself is one reduction.
+  void prologueIntoSoftmaxOp() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({8, 32}));
+    Value* s = b.op("Mul", {x, b.constant("k", Tensor::scalar(DType::F32, 0.5))}, {}, "scale");
+    b.output(b.op("Softmax", {s}, {{"axis", -1}}, "sm"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 reduction[scale sm]"));
+    QCOMPARE(rule(r, "scale", "sm"), std::string("fused prologue"));
+  }
+
+  // Broadcasting a small pointwise result into a large space repeats its work; on a slow machine that loses.
+  void costRefusesRecompute() {
+    GraphBuilder b;
+    Value* v = b.input("v", f32({64}));
+    Value* y = b.input("y", f32({4096, 64}));
+    b.output(b.op("Add", {b.op("Exp", {v}, {}, "exp"), y}, {}, "add"));
+    Graph g = b.finish();
+    QCOMPARE(rule(fuseGraph(g), "exp", "add"), std::string("fused pointwise-chain"));
+    FusionOptions slow;
+    slow.gflops = 1;  // 1 GFLOP/s: repeating exp 4096 times costs more than a launch and 256 bytes
+    FusionResult r = fuseGraph(g, slow);
+    QCOMPARE(rule(r, "exp", "add"), std::string("separate cost"));
+    QVERIFY(r.decision("exp", "add")->reason.find("repeat 4096 times") != std::string::npos);
+  }
+
+  void groupSizeAndRegisterLimits() {
+    GraphBuilder b;
+    Value* v = b.input("x", f32({32}));
+    for (int i = 0; i < 5; ++i) v = b.op("Relu", {v}, {}, "r" + std::to_string(i));
+    b.output(v);
+    Graph g = b.finish();
+    FusionOptions small;
+    small.maxGroupNodes = 3;
+    FusionResult r = fuseGraph(g, small);
+    QCOMPARE(kernels(r), std::string("k0 pointwise[r0 r1 r2] k1 pointwise[r3 r4]"));
+    QCOMPARE(rule(r, "r2", "r3"), std::string("separate group-size-limit"));
+    FusionOptions fewRegisters;
+    fewRegisters.registerLimit = 31;  // 24 + 4 per input + 2 per node: two nodes reading one input need 32
+    r = fuseGraph(g, fewRegisters);
+    QCOMPARE(rule(r, "r0", "r1"), std::string("separate register-limit"));
+    QCOMPARE(r.groups.size(), size_t(5));
+  }
+
+  // Data-movement ops compose with each other but not with compute.
+  void dataMovement() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({4, 6}));
+    Value* t = b.op("Transpose", {b.op("Relu", {x}, {}, "relu")}, {{"perm", std::vector<int64_t>{1, 0}}}, "t");
+    b.output(b.op("Reshape", {t, b.ints("shape", {24})}, {}, "flat"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 pointwise[relu] k1 data-movement[t flat]"));
+    QCOMPARE(rule(r, "relu", "t"), std::string("separate no-template"));
+    QCOMPARE(rule(r, "t", "flat"), std::string("fused index-chain"));
+  }
+
+  // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
+  void overridesOnEdges() {
+    GraphBuilder b;
+    Value* v = b.input("v", f32({64}));
+    Value* y = b.input("y", f32({4096, 64}));
+    Value* e = b.op("Exp", {v}, {}, "exp");
+    b.output(b.op("Relu", {b.op("Add", {e, y}, {}, "add")}, {}, "relu"));
+    Graph g = b.finish();
+    FusionOptions slow;
+    slow.gflops = 1;
+    std::vector<Override> ov{{OverrideKind::ForceFuse, "exp", "add", "", ""},
+                             {OverrideKind::ForbidFuse, "add", "relu", "", ""},
+                             {OverrideKind::ForbidFuse, "exp", "relu", "", ""}};
+    FusionResult r = fuseGraph(g, slow, ov);
+    QCOMPARE(kernels(r), std::string("k0 pointwise[exp add] k1 pointwise[relu]"));
+    QCOMPARE(r.overrides[0].status, std::string("applied"));
+    QCOMPARE(r.overrides[0].rule, std::string("cost"));
+    QCOMPARE(r.overrides[0].duplicatedNodes, int64_t(1));
+    QCOMPARE(r.overrides[0].extraFlops, int64_t(64 * 4095));
+    QCOMPARE(r.overrides[1].status, std::string("applied"));
+    QCOMPARE(rule(r, "add", "relu"), std::string("separate override"));
+    QCOMPARE(r.overrides[2].status, std::string("stale"));
+    // Split the kernel of "add" by node id, and a group id that does not exist.
+    std::vector<Override> split{{OverrideKind::Split, "", "", "add", ""}, {OverrideKind::Split, "", "", "k9", ""}};
+    r = fuseGraph(g, {}, split);
+    QCOMPARE(kernels(r), std::string("k0 pointwise[exp] k1 pointwise[add] k2 pointwise[relu]"));
+    QCOMPARE(r.overrides[0].status, std::string("applied"));
+    QCOMPARE(r.overrides[1].status, std::string("stale"));
+    // The same split by group id: k0 is the one kernel of the unsplit partition.
+    r = fuseGraph(g, {}, {{OverrideKind::Split, "", "", "k0", ""}});
+    QCOMPARE(r.groups.size(), size_t(3));
+  }
+
+  void overrideJsonErrors() {
+    std::vector<Override> o = parseOverrides(R"({"overrides": [{"kind": "split", "group": "conv"}]})", "f.json");
+    QCOMPARE(o.size(), size_t(1));
+    QCOMPARE(o[0].group, std::string("conv"));
+    QCOMPARE(parseOverrides(overridesToJson(o), "g").size(), size_t(1));
+    auto message = [](const char* text) {
+      try {
+        parseOverrides(text, "f.json");
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QCOMPARE(message(R"({"overrides": [{"kind": "force-fuse", "producer": "a"}]})"),
+             std::string("f.json: overrides[0]: missing field \"consumer\""));
+    QCOMPARE(message(R"({"overrides": [{"kind": "split", "group": 3}]})"),
+             std::string("f.json: overrides[0].group: expected a string, found 3"));
+    QVERIFY2(message(R"({"overrides": [)").rfind("f.json: invalid JSON at byte 16", 0) == 0,
+             message(R"({"overrides": [)").c_str());
+    QVERIFY(message(R"({"overrides": [{"kind": "fuse"}]})").find("overrides[0].kind: unknown kind") !=
+            std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestFusionRules)
+#include "test_fusion_rules.moc"
