@@ -48,10 +48,26 @@ class RowLowering {
   }
 
   // A value computed once per row (a reduction result, or a pointwise value with extent 1 on the last axis).
+  // Pointwise values are per row when all their inputs are.
   bool perRow(const Value* v) const {
     if (rowEm_->known.count(v)) return true;
     if (ctx_.special.count(v) || K_ == 1) return false;
+    if (ctx_.produced(v) && isPointwiseOp(v->producer()->op())) {
+      for (const Value* in : v->producer()->inputs())
+        if (in && !perRow(in)) return false;
+      return true;
+    }
     return v->shape().empty() || v->shape().back() == 1;
+  }
+
+  // A per-row value used inside a loop over the row: numpy broadcasting aligns a value without the
+  // reduced axis (keepdims = 0) with the last axis, not with the rows, so it cannot be used there.
+  bool delegateToRow(const Value* v) const {
+    if (!perRow(v)) return false;
+    const Shape& s = v->shape();
+    if (!s.empty() && s.size() < domain_.size() && numElements(s) > 1)
+      ctx_.fail(*v->producer(), "value '" + v->name() + "' (reduced without keepdims) is broadcast along the row");
+    return true;
   }
 
   // One reduction loop over the last axis; returns the accumulator's value after it.
@@ -73,7 +89,7 @@ class RowLowering {
     std::vector<Expr> idx = vars(outer_);
     idx.push_back(var(loopVar));
     Emitter em(ctx_, domain_, idx, body, rowEm_.get());
-    em.delegate = [this](const Value* v) { return perRow(v); };
+    em.delegate = [this](const Value* v) { return delegateToRow(v); };
     return em;
   }
 
