@@ -99,7 +99,8 @@ class TestTsr : public QObject {
     for (const char* piece : {"{empty_f=floats[], empty_i=ints[], empty_s=strings[], f=0.5, ",
                               "f_big=1e+300, f_float32=0.10000000149011612, f_inf=-inf, f_nan=nan, f_negzero=-0.0, ",
                               "f_whole=2.0, floats=[1.0, 2.5, 1e-07], i=3, ints=[1, -2, 9223372036854775807], neg=-7, ",
-                              "s=\"tanh \\\"q\\\"\\\\\\n\\x01\", strings=[\"a\", \"b c\", \"\"], t=tensor<f32[2]> [1.0, 2.0], ",
+                              "s=\"tanh \\\"q\\\"\\\\\\n\\x01\", strings=[\"a\", \"b c\", \"\"], ",
+                              "t=tensor<f32[2]> [1.0, 2.0], ",
                               "t_big=tensor<f16[10,10]> base64\"", "\"weird name\"=1} -> %id: f32[2]\n"})
       QVERIFY2(text.find(piece) != std::string::npos, piece);
     Graph parsed = roundTrip(g);
@@ -133,8 +134,10 @@ class TestTsr : public QObject {
     std::string text = printTsr(g);
     for (const char* line : {"const %c_f32: f32[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.1, 3e-05]\n",
                              "const %c_f64: f64[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.1, 3e-05]\n",
-                             "const %c_f16: f16[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.099975586, 2.9981136e-05]\n",
-                             "const %c_bf16: bf16[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.100097656, 3.0040741e-05]\n",
+                             "const %c_f16: f16[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.099975586, "
+                             "2.9981136e-05]\n",
+                             "const %c_bf16: bf16[9] = [0.0, -0.0, 1.5, -2.25, inf, -inf, nan, 0.100097656, "
+                             "3.0040741e-05]\n",
                              "const %c_i64: i64[3] = [-9223372036854775808, 9223372036854775807, 0]\n",
                              "const %c_u8: u8[3] = [0, 255, 7]\n", "const %c_i8: i8[3] = [-128, 127, -1]\n",
                              "const %c_bool: bool[3] = [true, false, true]\n", "input %in_bf16: bf16[2,0]\n"})
@@ -287,8 +290,9 @@ graph hand {   # a graph
   }
 
   void base64HandlesEveryPadding() {
-    Graph g = parseTsr("graph g {\n  const %a: u8[5] = base64\"SGVsbG8=\"\n  const %b: u8[4] = base64\"SGVsbA==\"\n"
-                       "  const %c: u8[3] = base64\"SGVs\"\n  const %d: u8[0] = base64\"\"\n  output %a, %b, %c, %d\n}");
+    Graph g = parseTsr("graph g {\n  const %a: u8[5] = base64\"SGVsbG8=\"\n"
+                       "  const %b: u8[4] = base64\"SGVsbA==\"\n  const %c: u8[3] = base64\"SGVs\"\n"
+                       "  const %d: u8[0] = base64\"\"\n  output %a, %b, %c, %d\n}");
     QCOMPARE(g.findValue("a")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l', 'l', 'o'}));
     QCOMPARE(g.findValue("b")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l', 'l'}));
     QCOMPARE(g.findValue("c")->initializer()->toInts(), (std::vector<int64_t>{'H', 'e', 'l'}));

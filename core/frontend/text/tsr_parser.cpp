@@ -107,7 +107,8 @@ void Parser::parseConst() {
   ts_.expect(Tok::Colon, "':' after the value name");
   TensorType type = parseTensorType(ts_);
   ts_.expect(Tok::Equals, "'=' and the data");
-  graph_.addInitializer(name.text, parseTensorData(ts_, type, "const " + valueText(name.text), options_.maxTensorBytes));
+  std::string what = "const " + valueText(name.text);
+  graph_.addInitializer(name.text, parseTensorData(ts_, type, what, options_.maxTensorBytes));
 }
 
 void Parser::parseNode() {

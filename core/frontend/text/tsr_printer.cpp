@@ -40,7 +40,11 @@ std::optional<std::string> listData(const Tensor& t) {
 
 std::string tensorData(const Tensor& t, const TsrPrintOptions& options) {
   int64_t n = t.numElements();
-  if (options.elideAbove >= 0 && n > options.elideAbove) return std::string("<").append(std::to_string(n)).append(" elements>");
+  if (int64_t(t.byteSize()) != t.type().bytes())  // a default-constructed Tensor has a type but no bytes
+    fail("printTsr: a tensor of type " + t.type().toString() + " has " + std::to_string(t.byteSize()) +
+         " bytes of data");
+  if (options.elideAbove >= 0 && n > options.elideAbove)
+    return std::string("<").append(std::to_string(n)).append(" elements>");
   if (n <= kMaxListElements)
     if (std::optional<std::string> list = listData(t)) return *list;
   return "base64\"" + base64Encode(t.bytes()) + "\"";  // the base64 alphabet needs no escapes
