@@ -54,6 +54,7 @@ Step StepRecorder::record(const Pass& pass, const Graph& graph, const PassRunInf
 
 void StepRecorder::afterPass(const Pass& pass, const Graph& graph, const PassRunInfo& info) {
   steps_.push_back(record(pass, graph, info));
+  if (onStep_) onStep_(steps_.back());
 }
 
 void StepRecorder::afterFailure(const Pass& pass, const Graph& graph, const PassRunInfo& info,
@@ -62,6 +63,7 @@ void StepRecorder::afterFailure(const Pass& pass, const Graph& graph, const Pass
   step.failed = true;
   step.error = message;
   steps_.push_back(std::move(step));
+  if (onStep_) onStep_(steps_.back());
 }
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 // The step recorder: an instrumentation that keeps, for every pass application, the IR after it and what
 // changed. The GUI's step-through and the CLI's --print-after-all both read these steps. It belongs to the
 // compile session that registers it (no global state).
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -33,6 +34,8 @@ class StepRecorder : public Instrumentation {
   void afterFailure(const Pass& pass, const Graph& graph, const PassRunInfo& info, const std::string& message) override;
 
   const std::vector<Step>& steps() const { return steps_; }
+  // Called with each step as soon as it is recorded: a streaming --print-after-all, or progress in a view.
+  void setOnStep(std::function<void(const Step&)> onStep) { onStep_ = std::move(onStep); }
   // The IR before the first recorded pass; null before any. Call clear() before recording another compile.
   std::shared_ptr<const Graph> input() const { return input_; }
   void clear();
@@ -40,6 +43,7 @@ class StepRecorder : public Instrumentation {
  private:
   Step record(const Pass& pass, const Graph& graph, const PassRunInfo& info);
 
+  std::function<void(const Step&)> onStep_;
   std::vector<Step> steps_;
   std::shared_ptr<const Graph> input_;
   std::shared_ptr<const Graph> before_;  // snapshot the next step is compared with

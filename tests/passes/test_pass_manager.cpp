@@ -221,6 +221,22 @@ class TestPassManager : public QObject {
     QVERIFY(steps[0].wallMs >= 0);
   }
 
+  void onStepStreamsEachStep() {
+    PassManager pm(noVerify());
+    pm.addPass(appendRelu("grow"));
+    pm.addPass(noop("idle"));
+    auto recorder = std::make_shared<StepRecorder>();
+    QStringList seen;
+    recorder->setOnStep([&](const Step& s) {
+      seen << QString::fromStdString(s.pass) + (s.changed ? " changed " : " unchanged ") +
+                  QString::number(s.graph->numNodes());
+    });
+    pm.addInstrumentation(recorder);
+    Graph g = chain();
+    pm.run(g);
+    QCOMPARE(seen, (QStringList{"grow changed 3", "idle unchanged 3"}));
+  }
+
   void attributeChangeIsARewrite() {
     PassManager pm(noVerify());
     pm.addPass(std::make_unique<LambdaPass>("attr", [](Graph& g, PassContext&) {
