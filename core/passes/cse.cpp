@@ -1,5 +1,6 @@
 #include "passes/cse.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "passes/fingerprint.h"
@@ -16,15 +17,29 @@ bool isPure(const Node& n) {
   return op.rfind("Random", 0) != 0 && op != "Multinomial" && op != "Bernoulli";
 }
 
+bool isCommutative(const std::string& op) {
+  return op == "Add" || op == "Mul" || op == "Max" || op == "Min" || op == "Sum" || op == "Mean" || op == "And" ||
+         op == "Or" || op == "Xor" || op == "Equal";
+}
+
+// The inputs in an order that makes Add(a, b) and Add(b, a) the same computation. Ordered by value name, which
+// is unique and, unlike an address, the same on every run.
+std::vector<Value*> canonicalInputs(const Node& n) {
+  std::vector<Value*> ins = n.inputs();
+  if (isCommutative(n.op()) && std::find(ins.begin(), ins.end(), nullptr) == ins.end())
+    std::sort(ins.begin(), ins.end(), [](const Value* a, const Value* b) { return a->name() < b->name(); });
+  return ins;
+}
+
 uint64_t structuralKey(const Node& n) {
   uint64_t h = std::hash<std::string>{}(n.op());
   for (const auto& [name, attr] : n.attrs()) h = h * 31 + std::hash<std::string>{}(name) * 7 + attributeHash(attr);
-  for (const Value* in : n.inputs()) h = h * 1000003 + std::hash<const void*>{}(in);
+  for (const Value* in : canonicalInputs(n)) h = h * 1000003 + std::hash<const void*>{}(in);
   return h;
 }
 
 bool sameComputation(const Node& a, const Node& b) {
-  if (a.op() != b.op() || a.inputs() != b.inputs() || a.attrs() != b.attrs()) return false;
+  if (a.op() != b.op() || canonicalInputs(a) != canonicalInputs(b) || a.attrs() != b.attrs()) return false;
   if (a.numOutputs() != b.numOutputs()) return false;
   for (size_t i = 0; i < a.numOutputs(); ++i)
     if (a.output(i)->type() != b.output(i)->type()) return false;
