@@ -16,7 +16,7 @@ bool isPoolOp(const std::string& op) {
 }
 bool isDataMovementOp(const std::string& op) {
   return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather";
+         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Split";
 }
 
 // The node that decides the kernel's structure, and the kind it gives.

@@ -62,6 +62,21 @@ Expr Emitter::compute(const Value* v, const Node& producer, Expr e) {
   return result;
 }
 
+// Range: start + i * delta over the 1-D output.
+Expr Emitter::rangeExpr(const Node& p) {
+  if (idx_.size() != 1) ctx_.fail(p, "expects a 1-D domain");
+  Expr start = value(p.input(0));
+  Expr delta = value(p.input(2));
+  return Binary::make(BinaryOp::Add, start, Binary::make(BinaryOp::Mul, Cast::make(start->dtype, idx_[0]), delta));
+}
+
+// BatchNormalization's scale, bias, mean and variance are per channel (axis 1), not numpy-broadcast.
+Expr Emitter::channelParam(const Node& p, const Value* v) {
+  if (ctx_.produced(v)) ctx_.fail(p, "per-channel inputs must come from outside the group");
+  if (idx_.size() < 2) ctx_.fail(p, "expects a channel axis");
+  return Load::make(ctx_.inputBuffer.at(v), v->dtype(), {idx_[1]});
+}
+
 Expr Emitter::value(const Value* v) {
   if (!v) return nullptr;
   if (auto it = known.find(v); it != known.end()) return it->second;
@@ -75,8 +90,10 @@ Expr Emitter::value(const Value* v) {
   }
   const Node& p = *v->producer();
   if (v != p.output(0)) ctx_.fail(p, "only the first output can be used inside a kernel");
+  if (p.op() == "Range") return compute(v, p, rangeExpr(p));
   std::vector<Expr> ins;
-  for (const Value* in : p.inputs()) ins.push_back(value(in));
+  for (size_t i = 0; i < p.numInputs(); ++i)
+    ins.push_back(p.op() == "BatchNormalization" && i > 0 ? channelParam(p, p.input(i)) : value(p.input(i)));
   auto e = pointwiseExpr(p, ins, v->dtype());
   if (!e) ctx_.fail(p, "not supported in a " + ctx_.k.kind + " kernel");
   return compute(v, p, *e);

@@ -51,6 +51,8 @@ class Emitter {
 
  private:
   Expr compute(const Value* v, const Node& producer, Expr e);
+  Expr rangeExpr(const Node& p);
+  Expr channelParam(const Node& p, const Value* v);
   LowerCtx& ctx_;
   Shape domain_;
   std::vector<Expr> idx_;

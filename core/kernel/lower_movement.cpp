@@ -96,9 +96,33 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   return load(reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
 }
 
+// One nest per used output, each copying its part of the input.
+void lowerSplit(LowerCtx& ctx, const Node& anchor) {
+  if (ctx.nodes.size() != 1) ctx.fail(anchor, "is lowered alone (its outputs have different shapes)");
+  const Value* x = anchor.input(0);
+  size_t axis = size_t(normalizeAxisOf(ctx, anchor, anchor.attrInt("axis", 0), x->shape().size()));
+  auto body = BlockStmt::make();
+  int64_t offset = 0;
+  for (size_t m = 0; m < anchor.numOutputs(); ++m) {
+    const Value* o = anchor.output(m);
+    auto it = ctx.outputBuffer.find(o);
+    if (it != ctx.outputBuffer.end()) {
+      std::vector<std::string> loopVars = names("s" + std::to_string(m) + "_", o->shape().size());
+      std::vector<Expr> idx = vars(loopVars), src = idx;
+      src[axis] = add(src[axis], intImm(offset));
+      Stmt st = StoreStmt::make(it->second, idx, Load::make(ctx.inputBuffer.at(x), x->dtype(), src));
+      st->provenance = {anchor.id()};
+      body->stmts.push_back(loopNest(loopVars, o->shape(), st));
+    }
+    offset += o->shape()[axis];
+  }
+  ctx.k.body = body;
+}
+
 }  // namespace
 
 void lowerDataMovement(LowerCtx& ctx, const Node& anchor) {
+  if (anchor.op() == "Split") return lowerSplit(ctx, anchor);
   for (const Value* v : anchor.inputs())
     if (v && ctx.produced(v)) ctx.fail(anchor, "input '" + v->name() + "' is computed inside the group; only epilogues are fused");
   const Shape& out = anchor.output(0)->shape();

@@ -122,6 +122,12 @@ const std::unordered_map<std::string, Builder>& table() {
          if (in.size() > 2 && in[2]) x = bin(BinaryOp::Min, x, in[2]);
          return x;
        }},
+      {"BatchNormalization", [](const Node& n, const Ins& in, DType) {  // inference; params per channel
+         const Expr& x = in[0];
+         Expr inv = un(UnaryOp::Rsqrt, bin(BinaryOp::Add, in[4], FloatImm::make(n.attrFloat("epsilon", 1e-5), in[4]->dtype)));
+         return bin(BinaryOp::Add, bin(BinaryOp::Mul, bin(BinaryOp::Mul, bin(BinaryOp::Sub, x, in[3]), in[1]), inv), in[2]);
+       }},
+      {"Range", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter (needs the index)
       {"IsInf", [](const Node& n, const Ins& in, DType) {
          const Expr& x = in[0];
          Expr inf = un(UnaryOp::IsInf, x);

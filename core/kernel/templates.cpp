@@ -8,16 +8,25 @@
 namespace tessera::kernel {
 namespace {
 
-// The data-parallel loops of the kernel's root perfect nest, outermost first.
-std::vector<std::string> outerChain(const Kernel& k) {
+// The data-parallel loops of the perfect nest starting at `s`, outermost first.
+std::vector<std::string> chainFrom(Stmt s) {
   std::vector<std::string> out;
-  Stmt s = k.body;
   for (;;) {
     while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
     if (s->kind != StmtKind::For || static_cast<ForStmt&>(*s).h.reduction) return out;
     out.push_back(static_cast<ForStmt&>(*s).h.var);
     s = static_cast<ForStmt&>(*s).body;
   }
+}
+
+std::vector<std::string> outerChain(const Kernel& k) { return chainFrom(k.body); }
+
+// The top-level loop nests of the kernel (several for Split), each as its chain of data-parallel loops.
+std::vector<std::vector<std::string>> topNests(const Kernel& k) {
+  std::vector<std::vector<std::string>> out;
+  if (k.body->kind != StmtKind::Block) return {outerChain(k)};
+  for (const Stmt& s : static_cast<BlockStmt&>(*k.body).stmts) out.push_back(chainFrom(s));
+  return out;
 }
 
 int64_t extentOf(Kernel& k, const std::string& loop) {
@@ -194,12 +203,15 @@ void transpose(TracedSchedule& s, const TemplateParams& p) {
   s.bind(t[3], ThreadTag::ThreadX);
 }
 
+// Each top-level nest (one per Split output) fused and spread over blocks and threads.
 void dataMovement(TracedSchedule& s, const TemplateParams& p) {
-  std::string f = fuseAll(s, outerChain(s.kernel()));
-  if (f.empty()) return;
-  auto [blk, tx] = splitBy(s, f, p.at("block_size"));
-  s.bind(tx.empty() ? blk : tx, ThreadTag::ThreadX);
-  if (!tx.empty()) s.bind(blk, ThreadTag::BlockX);
+  for (const auto& nest : topNests(s.kernel())) {
+    std::string f = fuseAll(s, nest);
+    if (f.empty()) continue;
+    auto [blk, tx] = splitBy(s, f, p.at("block_size"));
+    s.bind(tx.empty() ? blk : tx, ThreadTag::ThreadX);
+    if (!tx.empty()) s.bind(blk, ThreadTag::BlockX);
+  }
 }
 
 using Apply = void (*)(TracedSchedule&, const TemplateParams&);

@@ -220,6 +220,35 @@ class TestKernelLowering : public QObject {
     QVERIFY(has(text({g.finish(), {"g", "data-movement", {"gather"}}}),
                 "v0: f32 = in0[select(in1[i0] < 0, in1[i0] + 5, in1[i0]), i1]  # gather"));
   }
+  void batchNormIsPerChannel() {
+    GraphBuilder b("bn");
+    Value* x = b.input("x", {DType::F32, {1, 3, 2, 2}});
+    std::vector<Value*> params;
+    for (const char* n : {"scale", "bias", "mean", "var"}) params.push_back(b.constant(n, filled(DType::F32, {3}, 1.0)));
+    b.output(b.op("BatchNormalization", {x, params[0], params[1], params[2], params[3]}, {{"epsilon", 0.5}}, "bn"));
+    std::string t = text({b.finish(), {"g", "pointwise", {"bn"}}});
+    QVERIFY(has(t, "v0: f32 = (in0[i0, i1, i2, i3] - in3[i1]) * in1[i1] * rsqrt(in4[i1] + 0.5) + in2[i1]  # bn"));
+  }
+  void rangeUsesTheIndex() {
+    GraphBuilder b("range");
+    Value* start = b.input("start", {DType::F32, {}});
+    Value* limit = b.constant("limit", filled(DType::F32, {}, 5.0));
+    Value* delta = b.constant("delta", filled(DType::F32, {}, 1.0));
+    Value* r = b.op("Range", {b.constant("s0", filled(DType::F32, {}, 0.0)), limit, delta}, {}, "range");
+    b.output(b.op("Add", {r, start}, {}, "add"));
+    std::string t = text({b.finish(), {"g", "pointwise", {"range", "add"}}});
+    QVERIFY(has(t, "v0: f32 = in0[] + f32(i0) * in2[]  # range"));
+  }
+  void splitOneNestPerOutput() {
+    GraphBuilder b("split");
+    Value* x = b.input("x", {DType::F32, {2, 5}});
+    auto parts = b.opN("Split", {x, b.ints("sizes", {2, 3})}, 2, {{"axis", int64_t(1)}}, "split");
+    b.output(parts[0]);
+    b.output(parts[1]);
+    std::string t = text({b.finish(), {"g", "data-movement", {"split"}}});
+    QVERIFY(has(t, "  for s0_0 in 0..2 {\n    for s0_1 in 0..2 {\n      out0[s0_0, s0_1] = in0[s0_0, s0_1]  # split\n"));
+    QVERIFY(has(t, "  for s1_0 in 0..2 {\n    for s1_1 in 0..3 {\n      out1[s1_0, s1_1] = in0[s1_0, s1_1 + 2]  # split\n"));
+  }
   void everyStatementKeepsProvenance() {
     for (const Case& c : {pointwise(), softmax(), layernorm(), gemm(), conv(), maxpool(), transpose()}) {
       Kernel k = lower(c);
