@@ -96,6 +96,7 @@ size_t PassManager::run(Graph& graph) {
   size_t ran = 0;
   for (auto& pass : passes_) {
     if (options_.disabled.count(pass->name())) continue;
+    if (options_.cancelled && options_.cancelled()) fail("cancelled");
     runOne(*pass, graph, ran++, fuel);
     rewrites_ = fuel.used();
     if (pass->name() == options_.stopAfter) break;

@@ -3,6 +3,7 @@
 // applies the pipeline options (stop after a pass, disabled passes, fuel). Passes know nothing about
 // recording; the StepRecorder (step_recorder.h) is one instrumentation among others.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <set>
@@ -85,6 +86,9 @@ struct PipelineOptions {
   std::set<std::string> disabled;   // pass names to skip
   std::optional<int64_t> fuel;      // rewrites allowed in total; nullopt: unlimited
   bool verifyEach = true;           // verify the graph after each pass (ops/verify.h)
+  // Asked before each pass (on the thread running the pipeline); true makes run() throw Error "cancelled"
+  // with the graph as the last finished pass left it.
+  std::function<bool()> cancelled;
 };
 
 class PassManager {

@@ -34,7 +34,8 @@ class StepRecorder : public Instrumentation {
   void afterFailure(const Pass& pass, const Graph& graph, const PassRunInfo& info, const std::string& message) override;
 
   const std::vector<Step>& steps() const { return steps_; }
-  // Called with each step as soon as it is recorded: a streaming --print-after-all, or progress in a view.
+  // Called with each step as soon as it is recorded, on the thread running the pipeline: a streaming
+  // --print-after-all, or progress in a view (post it to the GUI thread).
   void setOnStep(std::function<void(const Step&)> onStep) { onStep_ = std::move(onStep); }
   // The IR before the first recorded pass; null before any. Call clear() before recording another compile.
   std::shared_ptr<const Graph> input() const { return input_; }

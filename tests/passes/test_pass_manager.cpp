@@ -171,6 +171,23 @@ class TestPassManager : public QObject {
     }
   }
 
+  void cancellationStopsBetweenPasses() {
+    PipelineOptions o = noVerify();
+    int asked = 0;
+    o.cancelled = [&] { return ++asked == 2; };  // cancel before the second pass
+    PassManager pm(o);
+    pm.addPass(appendRelu("one"));
+    pm.addPass(appendRelu("two"));
+    Graph g = chain();
+    try {
+      pm.run(g);
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QCOMPARE(QString(e.what()), QString("cancelled"));
+    }
+    QCOMPARE(g.numNodes(), size_t(3));  // the first pass's work stays
+  }
+
   void fuelCapsRewritesAcrossPasses() {
     PipelineOptions o = noVerify();
     o.fuel = 2;
