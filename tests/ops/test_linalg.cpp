@@ -170,6 +170,13 @@ class TestLinalg : public QObject {
                     {{"pads", std::vector<int64_t>{1, 0, 0, 0, 0, 0}}});
     EXPECT_TENSOR(p, (TensorType{DType::F32, {1, 1, 2, 1, 1}}), (std::vector<double>{6, 28}), 0);
   }
+  void convEmptyAttributeLists() {
+    // Some exporters write empty lists for defaults; they mean unit strides and dilations and no padding.
+    Attributes a{{"strides", std::vector<int64_t>{}}, {"pads", std::vector<int64_t>{}},
+                 {"dilations", std::vector<int64_t>{}}, {"kernel_shape", std::vector<int64_t>{}}};
+    Tensor y = run1("Conv", {iota({1, 1, 3, 3}), F32({1, 1, 2, 2}, {1, 1, 1, 1})}, a);
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2, 2}}), (std::vector<double>{8, 12, 20, 24}), 0);
+  }
   void convMatchesNaive() {
     // Groups, strides, dilations and asymmetric pads together, batch 2, f64 and f32.
     for (DType dt : {DType::F32, DType::F64}) {
@@ -229,6 +236,13 @@ class TestLinalg : public QObject {
     Attributes dil{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}};
     EXPECT_TENSOR(run1("MaxPool", {iota({1, 1, 4, 4}, DType::U8)}, dil), (TensorType{DType::U8, {1, 1, 2, 2}}),
                   (std::vector<double>{10, 11, 14, 15}), 0);
+  }
+  void maxPoolPadsIgnorePadding() {
+    // Padded positions never win, even against negative values; indices point into the unpadded input.
+    Attributes a{{"kernel_shape", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 1}}};
+    OpRun r = runOp("MaxPool", {F32({1, 1, 3}, {-3, -1, -2})}, a, {}, 2);
+    EXPECT_TENSOR(r.outputs[0], (TensorType{DType::F32, {1, 1, 4}}), (std::vector<double>{-3, -1, -1, -2}), 0);
+    EXPECT_TENSOR(r.outputs[1], (TensorType{DType::I64, {1, 1, 4}}), (std::vector<double>{0, 1, 1, 2}), 0);
   }
   void averagePoolPads() {
     Attributes a{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}};

@@ -91,6 +91,8 @@ class TestShapeOps : public QObject {
     EXPECT_ERROR(runOp("Split", {iota({6}), ints({1, 2})}, {}, {1}, 2), "node 'node1' (Split)",
                  "does not add up to the extent 6");
     EXPECT_ERROR(runOp("Split", {iota({6}), ints({1, 5})}, {}, {1}, 3), "node 'node1'", "has 3 outputs");
+    EXPECT_ERROR(runOp("Split", {iota({5})}, {{"num_outputs", 4}}, {}, 4), "node 'node1'",
+                 "cannot be split into 4 parts");
   }
   void slice() {
     Tensor x = iota({3, 4});
@@ -181,6 +183,13 @@ class TestShapeOps : public QObject {
     // Only axis -1 of a [2,2] is padded, through the axes input; the constant defaults to 0.
     Tensor y = run1("Pad", {F32({2, 2}, {1, 2, 3, 4}), ints({1, 0}), Tensor(), ints({-1})}, {}, {1, 3});
     EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 3}}), (V{0, 1, 2, 0, 3, 4}), 0);
+    // Integer data keeps its dtype and exact values; reflect on a 2-D input mirrors each axis.
+    Tensor big = run1("Pad", {I64({2}, {int64_t(1) << 60, 5}), ints({1, 0}), I64({}, {-7})}, {}, {1});
+    QCOMPARE(big.type(), (TensorType{DType::I64, {3}}));
+    QCOMPARE(big.getInt(0), int64_t(-7));
+    QCOMPARE(big.getInt(1), int64_t(1) << 60);
+    Tensor m = run1("Pad", {F32({2, 2}, {1, 2, 3, 4}), ints({1, 1, 0, 0})}, {{"mode", "reflect"}}, {1});
+    EXPECT_TENSOR(m, (TensorType{DType::F32, {3, 3}}), (V{4, 3, 4, 2, 1, 2, 4, 3, 4}), 0);
     EXPECT_ERROR(run1("Pad", {x, ints({1})}, {}, {1}), "node 'node1' (Pad)", "2 values per padded axis");
     EXPECT_ERROR(run1("Pad", {x, ints({-2, -2})}, {}, {1}), "node 'node1'", "below zero");
     EXPECT_ERROR(run1("Pad", {x, ints({1, 1})}, {{"mode", "mirror"}}, {1}), "node 'node1'", "mode 'mirror'");
