@@ -1,6 +1,7 @@
 // Elementwise ops against hand-checked values: broadcasting, dtypes (f16, bf16, ints, bool), and errors that
 // name the node.
 #include "op_harness.h"
+#include "ops/registry.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -269,6 +270,21 @@ class TestElementwise : public QObject {
                   std::vector<double>{}, 0);
     EXPECT_ERROR(run1("Range", {I64({}, {0}), I64({}, {5}), I64({}, {0})}, {}, {0, 1, 2}), "node 'node1' (Range)",
                  "delta");
+  }
+  void categories() {
+    auto category = [](const char* op) {
+      const OpSchema* s = OpRegistry::instance().find(op);
+      return s ? std::string(opCategoryName(s->category)) : std::string("missing");
+    };
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Neg", "Abs", "Exp", "Log", "Sqrt", "Reciprocal", "Erf",
+                           "Tanh", "Sigmoid", "Relu", "LeakyRelu", "HardSigmoid", "HardSwish", "Gelu", "Clip", "Where",
+                           "Max", "Min", "Sum", "Mean", "Cast", "CastLike", "Identity", "Dropout", "Less", "Greater",
+                           "Equal", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor", "Ceil", "Floor",
+                           "Sign", "Mod", "Softplus", "Elu", "Selu", "Celu", "ThresholdedRelu", "Softsign", "PRelu",
+                           "Round", "IsNaN", "IsInf", "Sin", "Cos"})
+      QVERIFY2(category(op) == "pointwise", (std::string(op) + " is " + category(op)).c_str());
+    for (const char* op : {"Constant", "ConstantOfShape", "Shape", "Size", "Range"})
+      QVERIFY2(category(op) == "constant", (std::string(op) + " is " + category(op)).c_str());
   }
   void inferenceErrorsNameTheNode() {
     Tensor f = T(DType::F32, {2}, {1, 2});

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "op_harness.h"
+#include "ops/registry.h"
 
 using namespace tessera;
 using namespace tessera::test;
@@ -102,6 +103,16 @@ class TestReduction : public QObject {
                   (std::vector<double>{0, 1}), 0);
     int64_t big = (int64_t(1) << 53);
     EXPECT_TENSOR(run1("ArgMax", {I64({2}, {big + 1, big})}), ty(DType::I64, {1}), std::vector<double>{0}, 0);
+  }
+  void categories() {
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                           "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ArgMax", "ArgMin", "Softmax",
+                           "LogSoftmax", "LayerNormalization"}) {
+      const OpSchema* s = OpRegistry::instance().find(op);
+      QVERIFY2(s && s->category == OpCategory::Reduction, op);
+    }
+    QCOMPARE(OpRegistry::instance().find("ReduceSum")->shapeInputs, std::vector<int>{1});
+    QVERIFY(OpRegistry::instance().find("BatchNormalization")->category == OpCategory::Pointwise);
   }
   void errorsNameTheNode() {
     EXPECT_ERROR(reduce("ReduceSum", x23(), {2}), "node 'node1' (ReduceSum)", "axis 2 is out of range", "rank 2");
