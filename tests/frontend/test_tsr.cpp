@@ -324,6 +324,13 @@ graph hand {   # a graph
     QVERIFY(seeds >= 3);
   }
 
+  void readsWindowsFiles() {
+    Graph g = parseTsr("\xEF\xBB\xBFgraph g {  # comment\r\n  input %x: f32[2]\r\n  output %x\r\n}\r\n");
+    QCOMPARE(g.inputs().size(), size_t(1));
+    QCOMPARE(q(parseError("\xEF\xBB\xBFgraph g {\r\n  input %x f32[2]\r\n}")),
+             q("t.tsr:2:12: expected ':' after the value name, found 'f32'"));
+  }
+
   void elidedDataIsForViewsOnly() {
     Graph g("view");
     g.addOutput(g.addInitializer("big", Tensor(DType::F32, {100})));

@@ -71,7 +71,9 @@ std::string describe(const Token& token) {
 
 // ---- Lexer ----
 
-Lexer::Lexer(std::string_view text, const std::string& fileName) : text_(text), fileName_(fileName) {}
+Lexer::Lexer(std::string_view text, const std::string& fileName) : text_(text), fileName_(fileName) {
+  if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // a UTF-8 byte order mark, as some editors write
+}
 
 void Lexer::errorHere(const std::string& message) const {
   fail(fileName_ + ":" + std::to_string(line_) + ":" + std::to_string(column_) + ": " + message);
