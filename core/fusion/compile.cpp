@@ -73,7 +73,10 @@ std::map<std::string, std::vector<std::string>> absorbedNodes(const StepRecorder
 CompileResult compileGraph(Graph graph, const CompileOptions& options) {
   std::vector<std::string> names = resolvePipeline(options.pipeline);
   names.push_back("fuse");
-  PipelineOptions po{options.stopAfter, options.disabled, options.fuel};
+  PipelineOptions po;
+  po.stopAfter = options.stopAfter;
+  po.disabled = options.disabled;
+  po.fuel = options.fuel;
   std::vector<OverrideStatus> passStatuses = disablePasses(names, options, po.disabled);
   PassManager pm(po);
   auto plan = std::make_shared<MemoryPlan>();

@@ -218,7 +218,7 @@ FusionResult fuseGraph(const Graph& graph, const FusionOptions& options, const s
   labelPatterns(part, part.decisions());
   std::vector<int> order = groupOrder(part);
   for (size_t i = 0; i < order.size(); ++i)
-    result.groups.push_back(describeGroup(part, order[i], "k" + std::to_string(i)));
+    result.groups.push_back(describeGroup(part, order[i], std::string(1, 'k').append(std::to_string(i))));
   result.decisions = part.decisions();
   reportForced(part, result, r);
   result.overrides = std::move(r.statuses);

@@ -82,6 +82,13 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
     return separate(check.rule, "already in the same kernel through another input; " + check.reason);
   }
   if (auto f = k.forbidden.find(e); f != k.forbidden.end()) return separate("override", f->second);
+  // A forbidden pair stays apart even when the merge comes through another edge.
+  for (const auto& [edge, why] : k.forbidden) {
+    int a = groupOf_[size_t(edge.first)], b = groupOf_[size_t(edge.second)];
+    if ((a == g && b == t) || (a == t && b == g))
+      return separate("override", "would join " + order_[size_t(edge.first)]->id() + " and " +
+                                      order_[size_t(edge.second)]->id() + ", which are kept apart: " + why);
+  }
   auto sc = k.singleConsumer.find(v);
   if (!d.forced && sc != k.singleConsumer.end()) return separate("single-consumer", singleConsumerReason(v, sc->second));
   MergeCheck check = mergeSpaces(groups_[size_t(g)].space, groups_[size_t(t)].space);

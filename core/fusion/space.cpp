@@ -147,7 +147,10 @@ std::string describeSpace(const Space& s) {
     case SpaceKind::Opaque: return s.anchorOp + " (opaque)";
     case SpaceKind::Reduction: {
       std::string axes;
-      for (int64_t a : s.axes) axes += (axes.empty() ? "" : ",") + std::to_string(a);
+      for (int64_t a : s.axes) {
+        if (!axes.empty()) axes += ",";
+        axes += std::to_string(a);
+      }
       bool row = !s.axes.empty() && s.axes.back() + 1 == int64_t(s.shape.size());
       std::string what = s.windowed ? "window reduction" : row ? "row reduction" : "column reduction";
       return what + " (" + s.anchorOp + ") of " + sh(s.shape) + " over axis " + axes;

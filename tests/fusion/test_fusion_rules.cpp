@@ -155,7 +155,7 @@ class TestFusionRules : public QObject {
   void groupSizeAndRegisterLimits() {
     GraphBuilder b;
     Value* v = b.input("x", f32({32}));
-    for (int i = 0; i < 5; ++i) v = b.op("Relu", {v}, {}, "r" + std::to_string(i));
+    for (int i = 0; i < 5; ++i) v = b.op("Relu", {v}, {}, std::string(1, 'r').append(std::to_string(i)));
     b.output(v);
     Graph g = b.finish();
     FusionOptions small;
@@ -213,6 +213,20 @@ class TestFusionRules : public QObject {
     // The same split by group id: k0 is the one kernel of the unsplit partition.
     r = fuseGraph(g, {}, {{OverrideKind::Split, "", "", "k0", ""}});
     QCOMPARE(r.groups.size(), size_t(3));
+  }
+
+  // Forbidding exp → div keeps them apart even though div could join through sum.
+  void forbidHoldsAcrossPaths() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({8, 32}));
+    Value* ax = b.ints("ax", {1});
+    Value* m = b.op("ReduceMax", {x, ax}, {{"keepdims", 1}}, "max");
+    Value* e = b.op("Exp", {b.op("Sub", {x, m}, {}, "sub")}, {}, "exp");
+    b.output(b.op("Div", {e, b.op("ReduceSum", {e, ax}, {{"keepdims", 1}}, "sum")}, {}, "div"));
+    FusionResult r = fuseGraph(b.finish(), {}, {{OverrideKind::ForbidFuse, "exp", "div", "", ""}});
+    QCOMPARE(r.overrides[0].status, std::string("applied"));
+    QVERIFY(r.groupOf("exp") != r.groupOf("div"));
+    QCOMPARE(rule(r, "exp", "div"), std::string("separate override"));
   }
 
   void overrideJsonErrors() {
