@@ -189,6 +189,17 @@ class TestLinalg : public QObject {
       EXPECT_TENSOR(y, (TensorType{dt, out}), ref, dt == DType::F32 ? 1e-5 : 1e-12);
     }
   }
+  void convWideRowsMatchNaive() {
+    // Rows wide enough for the per-channel fused row loop (interior of at least 8 outputs), with its edges.
+    for (DType dt : {DType::F32, DType::F64}) {
+      Tensor x = randomUniform({dt, {1, 3, 5, 23}}, 21, -1, 1), w = randomUniform({dt, {2, 3, 3, 3}}, 22, -1, 1);
+      Attributes a{{"dilations", std::vector<int64_t>{1, 2}}, {"pads", std::vector<int64_t>{1, 2, 0, 1}}};
+      Tensor y = run1("Conv", {x, w}, a);
+      Shape out{1, 2, 4, 22};  // (5+1-3)/1+1 = 4, (23+3-5)/1+1 = 22
+      std::vector<double> ref = naiveConv2d(x, w, 1, {1, 1}, {1, 2}, {1, 2}, out);
+      EXPECT_TENSOR(y, (TensorType{dt, out}), ref, dt == DType::F32 ? 1e-5 : 1e-12);
+    }
+  }
   void convBf16Pointwise() {
     // A 1x1 convolution (the whole plane is one row) in bf16.
     Tensor y = run1("Conv", {T(DType::BF16, {1, 2, 1, 3}, {1, 2, 3, 4, 5, 6}), T(DType::BF16, {1, 2, 1, 1}, {1, 2})});
