@@ -83,55 +83,73 @@ Expr gatherExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
 }
 
+// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
+// (a pointwise prologue, another data-movement op) are computed there.
+Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
+  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
+  return sub.value(v);
+}
+
+// Ops whose inputs feed a select (Concat) or an index (Gather) read them straight from memory.
+void requireExternal(LowerCtx& ctx, const Node& n) {
+  for (const Value* v : n.inputs())
+    if (v && ctx.produced(v)) ctx.fail(n, "input '" + v->name() + "' is computed inside the group; it must come from memory");
+}
+
 Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const std::string& op = n.op();
   const Value* x = n.input(0);
   const Shape& out = n.output(0)->shape();
-  auto load = [&](std::vector<Expr> idx) { return Load::make(ctx.inputBuffer.at(x), x->dtype(), std::move(idx)); };
-  if (op == "Transpose") return load(transposeIndex(n, x->shape(), em.idx()));
-  if (op == "Expand") return load(broadcastIndex(x->shape(), out, em.idx()));
+  if (op == "Transpose") return valueAt(em, x, transposeIndex(n, x->shape(), em.idx()));
+  if (op == "Expand") return valueAt(em, x, broadcastIndex(x->shape(), out, em.idx()));
+  if (op == "Slice" || op == "Concat" || op == "Gather") requireExternal(ctx, n);
   if (op == "Slice") return sliceExpr(ctx, n, em);
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
-  return load(reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
+  return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
 }
 
-// One nest per used output, each copying its part of the input.
-void lowerSplit(LowerCtx& ctx, const Node& anchor) {
-  if (ctx.nodes.size() != 1) ctx.fail(anchor, "is lowered alone (its outputs have different shapes)");
-  const Value* x = anchor.input(0);
-  size_t axis = size_t(normalizeAxisOf(ctx, anchor, anchor.attrInt("axis", 0), x->shape().size()));
-  auto body = BlockStmt::make();
-  int64_t offset = 0;
-  for (size_t m = 0; m < anchor.numOutputs(); ++m) {
-    const Value* o = anchor.output(m);
-    auto it = ctx.outputBuffer.find(o);
-    if (it != ctx.outputBuffer.end()) {
-      std::vector<std::string> loopVars = names("s" + std::to_string(m) + "_", o->shape().size());
-      std::vector<Expr> idx = vars(loopVars), src = idx;
-      src[axis] = add(src[axis], intImm(offset));
-      Stmt st = StoreStmt::make(it->second, idx, Load::make(ctx.inputBuffer.at(x), x->dtype(), src));
-      st->provenance = {anchor.id()};
-      body->stmts.push_back(loopNest(loopVars, o->shape(), st));
+// Every data-movement node of the group computes its outputs by mapping indices onto its input.
+void registerSpecials(LowerCtx& ctx) {
+  for (const Node* n : ctx.nodes) {
+    if (n->op() == "Split") {
+      const Value* x = n->input(0);
+      size_t axis = size_t(normalizeAxisOf(ctx, *n, n->attrInt("axis", 0), x->shape().size()));
+      int64_t offset = 0;
+      for (size_t m = 0; m < n->numOutputs(); ++m) {
+        ctx.special[n->output(m)] = [x, axis, offset](Emitter& em) {
+          std::vector<Expr> idx = em.idx();
+          idx[axis] = add(idx[axis], intImm(offset));
+          return valueAt(em, x, idx);
+        };
+        offset += n->output(m)->shape()[axis];
+      }
+    } else if (!isPointwiseOp(n->op())) {
+      ctx.special[n->output(0)] = [&ctx, n](Emitter& em) { return movementExpr(ctx, *n, em); };
     }
-    offset += o->shape()[axis];
   }
-  ctx.k.body = body;
 }
 
 }  // namespace
 
-void lowerDataMovement(LowerCtx& ctx, const Node& anchor) {
-  if (anchor.op() == "Split") return lowerSplit(ctx, anchor);
-  for (const Value* v : anchor.inputs())
-    if (v && ctx.produced(v)) ctx.fail(anchor, "input '" + v->name() + "' is computed inside the group; only epilogues are fused");
-  const Shape& out = anchor.output(0)->shape();
-  std::vector<std::string> loopVars = names("i", out.size());
-  ctx.special[anchor.output(0)] = [&ctx, &anchor](Emitter& em) { return movementExpr(ctx, anchor, em); };
+void lowerDataMovement(LowerCtx& ctx, const Node&) {
+  registerSpecials(ctx);
+  // One nest per distinct output shape (a Split's parts, heads laid out differently), in output order.
+  std::vector<Shape> domains;
+  for (const Value* v : ctx.outputs)
+    if (std::find(domains.begin(), domains.end(), v->shape()) == domains.end()) domains.push_back(v->shape());
   auto body = BlockStmt::make();
-  Emitter em(ctx, out, vars(loopVars), *body);
-  storeOutputs(em);
-  ctx.k.body = BlockStmt::make({loopNest(loopVars, out, body)});
+  for (size_t m = 0; m < domains.size(); ++m) {
+    std::vector<std::string> loopVars = names(domains.size() == 1 ? "i" : "s" + std::to_string(m) + "_", domains[m].size());
+    auto nest = BlockStmt::make();
+    Emitter em(ctx, domains[m], vars(loopVars), *nest);
+    std::set<const Value*> others;
+    for (const Value* v : ctx.outputs)
+      if (v->shape() != domains[m]) others.insert(v);
+    storeOutputs(em, others);
+    body->stmts.push_back(loopNest(loopVars, domains[m], nest));
+  }
+  ctx.k.body = body;
 }
 
 }  // namespace tessera::kernel

@@ -246,8 +246,22 @@ class TestKernelLowering : public QObject {
     b.output(parts[0]);
     b.output(parts[1]);
     std::string t = text({b.finish(), {"g", "data-movement", {"split"}}});
-    QVERIFY(has(t, "  for s0_0 in 0..2 {\n    for s0_1 in 0..2 {\n      out0[s0_0, s0_1] = in0[s0_0, s0_1]  # split\n"));
-    QVERIFY(has(t, "  for s1_0 in 0..2 {\n    for s1_1 in 0..3 {\n      out1[s1_0, s1_1] = in0[s1_0, s1_1 + 2]  # split\n"));
+    QVERIFY(has(t, "  for s0_0 in 0..2 {\n    for s0_1 in 0..2 {\n      v0: f32 = in0[s0_0, s0_1]  # split\n"));
+    QVERIFY(has(t, "  for s1_0 in 0..2 {\n    for s1_1 in 0..3 {\n      v1: f32 = in0[s1_0, s1_1 + 2]  # split\n"
+                   "      out1[s1_0, s1_1] = v1  # split\n"));
+  }
+  void movementChainWithPrologue() {
+    // relu, then heads merged back: Transpose [4,2,3] -> [2,4,3], Reshape -> [2,12]; one nest over [2,12]:
+    // out[i0, i1] = T[f / 12, f / 3 % 4, f % 3] = relu(x[f / 3 % 4, f / 12, f % 3]) with f = i0 * 12 + i1.
+    GraphBuilder b("merge");
+    Value* x = b.input("x", {DType::F32, {4, 2, 3}});
+    Value* r = b.op("Relu", {x}, {}, "relu");
+    Value* t = b.op("Transpose", {r}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "merge_t");
+    b.output(b.op("Reshape", {t, b.ints("shape", {2, 12})}, {}, "merge"));
+    std::string text = printKernel(lower({b.finish(), {"g", "data-movement", {"relu", "merge_t", "merge"}}}));
+    QVERIFY(has(text, "  for i0 in 0..2 {\n    for i1 in 0..12 {\n"
+                      "      v0: f32 = max(in0[(i0 * 12 + i1) / 3 % 4, (i0 * 12 + i1) / 12, (i0 * 12 + i1) % 3], 0.0)  # relu\n"
+                      "      v1: f32 = v0  # merge_t\n      v2: f32 = v1  # merge\n      out0[i0, i1] = v2  # merge\n"));
   }
   void everyStatementKeepsProvenance() {
     for (const Case& c : {pointwise(), softmax(), layernorm(), gemm(), conv(), maxpool(), transpose()}) {
