@@ -77,6 +77,7 @@ CompileResult compileGraph(Graph graph, const CompileOptions& options) {
   po.stopAfter = options.stopAfter;
   po.disabled = options.disabled;
   po.fuel = options.fuel;
+  po.cancelled = options.cancelled;
   std::vector<OverrideStatus> passStatuses = disablePasses(names, options, po.disabled);
   PassManager pm(po);
   auto plan = std::make_shared<MemoryPlan>();

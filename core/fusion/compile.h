@@ -3,6 +3,7 @@
 // the memory plan and the override statuses out. The CLI's `compile` command and the window both call it.
 // The pipeline is the named one (passes/pipelines.h) followed by the `fuse` pass (fusion.h).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -24,6 +25,7 @@ struct CompileOptions {
   std::optional<int64_t> fuel;       // rewrites allowed (fused edges count as rewrites)
   std::vector<Override> overrides;   // disable-pass entries join `disabled` when the pass is in the pipeline
   FusionOptions fusion;
+  std::function<bool()> cancelled;  // asked before each pass; true ends the compile with error "cancelled"
 };
 
 struct CompileResult {
