@@ -16,7 +16,7 @@ std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vect
 }
 
 // Same elements in row-major order: linearize the output index, split it by the input's strides.
-std::vector<Expr> reshapeIndex(const Shape& in, const Shape& out, const std::vector<Expr>& idx) {
+std::vector<Expr> reshapeWhole(const Shape& in, const Shape& out, const std::vector<Expr>& idx) {
   std::vector<int64_t> os = stridesOf(out), is = stridesOf(in);
   Expr flat = intImm(0);
   for (size_t d = 0; d < out.size(); ++d) flat = add(flat, mul(idx[d], intImm(os[d])));
@@ -24,6 +24,33 @@ std::vector<Expr> reshapeIndex(const Shape& in, const Shape& out, const std::vec
   for (size_t d = 0; d < in.size(); ++d) {
     Expr q = idiv(flat, intImm(is[d]));
     r.push_back(d == 0 ? q : imod(q, intImm(in[d])));
+  }
+  return r;
+}
+
+// As reshapeWhole, but block by block: runs of input and output dimensions with equal products map onto
+// each other alone, so splitting 256 into 4 x 64 gives `i1 * 64 + i2`, not a division of the whole index.
+std::vector<Expr> reshapeIndex(const Shape& in, const Shape& out, const std::vector<Expr>& idx) {
+  for (int64_t d : in)
+    if (d == 0) return reshapeWhole(in, out, idx);
+  std::vector<Expr> r(in.size());
+  size_t a = 0, b = 0;
+  while (a < in.size() || b < out.size()) {
+    size_t a0 = a, b0 = b;
+    int64_t pa = a < in.size() ? in[a++] : 1, pb = b < out.size() ? out[b++] : 1;
+    while (pa != pb) {
+      if (pa < pb && a < in.size()) pa *= in[a++];
+      else if (pb < pa && b < out.size()) pb *= out[b++];
+      else return reshapeWhole(in, out, idx);
+    }
+    Expr flat = intImm(0);
+    for (size_t d = b0; d < b; ++d) flat = add(mul(flat, intImm(out[d])), idx[d]);
+    int64_t stride = 1;
+    for (size_t d = a; d-- > a0;) {
+      Expr q = idiv(flat, intImm(stride));
+      r[d] = d == a0 ? q : imod(q, intImm(in[d]));
+      stride *= in[d];
+    }
   }
   return r;
 }

@@ -199,6 +199,11 @@ class TestKernelLowering : public QObject {
     b.output(b.op("Reshape", {x, b.ints("shape", {3, 4})}, {}, "reshape"));
     std::string t = text({b.finish(), {"g", "data-movement", {"reshape"}}});
     QVERIFY(has(t, "v0: f32 = in0[(i0 * 4 + i1) / 6, (i0 * 4 + i1) % 6]  # reshape"));
+    GraphBuilder h("heads");
+    Value* q = h.input("q", {DType::F32, {8, 6}});
+    h.output(h.op("Reshape", {q, h.ints("shape", {8, 2, 3})}, {}, "heads"));
+    // Only the split dimension is linearized: 8 maps to 8, 6 to 2 x 3.
+    QVERIFY(has(text({h.finish(), {"g", "data-movement", {"heads"}}}), "v0: f32 = in0[i0, i1 * 3 + i2]  # heads"));
   }
   void concatSliceGather() {
     GraphBuilder b("csg");
@@ -252,7 +257,7 @@ class TestKernelLowering : public QObject {
   }
   void movementChainWithPrologue() {
     // relu, then heads merged back: Transpose [4,2,3] -> [2,4,3], Reshape -> [2,12]; one nest over [2,12]:
-    // out[i0, i1] = T[f / 12, f / 3 % 4, f % 3] = relu(x[f / 3 % 4, f / 12, f % 3]) with f = i0 * 12 + i1.
+    // the reshape splits 12 into 4 x 3 alone: out[i0, i1] = T[i0, i1 / 3, i1 % 3] = relu(x[i1 / 3, i0, i1 % 3]).
     GraphBuilder b("merge");
     Value* x = b.input("x", {DType::F32, {4, 2, 3}});
     Value* r = b.op("Relu", {x}, {}, "relu");
@@ -260,7 +265,7 @@ class TestKernelLowering : public QObject {
     b.output(b.op("Reshape", {t, b.ints("shape", {2, 12})}, {}, "merge"));
     std::string text = printKernel(lower({b.finish(), {"g", "data-movement", {"relu", "merge_t", "merge"}}}));
     QVERIFY(has(text, "  for i0 in 0..2 {\n    for i1 in 0..12 {\n"
-                      "      v0: f32 = max(in0[(i0 * 12 + i1) / 3 % 4, (i0 * 12 + i1) / 12, (i0 * 12 + i1) % 3], 0.0)  # relu\n"
+                      "      v0: f32 = max(in0[i1 / 3, i0, i1 % 3], 0.0)  # relu\n"
                       "      v1: f32 = v0  # merge_t\n      v2: f32 = v1  # merge\n      out0[i0, i1] = v2  # merge\n"));
   }
   void everyStatementKeepsProvenance() {
