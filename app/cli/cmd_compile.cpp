@@ -8,6 +8,8 @@
 #include "frontend/text/tsr.h"
 #include "fusion/compile.h"
 #include "fusion/report.h"
+#include "ir/error.h"
+#include "passes/pipelines.h"
 
 namespace tessera::cli {
 namespace {
@@ -38,7 +40,16 @@ void printText(const CompileResult& r, const CompileArgs& a) {
                 r.graph ? r.graph->numNodes() : 0);
 }
 
+// --print-after of a pass that never runs would print nothing; say so instead.
+void checkPrintAfter(const CompileArgs& a) {
+  if (a.printAfter.empty() || a.printAfter == "fuse") return;
+  for (const std::string& name : resolvePipeline(a.pipeline))
+    if (name == a.printAfter) return;
+  fail("cannot print after pass '" + a.printAfter + "': it is not in the pipeline '" + a.pipeline + "'");
+}
+
 int runCompile(const CompileArgs& a) {
+  checkPrintAfter(a);
   CompileOptions options;
   options.pipeline = a.pipeline;
   options.stopAfter = a.stopAfter;

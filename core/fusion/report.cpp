@@ -30,7 +30,7 @@ nlohmann::json overrideJson(const OverrideStatus& st) {
   if (o.kind == OverrideKind::Split) j["group"] = o.group;
   if (o.kind == OverrideKind::DisablePass) j["pass"] = o.pass;
   j["status"] = st.status;
-  if (!st.rule.empty()) j["rule"] = st.rule;
+  j["rule"] = st.rule.empty() ? nlohmann::json() : nlohmann::json(st.rule);
   if (!st.detail.empty()) j["detail"] = st.detail;
   if (st.duplicatedNodes || st.extraFlops) j["recompute"] = {{"nodes", st.duplicatedNodes}, {"flops", st.extraFlops}};
   return j;

@@ -166,6 +166,9 @@ class TestFusionCompile : public QObject {
     QVERIFY(run.err.contains("bad.json: overrides[0]: missing field \"group\""));
     run = cli({"compile", QString::fromStdString(sample("conv_bn_relu.tsr")), "--disable-pass", "nope"});
     QCOMPARE(run.code, 2);
+    run = cli({"compile", QString::fromStdString(sample("conv_bn_relu.tsr")), "--print-after", "layout-nhwc"});
+    QCOMPARE(run.code, 2);
+    QVERIFY(run.err.contains("not in the pipeline 'default'"));
   }
 
   void densenet() {
