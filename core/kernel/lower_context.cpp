@@ -16,7 +16,7 @@ LowerCtx::LowerCtx(const Graph& graph, Kernel& kernel, const KernelSpec& spec) :
   for (const Node* n : nodes) {
     for (const Value* v : n->inputs()) {
       if (!v || produced(v) || inputBuffer.count(v)) continue;
-      std::string name = "in" + std::to_string(inputBuffer.size());
+      std::string name = numbered("in", inputBuffer.size());
       inputBuffer[v] = name;
       k.buffers.push_back({name, v->dtype(), v->shape(), MemScope::Global, BufferRole::Input, v->name(), "", true, {}});
     }
@@ -26,7 +26,7 @@ LowerCtx::LowerCtx(const Graph& graph, Kernel& kernel, const KernelSpec& spec) :
       bool usedOutside = v->isGraphOutput();
       for (const Use& u : v->uses()) usedOutside |= !inGroup.count(u.node);
       if (!usedOutside) continue;
-      std::string name = "out" + std::to_string(outputs.size());
+      std::string name = numbered("out", outputs.size());
       outputs.push_back(v);
       outputBuffer[v] = name;
       k.buffers.push_back({name, v->dtype(), v->shape(), MemScope::Global, BufferRole::Output, v->name(), "", true, {}});
@@ -39,7 +39,7 @@ void LowerCtx::fail(const Node& n, const std::string& message) const {
 }
 
 std::string LowerCtx::newAccumulator(BlockStmt& block, DType t, Expr init, const std::string& provenance) {
-  std::string name = "acc" + std::to_string(accCounter++);
+  std::string name = numbered("acc", accCounter++);
   k.buffers.push_back({name, t, {1}, MemScope::Register, BufferRole::Temp, "", "", true, {}});
   Stmt alloc = AllocateStmt::make(name);
   Stmt store = StoreStmt::make(name, {intImm(0)}, Cast::make(t, std::move(init)));
@@ -53,7 +53,7 @@ Emitter::Emitter(LowerCtx& ctx, Shape domain, std::vector<Expr> idx, BlockStmt& 
     : ctx_(ctx), domain_(std::move(domain)), idx_(std::move(idx)), out_(out), parent_(parent) {}
 
 Expr Emitter::compute(const Value* v, const Node& producer, Expr e) {
-  std::string name = "v" + std::to_string(ctx_.computeCounter++);
+  std::string name = numbered("v", ctx_.computeCounter++);
   Stmt s = ComputeStmt::make(name, v->dtype(), Cast::make(v->dtype(), std::move(e)));
   s->provenance = {producer.id()};
   out_.stmts.push_back(s);
@@ -135,6 +135,8 @@ std::vector<Expr> vars(const std::vector<std::string>& names) {
   for (const std::string& n : names) out.push_back(var(n));
   return out;
 }
+
+std::string numbered(std::string prefix, size_t n) { return prefix.append(std::to_string(n)); }
 
 std::vector<std::string> names(const std::string& prefix, size_t n) {
   std::vector<std::string> out;

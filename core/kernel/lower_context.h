@@ -71,6 +71,8 @@ std::optional<std::vector<int64_t>> constantInts(const Value* v);
 Stmt loopNest(const std::vector<std::string>& vars, const Shape& extents, Stmt body, bool reduction = false);
 std::vector<Expr> vars(const std::vector<std::string>& names);
 std::vector<std::string> names(const std::string& prefix, size_t n);  // prefix0, prefix1, ...
+// prefix followed by n ("v3"); appends, as GCC 12 warns falsely (-Wrestrict) on "literal" + std::string.
+std::string numbered(std::string prefix, size_t n);
 // Accumulation type: f32 for 16-bit floats, else the type itself.
 DType accType(DType t);
 // Stores every group output with shape `domain` through the emitter; others are left to the caller.

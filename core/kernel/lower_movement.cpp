@@ -167,7 +167,7 @@ void lowerDataMovement(LowerCtx& ctx, const Node&) {
     if (std::find(domains.begin(), domains.end(), v->shape()) == domains.end()) domains.push_back(v->shape());
   auto body = BlockStmt::make();
   for (size_t m = 0; m < domains.size(); ++m) {
-    std::vector<std::string> loopVars = names(domains.size() == 1 ? "i" : "s" + std::to_string(m) + "_", domains[m].size());
+    std::vector<std::string> loopVars = names(domains.size() == 1 ? "i" : numbered("s", m) + "_", domains[m].size());
     auto nest = BlockStmt::make();
     Emitter em(ctx, domains[m], vars(loopVars), *nest);
     std::set<const Value*> others;

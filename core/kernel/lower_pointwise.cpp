@@ -75,7 +75,7 @@ class RowLowering {
     double init = op == ReduceOp::Sum ? 0.0 : op == ReduceOp::Max ? -INFINITY : INFINITY;
     DType at = accType(t);
     std::string acc = ctx_.newAccumulator(*row_, at, FloatImm::make(init, at), n.id());
-    std::string loopVar = "k" + std::to_string(phases_++);
+    std::string loopVar = numbered("k", phases_++);
     auto body = BlockStmt::make();
     Emitter em = phaseEmitter(loopVar, *body);
     Stmt red = ReduceStmt::make(op, acc, {intImm(0)}, Cast::make(at, operand(em)));
@@ -95,7 +95,7 @@ class RowLowering {
 
   // A per-row Compute statement in the row body.
   Expr rowCompute(const Node& n, DType t, Expr e) {
-    std::string name = "v" + std::to_string(ctx_.computeCounter++);
+    std::string name = numbered("v", ctx_.computeCounter++);
     Stmt s = ComputeStmt::make(name, t, Cast::make(t, std::move(e)));
     s->provenance = {n.id()};
     row_->stmts.push_back(s);
