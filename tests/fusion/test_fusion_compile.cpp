@@ -3,6 +3,8 @@
 #include <QtTest>
 #include <chrono>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "frontend/model_io.h"
@@ -25,6 +27,18 @@ size_t edgeCount(const Graph& g) {
     for (const Value* v : n->inputs())
       if (v && v->producer()) edges.insert({v->producer()->id(), n->id()});
   return edges.size();
+}
+
+// Every node in exactly one kernel, every edge decided once, and fused exactly when both ends share a kernel.
+void checkPartition(const CompileResult& r, const std::string& what) {
+  QVERIFY2(r.error.empty() && r.fusion, (what + ": " + r.error).c_str());
+  std::map<std::string, std::string> kernelOf;
+  for (const FusedGroup& g : r.fusion->groups)
+    for (const GroupNode& n : g.nodes) QVERIFY2(kernelOf.emplace(n.id, g.id).second, (what + ": " + n.id).c_str());
+  QCOMPARE(kernelOf.size(), r.graph->numNodes());
+  QCOMPARE(r.fusion->decisions.size(), edgeCount(*r.graph));
+  for (const FusionDecision& d : r.fusion->decisions)
+    QVERIFY2(d.fused == (kernelOf[d.producer] == kernelOf[d.consumer]), (what + ": " + d.producer).c_str());
 }
 
 Graph matmulReluSum() {
@@ -169,6 +183,23 @@ class TestFusionCompile : public QObject {
     run = cli({"compile", QString::fromStdString(sample("conv_bn_relu.tsr")), "--print-after", "layout-nhwc"});
     QCOMPARE(run.code, 2);
     QVERIFY(run.err.contains("not in the pipeline 'default'"));
+  }
+
+  void partitionsAreConsistent() {
+    std::vector<std::string> models;
+    for (const char* s : {"attention.tsr", "conv_bn_relu.tsr", "layernorm.tsr", "mlp.tsr", "resnet_basic_block.tsr",
+                          "softmax.tsr", "transformer_block.tsr"})
+      models.push_back(sample(s));
+    fs::path light = fs::path(TESSERA_DATA_DIR) / "onnx-light" / "light";
+    if (fs::exists(light))
+      for (const auto& e : fs::directory_iterator(light))
+        if (e.path().extension() == ".onnx") models.push_back(e.path().string());
+    for (const std::string& m : models)
+      for (const char* pipeline : {"default", "no-decompose", "o0"}) {
+        CompileOptions o;
+        o.pipeline = pipeline;
+        checkPartition(compileGraph(loadModel(m), o), m + " " + pipeline);
+      }
   }
 
   void densenet() {
