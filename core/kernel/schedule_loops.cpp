@@ -170,6 +170,9 @@ void bind(Kernel& k, const std::string& loop, ThreadTag tag) {
   int64_t limit = isThreadTag(tag) ? (tag == ThreadTag::Warp ? 32 : tag == ThreadTag::ThreadZ ? 64 : 1024)
                   : tag == ThreadTag::BlockX ? 2147483647 : 65535;
   c.check(7, h.extent <= limit, "extent " + std::to_string(h.extent) + " exceeds the " + tagName + " limit " + std::to_string(limit));
+  for (ForStmt* e : site.enclosing)
+    c.check(8, !(e->h.tag == ThreadTag::Warp && tag == ThreadTag::ThreadX && h.extent > 32),
+            "extent " + std::to_string(h.extent) + " exceeds the 32 lanes of warp loop '" + e->h.var + "'");
   h.loopKind = LoopKind::Bound;
   h.tag = tag;
 }

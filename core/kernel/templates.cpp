@@ -146,6 +146,8 @@ void rowReduction(TracedSchedule& s, const TemplateParams& p) {
   for (const std::string& l : loops) bindThreads(s, l, threads);
 }
 
+// Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
+// or (warp_m, warp_n set) a grid of warps each computing a warp_m x warp_n tile with its 32 lanes.
 void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
   if (loops.size() < 2) return;
@@ -153,14 +155,26 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
   auto t = s.tile({i, j}, {bm, bn});
-  auto [iio, iii] = splitBy(s, t[2], std::min(p.at("thread_m"), bm));
-  auto [jio, jii] = splitBy(s, t[3], std::min(p.at("thread_n"), bn));
-  if (!iii.empty() && !jii.empty()) s.reorder({iio, jio, iii, jii});
   if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
   s.bind(t[0], ThreadTag::BlockY);
   s.bind(t[1], ThreadTag::BlockX);
-  s.bind(iio, ThreadTag::ThreadY);
-  s.bind(jio, ThreadTag::ThreadX);
+  std::string rows = t[2], cols = t[3];
+  bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
+  if (warps) {
+    auto w = s.tile({rows, cols}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
+    s.bind(s.fuse(w[0], w[1]), ThreadTag::Warp);
+    rows = w[2];
+    cols = w[3];
+  }
+  auto [iio, iii] = splitBy(s, rows, std::min(p.at("thread_m"), extentOf(s.kernel(), rows)));
+  auto [jio, jii] = splitBy(s, cols, std::min(p.at("thread_n"), extentOf(s.kernel(), cols)));
+  if (!iii.empty() && !jii.empty()) s.reorder({iio, jio, iii, jii});
+  if (warps) {
+    s.bind(s.fuse(iio, jio), ThreadTag::ThreadX);  // the lanes
+  } else {
+    s.bind(iio, ThreadTag::ThreadY);
+    s.bind(jio, ThreadTag::ThreadX);
+  }
   if (!iii.empty()) s.unroll(iii);
   if (!jii.empty()) s.unroll(jii);
   auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
@@ -239,6 +253,8 @@ const Template& templateFor(const std::string& name) {
         {{"block_m", {16, 32, 64, 128}, "rows of the output tile of one block"},
          {"block_n", {16, 32, 64, 128}, "columns of the output tile of one block"},
          {"block_k", {4, 8, 16, 32}, "depth of one step of the reduction (unrolled)"},
+         {"warp_m", {0, 16, 32, 64}, "rows of the tile of one warp (0: no warp level)"},
+         {"warp_n", {0, 16, 32, 64}, "columns of the tile of one warp (0: no warp level)"},
          {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
          {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"}}}},
       {"conv",
@@ -293,8 +309,13 @@ TemplateParams defaultParams(const Kernel& kc) {
     int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
     int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
     int64_t bm = pickDividing({16, 32, 64}, M, 64), bn = pickDividing({16, 32, 64}, N, 64);
-    return {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
-            {"thread_m", std::min<int64_t>(4, bm)}, {"thread_n", std::min<int64_t>(4, bn)}};
+    TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
+                        {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::min<int64_t>(4, bm)}, {"thread_n", std::min<int64_t>(4, bn)}};
+    if (bm >= 32 && bn >= 32) {  // 32 x 32 warp tiles, 4 x 8 per lane: (32/4) * (32/8) = 32 lanes
+      p["warp_m"] = p["warp_n"] = 32;
+      p["thread_n"] = 8;
+    }
+    return p;
   }
   if (name == "conv" || name == "pool") return {{"threads", 128}, {"unroll_window", 1}};
   if (name == "transpose") return {{"tile", 32}, {"shared_tile", 1}};
