@@ -9,6 +9,7 @@
 #include "ops/broadcast.h"
 #include "ops/elementwise_parts.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 
 namespace tessera {
 namespace {
@@ -300,14 +301,14 @@ OpSchema preluSchema() {
 }  // namespace
 
 void registerBinaryOps(OpRegistry& r) {
-  for (const BinaryOp& op : kBinaryOps) r.add(binarySchema(op));
-  r.add(variadicSchema("Max", "y = elementwise max of the inputs (broadcasting)", DTypeClass::Numeric, 'M'));
-  r.add(variadicSchema("Min", "y = elementwise min of the inputs (broadcasting)", DTypeClass::Numeric, 'm'));
-  r.add(variadicSchema("Sum", "y = sum of the inputs (broadcasting)", DTypeClass::Numeric, '+'));
-  r.add(variadicSchema("Mean", "y = mean of the inputs (broadcasting)", DTypeClass::Float, 'a'));
-  r.add(whereSchema());
-  r.add(clipSchema());
-  r.add(preluSchema());
+  for (const BinaryOp& op : kBinaryOps) ops::addOp(r, binarySchema(op));
+  ops::addOp(r, variadicSchema("Max", "y = elementwise max of the inputs (broadcasting)", DTypeClass::Numeric, 'M'));
+  ops::addOp(r, variadicSchema("Min", "y = elementwise min of the inputs (broadcasting)", DTypeClass::Numeric, 'm'));
+  ops::addOp(r, variadicSchema("Sum", "y = sum of the inputs (broadcasting)", DTypeClass::Numeric, '+'));
+  ops::addOp(r, variadicSchema("Mean", "y = mean of the inputs (broadcasting)", DTypeClass::Float, 'a'));
+  ops::addOp(r, whereSchema());
+  ops::addOp(r, clipSchema());
+  ops::addOp(r, preluSchema());
 }
 
 }  // namespace tessera

@@ -1,6 +1,7 @@
 // Type conversions and pass-through ops: Cast, CastLike, Identity, Dropout (inference form).
 #include "ops/elementwise_parts.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 
 namespace tessera {
 namespace {
@@ -108,10 +109,10 @@ OpSchema dropoutSchema() {
 }  // namespace
 
 void registerConversionOps(OpRegistry& r) {
-  r.add(castSchema());
-  r.add(castLikeSchema());
-  r.add(identitySchema());
-  r.add(dropoutSchema());
+  ops::addOp(r, castSchema());
+  ops::addOp(r, castLikeSchema());
+  ops::addOp(r, identitySchema());
+  ops::addOp(r, dropoutSchema());
 }
 
 }  // namespace tessera

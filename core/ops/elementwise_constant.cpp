@@ -6,6 +6,7 @@
 #include "ir/error.h"
 #include "ops/elementwise_parts.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 
 namespace tessera {
 namespace {
@@ -191,11 +192,11 @@ OpSchema rangeSchema() {
 }  // namespace
 
 void registerConstantOps(OpRegistry& r) {
-  r.add(constantSchema());
-  r.add(constantOfShapeSchema());
-  r.add(shapeSchema());
-  r.add(sizeSchema());
-  r.add(rangeSchema());
+  ops::addOp(r, constantSchema());
+  ops::addOp(r, constantOfShapeSchema());
+  ops::addOp(r, shapeSchema());
+  ops::addOp(r, sizeSchema());
+  ops::addOp(r, rangeSchema());
 }
 
 }  // namespace tessera

@@ -5,6 +5,7 @@
 
 #include "ops/elementwise_parts.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 
 namespace tessera {
 namespace {
@@ -160,7 +161,7 @@ OpSchema unarySchema(const UnaryOp& op) {
 }  // namespace
 
 void registerUnaryOps(OpRegistry& r) {
-  for (const UnaryOp& op : kUnaryOps) r.add(unarySchema(op));
+  for (const UnaryOp& op : kUnaryOps) ops::addOp(r, unarySchema(op));
 }
 
 }  // namespace tessera

@@ -4,6 +4,7 @@
 
 #include "ops/broadcast.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 #include "ops/families.h"
 
 namespace tessera {
@@ -229,11 +230,11 @@ OpSchema lrnSchema() {
 }  // namespace
 
 void registerNormalizationOps(OpRegistry& r) {
-  r.add(softmaxSchema("Softmax", false));
-  r.add(softmaxSchema("LogSoftmax", true));
-  r.add(layerNormSchema());
-  r.add(batchNormSchema());
-  r.add(lrnSchema());
+  ops::addOp(r, softmaxSchema("Softmax", false));
+  ops::addOp(r, softmaxSchema("LogSoftmax", true));
+  ops::addOp(r, layerNormSchema());
+  ops::addOp(r, batchNormSchema());
+  ops::addOp(r, lrnSchema());
 }
 
 }  // namespace tessera

@@ -7,6 +7,7 @@
 
 #include "ops/broadcast.h"
 #include "ops/eval_util.h"
+#include "ops/op_support.h"
 #include "ops/families.h"
 
 namespace tessera {
@@ -240,9 +241,9 @@ OpSchema argSchema(const char* name, bool isMax) {
 }  // namespace
 
 void registerReductionOps(OpRegistry& r) {
-  for (const ReduceOp& op : kReduceOps) r.add(reduceSchema(op));
-  r.add(argSchema("ArgMax", true));
-  r.add(argSchema("ArgMin", false));
+  for (const ReduceOp& op : kReduceOps) ops::addOp(r, reduceSchema(op));
+  ops::addOp(r, argSchema("ArgMax", true));
+  ops::addOp(r, argSchema("ArgMin", false));
 }
 
 }  // namespace tessera

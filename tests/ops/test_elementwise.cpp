@@ -286,6 +286,14 @@ class TestElementwise : public QObject {
     for (const char* op : {"Constant", "ConstantOfShape", "Shape", "Size", "Range"})
       QVERIFY2(category(op) == "constant", (std::string(op) + " is " + category(op)).c_str());
   }
+  void overflowingShapesNameTheNode() {
+    GraphBuilder b;
+    Value* a = b.input("a", {DType::F32, {int64_t(1) << 32, 1}});
+    Value* c = b.input("c", {DType::F32, {1, int64_t(1) << 32}});
+    EXPECT_ERROR(b.op("Add", {a, c}, {}, "big"), "node 'big' (Add)", "too many elements");
+    EXPECT_ERROR(run1("ConstantOfShape", {I64({2}, {int64_t(1) << 40, int64_t(1) << 40})}, {}, {0}),
+                 "node 'node1' (ConstantOfShape)", "too many elements");
+  }
   void inferenceErrorsNameTheNode() {
     Tensor f = T(DType::F32, {2}, {1, 2});
     EXPECT_ERROR(run1("Sqrt", {T(DType::Bool, {1}, {1})}), "node 'node1' (Sqrt)", "input 0 is bool",
