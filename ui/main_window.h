@@ -1,13 +1,26 @@
 #pragma once
-// The explorer window. For now: the model's nodes as a table, File → Open (Ctrl+O), recent files, drag and drop,
-// and a status bar; the full layout of shared/UI.md grows from here.
+// The explorer window (layout and keys from shared/UI.md): the graph in the centre; Pipeline, Overrides,
+// Inspector, IR / diff, Nodes and Log as docks whose arrangement is remembered; File, Edit, View and Run
+// menus; a status bar with the model, backend, device and last compile, and progress with a cancel button.
 #include <QMainWindow>
+
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QToolButton;
 
 namespace tessera::ui {
 
 class SessionController;
 class NodeTableModel;
+class GraphView;
+class PipelinePanel;
+class IrPanel;
+class InspectorPanel;
+class OverridesPanel;
 struct LoadedModel;
+struct Selection;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -15,21 +28,49 @@ class MainWindow : public QMainWindow {
   explicit MainWindow(QWidget* parent = nullptr);
   SessionController* controller() const { return controller_; }
   NodeTableModel* nodeModel() const { return nodes_; }
+  GraphView* graphView() const { return graph_; }
+  PipelinePanel* pipelinePanel() const { return pipeline_; }
+  IrPanel* irPanel() const { return ir_; }
+  InspectorPanel* inspector() const { return inspector_; }
+  OverridesPanel* overridesPanel() const { return overrides_; }
+  QLineEdit* searchBox() const { return search_; }
   void openModel(const QString& path);
+  // True once the compile and the layout of the current step are both done.
+  bool idle() const;
 
  protected:
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
+  void closeEvent(QCloseEvent* event) override;
 
  private:
+  void buildDocks();
   void buildMenus();
+  void buildToolBar();
+  void buildStatusBar();
   void onModelLoaded(const LoadedModel& result);
+  void onSelectionChanged(const Selection& selection);
+  void showCurrentStep();
+  void log(const QString& line);
   void rememberRecent(const QString& path);
   void rebuildRecentMenu();
 
   SessionController* controller_;
   NodeTableModel* nodes_;
+  GraphView* graph_;
+  PipelinePanel* pipeline_;
+  IrPanel* ir_;
+  InspectorPanel* inspector_;
+  OverridesPanel* overrides_;
+  QPlainTextEdit* log_;
+  QLineEdit* search_ = nullptr;
   class QMenu* recentMenu_ = nullptr;
+  class QMenu* viewMenu_ = nullptr;
+  QLabel* modelLabel_ = nullptr;
+  QLabel* backendLabel_ = nullptr;
+  QLabel* lastRunLabel_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QToolButton* cancel_ = nullptr;
 };
 
 }  // namespace tessera::ui

@@ -1,45 +1,185 @@
 #include "ui/session_controller.h"
 
+#include <QElapsedTimer>
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 
 #include "frontend/model_io.h"
 #include "ir/error.h"
 
 namespace tessera::ui {
+namespace {
 
-SessionController::SessionController(QObject* parent) : QObject(parent) {
-  qRegisterMetaType<LoadedModel>();
+// One undoable override change: the whole list before and after.
+class OverrideCommand : public QUndoCommand {
+ public:
+  OverrideCommand(SessionController* c, std::vector<Override> before, std::vector<Override> after, const QString& text)
+      : QUndoCommand(text), c_(c), before_(std::move(before)), after_(std::move(after)) {}
+  void redo() override { c_->applyOverrides(after_); }
+  void undo() override { c_->applyOverrides(before_); }
+
+ private:
+  SessionController* c_;
+  std::vector<Override> before_, after_;
+};
+
+bool sameOverride(const Override& a, const Override& b) {
+  return a.kind == b.kind && a.producer == b.producer && a.consumer == b.consumer && a.group == b.group &&
+         a.pass == b.pass;
 }
 
-SessionController::~SessionController() = default;
+}  // namespace
+
+SessionController::SessionController(QObject* parent) : QObject(parent), undo_(new QUndoStack(this)) {
+  qRegisterMetaType<LoadedModel>();
+  qRegisterMetaType<Selection>();
+}
+
+SessionController::~SessionController() { ++*latestJob_; }
 
 void SessionController::openModel(const QString& path) {
-  quint64 job = ++latestJob_;
-  emit busyChanged(true, tr("Loading %1").arg(path));
+  startJob(tr("Loading and compiling %1").arg(path), path, nullptr);
+}
+
+void SessionController::startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input) {
+  const quint64 job = ++*latestJob_;
+  busy_ = true;
+  emit busyChanged(true, what);
   QPointer<SessionController> self(this);
-  (void)QtConcurrent::run([self, job, path] {
-    LoadedModel result{path, nullptr, {}};
+  std::shared_ptr<std::atomic<quint64>> latest = latestJob_;
+  CompileOptions options;
+  options.overrides = input ? overrides_ : std::vector<Override>{};
+  (void)QtConcurrent::run([self, latest, job, path, input, options] {
+    LoadedModel result{path, input, nullptr, {}, 0};
     try {
-      result.graph = std::make_shared<const Graph>(loadModel(path.toStdString()));
+      if (!result.graph) result.graph = std::make_shared<const Graph>(loadModel(path.toStdString()));
+      if (*latest != job) return;  // superseded: skip the compile
+      QElapsedTimer timer;
+      timer.start();
+      result.compile = std::make_shared<const CompileResult>(compileGraph(result.graph->clone(), options));
+      result.compileMs = double(timer.nsecsElapsed()) / 1e6;
     } catch (const std::exception& e) {
       result.error = QString::fromStdString(e.what());
+      if (!input) result.graph = nullptr;
     }
-    // Back to the GUI thread as one whole object; dropped if the controller is gone.
-    if (self)
-      QMetaObject::invokeMethod(
-          self.data(), [self, job, result] { if (self) self->acceptLoad(job, result); }, Qt::QueuedConnection);
+    if (*latest != job) return;
+    QMetaObject::invokeMethod(
+        self.data(), [self, job, result] { if (self) self->acceptJob(job, result); }, Qt::QueuedConnection);
   });
 }
 
-void SessionController::acceptLoad(quint64 job, const LoadedModel& result) {
-  if (job != latestJob_) return;  // superseded by a newer request
+void SessionController::cancel() {
+  if (!busy_) return;
+  ++*latestJob_;
+  busy_ = false;
+  emit busyChanged(false, tr("Cancelled"));
+}
+
+void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
+  if (job != *latestJob_) return;  // superseded by a newer request
+  busy_ = false;
+  const bool newModel = result.graph && result.graph != input_;
   if (result.graph) {
-    graph_ = result.graph;
+    if (newModel) {
+      overrides_.clear();
+      undo_->clear();
+      selection_ = {};
+    }
+    input_ = result.graph;
+    compile_ = result.compile;
     path_ = result.path;
+    compileMs_ = result.compileMs;
+    step_ = stepCount() - 1;  // show the final IR
   }
   emit busyChanged(false, {});
   emit modelLoaded(result);
+  if (result.graph) {
+    emit compiled();
+    emit overridesChanged();
+    emit stepChanged(step_);
+    if (newModel) emit selectionChanged(selection_);
+  }
+}
+
+std::shared_ptr<const Graph> SessionController::graph() const {
+  return compile_ && compile_->graph ? compile_->graph : input_;
+}
+
+void SessionController::changeOverrides(std::vector<Override> next, const QString& text) {
+  if (!input_) return;
+  undo_->push(new OverrideCommand(this, overrides_, std::move(next), text));
+}
+
+void SessionController::addOverride(const Override& entry, const QString& text) {
+  std::vector<Override> next;
+  // A new fuse verdict on an edge replaces an older one on the same edge.
+  for (const Override& o : overrides_) {
+    const bool sameEdge = (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) &&
+                          (entry.kind == OverrideKind::ForceFuse || entry.kind == OverrideKind::ForbidFuse) &&
+                          o.producer == entry.producer && o.consumer == entry.consumer;
+    if (!sameEdge && !sameOverride(o, entry)) next.push_back(o);
+  }
+  next.push_back(entry);
+  changeOverrides(std::move(next), text);
+}
+
+void SessionController::setPassDisabled(const std::string& pass, bool disabled) {
+  std::vector<Override> next;
+  for (const Override& o : overrides_)
+    if (!(o.kind == OverrideKind::DisablePass && o.pass == pass)) next.push_back(o);
+  if (disabled) next.push_back(Override{OverrideKind::DisablePass, {}, {}, {}, pass});
+  changeOverrides(std::move(next), (disabled ? tr("Disable pass %1") : tr("Enable pass %1")).arg(QString::fromStdString(pass)));
+}
+
+void SessionController::applyOverrides(std::vector<Override> overrides) {
+  overrides_ = std::move(overrides);
+  emit overridesChanged();
+  if (input_) startJob(tr("Recompiling with %n override(s)", nullptr, int(overrides_.size())), path_, input_);
+}
+
+int SessionController::stepCount() const {
+  if (!input_) return 0;
+  return 1 + (compile_ ? int(compile_->steps.size()) : 0);
+}
+
+void SessionController::setCurrentStep(int step) {
+  step = std::clamp(step, 0, std::max(0, stepCount() - 1));
+  if (step == step_) return;
+  step_ = step;
+  emit stepChanged(step_);
+}
+
+QString SessionController::stepTitle(int step) const {
+  if (step <= 0 || !compile_ || step > int(compile_->steps.size())) return tr("input (as imported)");
+  const Step& s = compile_->steps[size_t(step - 1)];
+  return tr("step %1 · %2").arg(step).arg(QString::fromStdString(s.pass));
+}
+
+std::shared_ptr<const Graph> SessionController::graphAt(int step) const {
+  if (step <= 0 || !compile_ || step > int(compile_->steps.size())) return input_;
+  const Step& s = compile_->steps[size_t(step - 1)];
+  return s.graph ? s.graph : graphAt(step - 1);
+}
+
+StepPicture SessionController::picture(int step) const {
+  StepPicture p;
+  p.graph = graphAt(step);
+  if (step <= 0 || !compile_ || step > int(compile_->steps.size())) return p;
+  const Step& s = compile_->steps[size_t(step - 1)];
+  p.previous = graphAt(step - 1);
+  p.added = s.added;
+  p.removed = s.removed;
+  p.rewritten = s.rewritten;
+  // Groups belong to the final graph: draw them from the fuse step on.
+  if (compile_->fusion && step == int(compile_->steps.size())) p.fusion = compile_->fusion;
+  return p;
+}
+
+void SessionController::select(const Selection& selection) {
+  if (selection == selection_) return;
+  selection_ = selection;
+  emit selectionChanged(selection_);
 }
 
 }  // namespace tessera::ui

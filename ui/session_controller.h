@@ -1,20 +1,36 @@
 #pragma once
-// The one door from views to the core. Long work runs on a worker thread; the result comes back through a
-// queued signal as one object. A newer request supersedes an older one (its result is dropped).
+// The one door from views to the core. It owns the session: the model, the overrides (with their undo stack),
+// the last compile, the pipeline step shown and the one selection every panel shares. Long work (load + compile)
+// runs as a job with an id on a worker thread; the result comes back through a queued call as one object, and a
+// newer request (or cancel()) supersedes an older one, whose result is dropped.
 #include <QObject>
 #include <QString>
+#include <QUndoStack>
 #include <atomic>
 #include <memory>
+#include <vector>
 
-#include "ir/graph.h"
+#include "fusion/compile.h"
+#include "ui/graph_layout.h"
 
 namespace tessera::ui {
 
-// What a finished load hands to the views.
+// What a finished load or compile hands to the views.
 struct LoadedModel {
   QString path;
-  std::shared_ptr<const Graph> graph;  // null when loading failed
-  QString error;                       // one line naming the file and the problem
+  std::shared_ptr<const Graph> graph;            // the model as imported; null when loading failed
+  std::shared_ptr<const CompileResult> compile;  // null when loading failed
+  QString error;                                 // one line naming the file and the problem
+  double compileMs = 0;
+};
+
+// The one selection shared by all panels.
+struct Selection {
+  enum Kind { None, Node, Value, Group };
+  Kind kind = None;
+  QString id;                      // node id, value name or group id
+  QString producer, consumer;      // for a value picked on an edge
+  bool operator==(const Selection&) const = default;
 };
 
 class SessionController : public QObject {
@@ -23,23 +39,66 @@ class SessionController : public QObject {
   explicit SessionController(QObject* parent = nullptr);
   ~SessionController() override;
 
-  // Starts loading on a worker thread; modelLoaded() follows.
+  // Loads and compiles on a worker thread; modelLoaded() follows.
   void openModel(const QString& path);
-  std::shared_ptr<const Graph> graph() const { return graph_; }
+  // Drops the running job's result (the core cannot be interrupted mid-pass; its result is discarded).
+  void cancel();
+  bool busy() const { return busy_; }
+
+  std::shared_ptr<const Graph> input() const { return input_; }
+  std::shared_ptr<const CompileResult> compile() const { return compile_; }
+  // The final graph of the last compile (the input while none is there).
+  std::shared_ptr<const Graph> graph() const;
   QString modelPath() const { return path_; }
+  double lastCompileMs() const { return compileMs_; }
+
+  // --- overrides (every change goes through the undo stack) ---
+  const std::vector<Override>& overrides() const { return overrides_; }
+  // Pushes an undoable change to `next` and recompiles.
+  void changeOverrides(std::vector<Override> next, const QString& text);
+  void addOverride(const Override& entry, const QString& text);
+  void setPassDisabled(const std::string& pass, bool disabled);
+  QUndoStack* undoStack() const { return undo_; }
+  // Sets the overrides and recompiles, without touching the undo stack (the undo commands call it).
+  void applyOverrides(std::vector<Override> overrides);
+
+  // --- pipeline steps: 0 is the imported model, i is the IR after recorded step i-1 ---
+  int stepCount() const;
+  int currentStep() const { return step_; }
+  void setCurrentStep(int step);
+  QString stepTitle(int step) const;
+  StepPicture picture(int step) const;
+  std::shared_ptr<const Graph> graphAt(int step) const;
+
+  // --- selection ---
+  const Selection& selection() const { return selection_; }
+  void select(const Selection& selection);
 
  signals:
   void busyChanged(bool busy, const QString& what);
   void modelLoaded(const tessera::ui::LoadedModel& result);
+  void compiled();  // compile() changed (after a load or an override)
+  void stepChanged(int step);
+  void selectionChanged(const tessera::ui::Selection& selection);
+  void overridesChanged();
 
  private:
-  void acceptLoad(quint64 job, const LoadedModel& result);
+  void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input);
+  void acceptJob(quint64 job, const LoadedModel& result);
 
-  std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const Graph> input_;
+  std::shared_ptr<const CompileResult> compile_;
   QString path_;
-  std::atomic<quint64> latestJob_{0};
+  double compileMs_ = 0;
+  std::vector<Override> overrides_;
+  QUndoStack* undo_;
+  int step_ = 0;
+  Selection selection_;
+  bool busy_ = false;
+  std::shared_ptr<std::atomic<quint64>> latestJob_ = std::make_shared<std::atomic<quint64>>(0);
 };
 
 }  // namespace tessera::ui
 
 Q_DECLARE_METATYPE(tessera::ui::LoadedModel)
+Q_DECLARE_METATYPE(tessera::ui::Selection)

@@ -1,8 +1,12 @@
 // tessera: the explorer window. Opens the model given on the command line, else the default sample.
+// With --render VIEW it renders one panel to a PNG and exits (use QT_QPA_PLATFORM=offscreen without a display):
+//   tessera --render graph --step 3 -o out.png samples/mlp.tsr
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
+#include <cstdio>
 
+#include "ui/headless_render.h"
 #include "ui/main_window.h"
 
 int main(int argc, char** argv) {
@@ -15,10 +19,31 @@ int main(int argc, char** argv) {
   parser.addHelpOption();
   parser.addVersionOption();
   parser.addPositionalArgument("model", "Model to open (.onnx or .tsr)");
+  QCommandLineOption render("render", "Render VIEW (graph, pipeline, inspector, overrides, window) to a PNG and exit.", "view");
+  QCommandLineOption step("step", "Pipeline step to show (0 = as imported; default: the last).", "n", "-1");
+  QCommandLineOption select("select", "Node id to select (inspector).", "id");
+  QCommandLineOption output({"o", "output"}, "PNG file to write.", "file");
+  QCommandLineOption size("size", "Window size WxH (default 1600x1000).", "size", "1600x1000");
+  parser.addOptions({render, step, select, output, size});
   parser.process(app);
+  const QString model = parser.positionalArguments().value(0, QStringLiteral(TESSERA_SAMPLES_DIR "/transformer_block.tsr"));
+  if (parser.isSet(render)) {
+    if (!parser.isSet(output)) {
+      std::fprintf(stderr, "tessera --render: -o FILE.png is required\n");
+      return 2;
+    }
+    tessera::ui::RenderRequest request;
+    request.model = model;
+    request.view = parser.value(render);
+    request.step = parser.value(step).toInt();
+    request.select = parser.value(select);
+    request.output = parser.value(output);
+    const QStringList wh = parser.value(size).split('x');
+    if (wh.size() == 2) request.size = QSize(wh[0].toInt(), wh[1].toInt());
+    return tessera::ui::renderHeadless(request);
+  }
   tessera::ui::MainWindow window;
   window.show();
-  QString model = parser.positionalArguments().value(0, QStringLiteral(TESSERA_SAMPLES_DIR "/transformer_block.tsr"));
   if (QFileInfo::exists(model)) window.openModel(model);
   return app.exec();
 }

@@ -1,0 +1,78 @@
+#pragma once
+// The graph picture as plain data: what to lay out (LayoutInput, built from one pipeline step) and where
+// Graphviz `dot` put it (the same structs with positions filled). Computed on a worker thread; no widgets here.
+#include <QPointF>
+#include <QRectF>
+#include <QString>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fusion/fusion.h"
+#include "ir/graph.h"
+
+namespace tessera::ui {
+
+// The five fills of the legend (shared/UI.md): op categories folded into five muted hues.
+enum class NodeHue { Pointwise, Reduction, MatmulConv, DataMovement, InputConstant };
+// How a node changed in the step shown; drawn with both an outline colour and an outline style.
+enum class NodeMark { None, Added, Rewritten, Removed };
+
+struct LayoutNode {
+  QString id;        // node id, value name (graph inputs) or group id (a collapsed group)
+  QString title;     // first line: the op
+  QString subtitle;  // second line: output shape and dtype
+  QString tooltip;
+  NodeHue hue = NodeHue::Pointwise;
+  NodeMark mark = NodeMark::None;
+  QString group;            // the fusion group holding it, if any
+  bool isInput = false;     // a graph input
+  bool isGroup = false;     // a collapsed fusion group standing for its nodes
+  QRectF box;               // filled by the layout, y pointing down
+};
+
+struct LayoutEdge {
+  int from = 0, to = 0;  // indices into nodes
+  QString value;         // the tensor it carries
+  QString tooltip;       // "%x: f32[1,64,56,56] · 802,816 bytes"
+  QString producerId, consumerId;  // node ids (for overrides), even when an end is collapsed
+  bool ghost = false;    // touches a removed node
+  QPointF start, end;    // filled by the layout
+};
+
+struct LayoutCluster {
+  QString id;     // "k3"
+  QString label;  // "k3 · gemm+epilogue"
+  GroupKind kind = GroupKind::Opaque;
+  bool collapsed = false;
+  std::vector<int> members;  // indices into nodes
+  QRectF box;
+};
+
+struct GraphLayout {
+  std::vector<LayoutNode> nodes;
+  std::vector<LayoutEdge> edges;
+  std::vector<LayoutCluster> clusters;
+  QRectF bounds;
+  double layoutMs = 0;
+  QString error;
+};
+
+// One pipeline step as the graph view sees it.
+struct StepPicture {
+  std::shared_ptr<const Graph> graph;     // the IR after the step
+  std::shared_ptr<const Graph> previous;  // the IR before it (for removed ghosts); may be null
+  std::vector<std::string> added, removed, rewritten;
+  std::shared_ptr<const FusionResult> fusion;  // groups to draw; null before fusion
+  std::set<QString> collapsed;                 // group ids drawn as one box
+};
+
+NodeHue hueOf(const std::string& op);
+// The nodes, edges and clusters to draw, without positions.
+GraphLayout describeStep(const StepPicture& step);
+// Runs `dot` on the description and fills the positions (at 72 points per inch, y down). Graphviz is not
+// thread-safe: call it from one thread at a time (LayoutRunner does).
+void placeWithDot(GraphLayout& layout);
+
+}  // namespace tessera::ui

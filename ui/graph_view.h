@@ -1,0 +1,67 @@
+#pragma once
+// The graph panel: a QGraphicsView over the layout of one pipeline step. Layouts run as LayoutRunner jobs;
+// showing another step while one is laid out supersedes it. Wheel and Ctrl+= / Ctrl+- zoom, drag pans,
+// fit() shows everything; right-click on an edge or a group offers the overrides.
+#include <QGraphicsView>
+#include <memory>
+
+#include "fusion/overrides.h"
+#include "ui/layout_runner.h"
+
+class QLabel;
+
+namespace tessera::ui {
+
+class GraphView : public QGraphicsView {
+  Q_OBJECT
+ public:
+  explicit GraphView(QWidget* parent = nullptr);
+  ~GraphView() override;
+
+  // Lays out and shows `step` (off the GUI thread); layoutShown follows.
+  void showStep(StepPicture step);
+  std::shared_ptr<const GraphLayout> currentLayout() const { return layout_; }
+  LayoutRunner* runner() const { return runner_; }
+  // Collapsing re-lays out the current step with the group drawn as one box.
+  void setGroupCollapsed(const QString& group, bool collapsed);
+  bool isCollapsed(const QString& group) const { return collapsed_.count(group) > 0; }
+
+  // Selects the next node whose id or op contains `text` (case-insensitive) and centres it; false if none.
+  bool search(const QString& text);
+  // Selects and centres a node (or a collapsed group standing for it); false when it is not drawn.
+  bool selectNode(const QString& id, bool centre);
+  void fit();
+  void zoomBy(double factor);
+  double lastSceneMs() const { return sceneMs_; }
+
+ signals:
+  void layoutShown(double layoutMs, double sceneMs);
+  void nodeClicked(const QString& id);
+  void valueClicked(const QString& value, const QString& producer, const QString& consumer);
+  void groupClicked(const QString& group);
+  void overrideRequested(const tessera::Override& entry, const QString& text);
+
+ protected:
+  void wheelEvent(QWheelEvent* event) override;
+  void contextMenuEvent(QContextMenuEvent* event) override;
+  void mouseDoubleClickEvent(QMouseEvent* event) override;
+
+ private:
+  void acceptLayout(quint64 job, std::shared_ptr<const GraphLayout> layout);
+  void buildScene();
+  void onSelectionChanged();
+
+  QGraphicsScene* scene_;
+  LayoutRunner* runner_;
+  QLabel* legend_;
+  StepPicture step_;
+  std::set<QString> collapsed_;
+  std::shared_ptr<const GraphLayout> layout_;
+  QString lastSearch_;
+  int searchCursor_ = -1;
+  double sceneMs_ = 0;
+  bool fitOnNextLayout_ = true;
+  bool syncing_ = false;
+};
+
+}  // namespace tessera::ui
