@@ -331,6 +331,13 @@ graph hand {   # a graph
              q("t.tsr:2:12: expected ':' after the value name, found 'f32'"));
   }
 
+  void rangeWithAnInfiniteStartIsEmpty() {
+    // Found by fuzz_tsr: ceil((3 - inf) / 0.5) is -inf, converted to int64 (undefined) in Range's inference.
+    // The range is empty (ONNX: max(ceil((limit - start) / delta), 0) elements). Fails under UBSan until fixed.
+    Graph g = parseTsrFile(TESSERA_SOURCE_DIR "/tests/fuzz/tsr_regressions/range-infinite-start.tsr");
+    QCOMPARE(q(g.findValue("r")->type().toString()), q("f32[0]"));
+  }
+
   void elidedDataIsForViewsOnly() {
     Graph g("view");
     g.addOutput(g.addInitializer("big", Tensor(DType::F32, {100})));
