@@ -3,7 +3,9 @@
 #include <QContextMenuEvent>
 #include <QElapsedTimer>
 #include <QLabel>
+#include <QImage>
 #include <QMenu>
+#include <QPainter>
 #include <QScrollBar>
 #include <QWheelEvent>
 
@@ -190,6 +192,26 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
                    [this, group, collapsed] { setGroupCollapsed(group, !collapsed); });
   }
   menu.exec(event->globalPos());
+}
+
+}  // namespace tessera::ui
+
+namespace tessera::ui {
+
+QImage GraphView::renderWhole(QSize limit) const {
+  const QRectF source = scene_->sceneRect();
+  if (source.isEmpty()) return {};
+  // The legend goes to the left of the graph, never over it.
+  const int left = legend_->width() + 16;
+  const double scale = std::min({1.25, (limit.width() - left) / source.width(), limit.height() / source.height()});
+  const QSizeF drawn = source.size() * scale;
+  QImage image(QSize(left + int(drawn.width()), std::max(int(drawn.height()), legend_->height() + 16)), QImage::Format_ARGB32);
+  image.fill(QColor(0xfb, 0xfb, 0xf9));
+  QPainter painter(&image);
+  painter.setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+  scene_->render(&painter, QRectF(QPointF(left, 0), drawn), source);
+  legend_->render(&painter, QPoint(8, 8));
+  return image;
 }
 
 }  // namespace tessera::ui

@@ -33,6 +33,8 @@ class GraphView : public QGraphicsView {
   void fit();
   void zoomBy(double factor);
   double lastSceneMs() const { return sceneMs_; }
+  // The whole scene with the legend, at natural size or scaled down to fit `limit` (for headless rendering).
+  QImage renderWhole(QSize limit) const;
 
  signals:
   void layoutShown(double layoutMs, double sceneMs);

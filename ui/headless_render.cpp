@@ -8,6 +8,7 @@
 #include <QCoreApplication>
 #include <cstdio>
 
+#include "fusion/overrides.h"
 #include "ui/graph_view.h"
 #include "ui/inspector_panel.h"
 #include "ui/main_window.h"
@@ -63,15 +64,30 @@ int renderHeadless(const RenderRequest& r) {
   w.openModel(r.model);
   if (!settle(w, deadline)) return failWith(QString("%1: timed out").arg(r.model));
   if (!w.controller()->input()) return failWith(QString("%1: could not open the model").arg(r.model));
+  if (!r.overrides.isEmpty()) {
+    try {
+      w.controller()->changeOverrides(loadOverrides(r.overrides.toStdString()), "overrides from " + r.overrides);
+    } catch (const std::exception& e) {
+      return failWith(QString::fromStdString(e.what()));
+    }
+    if (!settle(w, deadline)) return failWith("timed out recompiling with the overrides");
+  }
   if (r.step >= w.controller()->stepCount()) return failWith(QString("step %1 out of range (0..%2)").arg(r.step).arg(w.controller()->stepCount() - 1));
   if (r.step >= 0) w.controller()->setCurrentStep(r.step);
   const QString select = r.select.isEmpty() ? firstHeavyNode(*w.controller()) : r.select;
   if (!select.isEmpty() && (r.view == "inspector" || r.view == "window" || r.view == "pipeline"))
     w.controller()->select({Selection::Node, select, {}, {}});
   if (!settle(w, deadline)) return failWith("timed out laying out the graph");
-  if (r.view == "graph") w.graphView()->fit();
   QCoreApplication::processEvents();
-  const QImage image = panelFor(w, r.view)->grab().toImage();
+  QWidget* panel = panelFor(w, r.view);
+  if (auto* dock = qobject_cast<QDockWidget*>(panel->parentWidget())) {
+    // A dock alone: float it at a readable size.
+    dock->setFloating(true);
+    dock->resize(std::min(r.size.width(), 560), std::min(r.size.height(), 720));
+    QCoreApplication::processEvents();
+    panel = dock;
+  }
+  const QImage image = r.view == "graph" ? w.graphView()->renderWhole(r.size) : panel->grab().toImage();
   if (image.isNull() || !image.save(r.output)) return failWith(QString("%1: could not write the image").arg(r.output));
   std::printf("wrote %s (%dx%d); layout %.1f ms, scene %.1f ms\n", qPrintable(r.output), image.width(), image.height(),
               w.graphView()->currentLayout() ? w.graphView()->currentLayout()->layoutMs : 0.0, w.graphView()->lastSceneMs());

@@ -11,6 +11,7 @@ struct RenderRequest {
   QString view = "graph";  // graph | pipeline | inspector | overrides | window
   int step = -1;           // pipeline row (0 = as imported); -1: the last step
   QString select;          // node id to select (inspector); empty: the first matmul or conv
+  QString overrides;       // JSON file of overrides to apply before rendering (fusion/overrides.h)
   QString output;          // .png
   QSize size{1600, 1000};
   int timeoutMs = 120000;

@@ -22,9 +22,10 @@ int main(int argc, char** argv) {
   QCommandLineOption render("render", "Render VIEW (graph, pipeline, inspector, overrides, window) to a PNG and exit.", "view");
   QCommandLineOption step("step", "Pipeline step to show (0 = as imported; default: the last).", "n", "-1");
   QCommandLineOption select("select", "Node id to select (inspector).", "id");
+  QCommandLineOption overrides("overrides", "JSON file of overrides to apply before rendering.", "file");
   QCommandLineOption output({"o", "output"}, "PNG file to write.", "file");
   QCommandLineOption size("size", "Window size WxH (default 1600x1000).", "size", "1600x1000");
-  parser.addOptions({render, step, select, output, size});
+  parser.addOptions({render, step, select, overrides, output, size});
   parser.process(app);
   const QString model = parser.positionalArguments().value(0, QStringLiteral(TESSERA_SAMPLES_DIR "/transformer_block.tsr"));
   if (parser.isSet(render)) {
@@ -38,6 +39,7 @@ int main(int argc, char** argv) {
     request.step = parser.value(step).toInt();
     request.select = parser.value(select);
     request.output = parser.value(output);
+    request.overrides = parser.value(overrides);
     const QStringList wh = parser.value(size).split('x');
     if (wh.size() == 2) request.size = QSize(wh[0].toInt(), wh[1].toInt());
     return tessera::ui::renderHeadless(request);

@@ -109,8 +109,11 @@ class TestExplorer : public QObject {
     c->addOverride({OverrideKind::ForceFuse, "act.out", "fc2", {}, {}}, "Force fuse act.out → fc2");
     QVERIFY(waitIdle(w));
     const OverrideStatus& forced = w.overridesPanel()->model()->entry(1);
-    qInfo("force-fuse act.out → fc2: %s [%s] %s", forced.status.c_str(), forced.rule.c_str(), forced.detail.c_str());
-    if (forced.status == "refused") QVERIFY(!forced.rule.empty());
+    QCOMPARE(QString::fromStdString(forced.status), QString("refused"));
+    QCOMPARE(QString::fromStdString(forced.rule), QString("gemm-into-gemm"));
+    QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Status).data().toString(),
+             QString("refused [gemm-into-gemm]"));
+    QCOMPARE(int(c->compile()->fusion->groups.size()), 3);  // nothing else changed
   }
 
   void passToggleDisablesAPassUndoably() {
