@@ -57,6 +57,9 @@ std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::by
     case DType::I16: lo = INT16_MIN, hi = INT16_MAX; break;
     case DType::I8: lo = INT8_MIN, hi = INT8_MAX; break;
     case DType::U8: lo = 0, hi = UINT8_MAX; break;
+    case DType::U16: lo = 0, hi = UINT16_MAX; break;
+    case DType::U32: lo = 0, hi = UINT32_MAX; break;
+    case DType::U64: lo = 0; break;
     default: break;
   }
   if (!v || *v < lo || *v > hi) return singleQuoted(text) + " is out of range for " + std::string(dtypeName(dtype));
