@@ -18,6 +18,9 @@ std::string_view dtypeName(DType t) {
     case DType::I8: return "i8";
     case DType::U8: return "u8";
     case DType::Bool: return "bool";
+    case DType::U16: return "u16";
+    case DType::U32: return "u32";
+    case DType::U64: return "u64";
   }
   return "?";
 }
@@ -31,12 +34,15 @@ std::optional<DType> parseDType(std::string_view name) {
 size_t dtypeSize(DType t) {
   switch (t) {
     case DType::F64:
-    case DType::I64: return 8;
+    case DType::I64:
+    case DType::U64: return 8;
     case DType::F32:
-    case DType::I32: return 4;
+    case DType::I32:
+    case DType::U32: return 4;
     case DType::F16:
     case DType::BF16:
-    case DType::I16: return 2;
+    case DType::I16:
+    case DType::U16: return 2;
     case DType::I8:
     case DType::U8:
     case DType::Bool: return 1;
@@ -46,7 +52,9 @@ size_t dtypeSize(DType t) {
 
 bool isFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
 bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
-bool isSigned(DType t) { return isFloat(t) || (isInteger(t) && t != DType::U8); }
+bool isSigned(DType t) {
+  return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8;
+}
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;

@@ -31,6 +31,7 @@ double Tensor::getDouble(int64_t i) const {
     case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
     case DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
     case DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
+    case DType::U64: { uint64_t v; std::memcpy(&v, p, 8); return double(v); }
     default: return double(getInt(i));
   }
 }
@@ -43,6 +44,10 @@ int64_t Tensor::getInt(int64_t i) const {
     case DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
     case DType::I8: { int8_t v; std::memcpy(&v, p, 1); return v; }
     case DType::U8: { uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::U16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
+    // u64 comes back as its bit pattern (values above INT64_MAX read negative); setInt stores it back unchanged.
+    case DType::U64: { uint64_t v; std::memcpy(&v, p, 8); return int64_t(v); }
     case DType::Bool: { uint8_t v; std::memcpy(&v, p, 1); return v != 0; }
     default: {
       double d = getDouble(i);
@@ -62,6 +67,13 @@ void Tensor::setDouble(int64_t i, double v) {
     case DType::F16: { uint16_t h = floatToHalf(float(v)); std::memcpy(p, &h, 2); return; }
     case DType::BF16: { uint16_t h = floatToBf16(float(v)); std::memcpy(p, &h, 2); return; }
     case DType::Bool: { uint8_t b = v != 0; std::memcpy(p, &b, 1); return; }
+    case DType::U64:
+      if (v >= 9223372036854775808.0) {  // 2^63 and above do not fit int64: convert through uint64
+        uint64_t x = v >= 18446744073709551615.0 ? UINT64_MAX : uint64_t(v);
+        std::memcpy(p, &x, 8);
+        return;
+      }
+      [[fallthrough]];
     default: {
       int64_t x = 0;
       if (std::isfinite(v)) x = v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : int64_t(v);
@@ -78,6 +90,9 @@ void Tensor::setInt(int64_t i, int64_t v) {
     case DType::I16: { auto x = int16_t(v); std::memcpy(p, &x, 2); return; }
     case DType::I8: { auto x = int8_t(v); std::memcpy(p, &x, 1); return; }
     case DType::U8: { auto x = uint8_t(v); std::memcpy(p, &x, 1); return; }
+    case DType::U16: { auto x = uint16_t(v); std::memcpy(p, &x, 2); return; }
+    case DType::U32: { auto x = uint32_t(v); std::memcpy(p, &x, 4); return; }
+    case DType::U64: { auto x = uint64_t(v); std::memcpy(p, &x, 8); return; }
     case DType::Bool: { uint8_t x = v != 0; std::memcpy(p, &x, 1); return; }
     default: setDouble(i, double(v));
   }

@@ -16,10 +16,13 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The element function of an op, for float inputs and for integer/bool inputs.
+// The element function of an op, for float inputs and for integer/bool inputs. u64 values travel as int64
+// bit patterns: Add, Sub and Mul wrap the same either way, but ops that order or divide need `onU64` (when
+// null, onInt serves u64 too).
 struct BinaryFns {
   std::function<double(double, double)> onFloat;
   std::function<int64_t(int64_t, int64_t)> onInt;
+  std::function<int64_t(int64_t, int64_t)> onU64 = nullptr;
 };
 
 template <class T, class F>
@@ -47,10 +50,12 @@ Tensor foldInputs(const std::vector<const Tensor*>& ins, const TensorType& outTy
     if (accShape != out) acc = combine(acc, accShape, acc, accShape, out, [](double a, double) { return a; });
     return fromDoublesRounded(outType.dtype, out, acc);
   }
+  bool u64 = fns.onU64 && ins[0]->dtype() == DType::U64;
+  const auto& onInt = u64 ? fns.onU64 : fns.onInt;
   std::vector<int64_t> acc = ins[0]->toInts();
   Shape accShape = ins[0]->shape();
   for (size_t i = 1; i < ins.size(); ++i) {
-    acc = combine(acc, accShape, ins[i]->toInts(), ins[i]->shape(), out, fns.onInt);
+    acc = combine(acc, accShape, ins[i]->toInts(), ins[i]->shape(), out, onInt);
     accShape = out;
   }
   if (accShape != out) acc = combine(acc, accShape, acc, accShape, out, [](int64_t a, int64_t) { return a; });
@@ -77,6 +82,12 @@ int64_t powI(int64_t base, int64_t e) {
     if (e & 1) result *= b;
   return int64_t(result);
 }
+// The unsigned 64-bit forms (operands are bit patterns). x / 0 and x % 0 give 0, as for signed.
+uint64_t u(int64_t a) { return uint64_t(a); }
+int64_t divU(int64_t a, int64_t b) { return b == 0 ? 0 : int64_t(u(a) / u(b)); }
+int64_t modU(int64_t a, int64_t b) { return b == 0 ? 0 : int64_t(u(a) % u(b)); }
+int64_t maxU(int64_t a, int64_t b) { return u(a) < u(b) ? b : a; }
+int64_t minU(int64_t a, int64_t b) { return u(b) < u(a) ? b : a; }
 double maxF(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNaN : std::max(a, b); }
 double minF(double a, double b) { return std::isnan(a) || std::isnan(b) ? kNaN : std::min(a, b); }
 
@@ -85,10 +96,10 @@ BinaryFns arith(char op) {
     case '+': return {[](double a, double b) { return a + b; }, addI};
     case '-': return {[](double a, double b) { return a - b; }, subI};
     case '*': return {[](double a, double b) { return a * b; }, mulI};
-    case '/': return {[](double a, double b) { return a / b; }, divI};
+    case '/': return {[](double a, double b) { return a / b; }, divI, divU};
     case '^': return {[](double a, double b) { return std::pow(a, b); }, powI};
-    case 'M': return {maxF, [](int64_t a, int64_t b) { return std::max(a, b); }};
-    case 'm': return {minF, [](int64_t a, int64_t b) { return std::min(a, b); }};
+    case 'M': return {maxF, [](int64_t a, int64_t b) { return std::max(a, b); }, maxU};
+    case 'm': return {minF, [](int64_t a, int64_t b) { return std::min(a, b); }, minU};
   }
   return {};
 }
@@ -96,7 +107,8 @@ BinaryFns arith(char op) {
 template <class Cmp>
 BinaryFns compare() {
   return {[](double a, double b) { return Cmp{}(a, b) ? 1.0 : 0.0; },
-          [](int64_t a, int64_t b) -> int64_t { return Cmp{}(a, b); }};
+          [](int64_t a, int64_t b) -> int64_t { return Cmp{}(a, b); },
+          [](int64_t a, int64_t b) -> int64_t { return Cmp{}(u(a), u(b)); }};
 }
 
 BinaryFns logic(char op) {
@@ -108,8 +120,8 @@ BinaryFns logic(char op) {
 }
 
 BinaryFns mod(const Node& n) {
-  if (n.attrInt("fmod", 0)) return {[](double a, double b) { return std::fmod(a, b); }, fmodI};
-  return {nullptr, modI};
+  if (n.attrInt("fmod", 0)) return {[](double a, double b) { return std::fmod(a, b); }, fmodI, modU};
+  return {nullptr, modI, modU};
 }
 
 struct BinaryOp {
@@ -262,9 +274,10 @@ OpSchema clipSchema() {
       y = fromDoublesRounded(types[0].dtype, x.shape(), v);
     } else {
       std::vector<int64_t> v = x.toInts();
+      bool u64 = x.dtype() == DType::U64;
       for (int64_t& e : v) {
-        if (lo) e = std::max(e, lo->getInt(0));
-        if (hi) e = std::min(e, hi->getInt(0));
+        if (lo) e = u64 ? maxU(e, lo->getInt(0)) : std::max(e, lo->getInt(0));
+        if (hi) e = u64 ? minU(e, hi->getInt(0)) : std::min(e, hi->getInt(0));
       }
       y = Tensor::fromInts(types[0].dtype, x.shape(), v);
     }

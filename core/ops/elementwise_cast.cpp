@@ -25,7 +25,7 @@ DType castTarget(const InferContext& ctx) {
   if (!t)
     ctx.error("attribute 'to' = " + std::to_string(to->i()) +
               " is not a supported dtype code (supported: 1 f32, 10 f16, 16 bf16, 11 f64, 7 i64, 6 i32, 5 i16, "
-              "3 i8, 2 u8, 9 bool)");
+              "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool)");
   return *t;
 }
 

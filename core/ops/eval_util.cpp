@@ -24,8 +24,8 @@ std::string_view dtypeClassName(DTypeClass c) {
   switch (c) {
     case DTypeClass::Float: return "float types (f32 f16 bf16 f64)";
     case DTypeClass::SignedNumeric: return "signed numeric types (f32 f16 bf16 f64 i64 i32 i16 i8)";
-    case DTypeClass::Numeric: return "numeric types (f32 f16 bf16 f64 i64 i32 i16 i8 u8)";
-    case DTypeClass::Integer: return "integer types (i64 i32 i16 i8 u8)";
+    case DTypeClass::Numeric: return "numeric types (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64)";
+    case DTypeClass::Integer: return "integer types (i64 i32 i16 i8 u8 u16 u32 u64)";
     case DTypeClass::Bool: return "bool only";
     case DTypeClass::Any: return "any type";
   }
@@ -85,6 +85,9 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code) {
     case 5: return DType::I16;
     case 3: return DType::I8;
     case 2: return DType::U8;
+    case 4: return DType::U16;
+    case 12: return DType::U32;
+    case 13: return DType::U64;
     case 9: return DType::Bool;
     default: return std::nullopt;
   }

@@ -16,7 +16,7 @@ enum class DTypeClass {
   Float,          // f32 f16 bf16 f64
   SignedNumeric,  // floats and i64 i32 i16 i8
   Numeric,        // every dtype but bool
-  Integer,        // i64 i32 i16 i8 u8
+  Integer,        // i64 i32 i16 i8 u8 u16 u32 u64
   Bool,           // bool only
   Any,            // every dtype
 };
@@ -35,7 +35,7 @@ Shape broadcastInputs(const InferContext& ctx, const std::vector<size_t>& inputs
 int64_t normalizedAxis(const InferContext& ctx, int64_t axis, int64_t rank, const std::string& name = "axis");
 
 // ONNX TensorProto element type code (1 float, 10 float16, 16 bfloat16, 11 double, 7 int64, 6 int32, 5 int16,
-// 3 int8, 2 uint8, 9 bool) to our dtype; nullopt for codes we do not support.
+// 3 int8, 2 uint8, 4 uint16, 12 uint32, 13 uint64, 9 bool) to our dtype; nullopt for codes we do not support.
 std::optional<DType> dtypeFromOnnxCode(int64_t code);
 
 // Stores v into element i rounding once: f16 and bf16 go through a round-to-odd float so that the result is

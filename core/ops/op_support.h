@@ -24,7 +24,7 @@ void requireDType(const InferContext& ctx, size_t i, std::initializer_list<DType
 // Every dtype but bool / the float dtypes.
 inline constexpr std::initializer_list<DType> kNumericDTypes = {DType::F32, DType::F16, DType::BF16, DType::F64,
                                                                   DType::I64, DType::I32, DType::I16, DType::I8,
-                                                                  DType::U8};
+                                                                  DType::U8,  DType::U16, DType::U32, DType::U64};
 inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::F32, DType::F16, DType::BF16, DType::F64};
 // Input i must have the same dtype as input 0.
 void requireSameDType(const InferContext& ctx, size_t i);

@@ -91,6 +91,9 @@ std::pair<int64_t, int64_t> intRange(DType t) {
     case DType::I16: return {INT16_MIN, INT16_MAX};
     case DType::I8: return {INT8_MIN, INT8_MAX};
     case DType::U8: return {0, UINT8_MAX};
+    case DType::U16: return {0, UINT16_MAX};
+    case DType::U32: return {0, UINT32_MAX};
+    case DType::U64: return {0, -1};  // the bit pattern of UINT64_MAX; Max/Min compare u64 unsigned
     case DType::Bool: return {0, 1};
     default: return {INT64_MIN, INT64_MAX};
   }
@@ -102,15 +105,17 @@ Tensor reduceInts(Reduce kind, const Tensor& x, const std::vector<int64_t>& map,
   int64_t init = kind == Reduce::Prod ? 1 : kind == Reduce::Max ? lo : kind == Reduce::Min ? hi : 0;
   std::vector<int64_t> acc(size_t(out.numElements()), init);
   std::vector<int64_t> v = x.toInts();
+  bool u64 = x.dtype() == DType::U64;  // its int64 values are bit patterns: order them as unsigned
+  auto less = [u64](int64_t p, int64_t q) { return u64 ? uint64_t(p) < uint64_t(q) : p < q; };
   for (size_t k = 0; k < v.size(); ++k) {
     uint64_t a = uint64_t(acc[size_t(map[k])]), e = uint64_t(v[k]);
     int64_t& r = acc[size_t(map[k])];
     switch (kind) {
       case Reduce::Sum: r = int64_t(a + e); break;
       case Reduce::Prod: r = int64_t(a * e); break;
-      case Reduce::Max: r = std::max(r, v[k]); break;
-      case Reduce::Min: r = std::min(r, v[k]); break;
-      case Reduce::L1: r = int64_t(a + (v[k] < 0 ? 0 - e : e)); break;
+      case Reduce::Max: r = less(r, v[k]) ? v[k] : r; break;
+      case Reduce::Min: r = less(v[k], r) ? v[k] : r; break;
+      case Reduce::L1: r = int64_t(a + (!u64 && v[k] < 0 ? 0 - e : e)); break;
       default: r = int64_t(a + e * e); break;  // SumSquare
     }
   }

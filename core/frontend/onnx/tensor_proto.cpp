@@ -15,19 +15,21 @@ namespace {
 using TP = onnx::TensorProto;
 
 // Which typed field of TensorProto holds each dtype's values (ONNX's rules: narrow types use int32_data).
-enum class TypedField { Float, Int32, Int64, Double };
+enum class TypedField { Float, Int32, Int64, Double, UInt64 };
 
 TypedField typedFieldOf(DType t) {
   switch (t) {
     case DType::F32: return TypedField::Float;
     case DType::F64: return TypedField::Double;
     case DType::I64: return TypedField::Int64;
-    default: return TypedField::Int32;  // f16 bf16 (as bit patterns), i32 i16 i8 u8 bool
+    case DType::U32:
+    case DType::U64: return TypedField::UInt64;
+    default: return TypedField::Int32;  // f16 bf16 (as bit patterns), i32 i16 i8 u8 u16 bool
   }
 }
 
 std::string_view typedFieldName(TypedField f) {
-  static constexpr std::string_view names[] = {"float_data", "int32_data", "int64_data", "double_data"};
+  static constexpr std::string_view names[] = {"float_data", "int32_data", "int64_data", "double_data", "uint64_data"};
   return names[size_t(f)];
 }
 
@@ -37,6 +39,7 @@ int fieldSize(const TP& p, TypedField f) {
     case TypedField::Int32: return p.int32_data_size();
     case TypedField::Int64: return p.int64_data_size();
     case TypedField::Double: return p.double_data_size();
+    case TypedField::UInt64: return p.uint64_data_size();
   }
   return 0;
 }
@@ -47,6 +50,7 @@ std::pair<int64_t, int64_t> int32FieldRange(DType t) {
     case DType::I16: return {INT16_MIN, INT16_MAX};
     case DType::I8: return {INT8_MIN, INT8_MAX};
     case DType::U8: return {0, UINT8_MAX};
+    case DType::U16: return {0, UINT16_MAX};
     case DType::Bool: return {0, 1};
     case DType::F16:
     case DType::BF16: return {0, UINT16_MAX};
@@ -72,6 +76,18 @@ Tensor fromInt32Field(const TP& p, DType dt, const Shape& shape, const std::stri
   return t;
 }
 
+// u32 and u64 values; a u32 entry above UINT32_MAX is refused rather than wrapped.
+Tensor fromUInt64Field(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  Tensor t(dt, shape);
+  for (int i = 0; i < p.uint64_data_size(); ++i) {
+    uint64_t v = p.uint64_data(i);
+    if (dt == DType::U32 && v > UINT32_MAX)
+      fail(what + ": uint64_data[" + std::to_string(i) + "] = " + std::to_string(v) + " does not fit u32");
+    t.setInt(i, int64_t(v));  // u64 stores the bit pattern back unchanged
+  }
+  return t;
+}
+
 template <class Field>
 Tensor fromField(const Field& field, DType dt, const Shape& shape) {
   Tensor t(dt, shape);
@@ -81,12 +97,13 @@ Tensor fromField(const Field& field, DType dt, const Shape& shape) {
 
 Tensor fromTypedField(const TP& p, DType dt, const Shape& shape, const std::string& what) {
   TypedField want = typedFieldOf(dt);
-  for (TypedField f : {TypedField::Float, TypedField::Int32, TypedField::Int64, TypedField::Double})
+  for (TypedField f :
+       {TypedField::Float, TypedField::Int32, TypedField::Int64, TypedField::Double, TypedField::UInt64})
     if (f != want && fieldSize(p, f) > 0)
       fail(what + ": data stored in " + std::string(typedFieldName(f)) + ", which does not hold " +
            std::string(dtypeName(dt)));
-  if (p.string_data_size() > 0 || p.uint64_data_size() > 0)
-    fail(what + ": data stored in string_data or uint64_data, which does not hold " + std::string(dtypeName(dt)));
+  if (p.string_data_size() > 0)
+    fail(what + ": data stored in string_data, which does not hold " + std::string(dtypeName(dt)));
   int64_t n = numElements(shape);
   if (fieldSize(p, want) != n)
     fail(what + ": " + std::string(typedFieldName(want)) + " holds " + std::to_string(fieldSize(p, want)) +
@@ -100,6 +117,7 @@ Tensor fromTypedField(const TP& p, DType dt, const Shape& shape, const std::stri
       return t;
     }
     case TypedField::Int32: return fromInt32Field(p, dt, shape, what);
+    case TypedField::UInt64: return fromUInt64Field(p, dt, shape, what);
   }
   return {};
 }
@@ -144,6 +162,9 @@ std::optional<DType> dtypeFromOnnx(int32_t code) {
     case TP::INT16: return DType::I16;
     case TP::INT8: return DType::I8;
     case TP::UINT8: return DType::U8;
+    case TP::UINT16: return DType::U16;
+    case TP::UINT32: return DType::U32;
+    case TP::UINT64: return DType::U64;
     case TP::BOOL: return DType::Bool;
     default: return std::nullopt;
   }
@@ -160,6 +181,9 @@ int32_t dtypeToOnnx(DType t) {
     case DType::I16: return TP::INT16;
     case DType::I8: return TP::INT8;
     case DType::U8: return TP::UINT8;
+    case DType::U16: return TP::UINT16;
+    case DType::U32: return TP::UINT32;
+    case DType::U64: return TP::UINT64;
     case DType::Bool: return TP::BOOL;
   }
   return TP::UNDEFINED;
@@ -168,7 +192,7 @@ int32_t dtypeToOnnx(DType t) {
 DType requireDType(int32_t code, const std::string& what) {
   if (auto t = dtypeFromOnnx(code)) return *t;
   fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
-       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 bool are)");
+       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool are)");
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
