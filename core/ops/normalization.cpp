@@ -132,14 +132,16 @@ OpSchema layerNormSchema() {
   return s;
 }
 
-// --- BatchNormalization(X, scale, B, mean, var), inference form: per channel (dim 1) ---
+// --- BatchNormalization(X, scale, B, mean, var): per channel (dim 1) ---
+// Inference form: Y uses the given mean and variance. Training form (training_mode = 1, opset 14+): Y uses the
+// batch mean and the biased batch variance over every dim but 1, and the optional outputs 1 and 2 are
+// running_mean = mean * momentum + batch_mean * (1 - momentum), running_var likewise with the batch variance.
 
 void inferBatchNorm(InferContext& ctx) {
-  if (ctx.node().attrInt("training_mode", 0) != 0)
-    ctx.error("training_mode = 1 is not supported (inference form only)");
-  if (ctx.outputs.size() > 1)
+  bool training = ctx.node().attrInt("training_mode", 0) != 0;
+  if (!training && ctx.outputs.size() > 1)
     ctx.error("has " + std::to_string(ctx.outputs.size()) +
-              " outputs; running mean and variance outputs exist only in training mode, which is not supported");
+              " outputs; running mean and variance outputs exist only with training_mode = 1");
   requireDType(ctx, 0, DTypeClass::Float);
   const Shape& x = ctx.input(0).shape;
   if (x.size() < 2) ctx.error("input 0 (X) must have rank >= 2 (N, C, ...) but is " + ctx.input(0).toString());
@@ -150,30 +152,66 @@ void inferBatchNorm(InferContext& ctx) {
       ctx.error("input " + std::to_string(i) + " (" + names[i] + ") must have shape [" + std::to_string(x[1]) +
                 "] (the channels of X) but is " + ctx.input(i).toString());
   }
+  if (training && numElements(x) == 0) ctx.error("training_mode = 1 needs a non-empty X (batch statistics)");
   ctx.outputs[0] = ctx.input(0);
+  for (size_t o = 1; o < ctx.outputs.size(); ++o) ctx.outputs[o] = ctx.input(2 + o);
+}
+
+// Per-channel mean and biased variance of x (split at dim 1).
+void batchStatistics(const std::vector<double>& v, const AxisSplit& sp, std::vector<double>& mean,
+                     std::vector<double>& var) {
+  double count = double(sp.outer * sp.inner);
+  mean.assign(size_t(sp.extent), 0.0);
+  var.assign(size_t(sp.extent), 0.0);
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t c = 0; c < sp.extent; ++c)
+      for (int64_t i = 0; i < sp.inner; ++i) mean[size_t(c)] += v[size_t((o * sp.extent + c) * sp.inner + i)];
+  for (double& m : mean) m /= count;
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t c = 0; c < sp.extent; ++c)
+      for (int64_t i = 0; i < sp.inner; ++i) {
+        double d = v[size_t((o * sp.extent + c) * sp.inner + i)] - mean[size_t(c)];
+        var[size_t(c)] += d * d;
+      }
+  for (double& s : var) s /= count;
+}
+
+// input * momentum + batch * (1 - momentum), as the running statistic outputs.
+Tensor runningStatistic(const Tensor& input, const std::vector<double>& batch, double momentum,
+                        const TensorType& type) {
+  std::vector<double> r = input.toDoubles();
+  for (size_t c = 0; c < r.size(); ++c) r[c] = r[c] * momentum + batch[c] * (1 - momentum);
+  return fromDoublesRounded(type.dtype, type.shape, r);
 }
 
 std::vector<Tensor> evalBatchNorm(const Node& node, const std::vector<const Tensor*>& in,
                                   const std::vector<TensorType>& types) {
   const Tensor& x = *in[0];
   double eps = node.attrFloat("epsilon", 1e-5);
+  bool training = node.attrInt("training_mode", 0) != 0;
   AxisSplit sp = splitAtAxis(x.shape(), 1);
   std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles(), bias = in[2]->toDoubles();
   std::vector<double> mean = in[3]->toDoubles(), var = in[4]->toDoubles();
+  if (training) batchStatistics(v, sp, mean, var);
   for (int64_t o = 0; o < sp.outer; ++o)
     for (int64_t c = 0; c < sp.extent; ++c) {
       double k = scale[size_t(c)] / std::sqrt(var[size_t(c)] + eps);
       double* p = v.data() + (o * sp.extent + c) * sp.inner;
       for (int64_t i = 0; i < sp.inner; ++i) p[i] = (p[i] - mean[size_t(c)]) * k + bias[size_t(c)];
     }
-  return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+  std::vector<Tensor> out{fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+  double momentum = node.attrFloat("momentum", 0.9);
+  if (types.size() > 1) out.push_back(runningStatistic(*in[3], mean, momentum, types[1]));
+  if (types.size() > 2) out.push_back(runningStatistic(*in[4], var, momentum, types[2]));
+  return out;
 }
 
 OpSchema batchNormSchema() {
   OpSchema s;
   s.name = "BatchNormalization";
   s.category = OpCategory::Pointwise;
-  s.summary = "inference: y = (x - mean) / sqrt(var + epsilon) * scale + B per channel";
+  s.summary = "y = (x - mean) / sqrt(var + epsilon) * scale + B per channel (training_mode = 1: batch "
+              "statistics, outputs running mean and variance)";
   s.minInputs = s.maxInputs = 5;
   s.maxOutputs = 3;
   s.infer = inferBatchNorm;

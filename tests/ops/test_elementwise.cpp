@@ -44,6 +44,20 @@ class TestElementwise : public QObject {
     Tensor y = run1("Add", {I64({1}, {big}), I64({1}, {2})});
     QCOMPARE(y.getInt(0), big + 2);
   }
+  void uint64IsUnsigned() {
+    // UINT64_MAX travels as the int64 bit pattern -1; ordering and division must treat it as 2^64 - 1.
+    Tensor a = Tensor::fromInts(DType::U64, {2}, std::vector<int64_t>{-1, 10});
+    Tensor b = Tensor::fromInts(DType::U64, {2}, std::vector<int64_t>{2, 3});
+    Tensor q = run1("Div", {a, b});
+    QCOMPARE(uint64_t(q.getInt(0)), UINT64_MAX / 2);
+    QCOMPARE(q.getInt(1), int64_t(3));
+    QCOMPARE(uint64_t(run1("Mod", {a, b}).getInt(0)), uint64_t(1));
+    Tensor less = run1("Less", {a, b});
+    QCOMPARE(less.getInt(0), int64_t(0));  // 2^64 - 1 < 2 is false
+    QCOMPARE(uint64_t(run1("Max", {a, b}).getInt(0)), UINT64_MAX);
+    QCOMPARE(uint64_t(run1("Add", {a, b}).getInt(0)), uint64_t(1));  // wraps
+    QCOMPARE(a.getDouble(0), 18446744073709551615.0);
+  }
   void powIntegerIsExact() {
     Tensor y = run1("Pow", {I64({4}, {3, 2, -2, 7}), I64({4}, {4, -1, 3, 0})});
     EXPECT_TENSOR(y, ty(DType::I64, {4}), (std::vector<double>{81, 0, -8, 1}), 0);

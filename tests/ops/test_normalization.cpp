@@ -94,14 +94,25 @@ class TestNormalization : public QObject {
   }
   void batchNormErrors() {
     Tensor x = T(DType::F32, {1, 2}, {1, 2}), c = T(DType::F32, {2}, {1, 1});
-    EXPECT_ERROR(run1("BatchNormalization", {x, c, c, c, c}, {{"training_mode", 1}}),
-                 "node 'node1' (BatchNormalization)", "training_mode");
     EXPECT_ERROR(run1("BatchNormalization", {x, T(DType::F32, {3}, {1, 1, 1}), c, c, c}),
                  "node 'node1' (BatchNormalization)", "input 1 (scale)", "[2]");
     EXPECT_ERROR(run1("BatchNormalization", {T(DType::F32, {2}, {1, 2}), c, c, c, c}),
                  "node 'node1' (BatchNormalization)", "rank >= 2");
     EXPECT_ERROR(runOp("BatchNormalization", {x, c, c, c, c}, {}, {}, 3), "node 'node1' (BatchNormalization)",
-                 "training mode");
+                 "training_mode = 1");
+  }
+  void batchNormTrainingMode() {
+    // Channel 0 holds {1, 3}: batch mean 2, biased variance 1, so y = {-1, 1} (scale 1, B 0, epsilon 0).
+    // Channel 1 holds {2, 6}: mean 4, variance 4, y = 2 * (x - 4) / 2 + 1 = {-1, 3} (scale 2, B 1).
+    // momentum 0.5: running_mean = 0.5 * {0, 10} + 0.5 * {2, 4} = {1, 7}; running_var = 0.5 * {2, 0} + 0.5 * {1, 4}.
+    Tensor x = T(DType::F64, {2, 2}, {1, 2, 3, 6});
+    OpRun r = runOp("BatchNormalization",
+                    {x, T(DType::F64, {2}, {1, 2}), T(DType::F64, {2}, {0, 1}), T(DType::F64, {2}, {0, 10}),
+                     T(DType::F64, {2}, {2, 0})},
+                    {{"training_mode", 1}, {"epsilon", 0.0}, {"momentum", 0.5}}, {}, 3);
+    EXPECT_TENSOR(r.outputs.at(0), ty(DType::F64, {2, 2}), (std::vector<double>{-1, -1, 1, 3}), 1e-15);
+    EXPECT_TENSOR(r.outputs.at(1), ty(DType::F64, {2}), (std::vector<double>{1, 7}), 1e-15);
+    EXPECT_TENSOR(r.outputs.at(2), ty(DType::F64, {2}), (std::vector<double>{1.5, 2}), 1e-15);
   }
   void lrnAcrossChannels() {
     // size 3: windows {0,1}, {0,1,2}, {1,2}; alpha / size = 1, beta = 1, bias = 1.
