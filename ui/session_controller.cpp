@@ -50,6 +50,8 @@ void SessionController::startJob(const QString& what, const QString& path, std::
   std::shared_ptr<std::atomic<quint64>> latest = latestJob_;
   CompileOptions options;
   options.overrides = input ? overrides_ : std::vector<Override>{};
+  // Asked before each pass: a superseded or cancelled job stops at the next pass boundary.
+  options.cancelled = [latest, job] { return *latest != job; };
   (void)QtConcurrent::run([self, latest, job, path, input, options] {
     LoadedModel result{path, input, nullptr, {}, 0};
     try {

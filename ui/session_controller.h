@@ -41,7 +41,7 @@ class SessionController : public QObject {
 
   // Loads and compiles on a worker thread; modelLoaded() follows.
   void openModel(const QString& path);
-  // Drops the running job's result (the core cannot be interrupted mid-pass; its result is discarded).
+  // Stops the running job at its next pass boundary and drops its result.
   void cancel();
   bool busy() const { return busy_; }
 
