@@ -165,6 +165,11 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
   QGraphicsItem* item = itemAt(event->pos());
   if (!item) return;
   QMenu menu(this);
+  fillContextMenu(item, menu);
+  if (!menu.isEmpty()) menu.exec(event->globalPos());
+}
+
+void GraphView::fillContextMenu(QGraphicsItem* item, QMenu& menu) {
   if (item->type() == EdgeItemType) {
     const LayoutEdge e = static_cast<EdgeItem*>(item)->edge();
     const QString pair = e.producerId + " → " + e.consumerId;
@@ -191,7 +196,6 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
     menu.addAction(collapsed ? tr("Expand %1").arg(group) : tr("Collapse %1").arg(group), this,
                    [this, group, collapsed] { setGroupCollapsed(group, !collapsed); });
   }
-  menu.exec(event->globalPos());
 }
 
 }  // namespace tessera::ui

@@ -9,6 +9,7 @@
 #include "ui/layout_runner.h"
 
 class QLabel;
+class QMenu;
 
 namespace tessera::ui {
 
@@ -33,6 +34,9 @@ class GraphView : public QGraphicsView {
   void fit();
   void zoomBy(double factor);
   double lastSceneMs() const { return sceneMs_; }
+  // The right-click actions for an item (edge: force / forbid fuse; group or grouped node: split, collapse),
+  // owned by `menu`; empty for other items.
+  void fillContextMenu(QGraphicsItem* item, QMenu& menu);
   // The whole scene with the legend, at natural size or scaled down to fit `limit` (for headless rendering).
   QImage renderWhole(QSize limit) const;
 

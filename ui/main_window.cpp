@@ -219,7 +219,8 @@ void MainWindow::showCurrentStep() {
 }
 
 void MainWindow::onSelectionChanged(const Selection& selection) {
-  if (selection.kind == Selection::Node) graph_->selectNode(selection.id, false);
+  // Centre only when the selection came from another panel; a click in the graph should not move it.
+  if (selection.kind == Selection::Node) graph_->selectNode(selection.id, !graph_->hasFocus());
 }
 
 void MainWindow::log(const QString& line) { log_->appendPlainText(QTime::currentTime().toString("HH:mm:ss ") + line); }

@@ -8,6 +8,9 @@
 #include <QtTest>
 
 #include "gui_test_util.h"
+#include <QMenu>
+
+#include "ui/graph_items.h"
 #include "ui/graph_view.h"
 #include "ui/headless_render.h"
 #include "ui/inspector_panel.h"
@@ -114,6 +117,43 @@ class TestExplorer : public QObject {
     QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Status).data().toString(),
              QString("refused [gemm-into-gemm]"));
     QCOMPARE(int(c->compile()->fusion->groups.size()), 3);  // nothing else changed
+  }
+
+  void rightClickOnAnEdgeForbidsFusion() {
+    MainWindow w;
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    EdgeItem* edge = nullptr;
+    for (QGraphicsItem* item : w.graphView()->scene()->items())
+      if (item->type() == EdgeItemType) {
+        auto* e = static_cast<EdgeItem*>(item);
+        if (e->edge().producerId == "fc2" && e->edge().consumerId == "bias2") edge = e;
+      }
+    QVERIFY(edge);
+    QMenu menu;
+    w.graphView()->fillContextMenu(edge, menu);
+    QStringList texts;
+    for (QAction* a : menu.actions()) texts << a->text();
+    QCOMPARE(texts, QStringList({"Force fuse fc2 → bias2", "Forbid fuse fc2 → bias2"}));
+    menu.actions().at(1)->trigger();
+    QVERIFY(waitIdle(w));
+    QCOMPARE(int(w.controller()->compile()->fusion->groups.size()), 3);
+    QCOMPARE(w.controller()->undoStack()->count(), 1);
+    // A group offers Split and Collapse; splitting k0 by its first node is applied.
+    ClusterItem* k0 = nullptr;
+    for (QGraphicsItem* item : w.graphView()->scene()->items())
+      if (item->type() == ClusterItemType && static_cast<ClusterItem*>(item)->cluster().id == "k0")
+        k0 = static_cast<ClusterItem*>(item);
+    QVERIFY(k0);
+    QMenu groupMenu;
+    w.graphView()->fillContextMenu(k0, groupMenu);
+    QCOMPARE(groupMenu.actions().at(0)->text(), QString("Split k0"));
+    QCOMPARE(groupMenu.actions().at(1)->text(), QString("Collapse k0"));
+    groupMenu.actions().at(0)->trigger();
+    QVERIFY(waitIdle(w));
+    QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Kind).data().toString(), QString("split"));
+    QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Status).data().toString(), QString("applied"));
+    QVERIFY(int(w.controller()->compile()->fusion->groups.size()) > 3);
   }
 
   void passToggleDisablesAPassUndoably() {
