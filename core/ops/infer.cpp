@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ops/registry.h"
+#include "ops/stats.h"
 
 namespace tessera {
 
@@ -72,6 +73,8 @@ void propagateConstants(const Node& node, ConstantTable& constants) {
     total += out->type().numElements();
   }
   if (total > kMaxFoldElements) return;
+  if (nodeFlops(node) > kMaxFoldFlops) return;
+  if (total > kAlwaysFoldElements && constants.foldedElements() + total > kMaxFoldTotalElements) return;
   std::vector<const Tensor*> ins;
   for (Value* in : node.inputs()) ins.push_back(in ? constants.find(in) : nullptr);
   std::vector<Tensor> outs = schema.eval(node, ins, types);

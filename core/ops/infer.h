@@ -13,15 +13,27 @@ namespace tessera {
 class ConstantTable {
  public:
   const Tensor* find(const Value* v) const;
-  void set(const Value* v, Tensor t) { known_[v] = std::move(t); }
+  void set(const Value* v, Tensor t) {
+    foldedElements_ += t.numElements();
+    known_[v] = std::move(t);
+  }
   size_t size() const { return known_.size(); }
+  // Elements of every tensor set so far: bounds what a small hostile file can make inference hold.
+  int64_t foldedElements() const { return foldedElements_; }
 
  private:
   std::unordered_map<const Value*, Tensor> known_;
+  int64_t foldedElements_ = 0;
 };
 
 // Largest output (in elements) that inference evaluates to propagate constants.
 inline constexpr int64_t kMaxFoldElements = 1 << 16;
+// Bounds on what a small hostile file can make folding cost: no node above kMaxFoldFlops is folded, and
+// outputs above kAlwaysFoldElements (shape arithmetic stays below it) only while the table holds fewer than
+// kMaxFoldTotalElements elements. Without them a chain of large foldable nodes takes gigabytes and minutes.
+inline constexpr int64_t kAlwaysFoldElements = 64;
+inline constexpr int64_t kMaxFoldTotalElements = int64_t(1) << 24;
+inline constexpr int64_t kMaxFoldFlops = int64_t(1) << 24;
 
 // Infers the type of every node output in topological order, overwriting the types present.
 // Throws Error naming the node on the first failure. Returns the constants it found.
