@@ -8,6 +8,7 @@
 #include "ir/error.h"
 #include "ir/random.h"
 #include "onnx_model_maker.h"
+#include "ops/infer.h"
 #include "ops/verify.h"
 #include "runtime/reference/interpreter.h"
 
@@ -96,6 +97,27 @@ class TestOnnx : public QObject {
     QVERIFY2(timer.elapsed() < 10000, "quadratic id assignment?");
     QVERIFY(g.findNode("relu") && g.findNode("relu_1") && g.findNode("relu_19999"));
     QCOMPARE(g.outputs()[0]->producer()->id(), std::string("relu_19999"));
+  }
+
+  // A few hundred bytes per node of foldable 64 Ki-element constants must not make inference hold them all.
+  void constantFoldingIsBounded() {
+    ModelMaker m;
+    m.floatInput("x", {1});
+    auto* shape = m.initializer("s", TP::INT64, {2});
+    shape->add_int64_data(256);
+    shape->add_int64_data(256);
+    m.node("ConstantOfShape", {"s"}, {"c0"});
+    auto name = [](int i) { return QString("c%1").arg(i).toStdString(); };
+    const int n = 400;
+    for (int i = 0; i < n; ++i) m.node("Relu", {name(i)}, {name(i + 1)});
+    m.node("Add", {"x", name(n)}, {"y"});
+    m.output("y");
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.outputs()[0]->shape(), (Shape{256, 256}));
+    ConstantTable constants = inferTypes(g);
+    QVERIFY(constants.foldedElements() <= kMaxFoldTotalElements);
+    QVERIFY(constants.find(g.findValue(name(10))));   // folded while within the budget
+    QVERIFY(!constants.find(g.findValue(name(n))));   // not once the budget is spent
   }
 
   void truncatedFile() {
@@ -258,10 +280,17 @@ class TestOnnx : public QObject {
     EXPECT_ERROR(f.bytes(), "initializer 'q': element type FLOAT8E4M3FN (17) is not supported");
 
     ModelMaker u;
-    u.input("x", TP::UINT16, {1});
+    u.input("x", TP::COMPLEX64, {1});
     u.node("Relu", {"x"}, {"y"});
     u.output("y");
-    EXPECT_ERROR(u.bytes(), "graph input 'x': element type UINT16 (4) is not supported");
+    EXPECT_ERROR(u.bytes(), "graph input 'x': element type COMPLEX64 (14) is not supported");
+
+    ModelMaker i4;
+    i4.floatInput("x", {1});
+    i4.initializer("q", 22, {2})->set_raw_data(std::string(1, '\x21'));
+    i4.node("Relu", {"x"}, {"y"});
+    i4.output("y");
+    EXPECT_ERROR(i4.bytes(), "initializer 'q': element type INT4 (22) is not supported");
   }
 
   void ir3InitializersListedAsInputs() {

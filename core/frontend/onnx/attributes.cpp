@@ -1,4 +1,7 @@
 // AttributeProto ↔ Attribute. ONNX floats are 32-bit; Tessera keeps them as double.
+#include <charconv>
+#include <cmath>
+
 #include "frontend/onnx/onnx_proto.h"
 #include "ir/error.h"
 
@@ -20,6 +23,18 @@ AP::AttributeType guessType(const AP& p) {
   return AP::UNDEFINED;
 }
 
+// The double whose shortest decimal form is that of the float: 1e-05f reads as 1e-05, not 9.99999974e-06.
+// It is the value the model's author wrote, and a graph's double attributes survive export → import exactly
+// whenever they have a float's precision.
+double widen(float f) {
+  if (!std::isfinite(f)) return double(f);
+  char text[32];
+  auto printed = std::to_chars(text, text + sizeof text, f);
+  double d = double(f);
+  std::from_chars(text, printed.ptr, d);
+  return d;
+}
+
 std::string kindName(AP::AttributeType t) {
   switch (t) {
     case AP::GRAPH: return "graph";
@@ -38,11 +53,15 @@ Attribute attributeFromProto(const AP& p, const std::string& what) {
   if (!p.ref_attr_name().empty()) fail(what + ": refers to a function attribute, which is not supported");
   AP::AttributeType type = p.has_type() ? p.type() : guessType(p);
   switch (type) {
-    case AP::FLOAT: return double(p.f());
+    case AP::FLOAT: return widen(p.f());
     case AP::INT: return int64_t(p.i());
     case AP::STRING: return p.s();
     case AP::TENSOR: return tensorFromProto(p.t(), what);
-    case AP::FLOATS: return std::vector<double>(p.floats().begin(), p.floats().end());
+    case AP::FLOATS: {
+      std::vector<double> values;
+      for (float f : p.floats()) values.push_back(widen(f));
+      return values;
+    }
     case AP::INTS: return std::vector<int64_t>(p.ints().begin(), p.ints().end());
     case AP::STRINGS: return std::vector<std::string>(p.strings().begin(), p.strings().end());
     case AP::UNDEFINED: fail(what + ": has no type and no value");
