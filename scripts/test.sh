@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh || exit 2
 export QT_QPA_PLATFORM=offscreen
 jobs="$(nproc)"
-fuzz_seconds="${TESSERA_FUZZ_SECONDS:-45}"
+fuzz_seconds="${TESSERA_FUZZ_SECONDS:-60}"
 total_passed=0
 total_failed=0
 status=0
@@ -39,25 +39,13 @@ echo "== Debug build with AddressSanitizer and UBSan: core tests"
 cmake --preset debug >/dev/null && cmake --build --preset debug -j "$jobs" || exit 2
 ASAN_OPTIONS=detect_leaks=1 run_ctest debug -L core
 
-echo "== Fuzzing (${fuzz_seconds}s per target)"
-cmake --preset fuzz >/dev/null || exit 2
+echo "== Fuzzing (${fuzz_seconds}s per target, clang + libFuzzer + ASan/UBSan)"
+cmake --preset fuzz -DTESSERA_FUZZ_SECONDS="$fuzz_seconds" >/dev/null || exit 2
 fuzz_targets="$(cmake --build build/fuzz --target help | sed -nE 's/^(fuzz_[a-z_]+):.*/\1/p' | sort -u)"
-[ -z "$fuzz_targets" ] || cmake --build build/fuzz -j "$jobs" --target $fuzz_targets || exit 2
-for fuzzer in $(find build/fuzz -type f -name 'fuzz_*' -perm -u+x); do
-  [ -x "$fuzzer" ] || continue
-  name="$(basename "$fuzzer")"
-  corpus="build/fuzz/corpus/$name"
-  mkdir -p "$corpus"
-  if "$fuzzer" -max_total_time="$fuzz_seconds" -print_final_stats=0 "$corpus" >"build/fuzz/$name.log" 2>&1; then
-    echo "fuzz $name: no crash in ${fuzz_seconds}s"
-    total_passed=$((total_passed + 1))
-  else
-    echo "fuzz $name: FAILED (see build/fuzz/$name.log)"
-    tail -30 "build/fuzz/$name.log"
-    total_failed=$((total_failed + 1))
-    status=1
-  fi
-done
+if [ -n "$fuzz_targets" ]; then
+  cmake --build build/fuzz -j "$jobs" --target $fuzz_targets || exit 2
+  run_ctest fuzz -L fuzz
+fi
 
 echo "$total_passed passed, $total_failed failed"
 exit $status
