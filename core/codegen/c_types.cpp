@@ -1,0 +1,222 @@
+#include "codegen/c_types.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "ir/error.h"
+
+namespace tessera::codegen::detail {
+
+using namespace kernel;
+
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+std::string storageType(DType t, Target target) {
+  bool cuda = target == Target::Cuda;
+  switch (t) {
+    case DType::F32: return "float";
+    case DType::F64: return "double";
+    case DType::F16: return cuda ? "__half" : "uint16_t";
+    case DType::BF16: return cuda ? "__nv_bfloat16" : "uint16_t";
+    case DType::I64: return cuda ? "long long" : "int64_t";
+    case DType::I32: return cuda ? "int" : "int32_t";
+    case DType::I16: return cuda ? "short" : "int16_t";
+    case DType::I8: return cuda ? "signed char" : "int8_t";
+    case DType::U8: return cuda ? "unsigned char" : "uint8_t";
+    case DType::Bool: return "bool";
+    default: break;
+  }
+  // Other unsigned integer types, by size (the enum grows; this keeps up without a case each).
+  std::string bits = std::to_string(dtypeSize(t) * 8);
+  if (cuda) return dtypeSize(t) == 8 ? "unsigned long long" : dtypeSize(t) == 4 ? "unsigned int" : "unsigned short";
+  return "uint" + bits + "_t";
+}
+
+std::string computeType(DType t, Target target) { return isHalf(t) ? "float" : storageType(t, target); }
+std::string indexType(Target target) { return target == Target::Cuda ? "long long" : "int64_t"; }
+
+const Buffer& ExprPrinter::buffer(const std::string& name) const {
+  const Buffer* b = k_.findBuffer(name);
+  if (!b) fail("codegen: kernel '" + k_.id + "': unknown buffer '" + name + "'");
+  return *b;
+}
+
+bool ExprPrinter::storedAsStorage(const std::string& name) const {
+  return buffer(name).scope != MemScope::Register;
+}
+
+std::string ExprPrinter::toStorage(const std::string& name, const std::string& v) const {
+  const Buffer& b = buffer(name);
+  if (!isHalf(b.dtype) || b.scope == MemScope::Register) return v;
+  if (target_ == Target::Cuda) return (b.dtype == DType::F16 ? "__float2half(" : "__float2bfloat16(") + v + ")";
+  return (b.dtype == DType::F16 ? "tsr_f2h(" : "tsr_f2bf(") + v + ")";
+}
+
+std::string ExprPrinter::fromStorage(const std::string& name, const std::string& v) const {
+  const Buffer& b = buffer(name);
+  if (!isHalf(b.dtype) || b.scope == MemScope::Register) return v;
+  if (target_ == Target::Cuda) return (b.dtype == DType::F16 ? "__half2float(" : "__bfloat162float(") + v + ")";
+  return (b.dtype == DType::F16 ? "tsr_h2f(" : "tsr_bf2f(") + v + ")";
+}
+
+std::string ExprPrinter::linear(const std::string& name, const std::vector<Expr>& idx) const {
+  const Buffer& b = buffer(name);
+  if (idx.empty()) return "0";
+  if (idx.size() != b.shape.size())
+    fail("codegen: kernel '" + k_.id + "': buffer '" + name + "' of rank " + std::to_string(b.shape.size()) +
+         " indexed with " + std::to_string(idx.size()) + " indices");
+  // Horner form: ((i0 * s1 + i1) * s2 + i2); extents of 1 contribute nothing.
+  std::string s;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    bool zero = isConst(idx[d], 0);
+    if (s.empty()) {
+      if (!zero) s = print(idx[d]);
+      continue;
+    }
+    if (b.shape[d] != 1) s = "(" + s + ") * " + std::to_string(b.shape[d]);
+    if (!zero) s += " + " + print(idx[d]);
+  }
+  return s.empty() ? "0" : s;
+}
+
+std::string ExprPrinter::fn(const std::string& base, DType t) const {
+  return t == DType::F64 ? base : base + "f";
+}
+
+std::string ExprPrinter::floatLiteral(double v, DType t) const {
+  if (!isFloat(t)) return std::string("((") + computeType(t, target_) + ")" + std::to_string(static_cast<int64_t>(v)) + ")";
+  std::string s;
+  if (std::isnan(v)) s = "NAN";
+  else if (std::isinf(v)) s = v < 0 ? "(-INFINITY)" : "INFINITY";
+  if (!s.empty()) return t == DType::F64 ? "((double)" + s + ")" : s;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, t == DType::F64 ? "%.17g" : "%.9g", v);
+  s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  if (t != DType::F64) s += "f";
+  return v < 0 ? "(" + s + ")" : s;
+}
+
+std::string ExprPrinter::print(const Expr& e) const {
+  return visitExpr(*e, [&](const auto& n) -> std::string {
+    using N = std::decay_t<decltype(n)>;
+    if constexpr (std::is_same_v<N, IntImm>) {
+      std::string s = std::to_string(n.value);
+      if (n.value > 2147483647LL || n.value < -2147483647LL) s += "LL";
+      return n.value < 0 ? "(" + s + ")" : s;
+    } else if constexpr (std::is_same_v<N, FloatImm>) {
+      return floatLiteral(n.value, n.dtype);
+    } else if constexpr (std::is_same_v<N, Var>) {
+      return identifier(n.name);
+    } else if constexpr (std::is_same_v<N, Load>) {
+      return fromStorage(n.buffer, identifier(n.buffer) + "[" + linear(n.buffer, n.indices) + "]");
+    } else if constexpr (std::is_same_v<N, Unary>) {
+      return unary(n);
+    } else if constexpr (std::is_same_v<N, Binary>) {
+      return binary(n);
+    } else if constexpr (std::is_same_v<N, Select>) {
+      return std::string("(") + print(n.cond) + " ? " + print(n.t) + " : " + print(n.f) + ")";
+    } else {
+      return cast(n);
+    }
+  });
+}
+
+std::string ExprPrinter::unary(const Unary& u) const {
+  std::string a = print(u.a);
+  DType t = u.a->dtype;
+  std::string ct = computeType(t, target_);
+  bool fl = isFloat(t);
+  std::string one = fl ? floatLiteral(1.0, t) : "1";
+  std::string stdp = target_ == Target::Cpu ? "std::" : "";
+  switch (u.op) {
+    case UnaryOp::Neg: return "(-" + a + ")";
+    case UnaryOp::Abs: return fl ? fn("fabs", t) + "(" + a + ")" : "(" + a + " < 0 ? -" + a + " : " + a + ")";
+    case UnaryOp::Exp: return fn("exp", t) + "(" + a + ")";
+    case UnaryOp::Log: return fn("log", t) + "(" + a + ")";
+    case UnaryOp::Sqrt: return fn("sqrt", t) + "(" + a + ")";
+    case UnaryOp::Rsqrt: return std::string("(") + one + " / " + fn("sqrt", t) + "(" + a + "))";
+    case UnaryOp::Tanh: return fn("tanh", t) + "(" + a + ")";
+    case UnaryOp::Erf: return fn("erf", t) + "(" + a + ")";
+    case UnaryOp::Sigmoid: return std::string("(") + one + " / (" + one + " + " + fn("exp", t) + "(-" + a + ")))";
+    case UnaryOp::Sin: return fn("sin", t) + "(" + a + ")";
+    case UnaryOp::Cos: return fn("cos", t) + "(" + a + ")";
+    case UnaryOp::Floor: return fl ? fn("floor", t) + "(" + a + ")" : a;
+    case UnaryOp::Ceil: return fl ? fn("ceil", t) + "(" + a + ")" : a;
+    case UnaryOp::Round: return fl ? fn("rint", t) + "(" + a + ")" : a;
+    case UnaryOp::Sign: return std::string("((") + ct + ")((" + a + " > 0) - (" + a + " < 0)))";
+    case UnaryOp::Recip: return std::string("(") + one + " / " + a + ")";
+    case UnaryOp::Not: return "(!" + a + ")";
+    case UnaryOp::IsNan: return fl ? stdp + "isnan(" + a + ")" : "false";
+    case UnaryOp::IsInf: return fl ? stdp + "isinf(" + a + ")" : "false";
+  }
+  fail("codegen: kernel '" + k_.id + "': unknown unary op");
+}
+
+std::string ExprPrinter::binary(const Binary& b) const {
+  std::string x = print(b.a), y = print(b.b);
+  DType t = b.a->dtype;
+  bool fl = isFloat(t);
+  std::string ct = computeType(t, target_);
+  switch (b.op) {
+    case BinaryOp::Mod:
+      if (fl) return fn("fmod", t) + "(" + x + ", " + y + ")";
+      break;
+    case BinaryOp::Max:
+      return fl ? fn("fmax", t) + "(" + x + ", " + y + ")" : "tsr_max(" + x + ", " + y + ")";
+    case BinaryOp::Min:
+      return fl ? fn("fmin", t) + "(" + x + ", " + y + ")" : "tsr_min(" + x + ", " + y + ")";
+    case BinaryOp::Pow:
+      if (fl) return fn("pow", t) + "(" + x + ", " + y + ")";
+      return std::string("((") + ct + ")pow((double)" + x + ", (double)" + y + "))";
+    case BinaryOp::Xor: return "((bool)(" + x + ") != (bool)(" + y + "))";
+    default: break;
+  }
+  return std::string("(") + x + " " + std::string(binaryOpName(b.op)) + " " + y + ")";
+}
+
+std::string ExprPrinter::cast(const Cast& c) const {
+  std::string a = print(c.a);
+  DType to = c.dtype, from = c.a->dtype;
+  if (to == DType::Bool) return std::string("(") + a + " != 0)";
+  if (isHalf(to)) {
+    std::string f = "(float)(" + a + ")";
+    if (target_ == Target::Cuda)
+      return to == DType::F16 ? "__half2float(__float2half(" + f + "))" : "__bfloat162float(__float2bfloat16(" + f + "))";
+    return to == DType::F16 ? "tsr_h2f(tsr_f2h(" + f + "))" : "tsr_bf2f(tsr_f2bf(" + f + "))";
+  }
+  if (isFloat(from) && isInteger(to)) {
+    // Out-of-range and NaN conversions are undefined in C; go through a saturating helper of the target.
+    return std::string("((") + computeType(to, target_) + ")tsr_ftoi((double)(" + a + ")))";
+  }
+  return std::string("((") + computeType(to, target_) + ")(" + a + "))";
+}
+
+std::string reduceCombine(ReduceOp op, DType t, Target target, const std::string& a, const std::string& b) {
+  (void)target;
+  bool fl = isFloat(t);
+  std::string suffix = t == DType::F64 ? "" : "f";
+  switch (op) {
+    case ReduceOp::Sum: return a + " + " + b;
+    case ReduceOp::Max: return fl ? "fmax" + suffix + "(" + a + ", " + b + ")" : "tsr_max(" + a + ", " + b + ")";
+    case ReduceOp::Min: return fl ? "fmin" + suffix + "(" + a + ", " + b + ")" : "tsr_min(" + a + ", " + b + ")";
+  }
+  return a;
+}
+
+std::string reduceIdentity(ReduceOp op, DType t, Target target) {
+  std::string ct = computeType(t, target);
+  if (op == ReduceOp::Sum) return std::string("(") + ct + ")0";
+  if (isFloat(t)) return op == ReduceOp::Max ? "(" + ct + ")(-INFINITY)" : "(" + ct + ")INFINITY";
+  bool mx = op == ReduceOp::Max;  // the identity is the type's lowest (max) or highest (min) value
+  switch (t) {
+    case DType::I64: return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+    case DType::I32: return mx ? "(-2147483647 - 1)" : "2147483647";
+    case DType::I16: return mx ? "(" + ct + ")(-32768)" : "(" + ct + ")32767";
+    case DType::I8: return mx ? "(" + ct + ")(-128)" : "(" + ct + ")127";
+    case DType::U8: return mx ? "(" + ct + ")0" : "(" + ct + ")255";
+    default: return mx ? "false" : "true";
+  }
+}
+
+}  // namespace tessera::codegen::detail

@@ -1,0 +1,49 @@
+#pragma once
+// Internal: C types and expressions of the kernel IR for either target.
+#include <string>
+
+#include "codegen/codegen.h"
+
+namespace tessera::codegen::detail {
+
+// How a buffer element of `t` is stored in memory (f16 as __half on the GPU, uint16_t bits on the CPU).
+std::string storageType(DType t, Target target);
+// The type locals and register buffers of `t` compute in: 16-bit floats compute in float.
+std::string computeType(DType t, Target target);
+std::string indexType(Target target);  // int64_t / long long
+bool isHalf(DType t);                  // f16 or bf16
+
+struct BufferInfo {
+  DType dtype;
+  bool stored = true;  // held in storage type (global, shared); register buffers hold the compute type
+  std::vector<int64_t> shape;
+};
+
+// Looks buffers up by name for the expression printer.
+class ExprPrinter {
+ public:
+  ExprPrinter(const kernel::Kernel& k, Target target) : k_(k), target_(target) {}
+  std::string print(const kernel::Expr& e) const;
+  // The linear offset of `indices` in `buffer` (row-major), as C text.
+  std::string linear(const std::string& buffer, const std::vector<kernel::Expr>& indices) const;
+  // A value of compute type converted for storing into `buffer`.
+  std::string toStorage(const std::string& buffer, const std::string& value) const;
+  std::string fromStorage(const std::string& buffer, const std::string& value) const;
+  bool storedAsStorage(const std::string& buffer) const;
+  const kernel::Buffer& buffer(const std::string& name) const;
+  Target target() const { return target_; }
+
+ private:
+  std::string unary(const kernel::Unary& u) const;
+  std::string binary(const kernel::Binary& b) const;
+  std::string cast(const kernel::Cast& c) const;
+  std::string floatLiteral(double v, DType t) const;
+  std::string fn(const std::string& base, DType t) const;  // expf / exp by type
+  const kernel::Kernel& k_;
+  Target target_;
+};
+
+std::string reduceCombine(kernel::ReduceOp op, DType t, Target target, const std::string& a, const std::string& b);
+std::string reduceIdentity(kernel::ReduceOp op, DType t, Target target);
+
+}  // namespace tessera::codegen::detail

@@ -1,0 +1,53 @@
+#pragma once
+// Code generators: a scheduled Kernel (kernel IR) to readable CUDA C++ (one `extern "C" __global__` function)
+// or C++ for the CPU (one `extern "C"` function, OpenMP-parallel outer loops). Identifiers come from the kernel
+// IR's generated names; model names (values, node ids) appear only in sanitized comments. Every line of the
+// source maps back to the ids of the graph nodes its statement came from (the source map).
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel_ir.h"
+
+namespace tessera::codegen {
+
+enum class Target { Cuda, Cpu };
+
+struct LaunchDims {
+  unsigned grid[3] = {1, 1, 1};
+  unsigned block[3] = {1, 1, 1};
+  unsigned threads() const { return block[0] * block[1] * block[2]; }
+};
+
+struct GeneratedKernel {
+  std::string kernelId;    // Kernel::id
+  std::string entry;       // the generated function's name
+  std::string source;      // a whole translation unit: prelude + body
+  std::string prelude;     // the target's fixed helpers (the same for every kernel of a target)
+  std::string body;        // the function itself (and, on the CPU, its `<entry>_call(void** args)` wrapper)
+  LaunchDims launch;       // CUDA: grid and block; CPU: unused
+  // Source map: lineNodes[n] = node ids of line n+1 (empty for lines that stand for no statement).
+  std::vector<std::vector<std::string>> lineNodes;
+  std::vector<std::string> params;  // parameter buffer names in order (inputs then outputs)
+};
+
+// Throws tessera::Error naming the kernel and the statement it cannot generate.
+GeneratedKernel generateCuda(const kernel::Kernel& k);
+GeneratedKernel generateCpp(const kernel::Kernel& k);
+inline GeneratedKernel generate(const kernel::Kernel& k, Target t) {
+  return t == Target::Cuda ? generateCuda(k) : generateCpp(k);
+}
+
+// Text safe inside a comment: keeps [A-Za-z0-9_.-/ ], drops the rest (so no "*/" or newline gets through).
+std::string sanitizeComment(const std::string& text);
+// A C identifier made from generated text: other characters become '_', a leading digit gets a prefix.
+std::string identifier(const std::string& text);
+// The name of the generated function for a kernel id.
+std::string entryName(const std::string& kernelId);
+
+}  // namespace tessera::codegen
+
+namespace tessera::codegen {
+// One translation unit holding several kernels of one target: one prelude (the fullest), then every body.
+std::string combineSources(const std::vector<GeneratedKernel>& kernels);
+}  // namespace tessera::codegen

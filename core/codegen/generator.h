@@ -1,0 +1,43 @@
+#pragma once
+// Internal: the statement generator shared by the CUDA and C++ targets.
+#include <string>
+#include <vector>
+
+#include "codegen/c_types.h"
+
+namespace tessera::codegen::detail {
+
+class Generator {
+ public:
+  Generator(const kernel::Kernel& k, Target target);
+  GeneratedKernel run();
+
+ private:
+  void line(const std::string& text, const std::vector<std::string>& provenance = {});
+  void prelude();
+  void signature();
+  void callWrapper();
+  void launchComment();
+  void stmt(const kernel::Stmt& s);
+  void body(const kernel::Stmt& s);  // the statements of a loop or if body, without extra braces
+  void forLoop(const kernel::ForStmt& f);
+  void boundLoop(const kernel::ForStmt& f);
+  void combineAcrossThreads(const kernel::ForStmt& outer);
+  void computeLaunch();
+  std::string comment(const std::vector<std::string>& provenance) const;
+
+  const kernel::Kernel& k_;
+  Target target_;
+  ExprPrinter ep_;
+  GeneratedKernel out_;
+  std::vector<std::string> lines_;
+  int indent_ = 0;
+  int reductionDepth_ = 0;  // reduction loops around the statement being generated
+  int parallelDepth_ = 0;   // CPU: loops made OpenMP-parallel around it
+  int warpDepth_ = 0;       // CUDA: warp-bound loops around it (threadIdx.x inside is the lane)
+  int combineCount_ = 0;
+  size_t preludeLines_ = 0;
+  bool usesHalf_ = false;
+};
+
+}  // namespace tessera::codegen::detail

@@ -1,0 +1,67 @@
+#include "codegen/prelude.h"
+
+namespace tessera::codegen::detail {
+
+std::string cudaPrelude(bool halfTypes) {
+  std::string s;
+  if (halfTypes) s += "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
+  s += R"(#ifndef INFINITY
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+#ifndef NAN
+#define NAN __int_as_float(0x7fffffff)
+#endif
+template <class T> __device__ __forceinline__ T tsr_max(T a, T b) { return a > b ? a : b; }
+template <class T> __device__ __forceinline__ T tsr_min(T a, T b) { return a < b ? a : b; }
+// Float to integer, saturating (C leaves out-of-range conversions undefined); NaN gives 0.
+__device__ __forceinline__ long long tsr_ftoi(double v) {
+  if (v != v) return 0;
+  if (v >= 9.2233720368547758e18) return 9223372036854775807LL;
+  if (v <= -9.2233720368547758e18) return -9223372036854775807LL - 1;
+  return (long long)v;
+}
+)";
+  return s;
+}
+
+std::string cppPrelude() {
+  return R"(#include <cmath>
+#include <cstdint>
+#include <cstring>
+template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
+template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
+static inline int64_t tsr_ftoi(double v) {
+  if (v != v) return 0;
+  if (v >= 9.2233720368547758e18) return INT64_MAX;
+  if (v <= -9.2233720368547758e18) return INT64_MIN;
+  return (int64_t)v;
+}
+// IEEE half and bfloat16 bits to and from float, rounding to nearest even.
+static inline float tsr_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline uint32_t tsr_ubits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+static inline float tsr_h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0x1fu) return tsr_bits(sign | 0x7f800000u | (man << 13));
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp((float)man, -24);
+  return tsr_bits(sign | ((exp + 112u) << 23) | (man << 13));
+}
+static inline uint16_t tsr_f2h(float f) {
+  uint32_t u = tsr_ubits(f), sign = (u >> 16) & 0x8000u;
+  float a = std::fabs(f);
+  if (a != a) return (uint16_t)(sign | 0x7e00u);
+  if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00u);
+  if (a < 6.103515625e-05f) return (uint16_t)(sign | (uint32_t)std::nearbyint(a * 16777216.0f));
+  uint32_t au = tsr_ubits(a);
+  uint32_t rounded = au + 0xfffu + ((au >> 13) & 1u);
+  return (uint16_t)(sign | (((rounded >> 13) - (112u << 10)) & 0x7fffu));
+}
+static inline float tsr_bf2f(uint16_t b) { return tsr_bits((uint32_t)b << 16); }
+static inline uint16_t tsr_f2bf(float f) {
+  uint32_t u = tsr_ubits(f);
+  if (f != f) return (uint16_t)((u >> 16) | 0x40u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+)";
+}
+
+}  // namespace tessera::codegen::detail

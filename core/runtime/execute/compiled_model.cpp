@@ -1,0 +1,96 @@
+#include "runtime/execute/compiled_model.h"
+
+#include <set>
+
+#include "ir/error.h"
+#include "kernel/templates.h"
+
+namespace tessera::execute {
+
+std::string ScheduleSet::keyOf(const std::vector<std::string>& nodeIds) {
+  std::string k;
+  for (const auto& id : nodeIds) k += (k.empty() ? "" : ",") + id;
+  return k;
+}
+
+std::string ScheduleSet::save() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& [key, trace] : traces) list.push_back({{"nodes", key}, {"trace", trace.toJson()}});
+  nlohmann::json j = {{"format", "tessera-schedules"}, {"version", 1}, {"kernels", list}};
+  return j.dump(2) + "\n";
+}
+
+ScheduleSet ScheduleSet::load(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) fail("schedules: not a JSON object");
+  if (j.value("format", "") != "tessera-schedules") fail("schedules: field 'format' is not \"tessera-schedules\"");
+  if (!j.contains("kernels") || !j["kernels"].is_array()) fail("schedules: field 'kernels' is not an array");
+  ScheduleSet s;
+  for (size_t i = 0; i < j["kernels"].size(); ++i) {
+    const auto& e = j["kernels"][i];
+    if (!e.is_object() || !e.contains("nodes") || !e["nodes"].is_string() || !e.contains("trace"))
+      fail("schedules: kernels[" + std::to_string(i) + "] needs 'nodes' (string) and 'trace'");
+    s.traces[e["nodes"].get<std::string>()] = kernel::Trace::fromJson(e["trace"]);
+  }
+  return s;
+}
+
+ScheduleSet CompiledModel::schedules() const {
+  ScheduleSet s;
+  for (const auto& k : kernels)
+    if (k.error.empty()) s.traces[ScheduleSet::keyOf(k.spec.nodeIds)] = k.trace;
+  return s;
+}
+
+namespace {
+void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std::vector<std::string>& stale) {
+  ck.kernel = kernel::lowerToLoops(g, ck.spec);
+  std::string key = ScheduleSet::keyOf(ck.spec.nodeIds);
+  if (saved) {
+    auto it = saved->traces.find(key);
+    if (it != saved->traces.end()) {
+      kernel::Kernel fresh = ck.kernel.clone();
+      try {
+        kernel::replay(fresh, it->second);
+        ck.kernel = std::move(fresh);
+        ck.trace = it->second;
+        ck.replayed = true;
+        return;
+      } catch (const std::exception& e) {
+        stale.push_back("kernel " + ck.spec.id + " (" + key + "): saved schedule does not replay: " + e.what());
+      }
+    }
+  }
+  ck.trace = kernel::applyDefaultSchedule(ck.kernel);
+}
+}  // namespace
+
+CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
+                             const ScheduleSet* saved) {
+  CompiledModel m;
+  m.graph = graph;
+  std::set<std::string> used;
+  for (const auto& spec : groups) {
+    CompiledKernel ck;
+    ck.spec = spec;
+    used.insert(ScheduleSet::keyOf(spec.nodeIds));
+    try {
+      schedule(ck, *graph, saved, m.staleSchedules);
+    } catch (const std::exception& e) {
+      ck.error = e.what();
+    }
+    m.kernels.push_back(std::move(ck));
+  }
+  if (saved)
+    for (const auto& [key, trace] : saved->traces)
+      if (!used.count(key)) m.staleSchedules.push_back("saved schedule for nodes " + key + " matches no kernel");
+  return m;
+}
+
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph) {
+  std::vector<kernel::KernelSpec> out;
+  for (Node* n : graph.topoOrder()) out.push_back({std::string("n").append(std::to_string(out.size())), n->op(), {n->id()}});
+  return out;
+}
+
+}  // namespace tessera::execute

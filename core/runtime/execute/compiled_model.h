@@ -1,0 +1,44 @@
+#pragma once
+// A compiled model: the final graph and one scheduled kernel per group, ready for a backend. Schedules come from
+// the template defaults or from saved traces (a ScheduleSet keyed by the group's node ids).
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "kernel/lower.h"
+#include "kernel/trace.h"
+
+namespace tessera::execute {
+
+struct CompiledKernel {
+  kernel::KernelSpec spec;
+  kernel::Kernel kernel;  // lowered and scheduled; empty body when `error` is set
+  kernel::Trace trace;
+  std::string error;      // lowering or scheduling failed: why (the kernel cannot be generated)
+  bool replayed = false;  // the schedule came from a saved trace
+};
+
+// Saved schedules: key = the group's node ids joined by ',' → trace.
+struct ScheduleSet {
+  std::map<std::string, kernel::Trace> traces;
+  std::string save() const;                     // {"format": "tessera-schedules", "version": 1, "kernels": [...]}
+  static ScheduleSet load(const std::string& text);  // throws Error naming the bad field
+  static std::string keyOf(const std::vector<std::string>& nodeIds);
+};
+
+struct CompiledModel {
+  std::shared_ptr<const Graph> graph;
+  std::vector<CompiledKernel> kernels;  // in execution order
+  std::vector<std::string> staleSchedules;  // saved entries that matched no kernel, or failed to replay: why
+  ScheduleSet schedules() const;        // every kernel's trace
+};
+
+// Lowers and schedules every group; a group that cannot be lowered keeps its error and the rest go on.
+CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
+                             const ScheduleSet* saved = nullptr);
+// One group per node (the unfused baseline), in topological order, ids "n0", "n1", ...
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph);
+
+}  // namespace tessera::execute

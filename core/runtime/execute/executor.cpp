@@ -1,0 +1,268 @@
+#include "runtime/execute/executor.h"
+
+#include <chrono>
+#include <cstring>
+#include <list>
+#include <map>
+#include <set>
+
+#include "ir/error.h"
+#include "ops/stats.h"
+#include "passes/plan_memory.h"
+#include "runtime/execute/backend.h"
+#include "runtime/reference/compare.h"
+#include "runtime/reference/interpreter.h"
+
+namespace tessera::execute {
+
+BackendKind parseBackend(const std::string& name) {
+  if (name == "reference") return BackendKind::Reference;
+  if (name == "cpu") return BackendKind::Cpu;
+  if (name == "cuda") return BackendKind::Cuda;
+  fail("unknown backend '" + name + "' (reference, cpu, cuda)");
+}
+
+namespace {
+
+using kernel::BufferRole;
+
+// Host memory of the values that cross kernels: graph inputs and initializers (copied), and planned buffers
+// (planMemory) for the rest. A planned buffer still holding a value some later kernel reads is not reused:
+// the value gets a buffer of its own (the plan is per node; fused kernels read their inputs throughout).
+class Arena {
+ public:
+  Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels) : g_(g) {
+    for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
+    for (Value* v : g.initializers()) own(v->name(), *v->initializer());
+    plan_ = planMemory(g);
+    for (size_t i = 0; i < plan_.bufferBytes.size(); ++i) planned_.emplace_back(std::max<int64_t>(plan_.bufferBytes[i], 1));
+    for (size_t i = 0; i < kernels.size(); ++i)
+      for (const auto& b : kernels[i].kernel.buffers)
+        if (b.role == BufferRole::Input) lastReader_[b.value] = i;
+    for (Value* v : g.outputs()) lastReader_[v->name()] = kernels.size();
+  }
+
+  void* find(const std::string& value) {
+    auto it = where_.find(value);
+    return it == where_.end() ? nullptr : it->second;
+  }
+
+  // Where kernel `index` writes `value`.
+  void* place(const std::string& value, size_t bytes, size_t index) {
+    if (void* p = find(value)) return p;
+    auto it = plan_.bufferOf.find(value);
+    if (it != plan_.bufferOf.end() && static_cast<size_t>(plan_.bufferBytes[it->second]) >= bytes) {
+      std::string& occupant = occupant_[it->second];
+      bool busy = !occupant.empty() && lastReader_.count(occupant) && lastReader_[occupant] >= index;
+      if (!busy) {
+        occupant = value;
+        return where_[value] = planned_[it->second].data();
+      }
+    }
+    private_.emplace_back(std::max<size_t>(bytes, 1));
+    return where_[value] = private_.back().data();
+  }
+
+  void set(const std::string& value, const Tensor& t, size_t index) {
+    void* p = place(value, t.byteSize(), index);
+    std::memcpy(p, t.bytes().data(), t.byteSize());
+  }
+
+  Tensor read(const std::string& value) {
+    Value* v = g_.findValue(value);
+    if (!v) fail("run: no value '" + value + "' in the graph");
+    Tensor t(v->dtype(), v->shape());
+    void* p = find(value);
+    if (!p) fail("run: value '" + value + "' was never written");
+    std::memcpy(t.mutableBytes().data(), p, t.byteSize());
+    return t;
+  }
+
+ private:
+  void own(const std::string& name, const Tensor& t) {
+    private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
+    std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
+    where_[name] = private_.back().data();
+  }
+  const Graph& g_;
+  MemoryPlan plan_;
+  std::vector<std::vector<std::byte>> planned_;
+  std::list<std::vector<std::byte>> private_;
+  std::map<std::string, void*> where_;
+  std::map<int, std::string> occupant_;
+  std::map<std::string, size_t> lastReader_;
+};
+
+size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
+
+int64_t groupFlops(const Graph& g, const kernel::KernelSpec& spec) {
+  int64_t f = 0;
+  for (const auto& id : spec.nodeIds)
+    if (Node* n = g.findNode(id)) f += nodeFlops(*n);
+  return f;
+}
+
+void runReferenceBackend(const CompiledModel& m, const std::vector<Tensor>& inputs, const RunOptions& o, RunReport& r) {
+  ReferenceResult res;
+  double ms = 0;
+  for (int i = 0; i < std::max(1, o.reps); ++i) {
+    auto start = std::chrono::steady_clock::now();
+    res = runReference(*m.graph, inputs);
+    ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  r.ran = true;
+  r.totalMs = ms;
+  r.outputs = res.outputs;
+  r.outputsVerified = true;
+}
+
+// Runs one kernel, times it and checks its outputs; on failure the reference's values stand in.
+void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Arena& arena, const ReferenceResult& ref,
+               const RunOptions& o, KernelReport& kr) {
+  const kernel::Kernel& k = m.kernels[i].kernel;
+  std::vector<detail::ParamBuffer> params;
+  size_t bytes = 0;
+  for (const auto& b : k.buffers) {
+    if (b.role == BufferRole::Temp) continue;
+    bool out = b.role == BufferRole::Output;
+    void* p = out ? arena.place(b.value, bufferBytes(b), i) : arena.find(b.value);
+    if (!p) fail("value '" + b.value + "' read by kernel " + k.id + " was never written");
+    params.push_back({p, bufferBytes(b), out});
+    bytes += bufferBytes(b);
+  }
+  kr.ms = be.run(i, params, o.warmup, o.reps);
+  double s = std::max(kr.ms, 1e-6) / 1e3;
+  kr.gbps = static_cast<double>(bytes) / s / 1e9;
+  kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
+  kr.verified = true;
+  for (const auto& b : k.buffers) {
+    if (b.role != BufferRole::Output) continue;
+    auto it = ref.values.find(b.value);
+    if (it == ref.values.end()) continue;
+    Comparison c = compareTensors(arena.read(b.value), it->second);
+    kr.maxRelErr = std::max(kr.maxRelErr, c.maxRelError);
+    if (!c.ok) {
+      kr.verified = false;
+      kr.message = "output '" + b.value + "': " + c.message;
+    }
+  }
+  kr.status = kr.verified ? "ok" : "mismatch";
+}
+
+void fillFromReference(const kernel::Kernel& k, size_t i, Arena& arena, const ReferenceResult& ref) {
+  for (const auto& b : k.buffers)
+    if (b.role == BufferRole::Output && ref.values.count(b.value)) arena.set(b.value, ref.values.at(b.value), i);
+}
+
+}  // namespace
+
+RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  RunReport r;
+  const Graph& g = *m.graph;
+  std::vector<Tensor> inputs = o.inputs.empty() ? randomInputs(g, o.seed) : o.inputs;
+  r.backend = backend == BackendKind::Reference ? "reference" : backend == BackendKind::Cpu ? "cpu" : "cuda";
+  if (backend == BackendKind::Reference) {
+    r.device = "host (reference interpreter)";
+    runReferenceBackend(m, inputs, o, r);
+    return r;
+  }
+  codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
+  std::unique_ptr<detail::KernelBackend> be =
+      backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch) : detail::makeCpuBackend();
+  r.device = be->device();
+  r.kernels.resize(m.kernels.size());
+  r.generated.resize(m.kernels.size());
+  std::vector<const codegen::GeneratedKernel*> gen(m.kernels.size(), nullptr);
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const CompiledKernel& ck = m.kernels[i];
+    KernelReport& kr = r.kernels[i];
+    kr.group = ck.spec.id;
+    kr.nodes = ck.spec.nodeIds;
+    kr.status = "not compiled";
+    if (!ck.error.empty()) {
+      kr.message = ck.error;
+      continue;
+    }
+    try {
+      r.generated[i] = codegen::generate(ck.kernel, target);
+      kr.entry = r.generated[i].entry;
+      gen[i] = &r.generated[i];
+    } catch (const std::exception& e) {
+      kr.message = std::string("codegen: ") + e.what();
+    }
+  }
+  std::vector<std::string> errors = be->build(gen);
+  for (size_t i = 0; i < gen.size(); ++i) {
+    if (!gen[i]) continue;
+    if (!errors[i].empty()) r.kernels[i].message = errors[i];
+    else r.kernels[i].status = "not run";
+  }
+  for (const auto& k : r.kernels)
+    if (k.status == "not compiled") r.messages.push_back("kernel " + k.group + ": " + k.message);
+  r.cannotRun = be->cannotRun();
+  if (!r.cannotRun.empty()) {
+    r.messages.push_back(r.cannotRun);
+    return r;
+  }
+  ReferenceOptions ro;
+  ro.keepAll = true;
+  ReferenceResult ref = runReference(g, inputs, ro);
+  Arena arena(g, inputs, m.kernels);
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    KernelReport& kr = r.kernels[i];
+    if (kr.status == "not run") {
+      try {
+        runKernel(*be, i, m, arena, ref, o, kr);
+        r.totalMs += kr.ms;
+        continue;
+      } catch (const std::exception& e) {
+        kr.status = "failed";
+        kr.message = e.what();
+        r.messages.push_back("kernel " + kr.group + ": " + kr.message);
+      }
+    }
+    fillFromReference(m.kernels[i].kernel, i, arena, ref);  // so the kernels after it can still run
+  }
+  r.ran = true;
+  r.outputsVerified = true;
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    Tensor t = arena.read(g.outputs()[i]->name());
+    Comparison c = compareTensors(t, ref.outputs[i]);
+    if (!c.ok) {
+      r.outputsVerified = false;
+      r.messages.push_back("graph output '" + g.outputs()[i]->name() + "': " + c.message);
+    }
+    r.outputs.push_back(std::move(t));
+  }
+  for (const auto& k : r.kernels)
+    if (k.status != "ok") r.outputsVerified = false;
+  return r;
+}
+
+RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  RunReport r = executeModel(m, backend, o);
+  if (backend == BackendKind::Reference || !r.ran) return r;
+  CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph));
+  RunReport b = executeModel(base, backend, o);
+  if (b.ran) r.baselineTotalMs = b.totalMs;
+  for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);
+  return r;
+}
+
+nlohmann::json RunReport::toJson() const {
+  nlohmann::json ks = nlohmann::json::array();
+  for (const auto& k : kernels) {
+    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"gbps", k.gbps},
+                        {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
+                        {"status", k.status},       {"nodes", k.nodes}};
+    if (!k.message.empty()) j["message"] = k.message;
+    ks.push_back(j);
+  }
+  nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
+                      {"total_ms", totalMs}, {"baseline_total_ms", baselineTotalMs},
+                      {"outputs_verified", outputsVerified}, {"messages", messages}};
+  if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
+  return j;
+}
+
+}  // namespace tessera::execute

@@ -1,0 +1,58 @@
+#pragma once
+// The compiled-model executor: compiles every kernel of a CompiledModel once for a backend (reference, cpu,
+// cuda), then runs them in order on buffers laid out by the memory plan, times each (median of N after
+// warm-up), checks each kernel's outputs and every graph output against the reference interpreter, and runs
+// the unfused baseline so the gain from fusion is measured. Compiler, NVRTC, driver and kernel errors come
+// back as messages; the run goes on with the reference's values in place of a kernel that failed.
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "codegen/codegen.h"
+#include "ir/tensor.h"
+#include "runtime/execute/compiled_model.h"
+
+namespace tessera::execute {
+
+enum class BackendKind { Reference, Cpu, Cuda };
+BackendKind parseBackend(const std::string& name);  // throws Error for an unknown name
+
+struct RunOptions {
+  int reps = 10, warmup = 2;
+  std::string arch;            // CUDA: "" = the device's, or sm_90 without one
+  std::vector<Tensor> inputs;  // in graph input order; empty = randomInputs(graph, seed)
+  uint64_t seed = 0;
+};
+
+struct KernelReport {
+  std::string group, entry;
+  std::vector<std::string> nodes;
+  double ms = -1;      // median; -1 when it did not run
+  double gbps = 0;     // (bytes of inputs + outputs) / time
+  double gflops = 0;   // nodeFlops summed over the group / time
+  bool verified = false;
+  double maxRelErr = 0;
+  std::string status;  // "ok", "mismatch", "not compiled", "not run", "failed"
+  std::string message; // why, when not ok
+};
+
+struct RunReport {
+  std::string backend, device;
+  bool ran = false;              // kernels ran (false: cuda without a GPU, or nothing compiled)
+  std::string cannotRun;         // why not, in a few words
+  std::vector<KernelReport> kernels;
+  double totalMs = 0;            // sum of the kernels' medians
+  double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
+  bool outputsVerified = false;  // every graph output matched the reference
+  std::vector<std::string> messages;  // errors and notes, one line each
+  std::vector<Tensor> outputs;   // in graph output order, when ran
+  std::vector<codegen::GeneratedKernel> generated;  // per kernel (empty source when it could not be generated)
+  nlohmann::json toJson() const;
+};
+
+RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);
+// executeModel, then the unfused baseline of the same graph for the total.
+RunReport executeWithBaseline(const CompiledModel& model, BackendKind backend, const RunOptions& options);
+
+}  // namespace tessera::execute
