@@ -8,6 +8,12 @@
 #include "frontend/text/tsr.h"
 #include "fusion/compile.h"
 #include "fusion/report.h"
+#include "codegen/codegen.h"
+#include "kernel/printer.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/execute/from_fusion.h"
+#include <fstream>
+#include <sstream>
 #include "ir/error.h"
 #include "passes/pipelines.h"
 
@@ -15,7 +21,7 @@ namespace tessera::cli {
 namespace {
 
 struct CompileArgs {
-  std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit;
+  std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit, arch, saveSchedules, schedules;
   std::vector<std::string> disabled;
   int64_t fuel = -1;
   bool printAfterAll = false, explain = false, memory = false, json = false;
@@ -48,6 +54,49 @@ void checkPrintAfter(const CompileArgs& a) {
   fail("cannot print after pass '" + a.printAfter + "': it is not in the pipeline '" + a.pipeline + "'");
 }
 
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// --emit kernel|cuda|ptx|cpp and the schedule files: lower and schedule every group, print each level.
+int emitKernels(const CompileResult& r, const CompileArgs& a) {
+  execute::ScheduleSet saved;
+  if (!a.schedules.empty()) saved = execute::ScheduleSet::load(readFile(a.schedules));
+  execute::CompiledModel m = execute::compileKernels(r, a.schedules.empty() ? nullptr : &saved);
+  int rc = 0;
+  for (const auto& s : m.staleSchedules) std::fprintf(stderr, "stale schedule: %s\n", s.c_str());
+  if (!a.saveSchedules.empty()) {
+    std::ofstream out(a.saveSchedules);
+    out << m.schedules().save();
+    if (!out) fail(a.saveSchedules + ": cannot write");
+  }
+  for (const auto& ck : m.kernels) {
+    if (!ck.error.empty()) {
+      std::fprintf(stderr, "kernel %s: %s\n", ck.spec.id.c_str(), ck.error.c_str());
+      rc = 2;
+      continue;
+    }
+    if (a.emit == "kernel") std::fputs(kernel::printKernel(ck.kernel).c_str(), stdout);
+    if (a.emit == "cpp") std::fputs(codegen::generateCpp(ck.kernel).source.c_str(), stdout);
+    if (a.emit == "cuda") std::fputs(codegen::generateCuda(ck.kernel).source.c_str(), stdout);
+    if (a.emit == "ptx") {
+      codegen::GeneratedKernel g = codegen::generateCuda(ck.kernel);
+      cuda::NvrtcResult nr = cuda::NvrtcCompiler().compile(g.source, g.entry + ".cu", {}, a.arch.empty() ? "sm_90" : a.arch);
+      if (!nr.ok) {
+        std::fprintf(stderr, "kernel %s: %s\n", ck.spec.id.c_str(), nr.error.c_str());
+        rc = 2;
+      }
+      std::fputs(nr.ptx.c_str(), stdout);
+    }
+    std::fputs("\n", stdout);
+  }
+  return rc;
+}
+
 int runCompile(const CompileArgs& a) {
   checkPrintAfter(a);
   CompileOptions options;
@@ -63,6 +112,13 @@ int runCompile(const CompileArgs& a) {
     if (!a.printAfter.empty()) jo.irAfter.insert(a.printAfter);
     jo.elideAbove = kElideAbove;
     std::fputs(compileReportJson(r, jo).c_str(), stdout);
+  } else if (a.emit == "kernel" || a.emit == "cuda" || a.emit == "ptx" || a.emit == "cpp" ||
+             !a.saveSchedules.empty()) {
+    if (!r.error.empty()) {
+      std::fprintf(stderr, "error: %s\n", r.error.c_str());
+      return 2;
+    }
+    return emitKernels(r, a);
   } else {
     printText(r, a);
   }
@@ -85,7 +141,11 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--fuel", a->fuel, "Allow N rewrites in total (fused edges count), to bisect a bad one")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--overrides", a->overrides, "JSON file of overrides (docs/fusion.md)");
-  cmd->add_option("--emit", a->emit, "Print the final graph or the fused graph")->check(CLI::IsMember({"graph", "fused"}));
+  cmd->add_option("--emit", a->emit, "Print the final graph, the fused graph, kernel IR, CUDA, PTX or C++")
+      ->check(CLI::IsMember({"graph", "fused", "kernel", "cuda", "ptx", "cpp"}));
+  cmd->add_option("--arch", a->arch, "CUDA architecture for --emit ptx (default sm_90)");
+  cmd->add_option("--save-schedules", a->saveSchedules, "Write every kernel's schedule trace (JSON) to FILE");
+  cmd->add_option("--schedules", a->schedules, "Replay the schedules saved in FILE instead of the template defaults");
   cmd->add_flag("--explain-fusion", a->explain, "One line per fusion decision: verdict, rule, reason");
   cmd->add_flag("--memory", a->memory, "Print the memory plan");
   cmd->add_flag("--json", a->json, "Print one JSON object (steps, groups, decisions, overrides, memory)");

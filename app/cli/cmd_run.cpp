@@ -3,11 +3,16 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "app/cli/commands.h"
 #include "frontend/model_io.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
+#include "fusion/compile.h"
+#include "runtime/execute/executor.h"
+#include "runtime/execute/from_fusion.h"
 #include "runtime/reference/interpreter.h"
 
 namespace tessera::cli {
@@ -16,8 +21,10 @@ namespace fs = std::filesystem;
 
 namespace {
 struct RunArgs {
-  std::string model, backend = "reference", inputsDir, outputDir;
+  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch;
   uint64_t seed = 0;
+  int reps = 10;
+  bool check = false, json = false;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -53,9 +60,50 @@ void saveDataSet(const Graph& g, const std::vector<Tensor>& inputs, const std::v
                          (fs::path(dir) / ("output_" + std::to_string(i) + ".pb")).string());
 }
 
+std::string readText(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail(path + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void printReport(const execute::RunReport& r) {
+  std::printf("backend %s on %s\n", r.backend.c_str(), r.device.c_str());
+  for (const auto& k : r.kernels) {
+    std::printf("  %-6s %9.4f ms %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(), k.ms, k.gbps,
+                k.gflops, k.status.c_str(), k.maxRelErr);
+    std::printf("%s\n", k.message.empty() ? "" : ("  (" + k.message + ")").c_str());
+  }
+  std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
+              r.outputsVerified ? "verified" : "NOT verified");
+  for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
+}
+
+// cpu and cuda: compile (passes + fusion), generate and build every kernel, run, time, verify.
+int runCompiled(const RunArgs& args) {
+  Graph g = loadModel(args.model);
+  std::vector<Tensor> inputs = loadInputs(g, args);
+  CompileResult cr = compileGraph(std::move(g), CompileOptions{});
+  if (!cr.error.empty()) fail("compile: " + cr.error);
+  execute::ScheduleSet saved;
+  if (!args.schedules.empty()) saved = execute::ScheduleSet::load(readText(args.schedules));
+  execute::CompiledModel m = execute::compileKernels(cr, args.schedules.empty() ? nullptr : &saved);
+  execute::RunOptions o;
+  o.reps = args.reps;
+  o.arch = args.arch;
+  o.inputs = inputs;
+  execute::RunReport r = execute::executeWithBaseline(m, execute::parseBackend(args.backend), o);
+  for (const auto& s : m.staleSchedules) r.messages.push_back("stale schedule: " + s);
+  if (args.json) std::printf("%s\n", r.toJson().dump(2).c_str());
+  else printReport(r);
+  if (!args.outputDir.empty() && r.ran) saveDataSet(*cr.graph, inputs, r.outputs, args.outputDir);
+  if (!r.ran) return r.cannotRun.empty() ? 1 : 0;
+  return args.check && !r.outputsVerified ? 1 : 0;
+}
+
 int runModel(const RunArgs& args) {
-  if (args.backend != "reference")
-    fail("backend '" + args.backend + "' is not available (this build has: reference)");
+  if (args.backend != "reference") return runCompiled(args);
   Graph g = loadModel(args.model);
   std::vector<Tensor> inputs = loadInputs(g, args);
   auto start = std::chrono::steady_clock::now();
@@ -75,7 +123,14 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("run", "Run a model and print (or save) its outputs");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .tsr)")->required();
-  cmd->add_option("--backend", args->backend, "reference")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "reference, cpu (generated C++) or cuda (generated CUDA)")
+      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--reps", args->reps, "Timed repetitions per kernel (median)")->check(CLI::Range(1, 100000));
+  cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");
+  cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
+  cmd->add_option("--schedules", args->schedules, "Replay saved schedules (JSON from compile --save-schedules)");
+  cmd->add_option("--arch", args->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");
   cmd->add_option("--random", args->seed, "Seed for random inputs (default 0)")->excludes(inputs);
   cmd->add_option("--output", args->outputDir, "Write input_N.pb and output_N.pb (an ONNX test data set) into this folder");
