@@ -147,6 +147,19 @@ class TestTsr : public QObject {
       QVERIFY(parsed.findValue("c_" + std::string(dtypeName(kAllDTypes[i])))->initializer()->identical(data[i]));
   }
 
+  void bigUnsigned64ValuesKeepTheirBytes() {
+    Graph g("u64");
+    Tensor t(DType::U64, {2});
+    uint64_t values[2] = {UINT64_MAX, 7};
+    std::memcpy(t.mutableBytes().data(), values, 16);
+    g.addOutput(g.addInitializer("big", t));
+    g.addOutput(g.addInitializer("small", Tensor::fromInts(DType::U64, {1}, std::vector<int64_t>{INT64_MAX})));
+    std::string text = printTsr(g);
+    QVERIFY(text.find("const %big: u64[2] = base64\"") != std::string::npos);
+    QVERIFY(text.find("const %small: u64[1] = [9223372036854775807]") != std::string::npos);
+    QVERIFY(roundTrip(g).findValue("big")->initializer()->identical(t));
+  }
+
   void roundTripsScalarsAndEmptyTensors() {
     GraphBuilder b("shapes");
     Value* s = b.input("s", {DType::F32, {}});
@@ -384,7 +397,8 @@ graph hand {   # a graph
 
   void unknownDTypeIsNamed() {
     QCOMPARE(q(parseError("graph g {\n  input %x: f8[2]\n}")),
-             q("t.tsr:2:13: unknown dtype 'f8' (the dtypes are f32, f16, bf16, f64, i64, i32, i16, i8, u8 and bool)"));
+             q("t.tsr:2:13: unknown dtype 'f8' (the dtypes are f32, f16, bf16, f64, i64, i32, i16, i8, u8, bool, "
+               "u16, u32, u64)"));
   }
 
   void duplicateNamesNameTheFirstLine() {

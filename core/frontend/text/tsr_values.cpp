@@ -207,9 +207,11 @@ TensorType parseTensorType(TokenStream& ts) {
   Token dtypeToken = ts.peek();
   if (dtypeToken.kind != Tok::Name) ts.failExpected("a dtype");
   std::optional<DType> dtype = parseDType(dtypeToken.text);
-  if (!dtype)
-    ts.failAt(dtypeToken, "unknown dtype '" + dtypeToken.text +
-                              "' (the dtypes are f32, f16, bf16, f64, i64, i32, i16, i8, u8 and bool)");
+  if (!dtype) {
+    std::string known;
+    for (DType t : kAllDTypes) known += (known.empty() ? "" : ", ") + std::string(dtypeName(t));
+    ts.failAt(dtypeToken, "unknown dtype '" + dtypeToken.text + "' (the dtypes are " + known + ")");
+  }
   ts.take();
   ts.expect(Tok::LBracket, "'[' after the dtype");
   Shape shape;
