@@ -51,7 +51,9 @@ class DotGraph {
   void build(const GraphLayout& layout) {
     nodes_.reserve(layout.nodes.size());
     for (size_t i = 0; i < layout.nodes.size(); ++i) {
-      Agnode_t* n = agnode(g_, const_cast<char*>(("n" + std::to_string(i)).c_str()), 1);
+      std::string name = std::to_string(i);  // appended, not `"n" + …`: GCC 12 warns falsely on that sum
+      name.insert(0, 1, 'n');
+      Agnode_t* n = agnode(g_, name.data(), 1);
       const double w = layout.nodes[i].isGroup ? kGroupWidth : kNodeWidth;
       setAttr(n, "width", std::to_string(w / 72.0));
       setAttr(n, "height", std::to_string(kNodeHeight / 72.0));
@@ -62,7 +64,9 @@ class DotGraph {
       if (seen.insert({e.from, e.to}).second) agedge(g_, nodes_[size_t(e.from)], nodes_[size_t(e.to)], nullptr, 1);
     for (const LayoutCluster& c : layout.clusters) {
       if (c.collapsed) continue;
-      Agraph_t* sub = agsubg(g_, const_cast<char*>(("cluster_" + c.id.toStdString()).c_str()), 1);
+      std::string name = c.id.toStdString();
+      name.insert(0, "cluster_");  // the prefix makes dot draw it as a cluster
+      Agraph_t* sub = agsubg(g_, name.data(), 1);
       setAttr(sub, "label", c.label.toStdString());  // reserves room for the label we draw
       setAttr(sub, "margin", "10");
       for (int m : c.members) agsubnode(sub, nodes_[size_t(m)], 1);

@@ -36,7 +36,6 @@ GraphView::GraphView(QWidget* parent)
 GraphView::~GraphView() { runner_->waitForDone(); }
 
 void GraphView::showStep(StepPicture step) {
-  if (step_.graph != step.graph) fitOnNextLayout_ = !layout_ || !step_.graph || step.graph->numNodes() == 0;
   step_ = std::move(step);
   step_.collapsed = collapsed_;
   runner_->request(step_);

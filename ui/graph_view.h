@@ -32,6 +32,8 @@ class GraphView : public QGraphicsView {
   // Selects and centres a node (or a collapsed group standing for it); false when it is not drawn.
   bool selectNode(const QString& id, bool centre);
   void fit();
+  // The next layout shown is fitted to the view (a newly opened model).
+  void fitNextLayout() { fitOnNextLayout_ = true; }
   void zoomBy(double factor);
   double lastSceneMs() const { return sceneMs_; }
   // The right-click actions for an item (edge: force / forbid fuse; group or grouped node: split, collapse),

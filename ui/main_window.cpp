@@ -202,6 +202,8 @@ void MainWindow::onModelLoaded(const LoadedModel& result) {
     return;
   }
   if (!result.error.isEmpty()) log(tr("compile failed: %1").arg(result.error));
+  if (result.graph != shownModel_) graph_->fitNextLayout();  // a new model, not a recompile
+  shownModel_ = result.graph;
   rememberRecent(result.path);
   const QString name = QFileInfo(result.path).fileName();
   setWindowTitle(tr("%1 — Tessera").arg(name));

@@ -3,6 +3,9 @@
 // Inspector, IR / diff, Nodes and Log as docks whose arrangement is remembered; File, Edit, View and Run
 // menus; a status bar with the model, backend, device and last compile, and progress with a cancel button.
 #include <QMainWindow>
+#include <memory>
+
+#include "ir/graph.h"
 
 class QLabel;
 class QLineEdit;
@@ -71,6 +74,7 @@ class MainWindow : public QMainWindow {
   QLabel* lastRunLabel_ = nullptr;
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
+  std::shared_ptr<const Graph> shownModel_;  // to tell a newly opened model from a recompile
 };
 
 }  // namespace tessera::ui
