@@ -18,26 +18,26 @@ struct ConvShapes {
 };
 
 ConvShapes convShapes(const Node& node, const Shape& x, const Shape& w, const Shape* bias) {
-  if (x.size() < 3) nodeFail(node, "input 0 (X) must be [N, C, spatial...], got " + shapeToString(x));
+  if (x.size() < 3) failNode(node, "input 0 (X) must be [N, C, spatial...], got " + shapeToString(x));
   if (w.size() != x.size())
-    nodeFail(node, "input 1 (W) " + shapeToString(w) + " must have the rank of X " + shapeToString(x));
+    failNode(node, "input 1 (W) " + shapeToString(w) + " must have the rank of X " + shapeToString(x));
   ConvShapes s;
   s.N = x[0];
   s.C = x[1];
   s.M = w[0];
   s.groups = node.attrInt("group", 1);
   if (s.groups < 1 || s.C % s.groups != 0 || s.M % s.groups != 0)
-    nodeFail(node, "group " + std::to_string(s.groups) + " must divide the input channels (" + std::to_string(s.C) +
+    failNode(node, "group " + std::to_string(s.groups) + " must divide the input channels (" + std::to_string(s.C) +
                        ") and output channels (" + std::to_string(s.M) + ")");
   if (w[1] * s.groups != s.C)
-    nodeFail(node, "input 1 (W) " + shapeToString(w) + " has " + std::to_string(w[1]) +
+    failNode(node, "input 1 (W) " + shapeToString(w) + " has " + std::to_string(w[1]) +
                        " channels per group, expected " + std::to_string(s.C / s.groups));
   Shape kernel(w.begin() + 2, w.end()), spatial(x.begin() + 2, x.end());
   if (!node.attrInts("kernel_shape").empty() && node.attrInts("kernel_shape") != kernel)
-    nodeFail(node, "attribute kernel_shape " + intsToString(node.attrInts("kernel_shape")) +
+    failNode(node, "attribute kernel_shape " + intsToString(node.attrInts("kernel_shape")) +
                        " differs from the weight's spatial shape " + shapeToString(kernel));
   if (bias && (bias->size() != 1 || (*bias)[0] != s.M))
-    nodeFail(node, "input 2 (B) " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");
+    failNode(node, "input 2 (B) " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");
   s.window = windowGeometry(node, spatial, kernel, false);
   s.out = {s.N, s.M};
   s.out.insert(s.out.end(), s.window.output.begin(), s.window.output.end());
@@ -45,9 +45,9 @@ ConvShapes convShapes(const Node& node, const Shape& x, const Shape& w, const Sh
 }
 
 void inferConv(InferContext& ctx) {
-  requireDType(ctx, 0, kFloatDTypes);
-  requireSameDType(ctx, 1);
-  if (ctx.hasInput(2)) requireSameDType(ctx, 2);
+  requireDType(ctx, 0, DTypeClass::Float);
+  requireSameDType(ctx, 0, 1);
+  if (ctx.hasInput(2)) requireSameDType(ctx, 0, 2);
   const Shape* bias = ctx.hasInput(2) ? &ctx.input(2).shape : nullptr;
   ctx.outputs[0] = {ctx.input(0).dtype, convShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape, bias).out};
 }

@@ -8,11 +8,11 @@
 
 #include "ops/broadcast.h"
 #include "ops/elementwise_parts.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 

@@ -1,10 +1,10 @@
 // Type conversions and pass-through ops: Cast, CastLike, Identity, Dropout (inference form).
 #include "ops/elementwise_parts.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 // Converts every element to `to`: floats round once (to integers: truncation toward zero), integers convert
 // exactly or wrap like a C cast, anything to bool is "!= 0" (NaN is true).

@@ -5,11 +5,11 @@
 
 #include "ir/error.h"
 #include "ops/elementwise_parts.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 // The tensor a Constant node holds, from whichever single value attribute it has.
 Tensor constantValue(const Node& node) {
@@ -87,7 +87,8 @@ OpSchema constantOfShapeSchema() {
     Tensor y(value.dtype(), types[0].shape);
     size_t es = dtypeSize(y.dtype());
     std::byte* out = y.mutableBytes().data();
-    for (int64_t i = 0; i < y.numElements(); ++i) std::memcpy(out + size_t(i) * es, value.bytes().data(), es);
+    const int64_t n = y.numElements();  // once: numElements() multiplies the shape out on every call
+    for (int64_t i = 0; i < n; ++i) std::memcpy(out + size_t(i) * es, value.bytes().data(), es);
     requireType(node, y, types[0]);
     return std::vector<Tensor>{y};
   };

@@ -4,11 +4,11 @@
 #include <functional>
 
 #include "ops/elementwise_parts.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 using FloatFn = std::function<double(double)>;
 

@@ -2,15 +2,18 @@
 // Internal: each op family registers its schemas here (called once by OpRegistry::instance()).
 namespace tessera {
 class OpRegistry;
-// Unary and binary math, comparisons, logic, Where, Cast/CastLike, Clip, variadic Max/Min/Sum/Mean, Gelu,
-// activations, Identity, Dropout, Constant, ConstantOfShape, Shape, Size, Range.
+// Unary math and activations (Gelu, HardSwish, Selu, ...), IsNaN/IsInf/Not, arithmetic, comparisons, logic,
+// Where, Clip, PRelu, variadic Max/Min/Sum/Mean, Cast/CastLike, Identity, Dropout, Constant, ConstantOfShape,
+// Shape, Size, Range (elementwise_*.cpp).
 void registerElementwiseOps(OpRegistry& r);
-// ReduceSum ReduceMean ReduceMax (and other reductions as needed).
+// ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum
+// ReduceLogSumExp, ArgMax ArgMin.
 void registerReductionOps(OpRegistry& r);
-// Softmax LogSoftmax LayerNormalization BatchNormalization.
+// Softmax LogSoftmax LayerNormalization BatchNormalization (inference and training form) LRN.
 void registerNormalizationOps(OpRegistry& r);
-// MatMul Gemm Conv MaxPool AveragePool GlobalAveragePool.
+// MatMul Gemm; Conv (conv.cpp); MaxPool AveragePool GlobalAveragePool GlobalMaxPool (pool.cpp).
 void registerLinalgOps(OpRegistry& r);
-// Reshape Transpose Flatten Concat Split Slice Gather Squeeze Unsqueeze Expand Tile.
+// Reshape Transpose Flatten Squeeze Unsqueeze Expand Tile; Slice Split Concat Pad (slice_ops.cpp); Gather
+// GatherElements (gather.cpp).
 void registerShapeOps(OpRegistry& r);
 }  // namespace tessera

@@ -12,7 +12,7 @@ namespace {
 int64_t gatherAxis(const Node& node, int64_t rank) {
   int64_t axis = node.attrInt("axis", 0);
   auto n = normalizeAxis(axis, rank);
-  if (!n) nodeFail(node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (!n) failNode(node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return *n;
 }
 
@@ -21,7 +21,7 @@ std::vector<int64_t> checkedIndices(const Node& node, const Tensor& indices, int
   std::vector<int64_t> v = indices.toInts();
   for (int64_t& i : v) {
     if (i < -extent || i >= extent)
-      nodeFail(node, "index " + std::to_string(i) + " is out of range for an axis of extent " +
+      failNode(node, "index " + std::to_string(i) + " is out of range for an axis of extent " +
                          std::to_string(extent));
     if (i < 0) i += extent;
   }

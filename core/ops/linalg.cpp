@@ -94,19 +94,19 @@ struct MatMulShapes {
 // numpy matmul: a 1-D first operand gains a leading 1, a 1-D second operand a trailing 1, both removed after.
 MatMulShapes matMulShapes(const Node& node, const Shape& a, const Shape& b) {
   if (a.empty() || b.empty())
-    nodeFail(node, "operands must have rank >= 1, got " + shapeToString(a) + " and " + shapeToString(b));
+    failNode(node, "operands must have rank >= 1, got " + shapeToString(a) + " and " + shapeToString(b));
   MatMulShapes s;
   Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a, b2 = b.size() == 1 ? Shape{b[0], 1} : b;
   s.M = a2[a2.size() - 2];
   s.K = a2.back();
   s.N = b2.back();
   if (b2[b2.size() - 2] != s.K)
-    nodeFail(node, "inner dimensions differ: " + shapeToString(a) + " x " + shapeToString(b));
+    failNode(node, "inner dimensions differ: " + shapeToString(a) + " x " + shapeToString(b));
   s.aBatch.assign(a2.begin(), a2.end() - 2);
   s.bBatch.assign(b2.begin(), b2.end() - 2);
   auto batch = broadcastShapes({s.aBatch, s.bBatch});
   if (!batch)
-    nodeFail(node, "batch dimensions do not broadcast: " + shapeToString(a) + " x " + shapeToString(b));
+    failNode(node, "batch dimensions do not broadcast: " + shapeToString(a) + " x " + shapeToString(b));
   s.batch = *batch;
   s.out = s.batch;
   if (a.size() > 1) s.out.push_back(s.M);
@@ -115,8 +115,8 @@ MatMulShapes matMulShapes(const Node& node, const Shape& a, const Shape& b) {
 }
 
 void inferMatMul(InferContext& ctx) {
-  requireDType(ctx, 0, kNumericDTypes);
-  requireSameDType(ctx, 1);
+  requireDType(ctx, 0, DTypeClass::Numeric);
+  requireSameDType(ctx, 0, 1);
   ctx.outputs[0] = {ctx.input(0).dtype, matMulShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape).out};
 }
 
@@ -141,23 +141,23 @@ struct GemmShapes {
 
 GemmShapes gemmShapes(const Node& node, const Shape& a, const Shape& b, const Shape* c) {
   if (a.size() != 2 || b.size() != 2)
-    nodeFail(node, "A and B must be 2-D, got " + shapeToString(a) + " and " + shapeToString(b));
+    failNode(node, "A and B must be 2-D, got " + shapeToString(a) + " and " + shapeToString(b));
   bool ta = node.attrInt("transA", 0) != 0, tb = node.attrInt("transB", 0) != 0;
   GemmShapes s{ta ? a[1] : a[0], ta ? a[0] : a[1], tb ? b[0] : b[1]};
   int64_t kb = tb ? b[1] : b[0];
   if (kb != s.K)
-    nodeFail(node, "inner dimensions differ: A " + shapeToString(a) + (ta ? " (transposed)" : "") + " x B " +
+    failNode(node, "inner dimensions differ: A " + shapeToString(a) + (ta ? " (transposed)" : "") + " x B " +
                        shapeToString(b) + (tb ? " (transposed)" : ""));
   Shape mn{s.M, s.N};
   if (c && broadcastShapes({*c, mn}) != mn)
-    nodeFail(node, "input 2 (C) " + shapeToString(*c) + " does not broadcast to " + shapeToString(mn));
+    failNode(node, "input 2 (C) " + shapeToString(*c) + " does not broadcast to " + shapeToString(mn));
   return s;
 }
 
 void inferGemm(InferContext& ctx) {
-  requireDType(ctx, 0, kNumericDTypes);
-  requireSameDType(ctx, 1);
-  if (ctx.hasInput(2)) requireSameDType(ctx, 2);
+  requireDType(ctx, 0, DTypeClass::Numeric);
+  requireSameDType(ctx, 0, 1);
+  if (ctx.hasInput(2)) requireSameDType(ctx, 0, 2);
   GemmShapes s = gemmShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape,
                             ctx.hasInput(2) ? &ctx.input(2).shape : nullptr);
   ctx.outputs[0] = {ctx.input(0).dtype, {s.M, s.N}};

@@ -3,12 +3,12 @@
 #include <cmath>
 
 #include "ops/broadcast.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 #include "ops/families.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 // Softmax along `axis`, shifted by the maximum so that large inputs do not overflow.
 std::vector<double> softmax(std::vector<double> v, const AxisSplit& sp, bool logForm) {

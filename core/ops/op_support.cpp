@@ -8,7 +8,7 @@
 
 namespace tessera::ops {
 
-void nodeFail(const Node& node, const std::string& message) {
+void failNode(const Node& node, const std::string& message) {
   fail("node '" + node.id() + "' (" + node.op() + "): " + message);
 }
 
@@ -24,10 +24,10 @@ std::string intsToString(const std::vector<int64_t>& v) {
 
 std::vector<int64_t> tensorInts(const Node& node, const Tensor& t, size_t i, const std::string& what) {
   if (!isInteger(t.dtype()))
-    nodeFail(node, "input " + std::to_string(i) + " (" + what + ") must be an integer tensor, not " +
+    failNode(node, "input " + std::to_string(i) + " (" + what + ") must be an integer tensor, not " +
                        t.type().toString());
   if (t.shape().size() > 1)
-    nodeFail(node, "input " + std::to_string(i) + " (" + what + ") must be 1-D, not " + t.type().toString());
+    failNode(node, "input " + std::to_string(i) + " (" + what + ") must be 1-D, not " + t.type().toString());
   return t.toInts();
 }
 
@@ -44,18 +44,13 @@ void requireDType(const InferContext& ctx, size_t i, std::initializer_list<DType
     if (!names.empty()) names += ' ';
     names += dtypeName(a);
   }
-  ctx.error("input " + std::to_string(i) + " has dtype " + std::string(dtypeName(t)) + ", expected one of: " + names);
-}
-
-void requireSameDType(const InferContext& ctx, size_t i) {
-  if (ctx.input(i).dtype != ctx.input(0).dtype)
-    ctx.error("input " + std::to_string(i) + " is " + ctx.input(i).toString() + " but input 0 is " +
-              ctx.input(0).toString() + "; dtypes must match");
+  ctx.error("input " + std::to_string(i) + " is " + std::string(dtypeName(t)) + "; " + ctx.node().op() +
+            " accepts one of: " + names);
 }
 
 void requireWorkBuffer(const Node& node, int64_t elements) {
   if (elements > Tensor::kMaxTensorBytes / int64_t(sizeof(double)))
-    nodeFail(node, "needs a work buffer of " + std::to_string(elements) + " doubles, over the 16 GiB limit");
+    failNode(node, "needs a work buffer of " + std::to_string(elements) + " doubles, over the 16 GiB limit");
 }
 
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body) {
@@ -94,7 +89,7 @@ void addOp(OpRegistry& r, OpSchema schema) {
       return eval(node, in, types);
     } catch (const Error& e) {
       if (namesNode(e)) throw;
-      nodeFail(node, e.what());
+      failNode(node, e.what());
     }
   };
   r.add(std::move(schema));

@@ -19,12 +19,12 @@ struct PoolShapes {
 };
 
 PoolShapes poolShapes(const Node& node, const Shape& x) {
-  if (x.size() < 3) nodeFail(node, "input 0 (X) must be [N, C, spatial...], got " + shapeToString(x));
-  if (!node.hasAttr("kernel_shape")) nodeFail(node, "attribute kernel_shape is required");
+  if (x.size() < 3) failNode(node, "input 0 (X) must be [N, C, spatial...], got " + shapeToString(x));
+  if (!node.hasAttr("kernel_shape")) failNode(node, "attribute kernel_shape is required");
   Shape kernel = node.attrInts("kernel_shape");
   Shape spatial(x.begin() + 2, x.end());
   if (kernel.size() != spatial.size())
-    nodeFail(node, "attribute kernel_shape " + intsToString(kernel) + " must have one value per spatial axis of " +
+    failNode(node, "attribute kernel_shape " + intsToString(kernel) + " must have one value per spatial axis of " +
                        shapeToString(x));
   PoolShapes s;
   s.window = windowGeometry(node, spatial, kernel, node.attrInt("ceil_mode", 0) != 0);
@@ -43,7 +43,7 @@ void inferMaxPool(InferContext& ctx) {
 }
 
 void inferAveragePool(InferContext& ctx) {
-  requireDType(ctx, 0, kFloatDTypes);
+  requireDType(ctx, 0, DTypeClass::Float);
   ctx.outputs[0] = {ctx.input(0).dtype, poolShapes(ctx.node(), ctx.input(0).shape).out};
 }
 
@@ -146,7 +146,7 @@ std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Te
 // --- global pools: one value per (batch, channel) plane ---
 
 void inferGlobalPool(InferContext& ctx) {
-  requireDType(ctx, 0, kFloatDTypes);
+  requireDType(ctx, 0, DTypeClass::Float);
   const Shape& x = ctx.input(0).shape;
   if (x.size() < 2) ctx.error("input 0 (X) must be [N, C, spatial...], got " + shapeToString(x));
   Shape out(x.size(), 1);

@@ -6,12 +6,12 @@
 #include <limits>
 
 #include "ops/broadcast.h"
-#include "ops/eval_util.h"
 #include "ops/op_support.h"
 #include "ops/families.h"
 
 namespace tessera {
 namespace {
+using namespace ops;  // the shared helpers of op_support.h
 
 enum class Reduce { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
 

@@ -125,7 +125,7 @@ std::vector<int64_t> permutation(const Node& node, size_t rank) {
     if (valid) seen[size_t(p)] = true;
   }
   if (!valid)
-    nodeFail(node, "attribute perm " + intsToString(perm) + " is not a permutation of " + std::to_string(rank) +
+    failNode(node, "attribute perm " + intsToString(perm) + " is not a permutation of " + std::to_string(rank) +
                        " axes");
   return perm;
 }

@@ -16,7 +16,7 @@ constexpr int kMaxVariadic = 1 << 20;  // bound on Concat inputs and Split outpu
 int64_t axisAttr(const Node& node, int64_t rank, int64_t fallback) {
   int64_t axis = node.attrInt("axis", fallback);
   auto n = normalizeAxis(axis, rank);
-  if (!n) nodeFail(node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (!n) failNode(node, "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return *n;
 }
 
@@ -54,7 +54,7 @@ SliceRegion sliceRegion(const Node& node, const Shape& in, const std::vector<con
   if (operands[2]) axes = ints(2, "axes");
   if (operands[3]) steps = ints(3, "steps");
   if (ends.size() != n || axes.size() != n || steps.size() != n)
-    nodeFail(node, "starts, ends, axes and steps must have the same length, got " + std::to_string(n) + ", " +
+    failNode(node, "starts, ends, axes and steps must have the same length, got " + std::to_string(n) + ", " +
                        std::to_string(ends.size()) + ", " + std::to_string(axes.size()) + ", " +
                        std::to_string(steps.size()));
   SliceRegion r{std::vector<int64_t>(in.size(), 0), std::vector<int64_t>(in.size(), 1), in};
@@ -62,9 +62,9 @@ SliceRegion sliceRegion(const Node& node, const Shape& in, const std::vector<con
   for (size_t i = 0; i < n; ++i) {
     auto a = normalizeAxis(axes[i], int64_t(in.size()));
     if (!a || seen[size_t(*a)])
-      nodeFail(node, "axes " + intsToString(axes) + " has an axis out of range or repeated for rank " +
+      failNode(node, "axes " + intsToString(axes) + " has an axis out of range or repeated for rank " +
                          std::to_string(in.size()));
-    if (steps[i] == 0) nodeFail(node, "steps " + intsToString(steps) + " has a zero step");
+    if (steps[i] == 0) failNode(node, "steps " + intsToString(steps) + " has a zero step");
     seen[size_t(*a)] = true;
     r.step[size_t(*a)] = steps[i];
     sliceAxis(in[size_t(*a)], starts[i], ends[i], steps[i], r.start[size_t(*a)], r.count[size_t(*a)]);
@@ -104,22 +104,22 @@ std::vector<int64_t> splitSizes(const Node& node, int64_t d, size_t outputs, con
     sizes = tensorInts(node, *split, 1, "split");
     int64_t sum = 0;
     for (int64_t v : sizes) {
-      if (v < 0) nodeFail(node, "split " + intsToString(sizes) + " has a negative size");
+      if (v < 0) failNode(node, "split " + intsToString(sizes) + " has a negative size");
       sum += v;
     }
     if (sum != d)
-      nodeFail(node, "split " + intsToString(sizes) + " does not add up to the extent " + std::to_string(d));
+      failNode(node, "split " + intsToString(sizes) + " does not add up to the extent " + std::to_string(d));
   } else {
     int64_t n = node.attrInt("num_outputs", int64_t(outputs));
-    if (n < 1 || n > kMaxVariadic) nodeFail(node, "num_outputs " + std::to_string(n) + " must be positive");
+    if (n < 1 || n > kMaxVariadic) failNode(node, "num_outputs " + std::to_string(n) + " must be positive");
     int64_t chunk = (d + n - 1) / n, last = d - chunk * (n - 1);
     if (last < 0)
-      nodeFail(node, "extent " + std::to_string(d) + " cannot be split into " + std::to_string(n) + " parts");
+      failNode(node, "extent " + std::to_string(d) + " cannot be split into " + std::to_string(n) + " parts");
     sizes.assign(size_t(n - 1), chunk);
     sizes.push_back(last);
   }
   if (sizes.size() != outputs)
-    nodeFail(node, "splits into " + std::to_string(sizes.size()) + " parts but has " + std::to_string(outputs) +
+    failNode(node, "splits into " + std::to_string(sizes.size()) + " parts but has " + std::to_string(outputs) +
                        " outputs");
   return sizes;
 }
@@ -161,7 +161,7 @@ void inferConcat(InferContext& ctx) {
   Shape out = first;
   out[size_t(axis)] = 0;
   for (size_t i = 0; i < ctx.numInputs(); ++i) {
-    requireSameDType(ctx, i);
+    requireSameDType(ctx, 0, i);
     const Shape& s = ctx.input(i).shape;
     bool same = s.size() == first.size();
     for (size_t d = 0; same && d < s.size(); ++d) same = int64_t(d) == axis || s[d] == first[d];
@@ -212,24 +212,24 @@ PadSpec padSpec(const Node& node, const Shape& in, const Tensor& padsT, const Te
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   }
   if (pads.size() != 2 * axes.size())
-    nodeFail(node, "pads " + intsToString(pads) + " must have 2 values per padded axis (" +
+    failNode(node, "pads " + intsToString(pads) + " must have 2 values per padded axis (" +
                        std::to_string(axes.size()) + " axes)");
   PadSpec p{std::vector<int64_t>(in.size(), 0), std::vector<int64_t>(in.size(), 0),
             node.attrString("mode", "constant")};
   if (p.mode != "constant" && p.mode != "reflect" && p.mode != "edge" && p.mode != "wrap")
-    nodeFail(node, "mode '" + p.mode + "' must be constant, reflect, edge or wrap");
+    failNode(node, "mode '" + p.mode + "' must be constant, reflect, edge or wrap");
   constexpr int64_t kMaxPad = int64_t(1) << 40;  // keeps the extent arithmetic in range
   for (size_t i = 0; i < axes.size(); ++i) {
     auto a = normalizeAxis(axes[i], rank);
-    if (!a) nodeFail(node, "axes " + intsToString(axes) + " has an axis out of range for rank " + std::to_string(rank));
+    if (!a) failNode(node, "axes " + intsToString(axes) + " has an axis out of range for rank " + std::to_string(rank));
     int64_t b = pads[i], e = pads[i + axes.size()];
-    if (std::abs(b) > kMaxPad || std::abs(e) > kMaxPad) nodeFail(node, "pads " + intsToString(pads) + " are too large");
+    if (std::abs(b) > kMaxPad || std::abs(e) > kMaxPad) failNode(node, "pads " + intsToString(pads) + " are too large");
     p.begin[size_t(*a)] = b;
     p.end[size_t(*a)] = e;
     int64_t extent = in[size_t(*a)] + b + e;
-    if (extent < 0) nodeFail(node, "pads " + intsToString(pads) + " crop axis " + std::to_string(*a) + " below zero");
+    if (extent < 0) failNode(node, "pads " + intsToString(pads) + " crop axis " + std::to_string(*a) + " below zero");
     if (p.mode != "constant" && in[size_t(*a)] == 0 && extent > 0)
-      nodeFail(node, "mode '" + p.mode + "' cannot pad the empty axis " + std::to_string(*a));
+      failNode(node, "mode '" + p.mode + "' cannot pad the empty axis " + std::to_string(*a));
   }
   return p;
 }
@@ -237,7 +237,7 @@ PadSpec padSpec(const Node& node, const Shape& in, const Tensor& padsT, const Te
 void inferPad(InferContext& ctx) {
   const Shape& in = ctx.input(0).shape;
   if (ctx.hasInput(2)) {
-    requireSameDType(ctx, 2);
+    requireSameDType(ctx, 0, 2);
     if (ctx.input(2).numElements() != 1) ctx.error("input 2 (constant_value) must hold one value");
   }
   const Tensor* axes = ctx.hasInput(3) ? &ctx.requireConstant(3, "axes") : nullptr;

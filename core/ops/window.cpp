@@ -16,10 +16,10 @@ std::vector<int64_t> readPerAxis(const Node& node, const std::string& name, size
   std::vector<int64_t> v = node.attrInts(name);
   if (v.empty()) v.assign(count, fallback);  // absent, or written as an empty list by some exporters
   if (v.size() != count)
-    nodeFail(node, "attribute " + name + " " + intsToString(v) + " must have " + std::to_string(count) + " values");
+    failNode(node, "attribute " + name + " " + intsToString(v) + " must have " + std::to_string(count) + " values");
   for (int64_t x : v)
     if (x < minValue || x > kMaxWindowValue)
-      nodeFail(node, "attribute " + name + " " + intsToString(v) + " has a value outside [" +
+      failNode(node, "attribute " + name + " " + intsToString(v) + " has a value outside [" +
                          std::to_string(minValue) + ", 2^30]");
   return v;
 }
@@ -34,13 +34,13 @@ WindowGeometry windowGeometry(const Node& node, const Shape& inputSpatial, const
   g.input = inputSpatial;
   g.kernel = kernel;
   for (int64_t k : kernel)
-    if (k < 1 || k > kMaxWindowValue) nodeFail(node, "kernel shape " + intsToString(kernel) + " must be positive");
+    if (k < 1 || k > kMaxWindowValue) failNode(node, "kernel shape " + intsToString(kernel) + " must be positive");
   g.strides = readPerAxis(node, "strides", r, 1, 1);
   g.dilations = readPerAxis(node, "dilations", r, 1, 1);
   std::vector<int64_t> pads = readPerAxis(node, "pads", 2 * r, 0, 0);
   std::string autoPad = node.attrString("auto_pad", "NOTSET");
   if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
-    nodeFail(node, "attribute auto_pad '" + autoPad + "' must be NOTSET, VALID, SAME_UPPER or SAME_LOWER");
+    failNode(node, "attribute auto_pad '" + autoPad + "' must be NOTSET, VALID, SAME_UPPER or SAME_LOWER");
   g.padsBegin.assign(pads.begin(), pads.begin() + int64_t(r));
   g.padsEnd.assign(pads.begin() + int64_t(r), pads.end());
   g.output.resize(r);
@@ -57,7 +57,7 @@ WindowGeometry windowGeometry(const Node& node, const Shape& inputSpatial, const
     if (autoPad == "VALID") g.padsBegin[i] = g.padsEnd[i] = 0;
     int64_t room = d + g.padsBegin[i] + g.padsEnd[i] - span;
     if (room < 0)
-      nodeFail(node, "window of extent " + std::to_string(span) + " on spatial axis " + std::to_string(i) +
+      failNode(node, "window of extent " + std::to_string(span) + " on spatial axis " + std::to_string(i) +
                          " is larger than the padded input (" + std::to_string(room + span) + ")");
     g.output[i] = (ceilMode ? ceilDiv(room, s) : floorDiv(room, s)) + 1;
     // A window that would start inside the end padding is dropped (ONNX and PyTorch agree).

@@ -314,7 +314,7 @@ class TestElementwise : public QObject {
                  "float types");
     EXPECT_ERROR(run1("Add", {f, T(DType::F32, {3}, {1, 2, 3})}), "node 'node1' (Add)", "do not broadcast",
                  "f32[2]", "f32[3]");
-    EXPECT_ERROR(run1("Add", {f, T(DType::F64, {2}, {1, 2})}), "node 'node1' (Add)", "same dtype", "f32", "f64");
+    EXPECT_ERROR(run1("Add", {f, T(DType::F64, {2}, {1, 2})}), "node 'node1' (Add)", "dtypes must match", "f32", "f64");
     EXPECT_ERROR(run1("Add", {f, f, f}), "node 'node1' (Add)", "has 3 inputs", "expected 2");
     EXPECT_ERROR(run1("Relu", {}), "node 'node1' (Relu)", "has 0 inputs");
     EXPECT_ERROR(run1("Neg", {T(DType::U8, {1}, {1})}), "node 'node1' (Neg)", "input 0 is u8");

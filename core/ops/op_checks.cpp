@@ -1,4 +1,6 @@
-#include "ops/eval_util.h"
+// Inference checks (dtype classes, ranks, broadcasting, axes), ONNX dtype codes, rounding to an output dtype
+// and evaluation-time checks; declared in op_support.h.
+#include "ops/op_support.h"
 
 #include <bit>
 #include <cmath>
@@ -6,7 +8,7 @@
 #include "ir/error.h"
 #include "ops/broadcast.h"
 
-namespace tessera {
+namespace tessera::ops {
 
 bool inDTypeClass(DType t, DTypeClass c) {
   switch (c) {
@@ -40,10 +42,9 @@ void requireDType(const InferContext& ctx, size_t input, DTypeClass c) {
 }
 
 void requireSameDType(const InferContext& ctx, size_t a, size_t b) {
-  DType ta = ctx.input(a).dtype, tb = ctx.input(b).dtype;
-  if (ta != tb)
-    ctx.error("inputs " + std::to_string(a) + " and " + std::to_string(b) + " must have the same dtype but are " +
-              std::string(dtypeName(ta)) + " and " + std::string(dtypeName(tb)));
+  if (ctx.input(b).dtype != ctx.input(a).dtype)
+    ctx.error("input " + std::to_string(b) + " is " + ctx.input(b).toString() + " but input " + std::to_string(a) +
+              " is " + ctx.input(a).toString() + "; dtypes must match");
 }
 
 void requireRank(const InferContext& ctx, size_t input, size_t rank) {
@@ -121,10 +122,6 @@ Tensor fromDoublesRounded(DType dtype, Shape shape, std::span<const double> valu
   return t;
 }
 
-void failNode(const Node& node, const std::string& message) {
-  fail("node '" + node.id() + "' (" + node.op() + "): " + message);
-}
-
 int64_t evalAxis(const Node& node, int64_t axis, int64_t rank) {
   std::optional<int64_t> a = normalizeAxis(axis, rank);
   if (!a)
@@ -148,4 +145,4 @@ AxisSplit splitAtAxis(const Shape& shape, int64_t axis) {
   return s;
 }
 
-}  // namespace tessera
+}  // namespace tessera::ops
