@@ -14,6 +14,9 @@
 #include "ir/error.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
+#include "fusion/compile.h"
+#include "runtime/execute/executor.h"
+#include "runtime/execute/from_fusion.h"
 
 namespace tessera::cli {
 
@@ -45,6 +48,32 @@ bool isUnsupported(const std::string& message) {
   return message.find("unsupported") != std::string::npos || message.find("unknown op") != std::string::npos;
 }
 
+std::string gBackend = "reference";  // set once by the command before any test runs
+
+// cpu: passes, fusion, generated C++ for every kernel. A group no template lowers makes the test a skip.
+std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Outcome& problem) {
+  CompileResult cr = compileGraph(std::move(g), CompileOptions{});
+  if (!cr.error.empty()) fail("compile: " + cr.error);
+  execute::CompiledModel m = execute::compileKernels(cr);
+  for (const auto& k : m.kernels)
+    if (!k.error.empty()) {
+      problem = {Verdict::Skip, "not lowered: " + k.error};
+      return {};
+    }
+  execute::RunOptions o;
+  o.reps = 1;
+  o.warmup = 0;
+  o.inputs = inputs;
+  execute::RunReport r = execute::executeModel(m, execute::parseBackend(gBackend), o);
+  for (const auto& k : r.kernels)
+    if (k.status == "not compiled" || k.status == "failed") {
+      problem = {Verdict::Fail, "kernel " + k.group + " " + k.status + ": " + k.message};
+      return {};
+    }
+  if (!r.ran) problem = {Verdict::Skip, r.cannotRun};
+  return r.outputs;
+}
+
 Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
   std::vector<std::string> feeds = onnxFeedNames(model.string());
   std::vector<fs::path> inputFiles = numberedFiles(dataSet, "input_");
@@ -72,7 +101,14 @@ Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
     if (it == feeds.end()) fail("graph input '" + in->name() + "' has no data");
     feedsLeft.push_back(inputs[size_t(it - feeds.begin())]);
   }
-  ReferenceResult result = runReference(g, feedsLeft);
+  ReferenceResult result;
+  if (gBackend == "reference") {
+    result = runReference(g, feedsLeft);
+  } else {
+    Outcome problem{Verdict::Pass, ""};
+    result.outputs = runGenerated(std::move(g), feedsLeft, problem);
+    if (problem.verdict != Verdict::Pass) return problem;
+  }
   if (outputFiles.size() != result.outputs.size())
     return {Verdict::Fail, std::to_string(outputFiles.size()) + " expected outputs, model has " +
                                std::to_string(result.outputs.size())};
@@ -155,8 +191,7 @@ std::set<std::string> readKnownFailures(const std::string& path) {
 }
 
 int runConformance(const ConformanceArgs& args) {
-  if (args.backend != "reference")
-    fail("backend '" + args.backend + "' is not available (this build has: reference)");
+  gBackend = args.backend;
   std::vector<fs::path> tests = collectTests(args.dirs, args.listFile);
   if (tests.empty()) fail("no tests found");
   std::set<std::string> known = readKnownFailures(args.knownFailuresFile);
@@ -193,7 +228,9 @@ void addConformanceCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--list", args->listFile, "A file with one test folder per line");
   cmd->add_option("--known-failures", args->knownFailuresFile,
                   "Tests expected not to pass (name and reason per line); exit 1 only for others");
-  cmd->add_option("--backend", args->backend, "reference")->capture_default_str();
+  cmd->add_option("--backend", args->backend, "reference, cpu (generated C++) or cuda (generated CUDA)")
+      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+      ->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = runConformance(*args); });
 }
 
