@@ -142,7 +142,7 @@ int64_t rangeLength(const Node& node, const Tensor& start, const Tensor& limit, 
     if (d == 0 || !std::isfinite(d)) failNode(node, "delta must be finite and non-zero");
     double n = std::ceil((limit.getDouble(0) - start.getDouble(0)) / d);
     if (!(n < 9e18)) failNode(node, "the range is too long or not finite");
-    return std::max<int64_t>(int64_t(n), 0);
+    return n > 0 ? int64_t(n) : 0;  // n may be -inf (an infinite start): never convert that to int64
   }
   int64_t d = delta.getInt(0), span = 0;
   if (d == 0) failNode(node, "delta must be non-zero");
