@@ -1,0 +1,77 @@
+#pragma once
+// A Tessera session (.tessera): everything needed to reopen a piece of work — the model (by path and content
+// hash, or embedded as .tsr text), the pipeline options, the overrides, and the window's own state (schedule
+// traces, tuning and run results, view state), which the core keeps verbatim as opaque JSON.
+// The file format is documented in docs/sessions.md.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fusion/compile.h"
+#include "fusion/overrides.h"
+#include "ir/graph.h"
+
+namespace tessera {
+
+inline constexpr int kSessionSchemaVersion = 1;  // the newest schema this build reads and the one it writes
+
+struct SessionModel {
+  std::string path;                         // absolute when saved by the CLI; may be empty when embedded only
+  std::string hash;                         // "fnv1a64:<16 hex digits>" of the file's bytes; empty: unknown
+  std::optional<std::string> embeddedTsr;   // the model as .tsr text, when asked or when the file is gone
+};
+
+struct SessionPipeline {
+  std::string name = "default";   // a pipeline name or a comma list of passes
+  std::set<std::string> disabled;
+  std::string stopAfter;
+  std::optional<int64_t> fuel;
+};
+
+struct Session {
+  SessionModel model;
+  SessionPipeline pipeline;
+  std::vector<Override> overrides;
+  nlohmann::json scheduleTraces = nlohmann::json::object();  // group key → schedule trace
+  nlohmann::json tuning = nlohmann::json::object();          // tuning results, verbatim
+  nlohmann::json lastRun = nlohmann::json::object();         // last run results, verbatim
+  nlohmann::json view = nlohmann::json::object();            // window state: step, level, selection, layout
+  // Filled by loadSession, never saved: e.g. "model 'x.tsr' changed since the session was saved (hash …)".
+  std::vector<std::string> warnings;
+  bool modelChanged = false;  // the model file's hash differs from the saved one
+  bool modelMissing = false;  // the model file is gone (the embedded copy, if any, stands in)
+};
+
+// FNV-1a 64 over a file's bytes, as "fnv1a64:<hex>". Throws Error naming the path when it cannot be read.
+std::string hashModelFile(const std::string& path);
+
+// A session for a model file: its absolute path and hash; with `embed`, also its .tsr text.
+Session sessionForModel(const std::string& modelPath, bool embed = false);
+// Copy the compile options in / out (the overrides included; `cancelled` and fusion options are left as is).
+void setCompileOptions(Session& session, const CompileOptions& options);
+CompileOptions compileOptionsOf(const Session& session);
+// The model: the file when present, else the embedded text. Throws Error when neither is available.
+Graph loadSessionModel(const Session& session);
+
+// Throws Error "FILE: …" naming the field or byte position at fault, or the newer schema.
+Session loadSession(const std::string& path);
+// Writes atomically (temporary file in the same folder, fsync, rename). When the model file is gone and the
+// session has no embedded copy, nothing can be added: the session is saved as it is.
+void saveSession(const Session& session, const std::string& path);
+
+// The JSON form (exposed for tests and for the autosave). `fileName` names the source in errors.
+nlohmann::json sessionToJson(const Session& session);
+Session sessionFromJson(nlohmann::json j, const std::string& fileName);
+
+// --- Autosave and crash recovery. `key` is the saved session's path, or the model's path before a first save.
+// The autosave lives in $XDG_CACHE_HOME/tessera/autosave/ (else ~/.cache/tessera/autosave/).
+std::string autosavePath(const std::string& key);
+void writeAutosave(const Session& session, const std::string& key);
+// The autosave's path when it exists and is newer than the file at `key` (or that file is gone).
+std::optional<std::string> findRecoverableAutosave(const std::string& key);
+void discardAutosave(const std::string& key);
+
+}  // namespace tessera
