@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "ir/error.h"
+#include "session/fnv.h"
 #include "session/session.h"
 
 namespace tessera {
@@ -20,12 +21,7 @@ fs::path autosaveFolder() {
 
 // The key's absolute path, hashed, keeps autosaves of same-named files in different folders apart.
 std::string keyHash(const std::string& key) {
-  std::string abs = fs::absolute(key).lexically_normal().string();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : abs) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return hex;
+  return fnv1a64Hex(fs::absolute(key).lexically_normal().string());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "frontend/text/tsr.h"
 #include "ir/error.h"
 #include "session/atomic_file.h"
+#include "session/fnv.h"
 
 namespace tessera {
 namespace {
@@ -36,11 +37,7 @@ void checkModel(Session& s) {
 
 std::string hashModelFile(const std::string& path) {
   std::string bytes = readWholeFile(path, kMaxModelBytes);
-  uint64_t h = 1469598103934665603ull;  // FNV-1a 64: fast, and enough to notice an edited file
-  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string("fnv1a64:") + hex;
+  return "fnv1a64:" + fnv1a64Hex(bytes);  // fast, and enough to notice an edited file
 }
 
 Session sessionForModel(const std::string& modelPath, bool embed) {

@@ -1,0 +1,325 @@
+// Session files: the round trip of every field, reopening a compiled session with overrides, the errors for
+// corrupt, foreign, newer and truncated files, the embedded model fallback, atomic writes and autosave recovery.
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <QtTest>
+#include <filesystem>
+#include <fstream>
+
+#include "frontend/model_io.h"
+#include "ir/error.h"
+#include "session/atomic_file.h"
+#include "session/session.h"
+
+using namespace tessera;
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+std::string sample(const char* name) { return std::string(TESSERA_SOURCE_DIR) + "/samples/" + name; }
+
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string readText(const std::string& path) { return readWholeFile(path, 1 << 30); }
+
+// The message of the Error that `f` throws; empty when it throws none.
+template <class F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Group id → node ids, to compare two compiles.
+std::map<std::string, std::vector<std::string>> groupsOf(const CompileResult& r) {
+  std::map<std::string, std::vector<std::string>> groups;
+  for (const FusedGroup& g : r.fusion->groups)
+    for (const GroupNode& n : g.nodes) groups[g.id].push_back(n.id);
+  return groups;
+}
+
+Override fuseRule(OverrideKind kind, const std::string& producer, const std::string& consumer) {
+  Override o;
+  o.kind = kind;
+  o.producer = producer;
+  o.consumer = consumer;
+  return o;
+}
+
+Override split(const std::string& group) {
+  Override o;
+  o.kind = OverrideKind::Split;
+  o.group = group;
+  return o;
+}
+
+Override disablePass(const std::string& pass) {
+  Override o;
+  o.kind = OverrideKind::DisablePass;
+  o.pass = pass;
+  return o;
+}
+
+Session fullSession(const std::string& modelPath) {
+  Session s = sessionForModel(modelPath, /*embed=*/true);
+  s.pipeline = {.name = "o0", .disabled = {"decompose", "fuse"}, .stopAfter = "cse", .fuel = 7};
+  s.overrides = {fuseRule(OverrideKind::ForbidFuse, "fc1", "bias1"), split("act"), disablePass("cse")};
+  s.scheduleTraces = json{{"k0", json{{"tile", {32, 64}}, {"unroll", 4}}}};
+  s.tuning = json{{"best", 1.25}, {"trials", json::array({1, 2, 3})}};
+  s.lastRun = json{{"backend", "cpu"}, {"ms", 0.5}, {"ok", true}};
+  s.view = json{{"step", 3}, {"level", "kernel"}, {"selection", "fc2"}, {"layout", {{"split", 0.4}}}};
+  return s;
+}
+
+}  // namespace
+
+class TestSession : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  std::string dir_;
+
+  std::string path(const std::string& name) { return dir_ + "/" + name; }
+  std::string copyOfSample(const char* name) {
+    fs::copy_file(sample(name), path(name), fs::copy_options::overwrite_existing);
+    return path(name);
+  }
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    dir_ = tmp_.path().toStdString();
+  }
+
+  void saveThenLoadKeepsEveryField() {
+    std::string model = copyOfSample("mlp.tsr");
+    Session s = fullSession(model);
+    saveSession(s, path("full.tessera"));
+    Session t = loadSession(path("full.tessera"));
+    QCOMPARE(t.model.path, fs::absolute(model).lexically_normal().string());
+    QCOMPARE(t.model.hash, s.model.hash);
+    QVERIFY(t.model.hash.starts_with("fnv1a64:") && t.model.hash.size() == 8 + 16);
+    QVERIFY(t.model.embeddedTsr && *t.model.embeddedTsr == *s.model.embeddedTsr);
+    QCOMPARE(t.pipeline.name, std::string("o0"));
+    QCOMPARE(t.pipeline.disabled, (std::set<std::string>{"decompose", "fuse"}));
+    QCOMPARE(t.pipeline.stopAfter, std::string("cse"));
+    QCOMPARE(t.pipeline.fuel.value_or(-1), int64_t(7));
+    QCOMPARE(t.overrides.size(), size_t(3));
+    QCOMPARE(t.overrides[0].kind, OverrideKind::ForbidFuse);
+    QCOMPARE(t.overrides[0].producer, std::string("fc1"));
+    QCOMPARE(t.overrides[0].consumer, std::string("bias1"));
+    QCOMPARE(t.overrides[1].group, std::string("act"));
+    QCOMPARE(t.overrides[2].pass, std::string("cse"));
+    QCOMPARE(t.scheduleTraces, s.scheduleTraces);
+    QCOMPARE(t.scheduleTraces["k0"]["unroll"].get<int>(), 4);
+    QCOMPARE(t.tuning, s.tuning);
+    QCOMPARE(t.lastRun, s.lastRun);
+    QCOMPARE(t.view, s.view);
+    QCOMPARE(t.view["selection"].get<std::string>(), std::string("fc2"));
+    QVERIFY(t.warnings.empty() && !t.modelChanged && !t.modelMissing);
+    // Saving what was loaded gives the same bytes: nothing is lost or reordered.
+    saveSession(t, path("again.tessera"));
+    QCOMPARE(readText(path("again.tessera")), readText(path("full.tessera")));
+  }
+
+  void compiledSessionReopensToTheSameGroups() {
+    std::string model = copyOfSample("mlp.tsr");
+    CompileOptions options;
+    options.overrides = {fuseRule(OverrideKind::ForbidFuse, "fc2", "bias2")};
+    CompileResult first = compileGraph(loadModel(model), options);
+    QVERIFY2(first.error.empty() && first.fusion, first.error.c_str());
+    QCOMPARE(first.overrides.size(), size_t(1));
+    QCOMPARE(first.overrides[0].status, std::string("applied"));
+    // Without the override: fc1+bias1+gelu and fc2+bias2, two kernels; forbidding fc2 → bias2 makes three.
+    QCOMPARE(compileGraph(loadModel(model), {}).fusion->groups.size(), size_t(2));
+    QCOMPARE(first.fusion->groups.size(), size_t(3));
+
+    Session s = sessionForModel(model);
+    setCompileOptions(s, options);
+    saveSession(s, path("compiled.tessera"));
+    Session t = loadSession(path("compiled.tessera"));
+    CompileResult again = compileGraph(loadSessionModel(t), compileOptionsOf(t));
+    QVERIFY2(again.error.empty() && again.fusion, again.error.c_str());
+    QCOMPARE(groupsOf(again), groupsOf(first));
+    QCOMPARE(again.overrides[0].status, std::string("applied"));
+  }
+
+  void corruptJsonNamesFileAndByte() {
+    writeText(path("bad.tessera"), "{\"format\": \"tessera-session\", \"schema_version\": 1,, }");
+    std::string e = errorOf([&] { loadSession(path("bad.tessera")); });
+    // Bytes count from 1: the second comma is the 51st.
+    QVERIFY2(e.starts_with(path("bad.tessera") + ": not valid JSON at byte 51"), e.c_str());
+  }
+
+  void wrongFormatTag() {
+    writeText(path("tag.tessera"), R"({"format": "tessera-overrides", "schema_version": 1, "model": {"path": "x"}})");
+    std::string e = errorOf([&] { loadSession(path("tag.tessera")); });
+    QCOMPARE(e, path("tag.tessera") +
+                    ": field 'format': expected \"tessera-session\", found \"tessera-overrides\"");
+    writeText(path("notag.tessera"), R"({"schema_version": 1})");
+    e = errorOf([&] { loadSession(path("notag.tessera")); });
+    QCOMPARE(e, path("notag.tessera") + ": field 'format': missing");
+  }
+
+  void wronglyTypedFields() {
+    json j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
+    j["pipeline"]["fuel"] = "lots";
+    writeText(path("typed.tessera"), j.dump());
+    std::string e = errorOf([&] { loadSession(path("typed.tessera")); });
+    QCOMPARE(e, path("typed.tessera") + ": field 'pipeline.fuel': expected a non-negative integer or null");
+    j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
+    j["view"] = json::array();
+    writeText(path("typed.tessera"), j.dump());
+    e = errorOf([&] { loadSession(path("typed.tessera")); });
+    QCOMPARE(e, path("typed.tessera") + ": field 'view': expected an object, found array");
+    j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
+    j.erase("model");
+    writeText(path("typed.tessera"), j.dump());
+    e = errorOf([&] { loadSession(path("typed.tessera")); });
+    QCOMPARE(e, path("typed.tessera") + ": field 'model': missing");
+    j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
+    j["overrides"][1] = json{{"kind", "split"}};  // no group
+    writeText(path("typed.tessera"), j.dump());
+    e = errorOf([&] { loadSession(path("typed.tessera")); });
+    QVERIFY2(e.starts_with(path("typed.tessera") + ":") && e.find("group") != std::string::npos, e.c_str());
+  }
+
+  void newerSchemaIsRefused() {
+    json j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
+    j["schema_version"] = 7;
+    writeText(path("newer.tessera"), j.dump());
+    std::string e = errorOf([&] { loadSession(path("newer.tessera")); });
+    QCOMPARE(e, path("newer.tessera") + ": written by a newer Tessera (schema 7, this build reads up to 1)");
+  }
+
+  void draftSchemaIsMigrated() {
+    std::string model = copyOfSample("mlp.tsr");
+    json j{{"format", "tessera-session"}, {"model", model}, {"pipeline", "o0"}, {"fuel", 3},
+           {"disabled", {"cse"}}};
+    writeText(path("v0.tessera"), j.dump());
+    Session s = loadSession(path("v0.tessera"));
+    QCOMPARE(s.model.path, model);
+    QCOMPARE(s.pipeline.name, std::string("o0"));
+    QCOMPARE(s.pipeline.fuel.value_or(-1), int64_t(3));
+    QCOMPARE(s.pipeline.disabled, std::set<std::string>{"cse"});
+    QVERIFY(s.warnings.empty());  // no hash saved: nothing to compare
+  }
+
+  void truncatedFile() {
+    saveSession(fullSession(copyOfSample("mlp.tsr")), path("cut.tessera"));
+    std::string text = readText(path("cut.tessera"));
+    writeText(path("cut.tessera"), text.substr(0, text.size() / 2));
+    std::string e = errorOf([&] { loadSession(path("cut.tessera")); });
+    QVERIFY2(e.starts_with(path("cut.tessera") + ": not valid JSON at byte ") &&
+                 e.find("truncated") != std::string::npos, e.c_str());
+  }
+
+  void missingModelFallsBackToEmbeddedCopy() {
+    std::string model = path("gone.tsr");
+    fs::copy_file(sample("mlp.tsr"), model, fs::copy_options::overwrite_existing);
+    saveSession(sessionForModel(model, /*embed=*/true), path("gone.tessera"));
+    saveSession(sessionForModel(model, /*embed=*/false), path("gone-plain.tessera"));
+    fs::remove(model);
+    Session s = loadSession(path("gone.tessera"));
+    QVERIFY(s.modelMissing && !s.modelChanged);
+    QCOMPARE(s.warnings.size(), size_t(1));
+    QVERIFY2(s.warnings[0].find("missing; using the copy embedded") != std::string::npos, s.warnings[0].c_str());
+    Graph g = loadSessionModel(s);
+    QCOMPARE(g.numNodes(), size_t(5));
+    Session plain = loadSession(path("gone-plain.tessera"));
+    std::string e = errorOf([&] { loadSessionModel(plain); });
+    QCOMPARE(e, "model '" + model + "' is missing and the session has no embedded copy");
+  }
+
+  void changedModelIsAWarning() {
+    std::string model = path("edited.tsr");
+    fs::copy_file(sample("mlp.tsr"), model, fs::copy_options::overwrite_existing);
+    Session saved = sessionForModel(model);
+    saveSession(saved, path("edited.tessera"));
+    writeText(model, readText(model) + "# edited\n");
+    Session s = loadSession(path("edited.tessera"));
+    QVERIFY(s.modelChanged && !s.modelMissing);
+    QCOMPARE(s.warnings.size(), size_t(1));
+    QVERIFY2(s.warnings[0].starts_with("model '" + model + "' changed since the session was saved (hash was " +
+                                       saved.model.hash + ", now fnv1a64:"),
+             s.warnings[0].c_str());
+  }
+
+  void fnvHashOfKnownBytes() {
+    writeText(path("a.bin"), "a");
+    QCOMPARE(hashModelFile(path("a.bin")), std::string("fnv1a64:af63dc4c8601ec8c"));  // FNV-1a 64 of "a"
+    writeText(path("empty.bin"), "");
+    QCOMPARE(hashModelFile(path("empty.bin")), std::string("fnv1a64:cbf29ce484222325"));  // the offset basis
+  }
+
+  // A write that fails half way (file size limit: works as root too) leaves the old file whole, and no temporary.
+  void failedWriteKeepsTheOldFile() {
+    Session s = fullSession(copyOfSample("mlp.tsr"));
+    saveSession(s, path("keep.tessera"));
+    std::string before = readText(path("keep.tessera"));
+    s.view["big"] = std::string(100000, 'x');
+    ::signal(SIGXFSZ, SIG_IGN);
+    rlimit old{};
+    ::getrlimit(RLIMIT_FSIZE, &old);
+    rlimit small = old;
+    small.rlim_cur = 4096;
+    ::setrlimit(RLIMIT_FSIZE, &small);
+    std::string e = errorOf([&] { saveSession(s, path("keep.tessera")); });
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    QVERIFY2(e.starts_with(path("keep.tessera") + ": cannot write: "), e.c_str());
+    QCOMPARE(readText(path("keep.tessera")), before);
+    for (const auto& entry : fs::directory_iterator(dir_))
+      QVERIFY2(entry.path().filename().string().find(".tmp-") == std::string::npos, entry.path().c_str());
+  }
+
+  void unwritableFolderKeepsTheOldFile() {
+    fs::create_directories(path("ro"));
+    std::string file = path("ro/s.tessera");
+    saveSession(fullSession(copyOfSample("mlp.tsr")), file);
+    std::string before = readText(file);
+    fs::permissions(path("ro"), fs::perms::owner_read | fs::perms::owner_exec);
+    bool root = ::geteuid() == 0;
+    Session other;
+    other.model.path = "other";
+    std::string e = errorOf([&] { saveSession(other, file); });
+    fs::permissions(path("ro"), fs::perms::owner_all);
+    if (root) QSKIP("running as root: a read-only folder does not stop writes (the size-limit test covers it)");
+    QVERIFY2(e.starts_with(file + ": cannot write: Permission denied"), e.c_str());
+    QCOMPARE(readText(file), before);
+  }
+
+  void autosaveNewerThanSavedIsFound() {
+    qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(path("cache")));
+    std::string saved = path("work.tessera");
+    Session s = fullSession(copyOfSample("mlp.tsr"));
+    saveSession(s, saved);
+    QCOMPARE(autosavePath(saved).substr(0, path("cache/tessera/autosave/work-").size()),
+             path("cache/tessera/autosave/work-"));
+    QVERIFY(!findRecoverableAutosave(saved));  // no autosave yet
+    s.view["step"] = 9;
+    writeAutosave(s, saved);
+    fs::last_write_time(saved, fs::last_write_time(autosavePath(saved)) - std::chrono::seconds(10));
+    auto found = findRecoverableAutosave(saved);
+    QVERIFY(found && *found == autosavePath(saved));
+    QCOMPARE(loadSession(*found).view["step"].get<int>(), 9);
+    // Saving again makes the autosave older: nothing to recover.
+    fs::last_write_time(saved, fs::last_write_time(autosavePath(saved)) + std::chrono::seconds(10));
+    QVERIFY(!findRecoverableAutosave(saved));
+    discardAutosave(saved);
+    QVERIFY(!fs::exists(autosavePath(saved)));
+    // Different folders, same file name: different autosaves.
+    QVERIFY(autosavePath(path("a/m.tsr")) != autosavePath(path("b/m.tsr")));
+    qunsetenv("XDG_CACHE_HOME");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestSession)
+#include "test_session.moc"
