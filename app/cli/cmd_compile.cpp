@@ -16,12 +16,15 @@
 #include <sstream>
 #include "ir/error.h"
 #include "passes/pipelines.h"
+#include "session/session.h"
 
 namespace tessera::cli {
 namespace {
 
 struct CompileArgs {
   std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit, arch, saveSchedules, schedules;
+  std::string saveSession;  // --save-session: the model, options and overrides as a .tessera file
+  bool embedModel = false;
   std::vector<std::string> disabled;
   int64_t fuel = -1;
   bool printAfterAll = false, explain = false, memory = false, json = false;
@@ -106,6 +109,11 @@ int runCompile(const CompileArgs& a) {
   if (a.fuel >= 0) options.fuel = a.fuel;
   if (!a.overrides.empty()) options.overrides = loadOverrides(a.overrides);
   CompileResult r = compileGraph(loadModel(a.model), options);
+  if (!a.saveSession.empty()) {
+    Session session = sessionForModel(a.model, a.embedModel);
+    setCompileOptions(session, options);
+    saveSession(session, a.saveSession);
+  }
   if (a.json) {
     ReportJsonOptions jo;
     if (a.printAfterAll) jo.irAfter.insert("*");
@@ -146,6 +154,8 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--arch", a->arch, "CUDA architecture for --emit ptx (default sm_90)");
   cmd->add_option("--save-schedules", a->saveSchedules, "Write every kernel's schedule trace (JSON) to FILE");
   cmd->add_option("--schedules", a->schedules, "Replay the schedules saved in FILE instead of the template defaults");
+  auto* save = cmd->add_option("--save-session", a->saveSession, "Save the model, options and overrides as a .tessera session");
+  cmd->add_flag("--embed-model", a->embedModel, "With --save-session: also embed the model as .tsr text")->needs(save);
   cmd->add_flag("--explain-fusion", a->explain, "One line per fusion decision: verdict, rule, reason");
   cmd->add_flag("--memory", a->memory, "Print the memory plan");
   cmd->add_flag("--json", a->json, "Print one JSON object (steps, groups, decisions, overrides, memory)");

@@ -11,5 +11,6 @@ void addConvertCommand(CLI::App& app, int& exitCode);
 void addRunCommand(CLI::App& app, int& exitCode);
 void addConformanceCommand(CLI::App& app, int& exitCode);
 void addCompileCommand(CLI::App& app, int& exitCode);
+void addSessionCommand(CLI::App& app, int& exitCode);
 
 }  // namespace tessera::cli
