@@ -62,10 +62,10 @@ std::string errorName(const CudaDriver::Api& api, CUresult r) {
 // Fetches every entry point; returns the first one the driver lacks, or "" when all were found.
 std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::Api& api) {
   std::string missing;
-  auto fetch = [&](auto& slot, const char* symbol) {
+  auto fetch = [&](auto& slot, const char* symbol, int version = CUDA_VERSION) {
     CUdriverProcAddressQueryResult status{};
     void* fn = nullptr;
-    if (getProc(symbol, &fn, CUDA_VERSION, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS || !fn) {
+    if (getProc(symbol, &fn, version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status) != CUDA_SUCCESS || !fn) {
       if (missing.empty()) missing = symbol;
       return;
     }
@@ -83,7 +83,9 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
   TESSERA_FETCH(primaryCtxRetain, cuDevicePrimaryCtxRetain);
   TESSERA_FETCH(primaryCtxRelease, cuDevicePrimaryCtxRelease);
   TESSERA_FETCH(ctxSetCurrent, cuCtxSetCurrent);
-  TESSERA_FETCH(ctxSynchronize, cuCtxSynchronize);
+  // At version 13000 the driver hands out cuCtxSynchronize_v2(CUcontext), while cuda.h still declares the
+  // argument-less form we call (cudaTypedefs.h: PFN_cuCtxSynchronize_v2000 vs _v13000): ask for the old one.
+  fetch(api.ctxSynchronize, "cuCtxSynchronize", 2000);
   TESSERA_FETCH(moduleLoadData, cuModuleLoadData);
   TESSERA_FETCH(moduleUnload, cuModuleUnload);
   TESSERA_FETCH(moduleGetFunction, cuModuleGetFunction);
