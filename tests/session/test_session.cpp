@@ -296,6 +296,36 @@ class TestSession : public QObject {
     QCOMPARE(readText(file), before);
   }
 
+  // tessera-cli compile --save-session, then tessera-cli session prints what was saved.
+  void cliSavesAndSummarizesASession() {
+    std::string model = copyOfSample("mlp.tsr");
+    writeText(path("ov.json"), R"({"overrides": [{"kind": "forbid-fuse", "producer": "fc2", "consumer": "bias2"}]})");
+    QProcess compile;
+    compile.start(TESSERA_CLI, {"compile", QString::fromStdString(model), "--overrides",
+                                QString::fromStdString(path("ov.json")), "--fuel", "9", "--save-session",
+                                QString::fromStdString(path("cli.tessera"))});
+    QVERIFY(compile.waitForFinished(60000));
+    QCOMPARE(compile.exitCode(), 0);
+    QVERIFY(compile.readAllStandardOutput().contains("3 kernels for 9 nodes"));
+    Session s = loadSession(path("cli.tessera"));
+    QCOMPARE(s.overrides.size(), size_t(1));
+    QCOMPARE(s.pipeline.fuel.value_or(-1), int64_t(9));
+    QVERIFY(!s.model.embeddedTsr);
+    QProcess show;
+    show.start(TESSERA_CLI, {"session", QString::fromStdString(path("cli.tessera"))});
+    QVERIFY(show.waitForFinished(60000));
+    QCOMPARE(show.exitCode(), 0);
+    QString out = show.readAllStandardOutput();
+    QVERIFY2(out.contains("(unchanged)") && out.contains("fuel: 9") && out.contains("forbid-fuse fc2 -> bias2") &&
+                 out.contains("last run: not stored"),
+             qPrintable(out));
+    writeText(path("newer.tessera"), R"({"format": "tessera-session", "schema_version": 2})");
+    show.start(TESSERA_CLI, {"session", QString::fromStdString(path("newer.tessera"))});
+    QVERIFY(show.waitForFinished(60000));
+    QCOMPARE(show.exitCode(), 2);
+    QVERIFY(show.readAllStandardError().contains("written by a newer Tessera (schema 2, this build reads up to 1)"));
+  }
+
   void autosaveNewerThanSavedIsFound() {
     qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(path("cache")));
     std::string saved = path("work.tessera");
