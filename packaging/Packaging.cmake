@@ -8,8 +8,10 @@ if(TARGET tessera)
   install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/samples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tessera/samples)
-install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
-install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# Debian keeps docs under the package name (lower case), not the project name.
+set(TESSERA_DOCDIR ${CMAKE_INSTALL_DATADIR}/doc/tessera)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${TESSERA_DOCDIR})
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${TESSERA_DOCDIR})
 # Desktop integration: launcher, icon, AppStream metadata, and the .tessera MIME type so session files open here.
 install(FILES ${TESSERA_RESOURCES}/tessera.desktop DESTINATION ${CMAKE_INSTALL_DATADIR}/applications
         RENAME io.tessera.Tessera.desktop)
