@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ir/error.h"
+#include "ir/fnv.h"
 
 namespace tessera {
 
@@ -162,13 +163,12 @@ bool Tensor::identical(const Tensor& other) const {
 }
 
 uint64_t Tensor::hash() const {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&](uint8_t c) { h = (h ^ c) * 1099511628211ull; };
-  mix(uint8_t(dtype()));
-  for (int64_t d : shape())
-    for (int k = 0; k < 8; ++k) mix(uint8_t(uint64_t(d) >> (8 * k)));
-  for (std::byte b : bytes()) mix(uint8_t(b));
-  return h;
+  Fnv1a h;
+  uint8_t dtype = uint8_t(type_.dtype);
+  h.add(&dtype, 1);
+  for (int64_t d : shape()) h.addU64(uint64_t(d));
+  h.add(bytes().data(), bytes().size());
+  return h.value;
 }
 
 }  // namespace tessera

@@ -2,16 +2,15 @@
 
 #include <cstring>
 
+#include "ir/fnv.h"
+
 namespace tessera {
 namespace {
 
 struct Hasher {
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  void bytes(const void* p, size_t n) {
-    auto* b = static_cast<const unsigned char*>(p);
-    for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
-  }
-  void u64(uint64_t v) { bytes(&v, sizeof v); }
+  Fnv1a fnv;
+  void bytes(const void* p, size_t n) { fnv.add(p, n); }
+  void u64(uint64_t v) { fnv.addU64(v); }
   void str(const std::string& s) {
     u64(s.size());
     bytes(s.data(), s.size());
@@ -56,7 +55,7 @@ uint64_t attributeHash(const Attribute& attr) {
         }
       },
       attr.storage());
-  return h.h;
+  return h.fnv.value;
 }
 
 uint64_t nodeFingerprint(const Node& node) {
@@ -69,7 +68,7 @@ uint64_t nodeFingerprint(const Node& node) {
   h.u64(node.numInputs());
   for (const Value* in : node.inputs()) h.str(in ? in->name() : std::string(1, '\1') + "absent");
   for (const Value* out : node.outputs()) h.type(out->type());
-  return h.h;
+  return h.fnv.value;
 }
 
 std::unordered_map<std::string, uint64_t> nodeFingerprints(const Graph& graph) {
@@ -94,7 +93,7 @@ uint64_t graphFingerprint(const Graph& graph) {
     for (const Value* out : n->outputs()) h.str(out->name());
   }
   for (const Value* o : graph.outputs()) h.str(o->name());
-  return h.h;
+  return h.fnv.value;
 }
 
 }  // namespace tessera

@@ -4,7 +4,7 @@
 #include <filesystem>
 
 #include "ir/error.h"
-#include "session/fnv.h"
+#include "ir/fnv.h"
 #include "session/session.h"
 
 namespace tessera {

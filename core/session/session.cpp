@@ -8,7 +8,7 @@
 #include "frontend/text/tsr.h"
 #include "ir/error.h"
 #include "session/atomic_file.h"
-#include "session/fnv.h"
+#include "ir/fnv.h"
 
 namespace tessera {
 namespace {
