@@ -5,9 +5,22 @@
 
 #include "ir/error.h"
 #include "ops/elementwise_parts.h"
+#include "ops/infer.h"
 #include "ops/op_support.h"
 
 namespace tessera {
+
+// The extents Shape returns: dims [start, end) with negative values counted from the end, clamped.
+std::vector<int64_t> shapeSlice(const Node& node, const Shape& s) {
+  int64_t rank = int64_t(s.size());
+  int64_t start = node.attrInt("start", 0), end = node.attrInt("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, start, rank);
+  return {s.begin() + start, s.begin() + end};
+}
+
 namespace {
 using namespace ops;  // the shared helpers of op_support.h
 
@@ -93,17 +106,6 @@ OpSchema constantOfShapeSchema() {
     return std::vector<Tensor>{y};
   };
   return s;
-}
-
-// The extents Shape returns: dims [start, end) with negative values counted from the end, clamped.
-std::vector<int64_t> shapeSlice(const Node& node, const Shape& s) {
-  int64_t rank = int64_t(s.size());
-  int64_t start = node.attrInt("start", 0), end = node.attrInt("end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
-  return {s.begin() + start, s.begin() + end};
 }
 
 OpSchema shapeSchema() {

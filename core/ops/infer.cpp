@@ -49,13 +49,8 @@ bool inputsKnown(const Node& node, const ConstantTable& constants) {
 Tensor evalShapeOf(const Node& node) {
   const Shape& s = node.input(0)->shape();
   if (node.op() == "Size") return Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{numElements(s)});
-  int64_t rank = int64_t(s.size());
-  int64_t start = node.attrInt("start", 0), end = node.attrInt("end", rank);
-  if (start < 0) start += rank;
-  if (end < 0) end += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  end = std::clamp<int64_t>(end, start, rank);
-  return Tensor::fromInts(DType::I64, {end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end));
+  std::vector<int64_t> dims = shapeSlice(node, s);
+  return Tensor::fromInts(DType::I64, {int64_t(dims.size())}, dims);
 }
 }  // namespace
 

@@ -43,6 +43,9 @@ ConstantTable inferTypes(Graph& graph);
 // the outputs are small (Shape and Size only need their input's type).
 void propagateConstants(const Node& node, ConstantTable& constants);
 
+// The extents a Shape node returns: its input's dims [start, end), negative values counted from the end, clamped.
+std::vector<int64_t> shapeSlice(const Node& node, const Shape& inputShape);
+
 // Infers one node's output types given a constant lookup; does not modify the graph.
 std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants);
 
