@@ -37,8 +37,8 @@ class TestCli : public QObject {
     auto* n = g->add_node();
     n->set_op_type(op);
     n->set_name("the_node");
-    n->add_input("x");
-    n->add_output("y");
+    n->add_input(std::string("x"));  // rvalue: GCC 12 warns falsely (-Wrestrict) on the const char* overload
+    n->add_output(std::string("y"));
     for (auto* vi : {g->add_input(), g->add_output()}) {
       vi->set_name(vi == &g->input(0) ? "x" : "y");
       auto* t = vi->mutable_type()->mutable_tensor_type();
