@@ -36,6 +36,20 @@ class TestRoundTripCorpus : public QObject {
     }
     QVERIFY(count >= 7);
   }
+  void onnxSamplesMatchTheirTextForm() {
+    // samples/*.onnx are `tessera-cli convert` exports of the .tsr samples beside them.
+    QDirIterator it(TESSERA_SOURCE_DIR "/samples", {"*.onnx"});
+    int count = 0;
+    while (it.hasNext()) {
+      QString onnx = it.next();
+      QString tsr = onnx.chopped(5) + ".tsr";
+      QVERIFY2(QFileInfo::exists(tsr), qPrintable(onnx + " has no .tsr source"));
+      QCOMPARE(QString::fromStdString(printTsr(loadModel(onnx.toStdString()))),
+               QString::fromStdString(printTsr(loadModel(tsr.toStdString()))));
+      ++count;
+    }
+    QVERIFY(count >= 2);
+  }
   void conformanceModels() {
     QString root = TESSERA_DATA_DIR;
     if (!QFileInfo::exists(root + "/onnx-node")) QSKIP(qPrintable("no ONNX node tests at " + root + "/onnx-node"));
