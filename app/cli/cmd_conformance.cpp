@@ -9,7 +9,6 @@
 #include <set>
 
 #include "app/cli/commands.h"
-#include "app/cli/onnx_test_inputs.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "runtime/reference/compare.h"

@@ -4,6 +4,7 @@
 #include "frontend/onnx/onnx_import.h"
 
 #include <algorithm>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -326,6 +327,17 @@ Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, con
   } catch (const Error& e) {
     fail(sourceName + ": " + e.what());
   }
+}
+
+std::vector<std::string> onnxFeedNames(const std::string& path) {
+  onnx::ModelProto model;
+  parseBounded(model, readBoundedFile(path), path, "ONNX model");
+  std::set<std::string> initializers;
+  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& v : model.graph().input())
+    if (!initializers.count(v.name())) names.push_back(v.name());
+  return names;
 }
 
 Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ir/graph.h"
 
@@ -19,6 +20,10 @@ struct OnnxImportOptions {
 
 Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
 Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, const OnnxImportOptions& options = {});
+
+// Names of the graph inputs that are not initializers, in order, read from the file without importing it:
+// how an ONNX backend test's input_N.pb files map to inputs before OnnxImportOptions::inputData is built.
+std::vector<std::string> onnxFeedNames(const std::string& path);
 
 // Writes a ModelProto (IR version 8, opset 18 of the default domain) holding the graph.
 std::string exportOnnxBytes(const Graph& graph);
