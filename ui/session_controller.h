@@ -5,6 +5,7 @@
 // newer request (or cancel()) supersedes an older one, whose result is dropped.
 #include <QObject>
 #include <QString>
+#include <QStringList>
 #include <QUndoStack>
 #include <atomic>
 #include <memory>
@@ -30,6 +31,7 @@ struct Selection {
   Kind kind = None;
   QString id;                      // node id, value name or group id
   QString producer, consumer;      // for a value picked on an edge
+  QStringList nodes;               // a Node pick that stands for several nodes (a source line): all of them, id first
   bool operator==(const Selection&) const = default;
 };
 
