@@ -31,7 +31,7 @@ struct Selection {
   Kind kind = None;
   QString id;                      // node id, value name or group id
   QString producer, consumer;      // for a value picked on an edge
-  QStringList nodes;               // a Node pick that stands for several nodes (a source line): all of them, id first
+  QStringList nodes{};             // a Node pick that stands for several nodes (a source line): all of them, id first
   bool operator==(const Selection&) const = default;
 };
 
