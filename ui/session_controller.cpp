@@ -31,31 +31,34 @@ bool sameOverride(const Override& a, const Override& b) {
 
 }  // namespace
 
-SessionController::SessionController(QObject* parent) : QObject(parent), undo_(new QUndoStack(this)) {
+SessionController::SessionController(QObject* parent)
+    : QObject(parent), parts_(new SessionParts(this)), undo_(new QUndoStack(this)) {
   qRegisterMetaType<LoadedModel>();
   qRegisterMetaType<Selection>();
 }
 
 SessionController::~SessionController() { ++*latestJob_; }
 
-void SessionController::openModel(const QString& path) {
-  startJob(tr("Loading and compiling %1").arg(path), path, nullptr);
+void SessionController::openModel(const QString& path) { openModel(path, nullptr, CompileOptions{}); }
+
+void SessionController::openModel(const QString& path, std::function<Graph()> load, CompileOptions options) {
+  startJob(tr("Loading and compiling %1").arg(path), path, nullptr, std::move(load), std::move(options));
 }
 
-void SessionController::startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input) {
+void SessionController::startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
+                                 std::function<Graph()> load, CompileOptions options) {
   const quint64 job = ++*latestJob_;
   busy_ = true;
   emit busyChanged(true, what);
   QPointer<SessionController> self(this);
   std::shared_ptr<std::atomic<quint64>> latest = latestJob_;
-  CompileOptions options;
-  options.overrides = input ? overrides_ : std::vector<Override>{};
   // Asked before each pass: a superseded or cancelled job stops at the next pass boundary.
   options.cancelled = [latest, job] { return *latest != job; };
-  (void)QtConcurrent::run([self, latest, job, path, input, options] {
-    LoadedModel result{path, input, nullptr, {}, 0};
+  (void)QtConcurrent::run([self, latest, job, path, input, load, options] {
+    LoadedModel result{path, input, nullptr, {}, 0, options};
+    result.options.cancelled = nullptr;
     try {
-      if (!result.graph) result.graph = std::make_shared<const Graph>(loadModel(path.toStdString()));
+      if (!result.graph) result.graph = std::make_shared<const Graph>(load ? load() : loadModel(path.toStdString()));
       if (*latest != job) return;  // superseded: skip the compile
       QElapsedTimer timer;
       timer.start();
@@ -84,7 +87,9 @@ void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
   const bool newModel = result.graph && result.graph != input_;
   if (result.graph) {
     if (newModel) {
-      overrides_.clear();
+      pipeline_ = result.options;
+      overrides_ = result.options.overrides;
+      pipeline_.overrides.clear();
       undo_->clear();
       selection_ = {};
     }
@@ -137,7 +142,10 @@ void SessionController::setPassDisabled(const std::string& pass, bool disabled) 
 void SessionController::applyOverrides(std::vector<Override> overrides) {
   overrides_ = std::move(overrides);
   emit overridesChanged();
-  if (input_) startJob(tr("Recompiling with %n override(s)", nullptr, int(overrides_.size())), path_, input_);
+  if (!input_) return;
+  CompileOptions options = pipeline_;
+  options.overrides = overrides_;
+  startJob(tr("Recompiling with %n override(s)", nullptr, int(overrides_.size())), path_, input_, nullptr, options);
 }
 
 int SessionController::stepCount() const {

@@ -8,11 +8,13 @@
 #include <QStringList>
 #include <QUndoStack>
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
 #include "fusion/compile.h"
 #include "ui/graph_layout.h"
+#include "ui/session_parts.h"
 
 namespace tessera::ui {
 
@@ -23,6 +25,7 @@ struct LoadedModel {
   std::shared_ptr<const CompileResult> compile;  // null when loading failed
   QString error;                                 // one line naming the file and the problem
   double compileMs = 0;
+  CompileOptions options;  // the pipeline options and overrides it was compiled with
 };
 
 // The one selection shared by all panels.
@@ -43,6 +46,9 @@ class SessionController : public QObject {
 
   // Loads and compiles on a worker thread; modelLoaded() follows.
   void openModel(const QString& path);
+  // Loads with `load` (e.g. a session's embedded copy) and compiles with `options` (pipeline and overrides);
+  // the model becomes current only when both succeed. The window's session files open through here.
+  void openModel(const QString& path, std::function<Graph()> load, CompileOptions options);
   // Stops the running job at its next pass boundary and drops its result.
   void cancel();
   bool busy() const { return busy_; }
@@ -53,6 +59,10 @@ class SessionController : public QObject {
   std::shared_ptr<const Graph> graph() const;
   QString modelPath() const { return path_; }
   double lastCompileMs() const { return compileMs_; }
+  // The pipeline options of the current model (its overrides are overrides()).
+  const CompileOptions& pipelineOptions() const { return pipeline_; }
+  // What panels save in and restore from session files (ui/session_parts.h).
+  SessionParts* sessionParts() const { return parts_; }
 
   // --- overrides (every change goes through the undo stack) ---
   const std::vector<Override>& overrides() const { return overrides_; }
@@ -85,13 +95,16 @@ class SessionController : public QObject {
   void overridesChanged();
 
  private:
-  void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input);
+  void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
+                std::function<Graph()> load, CompileOptions options);
   void acceptJob(quint64 job, const LoadedModel& result);
 
   std::shared_ptr<const Graph> input_;
   std::shared_ptr<const CompileResult> compile_;
   QString path_;
   double compileMs_ = 0;
+  CompileOptions pipeline_;
+  SessionParts* parts_;
   std::vector<Override> overrides_;
   QUndoStack* undo_;
   int step_ = 0;
