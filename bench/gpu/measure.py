@@ -1,0 +1,147 @@
+"""One case of the GPU suite: Tessera (tune, then run), then PyTorch eager, torch.compile default and
+max-autotune on Tessera's own inputs, each output checked against eager."""
+import os
+import time
+
+import torch
+
+from .tensors import read_data_set, read_initializers, read_input_types
+from .timing import time_ms
+
+
+class Clock:
+    """The suite's time budget: stages that would start past it are skipped and say so."""
+
+    def __init__(self, budget_s):
+        self.end = time.monotonic() + budget_s
+
+    def left(self):
+        return self.end - time.monotonic()
+
+
+def rel_err(actual, expected):
+    a, e = actual.float(), expected.float()
+    if a.shape != e.shape:
+        return float("inf")
+    scale = e.abs().max().item()
+    diff = (a - e).abs().max().item()
+    if diff != diff:  # NaN
+        return float("inf")
+    return diff / scale if scale > 0 else diff
+
+
+def kernel_rows(report):
+    keep = ("group", "ms", "predicted_ms", "gbps", "gflops", "status", "max_rel_err", "message", "nodes")
+    return [{k: v for k, v in k.items() if k in keep} for k in report.get("kernels", [])]
+
+
+def tune_rows(report):
+    keep = ("group", "template", "candidates", "candidates_measured", "cache", "best_ms", "predicted_ms",
+            "model_pick_ms", "default_ms", "status")
+    return [{k: v for k, v in k.items() if k in keep} for k in report.get("kernels", [])]
+
+
+def run_tessera(case, tsr, cli, args, clock, work):
+    """tune (when the CLI has it) then run --check, writing the inputs and outputs under work/data."""
+    t = {"file": os.path.relpath(tsr), "tuned": False, "notes": []}
+    if case.name in args.tune_skip:
+        t["notes"].append("not tuned (--tune-skip): tune checks every candidate against the reference interpreter, "
+                          "which takes minutes at this size; run used the default schedules")
+    elif cli.has_tune and clock.left() > 60:
+        res = cli.tune(tsr, "cuda", timeout=min(args.stage_timeout, clock.left() - 30))
+        t["tune_seconds"] = res["seconds"]
+        if res["report"] is not None:
+            t["tune"] = tune_rows(res["report"])
+            t["tuned"] = res["rc"] == 0
+        if res.get("error"):
+            t["notes"].append("tune: " + res["error"])
+    elif not cli.has_tune:
+        t["notes"].append("tessera-cli has no `tune` command: run used the default schedules")
+    extra = [f for f in args.run_flags if cli.supports_run_flag(f)]
+    check = "--no-reference" not in extra
+    data = os.path.join(work, "data")
+    res = cli.run(tsr, "cuda", timeout=max(30, min(args.stage_timeout, clock.left() - 20)), reps=args.reps,
+                  output_dir=data, check=check, extra=extra)
+    t["run_seconds"] = res["seconds"]
+    t["run_command"] = res["command"]
+    if res.get("error"):
+        t["notes"].append("run: " + res["error"])
+    rep = res["report"]
+    if rep is None:
+        return t, None
+    t["kernels"] = kernel_rows(rep)
+    t["reference_checked"] = check
+    t["outputs_verified"] = rep.get("outputs_verified")
+    t["messages"] = rep.get("messages", [])[:20]
+    ok = rep.get("ran") and all(k.get("status") in ("ok", "unchecked") for k in rep.get("kernels", []))
+    t["ms"] = rep.get("total_ms") if ok else None
+    if not ok:
+        t["notes"].append("not every kernel ran on the GPU: no Tessera time")
+    return t, data
+
+
+def torch_inputs(tsr, data, cli, work):
+    """Tessera's inputs (input_N.pb) and the model's initializers; uniform [-1, 1) inputs of the graph's
+    types when Tessera wrote none (its run failed), so PyTorch is still timed."""
+    onnx_path = os.path.join(work, "model.onnx")
+    cli.convert(tsr, onnx_path)
+    ins = [t for _, t in read_data_set(data, "input")] if data and os.path.isdir(data) else []
+    if not ins:
+        ins = [torch.rand(shape, dtype=dtype) * 2 - 1 for shape, dtype in read_input_types(onnx_path)]
+    inits = list(read_initializers(onnx_path).values())
+    return [t.cuda() for t in ins + inits]
+
+
+def time_compiled(case, ts, expected, mode, args):
+    torch._dynamo.reset()
+    fn = torch.compile(case.fn, mode=mode)
+    start = time.monotonic()
+    out = fn(ts).clone()
+    torch.cuda.synchronize()
+    row = {"compile_s": round(time.monotonic() - start, 1), "check_err": rel_err(out, expected)}
+    del out
+    row["ms"] = time_ms(lambda: fn(ts), reps=args.reps)
+    return row
+
+
+def run_torch(case, ts, tessera_out, args, clock):
+    r = {}
+    expected = case.fn(ts)
+    torch.cuda.synchronize()
+    r["bytes"] = sum(t.numel() * t.element_size() for t in ts) + expected.numel() * expected.element_size()
+    r["flops"] = case.flops(ts) if case.flops else None
+    if tessera_out is not None:
+        r["tessera_check_err"] = rel_err(tessera_out.cuda(), expected)
+    r["eager_ms"] = time_ms(lambda: case.fn(ts), reps=args.reps)
+    if case.library:
+        r["library"] = case.library_name
+        lib_out = case.library(ts)
+        if lib_out.shape == expected.shape:
+            r["library_check_err"] = rel_err(lib_out, expected)
+        del lib_out
+        r["library_ms"] = time_ms(lambda: case.library(ts), reps=args.reps)
+    for mode, key in ((None, "compile"), ("max-autotune", "max_autotune")):
+        if key == "max_autotune" and args.no_max_autotune:
+            continue
+        if clock.left() < args.compile_reserve_s:
+            r[key] = {"skipped": "out of time"}
+            continue
+        try:
+            r[key] = time_compiled(case, ts, expected, mode, args)
+        except Exception as e:  # an inductor failure is a finding, not a crash of the suite
+            r[key] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
+    return r
+
+
+def measure_case(case, tsr, cli, args, clock):
+    work = os.path.join(args.work, case.name)
+    os.makedirs(work, exist_ok=True)
+    torch.cuda.empty_cache()
+    tessera, data = run_tessera(case, tsr, cli, args, clock, work)
+    outs = read_data_set(data, "output") if data and os.path.isdir(data) else []
+    if not outs:
+        tessera["notes"].append("no Tessera outputs: PyTorch ran on its own random inputs")
+    ts = torch_inputs(tsr, data, cli, work)
+    result = {"tessera": tessera, "torch": run_torch(case, ts, outs[0][1] if outs else None, args, clock)}
+    del ts
+    return result
