@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include "codegen/generator.h"
+#include "codegen/thread_registers.h"
 
 namespace tessera::codegen {
 
@@ -22,7 +23,10 @@ std::string identifier(const std::string& text) {
 
 std::string entryName(const std::string& kernelId) { return "tessera_" + identifier(kernelId); }
 
-GeneratedKernel generateCuda(const kernel::Kernel& k) { return detail::Generator(k, Target::Cuda).run(); }
+GeneratedKernel generateCuda(const kernel::Kernel& k) {
+  if (auto perThread = detail::perThreadRegisters(k)) return detail::Generator(*perThread, Target::Cuda).run();
+  return detail::Generator(k, Target::Cuda).run();
+}
 GeneratedKernel generateCpp(const kernel::Kernel& k) { return detail::Generator(k, Target::Cpu).run(); }
 
 }  // namespace tessera::codegen

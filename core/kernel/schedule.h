@@ -48,6 +48,11 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
 std::vector<std::string> cacheWrite(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope);
 // Moves the fill of a read cache to the start of another loop's body (its footprint recomputed there).
 std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const std::string& loop);
+// Moves reduction loop `reduction` (with the loops inside it) out to the start of the body of `loop`, which
+// encloses it through a perfect nest of data-parallel loops: the register accumulators set up before the
+// reduction gain one leading dimension per loop between, and their initial values and the statements after
+// the reduction get their own copies of those loops (named <loop>_init, <loop>_epi). Returns the copies' names.
+std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction, const std::string& loop);
 // Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
 // `stages` iterations in flight.
 void pipeline(Kernel& k, const std::string& loop, int stages);

@@ -131,6 +131,21 @@ std::vector<Expr> relative(const std::vector<Expr>& idx, const std::map<std::str
   return out;
 }
 
+bool isSharedCache(const Kernel& k, const std::string& name) {
+  const Buffer* b = k.findBuffer(name);
+  return b && b->scope == MemScope::Shared && !b->cacheOf.empty() && b->cacheIsRead;
+}
+
+// The block starts with the allocation of a shared read cache (and so with its fill and barrier).
+bool startsWithSharedFill(const Kernel& k, const BlockStmt& block) {
+  return !block.stmts.empty() && block.stmts[0]->kind == StmtKind::Allocate &&
+         isSharedCache(k, static_cast<AllocateStmt&>(*block.stmts[0]).buffer);
+}
+
+bool endsWithSync(const BlockStmt& block) {
+  return !block.stmts.empty() && block.stmts.back()->kind == StmtKind::Sync;
+}
+
 std::string cacheNameFor(const Kernel& k, const std::string& buffer, MemScope scope) {
   return freshName(k, buffer + (scope == MemScope::Shared ? "_shared" : "_local"));
 }
@@ -163,7 +178,14 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   Stmt fill = copyNest(k, cache.name, source, fp, enclosingExtents(site), true, outputs);
   auto block = std::static_pointer_cast<BlockStmt>(asBlock(body));
   std::vector<Stmt> head = {AllocateStmt::make(cache.name), fill};
-  if (scope == MemScope::Shared) head.push_back(SyncStmt::make());
+  if (scope == MemScope::Shared) {
+    // One barrier serves a run of fills: a fill placed before another cache's fill shares its barrier.
+    if (!startsWithSharedFill(k, *block)) head.push_back(SyncStmt::make());
+    // In a loop that repeats within a block, the next iteration's fill must wait until every thread has
+    // finished reading this one's.
+    bool repeats = !(site.loop->h.loopKind == LoopKind::Bound && isBlockTag(site.loop->h.tag));
+    if (repeats && !endsWithSync(*block)) block->stmts.push_back(SyncStmt::make());
+  }
   block->stmts.insert(block->stmts.begin(), head.begin(), head.end());
   site.loop->body = block;
   return outputs;
@@ -204,6 +226,12 @@ std::vector<std::string> cacheWrite(Kernel& k, const std::string& loop, const st
 
 namespace {
 
+bool fillsSharedCache(const Kernel& k, const Stmt& s) {
+  for (const Buffer& b : k.buffers)
+    if (isSharedCache(k, b.name) && !writesOf(s, b.name).empty()) return true;
+  return false;
+}
+
 // Removes a read cache: its allocation, fill and barrier go, and its reads go back to the source buffer.
 void uncache(Kernel& k, const Buffer& cache) {
   walk(k.body, [&](StmtNode& n) {
@@ -214,19 +242,27 @@ void uncache(Kernel& k, const Buffer& cache) {
       return s->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(*s).buffer == cache.name;
     });
     if (!declares) return;
+    // Drops the cache's allocation and fill; then the barriers (and pipeline markers) that followed it,
+    // unless another fill still precedes them; then a trailing barrier when no shared cache is left.
     std::vector<Stmt> kept;
-    bool dropBarrier = false;
+    bool removed = false;
     for (const Stmt& s : stmts) {
       bool isAlloc = s->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(*s).buffer == cache.name;
       bool isFill = !writesOf(s, cache.name).empty();
-      bool isBarrier = dropBarrier && (s->kind == StmtKind::Sync || s->kind == StmtKind::PipelineMarker);
-      if (isAlloc || isFill || isBarrier) {
-        dropBarrier = isFill || isBarrier;
+      bool isBarrier = s->kind == StmtKind::Sync || s->kind == StmtKind::PipelineMarker;
+      bool otherFillBefore = !kept.empty() && (kept.back()->kind == StmtKind::PipelineMarker || fillsSharedCache(k, kept.back()));
+      if (isAlloc || isFill || (removed && isBarrier && !otherFillBefore)) {
+        removed = true;
         continue;
       }
-      dropBarrier = false;
+      removed = removed && isBarrier;
       kept.push_back(s);
     }
+    bool cachesLeft = std::any_of(kept.begin(), kept.end(), [&](const Stmt& s) {
+      return s->kind == StmtKind::Allocate && isSharedCache(k, static_cast<AllocateStmt&>(*s).buffer) &&
+             static_cast<AllocateStmt&>(*s).buffer != cache.name;
+    });
+    if (!cachesLeft && !kept.empty() && kept.back()->kind == StmtKind::Sync) kept.pop_back();
     stmts = kept;
   });
   mapAllExprs(k.body, [&](const Expr& e) -> Expr {

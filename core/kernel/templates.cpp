@@ -1,6 +1,7 @@
 #include "kernel/templates.h"
 
 #include <algorithm>
+#include <set>
 
 #include "kernel/schedule_util.h"
 #include "kernel/visit.h"
@@ -146,20 +147,99 @@ void rowReduction(TracedSchedule& s, const TemplateParams& p) {
   for (const std::string& l : loops) bindThreads(s, l, threads);
 }
 
+[[noreturn]] void rejectParams(Kernel& k, const std::string& param, const std::string& what) {
+  throw ScheduleError("template gemm", k.id, param, 0, what);
+}
+
+// The input buffers read inside `loop`, in buffer order (the gemm's operands A and B).
+std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
+  std::set<std::string> read;
+  walk(detail::findLoop(k, loop)->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind == ExprKind::Load) read.insert(static_cast<const Load&>(x).buffer);
+      });
+      return e;
+    });
+  });
+  std::vector<std::string> out;
+  for (const Buffer& b : k.buffers)
+    if (b.role == BufferRole::Input && read.count(b.name)) out.push_back(b.name);
+  return out;
+}
+
+// A shared-memory fill spread over the block's ty x tx threads: its loops fused, then split into
+// repeats x threadIdx.y x threadIdx.x (the repeats unrolled).
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, int64_t ty, int64_t tx) {
+  std::string rest = fuseAll(s, fillLoops);
+  const std::pair<int64_t, ThreadTag> dims[] = {{tx, ThreadTag::ThreadX}, {ty, ThreadTag::ThreadY}};
+  for (auto [threads, tag] : dims) {
+    if (threads <= 1) continue;
+    if (extentOf(s.kernel(), rest) <= threads) return s.bind(rest, tag);
+    auto [outer, inner] = splitBy(s, rest, threads);
+    s.bind(inner, tag);
+    rest = outer;
+  }
+  if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
+}
+
+// shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
+// stages an A tile (block_m x block_k) and a B tile (block_k x block_n) in shared memory, filled by all the
+// block's threads, and each thread accumulates a thread_m x thread_n micro-tile in registers. A thread's rows
+// (columns) are a thread apart, so the threads of a warp read consecutive shared and global addresses.
+void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
+  Kernel& k = s.kernel();
+  std::string rows = blockTile[2], cols = blockTile[3];
+  int64_t bm = extentOf(k, rows), bn = extentOf(k, cols);
+  int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
+  auto [mi, ty] = splitBy(s, rows, (bm + tm - 1) / tm);
+  auto [ni, tx] = splitBy(s, cols, (bn + tn - 1) / tn);
+  int64_t threadsY = ty.empty() ? 1 : extentOf(k, ty), threadsX = tx.empty() ? 1 : extentOf(k, tx);
+  std::vector<std::string> order;
+  for (const std::string& l : {ty, tx, mi, ni})
+    if (!l.empty()) order.push_back(l);
+  if (order.size() >= 2) s.reorder(order);
+  if (!ty.empty()) s.bind(ty, ThreadTag::ThreadY);
+  if (!tx.empty()) s.bind(tx, ThreadTag::ThreadX);
+  if (!ty.empty()) s.unroll(mi);
+  if (!tx.empty()) s.unroll(ni);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  s.hoistReduction(ko, blockTile[1]);
+  if (!ki.empty()) {
+    std::vector<std::string> inner = {ki};
+    if (!ty.empty()) inner.push_back(mi);
+    if (!tx.empty()) inner.push_back(ni);
+    if (inner.size() >= 2) s.reorder(inner);
+    s.unroll(ki);
+  }
+  for (const std::string& operand : inputsReadIn(k, ko)) {
+    auto fill = s.cacheRead(ko, operand, MemScope::Shared);
+    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), threadsY, threadsX);
+  }
+}
+
 // Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
-// or (warp_m, warp_n set) a grid of warps each computing a warp_m x warp_n tile with its 32 lanes.
+// or (warp_m, warp_n set) a grid of warps each computing a warp_m x warp_n tile with its 32 lanes, or
+// (shared = 1) the tiled form of gemmShared.
 void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
   if (loops.size() < 2) return;
   std::string i = loops[loops.size() - 2], j = loops.back();
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
+  bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
+  bool shared = p.at("shared") != 0;
+  if (shared && warps) rejectParams(s.kernel(), "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
+  int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
+  int64_t threads = warps ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
+                          : ((bm + tm - 1) / tm) * ((bn + tn - 1) / tn);
+  if (threads > 1024) rejectParams(s.kernel(), "thread_m", "a block of " + std::to_string(threads) + " threads exceeds 1024");
   auto t = s.tile({i, j}, {bm, bn});
   if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
   s.bind(t[0], ThreadTag::BlockY);
   s.bind(t[1], ThreadTag::BlockX);
+  if (shared) return gemmShared(s, p, t);
   std::string rows = t[2], cols = t[3];
-  bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   if (warps) {
     auto w = s.tile({rows, cols}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
     s.bind(s.fuse(w[0], w[1]), ThreadTag::Warp);
@@ -256,7 +336,8 @@ const Template& templateFor(const std::string& name) {
          {"warp_m", {0, 16, 32, 64}, "rows of the tile of one warp (0: no warp level)"},
          {"warp_n", {0, 16, 32, 64}, "columns of the tile of one warp (0: no warp level)"},
          {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
-         {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"}}}},
+         {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
+         {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"}}}},
       {"conv",
        {windowed,
         {{"threads", {64, 128, 256, 512}, "output pixels per block"},
@@ -273,6 +354,35 @@ const Template& templateFor(const std::string& name) {
        {dataMovement, {{"block_size", {128, 256, 512}, "threads per block"}}}},
   };
   return table.at(name);
+}
+
+// The gemm block tile: among the candidate sides dividing M and N, the largest tile that still gives every
+// SM of an H200 (132) a block; when none does, the one giving the most blocks.
+std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
+  auto sides = [](int64_t extent) {
+    std::vector<int64_t> out;
+    for (int64_t c : {128, 64, 32, 16})
+      if (c <= extent && extent % c == 0) out.push_back(c);
+    if (out.empty()) out.push_back(std::min<int64_t>(16, extent));
+    return out;
+  };
+  std::pair<int64_t, int64_t> best{0, 0};
+  int64_t bestBlocks = 0;
+  bool bestFills = false;
+  for (int64_t bm : sides(M))
+    for (int64_t bn : sides(N)) {
+      int64_t blocks = batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+      bool fills = blocks >= 132;
+      bool better = fills ? (!bestFills || bm * bn > best.first * best.second ||
+                             (bm * bn == best.first * best.second && bm == bn))
+                          : (!bestFills && blocks > bestBlocks);
+      if (best.first == 0 || better) {
+        best = {bm, bn};
+        bestBlocks = blocks;
+        bestFills = fills;
+      }
+    }
+  return best;
 }
 
 int64_t rowExtent(Kernel& k) {
@@ -308,14 +418,11 @@ TemplateParams defaultParams(const Kernel& kc) {
   if (name == "gemm") {
     int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
     int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
-    int64_t bm = pickDividing({16, 32, 64}, M, 64), bn = pickDividing({16, 32, 64}, N, 64);
-    TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
-                        {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::min<int64_t>(4, bm)}, {"thread_n", std::min<int64_t>(4, bn)}};
-    if (bm >= 32 && bn >= 32) {  // 32 x 32 warp tiles, 4 x 8 per lane: (32/4) * (32/8) = 32 lanes
-      p["warp_m"] = p["warp_n"] = 32;
-      p["thread_n"] = 8;
-    }
-    return p;
+    auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N));
+    // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile.
+    return {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
+            {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
+            {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}};
   }
   if (name == "conv" || name == "pool") return {{"threads", 128}, {"unroll_window", 1}};
   if (name == "transpose") return {{"tile", 32}, {"shared_tile", 1}};

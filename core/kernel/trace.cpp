@@ -54,6 +54,7 @@ const std::map<std::string, Apply>& primitives() {
       {"cache_write", [](Kernel& k, const Instruction& i) {
          return sched::cacheWrite(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
        }},
+      {"hoist_reduction", [](Kernel& k, const Instruction& i) { return sched::hoistReduction(k, input(i, 0), input(i, 1)); }},
       {"compute_at", [](Kernel& k, const Instruction& i) { return sched::computeAt(k, input(i, 0), input(i, 1)); }},
       {"pipeline", [](Kernel& k, const Instruction& i) {
          sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
@@ -160,6 +161,9 @@ std::vector<std::string> TracedSchedule::cacheWrite(const std::string& loop, con
 }
 std::vector<std::string> TracedSchedule::computeAt(const std::string& cache, const std::string& loop) {
   return record({"compute_at", {cache, loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::hoistReduction(const std::string& reduction, const std::string& loop) {
+  return record({"hoist_reduction", {reduction, loop}, json::object(), {}, nullptr});
 }
 void TracedSchedule::pipeline(const std::string& loop, int stages) {
   record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});

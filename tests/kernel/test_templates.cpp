@@ -34,7 +34,7 @@ class TestTemplates : public QObject {
     QCOMPARE(templateName(lower(maxpool())), std::string("pool"));
     QCOMPARE(templateName(lower(transpose())), std::string("transpose"));
     QCOMPARE(paramNames(lower(gemm())),
-             (std::vector<std::string>{"block_m", "block_n", "block_k", "warp_m", "warp_n", "thread_m", "thread_n"}));
+             (std::vector<std::string>{"block_m", "block_n", "block_k", "warp_m", "warp_n", "thread_m", "thread_n", "shared"}));
     QCOMPARE(paramNames(lower(pointwise())),
              (std::vector<std::string>{"vector_width", "elems_per_thread", "block_size", "grid_stride", "max_blocks"}));
     for (const TemplateParam& p : parameterSpace(lower(softmax()))) QVERIFY(!p.candidates.empty() && !p.summary.empty());
@@ -92,9 +92,11 @@ class TestTemplates : public QObject {
     QVERIFY(has(t, "      out0[i0_i1 / 3, i0_i1 % 3, j] = v2  # ln\n"));
   }
   void gemmTemplate() {
-    std::string t = scheduled(gemm(128, 64, 32));
-    QVERIFY(has(t, "  param block_k = 16\n  param block_m = 64\n  param block_n = 64\n  param thread_m = 4\n"
-                   "  param thread_n = 8\n  param warp_m = 32\n  param warp_n = 32\n"));
+    const TemplateParams warpLevel = {{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"thread_m", 4},
+                                      {"thread_n", 8}, {"shared", 0}};
+    std::string t = scheduled(gemm(128, 64, 32), warpLevel);
+    QVERIFY(has(t, "  param block_k = 16\n  param block_m = 64\n  param block_n = 64\n  param shared = 0\n"
+                   "  param thread_m = 4\n  param thread_n = 8\n  param warp_m = 32\n  param warp_n = 32\n"));
     // 2 x 2 warps of 32 x 32; lane l computes rows (l / 4) * 4 + 0..3 and columns (l % 4) * 8 + 0..7 of its warp tile.
     QVERIFY(has(t, "  for i_o in 0..2 bind(blockIdx.y) {\n    for j_o in 0..1 bind(blockIdx.x) {\n"
                    "      for i_i_o_j_i_o in 0..4 bind(warp) {\n        for i_i_i_o_j_i_i_o in 0..32 bind(threadIdx.x) {\n"
@@ -104,7 +106,7 @@ class TestTemplates : public QObject {
                    "j_o * 64 + i_i_o_j_i_o % 2 * 32 + i_i_i_o_j_i_i_o % 4 * 8 + j_i_i_i] = v2  # relu"));
   }
   void gemmTemplateThreadGrid() {
-    std::string t = scheduled(gemm(128, 64, 32), {{"warp_m", 0}, {"warp_n", 0}, {"thread_n", 4}});
+    std::string t = scheduled(gemm(128, 64, 32), {{"block_m", 64}, {"block_n", 64}, {"warp_m", 0}, {"warp_n", 0}, {"thread_m", 4}, {"thread_n", 4}, {"shared", 0}});
     QVERIFY(has(t, "  for i_o in 0..2 bind(blockIdx.y) {\n    for j_o in 0..1 bind(blockIdx.x) {\n"
                    "      for i_i_o in 0..16 bind(threadIdx.y) {\n        for j_i_o in 0..16 bind(threadIdx.x) {\n"
                    "          for i_i_i in 0..4 unrolled {\n            for j_i_i in 0..4 unrolled {\n"));
@@ -114,7 +116,7 @@ class TestTemplates : public QObject {
   void gemmWarpNeedsThirtyTwoLanes() {
     Kernel k = lower(gemm(128, 64, 32));
     TracedSchedule s(k);
-    QVERIFY(failsNaming([&] { applyTemplate(s, {{"thread_m", 2}, {"thread_n", 2}}); }, "i_i_i_o_j_i_i_o",
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"thread_m", 2}, {"thread_n", 2}, {"shared", 0}}); }, "i_i_i_o_j_i_i_o",
                         "step 8: extent 256 exceeds the 32 lanes of warp loop 'i_i_o_j_i_o'"));
   }
   void gemmTemplateBatched() {
@@ -122,7 +124,7 @@ class TestTemplates : public QObject {
     Value* a = b.input("a", {DType::F32, {3, 32, 16}});
     Value* w = b.input("w", {DType::F32, {3, 16, 32}});
     b.output(b.op("MatMul", {a, w}, {}, "mm"));
-    std::string t = scheduled({b.finish(), {"g", "gemm", {"mm"}}}, {{"block_m", 32}, {"block_n", 32}, {"warp_m", 0}, {"warp_n", 0}, {"thread_m", 2}, {"thread_n", 2}});
+    std::string t = scheduled({b.finish(), {"g", "gemm", {"mm"}}}, {{"block_m", 32}, {"block_n", 32}, {"warp_m", 0}, {"warp_n", 0}, {"thread_m", 2}, {"thread_n", 2}, {"shared", 0}});
     QVERIFY(has(t, "  for b0 in 0..3 bind(blockIdx.z) {\n    for i_o in 0..1 bind(blockIdx.y) {\n"));
     QVERIFY(has(t, "for i_i_o in 0..16 bind(threadIdx.y) {"));
   }
@@ -174,7 +176,7 @@ class TestTemplates : public QObject {
     Kernel fresh = lower(gemm());
     replay(fresh, Trace::load(t.save()));
     QCOMPARE(printKernel(fresh), printKernel(k));
-    QCOMPARE(t.instructions.size(), size_t(7 + 15));  // seven parameters, fifteen primitives
+    QCOMPARE(t.instructions.size(), size_t(8 + 24));  // eight parameters, twenty-four primitives
   }
 };
 

@@ -1,0 +1,166 @@
+// The tiled gemm: hoist_reduction (round trip, meaning, preconditions), the shared-memory form of the gemm
+// template, and that every point of the template's parameter space either schedules to a kernel that means
+// the same as the reference or is refused with a ScheduleError.
+#include <QtTest>
+
+#include "kernel/interpret.h"
+#include "kernel/templates.h"
+#include "runtime/reference/compare.h"
+#include "runtime/reference/interpreter.h"
+#include "schedule_check.h"
+
+using namespace tessera;
+using namespace tessera::kernel;
+using namespace tessera::kernel::fixtures;
+
+namespace {
+
+std::string outputValue(const Kernel& k) {
+  for (const Buffer& b : k.buffers)
+    if (b.role == BufferRole::Output) return b.value;
+  return "";
+}
+
+std::string agreesWithReference(const Case& c, const Kernel& k) {
+  ReferenceOptions opt;
+  opt.keepAll = true;
+  ReferenceResult ref = runReference(c.graph, randomInputs(c.graph, 11), opt);
+  std::vector<const Tensor*> inputs;
+  for (const Buffer& b : k.buffers) {
+    if (b.role != BufferRole::Input) continue;
+    auto it = ref.values.find(b.value);
+    const Value* v = c.graph.findValue(b.value);
+    inputs.push_back(it != ref.values.end() ? &it->second : v ? v->initializer() : nullptr);
+  }
+  Comparison cmp = compareTensors(interpretKernel(k, inputs).at(0), ref.values.at(outputValue(k)));
+  return cmp.ok ? "" : cmp.message;
+}
+
+Case gemmWithoutEpilogue(int64_t M, int64_t N, int64_t K) {
+  GraphBuilder b("mm");
+  Value* x = b.input("x", {DType::F32, {M, K}});
+  Value* w = b.input("w", {DType::F32, {K, N}});
+  b.output(b.op("MatMul", {x, w}, {}, "matmul"));
+  return {b.finish(), {"g0", "gemm", {"matmul"}}};
+}
+
+}  // namespace
+
+class TestGemm : public QObject {
+  Q_OBJECT
+ private slots:
+  void hoistReductionRoundTrip() {
+    Case c = gemm(32, 16, 8);
+    std::string t = roundTrip(c, [](TracedSchedule& s) {
+      s.tile({"i", "j"}, {16, 8});
+      auto copies = s.hoistReduction("k", "j_o");
+      QCOMPARE(copies, (std::vector<std::string>{"i_i_init", "j_i_init", "i_i_epi", "j_i_epi"}));
+    });
+    // The accumulator becomes the block's tile; the reduction runs outside the tile's loops.
+    QVERIFY(has(t, "tmp acc0: register f32[16, 8, 1]"));
+    QVERIFY(has(t, "    for j_o in 0..2 {\n      alloc acc0  # matmul\n      for i_i_init in 0..16 {\n        for j_i_init in 0..8 {\n"
+                   "          acc0[i_i_init, j_i_init, 0] = 0.0"));
+    QVERIFY(has(t, "      for k in 0..8 reduce {\n        for i_i in 0..16 {\n          for j_i in 0..8 {\n"
+                   "            acc0[i_i, j_i, 0] sum= in0[i_o * 16 + i_i, k] * "));
+    QVERIFY(has(t, "out0[i_o * 16 + i_i_epi, j_o * 8 + j_i_epi] = v2  # relu"));
+    Kernel k = lower(c);
+    TracedSchedule s(k);
+    s.tile({"i", "j"}, {16, 8});
+    s.hoistReduction("k", "j_o");
+    QCOMPARE(agreesWithReference(c, k), std::string());
+  }
+  void hoistReductionKeepsGuards() {
+    Case c = gemm(20, 12, 6);
+    Kernel k = lower(c);
+    TracedSchedule s(k);
+    s.tile({"i", "j"}, {8, 8});
+    s.split("k", 4);
+    s.hoistReduction("k_o", "j_o");
+    s.reorder({"k_i", "i_i", "j_i"});
+    std::string t = printKernel(k);
+    QVERIFY(has(t, "if i_o * 8 + i_i_epi < 20 && j_o * 8 + j_i_epi < 12 {"));
+    QCOMPARE(agreesWithReference(c, k), std::string());
+  }
+  void hoistReductionPreconditions() {
+    Kernel k = lower(gemm(32, 16, 8));
+    QVERIFY(failsNaming([&] { sched::hoistReduction(k, "j", "i"); }, "j", "step 2: is not a reduction loop"));
+    QVERIFY(failsNaming([&] { sched::hoistReduction(k, "k", "nope"); }, "nope", "step 3: no loop named 'nope'"));
+    QVERIFY(failsNaming([&] { sched::hoistReduction(k, "k", "j"); }, "j", "step 5: no loops lie between"));
+    sched::split(k, "k", 4);
+    QVERIFY(failsNaming([&] { sched::hoistReduction(k, "k_i", "j"); }, "k_o", "step 6: is a reduction loop between"));
+    Kernel wide = lower(gemm(32, 300, 8));
+    QVERIFY(failsNaming([&] { sched::hoistReduction(wide, "k", "i"); }, "k", "would need 300 registers per thread"));
+  }
+  void sharedTemplateForm() {
+    Case c = gemm(128, 128, 64);
+    std::string t = roundTrip(c, [](TracedSchedule& s) {
+      applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}});
+    });
+    // 16 x 16 threads, 4 x 4 outputs each, a thread apart; A and B tiles staged at k_o by all 256 threads.
+    QVERIFY(has(t, "tmp acc0: register f32[16, 16, 4, 4, 1]"));
+    QVERIFY(has(t, "tmp in0_shared: shared f32[64, 16]  # read cache of in0"));
+    QVERIFY(has(t, "tmp in1_shared: shared f32[16, 64]  # read cache of in1"));
+    QVERIFY(has(t, "      for k_o in 0..4 reduce {\n        alloc in1_shared\n"));
+    QVERIFY(has(t, "bind(threadIdx.y) {"));
+    QVERIFY(has(t, "sync block\n"));
+    QVERIFY(has(t, "for k_i in 0..16 unrolled reduce {"));
+    QVERIFY(has(t, "sum= in0_shared[i_i_i + i_i_o * 16, k_i] * in1_shared[k_i, j_i_i + j_i_o * 16]"));
+    Kernel k = lower(c);
+    TracedSchedule s(k);
+    applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}});
+    QCOMPARE(agreesWithReference(c, k), std::string());
+  }
+  void defaultsFillTheMachine() {
+    // 4096 x 4096: 128 x 128 tiles still give 1024 blocks; 128 x 256 (the transformer's fc2): 16 x 16 tiles.
+    TemplateParams big = defaultParams(lower(gemmWithoutEpilogue(4096, 4096, 64)));
+    QCOMPARE(big.at("block_m"), int64_t(128));
+    QCOMPARE(big.at("block_n"), int64_t(128));
+    QCOMPARE(big.at("thread_m"), int64_t(8));
+    QCOMPARE(big.at("shared"), int64_t(1));
+    TemplateParams fc2 = defaultParams(lower(gemmWithoutEpilogue(128, 256, 64)));
+    QCOMPARE(fc2.at("block_m"), int64_t(16));
+    QCOMPARE(fc2.at("block_n"), int64_t(16));
+    QCOMPARE(fc2.at("thread_m"), int64_t(1));
+  }
+  void warpTilesAndSharedAreExclusive() {
+    Kernel k = lower(gemm(64, 64, 16));
+    TracedSchedule s(k);
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"warp_m", 32}, {"warp_n", 32}, {"shared", 1}}); }, "warp_m", "exclusive"));
+    Kernel k2 = lower(gemm(128, 128, 16));
+    TracedSchedule s2(k2);
+    QVERIFY(failsNaming([&] { applyTemplate(s2, {{"block_m", 128}, {"block_n", 128}, {"thread_m", 1}, {"thread_n", 2}}); },
+                        "thread_m", "a block of 8192 threads exceeds 1024"));
+  }
+  // Every (block, thread) combination of the space with shared tiles, on a shape no tile divides.
+  void everySharedPointIsCorrectOrRefused() {
+    Case c = gemm(40, 24, 20);
+    Kernel plain = lower(c);
+    std::map<std::string, std::vector<int64_t>> space;
+    for (const TemplateParam& p : parameterSpace(plain)) space[p.name] = p.candidates;
+    int scheduled = 0, refused = 0, n = 0;
+    for (int64_t bm : space["block_m"])
+      for (int64_t bn : space["block_n"])
+        for (int64_t tm : space["thread_m"])
+          for (int64_t tn : space["thread_n"]) {
+            int64_t bk = space["block_k"][size_t(n++) % space["block_k"].size()];
+            Kernel k = lower(c);
+            TracedSchedule s(k);
+            try {
+              applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"thread_m", tm}, {"thread_n", tn},
+                                {"warp_m", 0}, {"warp_n", 0}, {"shared", 1}});
+            } catch (const ScheduleError&) {
+              ++refused;
+              continue;
+            }
+            std::string why = agreesWithReference(c, k);
+            QVERIFY2(why.empty(), (std::to_string(bm) + "x" + std::to_string(bn) + "/" + std::to_string(tm) + "x" +
+                                   std::to_string(tn) + ": " + why).c_str());
+            ++scheduled;
+          }
+    qInfo() << scheduled << "scheduled and checked," << refused << "refused";
+    QVERIFY(scheduled >= 200);
+  }
+};
+
+QTEST_APPLESS_MAIN(TestGemm)
+#include "test_gemm.moc"
