@@ -13,7 +13,10 @@
 #include "fusion/compile.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
+#include "runtime/execute/run_export.h"
 #include "runtime/reference/interpreter.h"
+#include "session/atomic_file.h"
+#include "tune/tuner.h"
 
 namespace tessera::cli {
 
@@ -21,10 +24,10 @@ namespace fs = std::filesystem;
 
 namespace {
 struct RunArgs {
-  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch;
+  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
   uint64_t seed = 0;
   int reps = 10;
-  bool check = false, json = false;
+  bool check = false, json = false, noTuned = false;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -68,16 +71,35 @@ std::string readText(const std::string& path) {
   return ss.str();
 }
 
+// --trace: the run as a Chrome trace (chrome://tracing, Perfetto), one event per kernel in execution order.
+void writeTrace(const execute::RunReport& r, const std::string& path) {
+  writeFileAtomically(path, execute::chromeTrace(r.toJson()).dump(1) + "\n");
+}
+
 void printReport(const execute::RunReport& r) {
   std::printf("backend %s on %s\n", r.backend.c_str(), r.device.c_str());
   for (const auto& k : r.kernels) {
-    std::printf("  %-6s %9.4f ms %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(), k.ms, k.gbps,
-                k.gflops, k.status.c_str(), k.maxRelErr);
+    std::printf("  %-6s %9.4f ms (predicted %9.4f) %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(),
+                k.ms, k.predictedMs, k.gbps, k.gflops, k.status.c_str(), k.maxRelErr);
     std::printf("%s\n", k.message.empty() ? "" : ("  (" + k.message + ")").c_str());
   }
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
+}
+
+// Replaces the schedules of kernels the tuning cache knows for this device (saved --schedules take precedence).
+void useTunedSchedules(const CompileResult& cr, const tune::Target& target, const execute::ScheduleSet& saved,
+                       execute::CompiledModel& m, std::vector<std::string>& notes) {
+  std::vector<std::string> hits, warnings;
+  execute::ScheduleSet merged = tune::cachedSchedules(m, target, "", &hits, &warnings);
+  for (const auto& w : warnings) notes.push_back(w);
+  if (hits.empty()) return;
+  for (const auto& [key, trace] : saved.traces) merged.traces[key] = trace;
+  m = execute::compileKernels(cr, &merged);
+  std::string groups;
+  for (const auto& h : hits) groups += (groups.empty() ? "" : ", ") + h;
+  notes.push_back("tuned schedules from the cache for kernels " + groups + " (--no-tuned to ignore)");
 }
 
 // cpu and cuda: compile (passes + fusion), generate and build every kernel, run, time, verify.
@@ -89,12 +111,19 @@ int runCompiled(const RunArgs& args) {
   execute::ScheduleSet saved;
   if (!args.schedules.empty()) saved = execute::ScheduleSet::load(readText(args.schedules));
   execute::CompiledModel m = execute::compileKernels(cr, args.schedules.empty() ? nullptr : &saved);
+  execute::BackendKind backend = execute::parseBackend(args.backend);
+  tune::Target target = tune::describeTarget(backend, {args.arch, "", false, false});
+  std::vector<std::string> notes;
+  if (!args.noTuned) useTunedSchedules(cr, target, saved, m, notes);
   execute::RunOptions o;
   o.reps = args.reps;
   o.arch = args.arch;
   o.inputs = inputs;
-  execute::RunReport r = execute::executeWithBaseline(m, execute::parseBackend(args.backend), o);
+  o.predictMs = tune::costPredictor(target.costDevice);
+  execute::RunReport r = execute::executeWithBaseline(m, backend, o);
   for (const auto& s : m.staleSchedules) r.messages.push_back("stale schedule: " + s);
+  for (const auto& n : notes) r.messages.push_back(n);
+  if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
   if (args.json) std::printf("%s\n", r.toJson().dump(2).c_str());
   else printReport(r);
   if (!args.outputDir.empty() && r.ran) saveDataSet(*cr.graph, inputs, r.outputs, args.outputDir);
@@ -129,6 +158,8 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--reps", args->reps, "Timed repetitions per kernel (median)")->check(CLI::Range(1, 100000));
   cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
+  cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
+  cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");
   cmd->add_option("--schedules", args->schedules, "Replay saved schedules (JSON from compile --save-schedules)");
   cmd->add_option("--arch", args->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");

@@ -183,6 +183,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       kr.message = ck.error;
       continue;
     }
+    if (o.predictMs) kr.predictedMs = o.predictMs(g, ck.kernel);
     try {
       r.generated[i] = codegen::generate(ck.kernel, target);
       kr.entry = r.generated[i].entry;
@@ -252,7 +253,7 @@ RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const
 nlohmann::json RunReport::toJson() const {
   nlohmann::json ks = nlohmann::json::array();
   for (const auto& k : kernels) {
-    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"gbps", k.gbps},
+    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
                         {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
                         {"status", k.status},       {"nodes", k.nodes}};
     if (!k.message.empty()) j["message"] = k.message;

@@ -4,6 +4,7 @@
 // warm-up), checks each kernel's outputs and every graph output against the reference interpreter, and runs
 // the unfused baseline so the gain from fusion is measured. Compiler, NVRTC, driver and kernel errors come
 // back as messages; the run goes on with the reference's values in place of a kernel that failed.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,12 +24,15 @@ struct RunOptions {
   std::string arch;            // CUDA: "" = the device's, or sm_90 without one
   std::vector<Tensor> inputs;  // in graph input order; empty = randomInputs(graph, seed)
   uint64_t seed = 0;
+  // When set, fills KernelReport::predictedMs (the cost model's estimate; tune::costPredictor in tune/target.h).
+  std::function<double(const Graph&, const kernel::Kernel&)> predictMs;
 };
 
 struct KernelReport {
   std::string group, entry;
   std::vector<std::string> nodes;
   double ms = -1;      // median; -1 when it did not run
+  double predictedMs = -1;  // the cost model's estimate; -1 when not predicted
   double gbps = 0;     // (bytes of inputs + outputs) / time
   double gflops = 0;   // nodeFlops summed over the group / time
   bool verified = false;

@@ -1,0 +1,96 @@
+// tessera-cli tune: rank each kernel's schedules with the cost model, measure the best few on the backend, keep
+// the fastest verified one and remember it in the tuning cache (docs/tuning.md). Progress goes to stderr.
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "app/cli/commands.h"
+#include "frontend/model_io.h"
+#include "fusion/compile.h"
+#include "ir/error.h"
+#include "runtime/execute/from_fusion.h"
+#include "session/atomic_file.h"
+#include "tune/tuner.h"
+
+namespace tessera::cli {
+namespace {
+
+struct TuneArgs {
+  std::string model, backend = "cpu", saveSchedules, arch, cacheDir;
+  int topK = 8, reps = 5;
+  bool json = false, noCache = false, calibrateCpu = false;
+};
+
+std::atomic<bool> interrupted{false};
+
+void printText(const tune::TuneReport& r) {
+  std::printf("tuned on %s (%s)\n", r.device.c_str(), r.backend.c_str());
+  std::printf("  %-8s %-14s %5s %5s %-5s %10s %10s %10s %10s\n", "group", "template", "cands", "meas", "cache",
+              "best_ms", "pred_ms", "pick_ms", "default_ms");
+  for (const auto& k : r.kernels) {
+    std::printf("  %-8s %-14s %5d %5d %-5s %10.4f %10.4f %10.4f %10.4f  %s\n", k.group.c_str(), k.templateName.c_str(),
+                k.candidates, k.measured, k.cacheHit ? "hit" : "miss", k.bestMs, k.predictedMs, k.modelPickMs,
+                k.defaultMs, k.status.c_str());
+    if (!k.message.empty()) std::printf("    (%s)\n", k.message.c_str());
+  }
+  std::printf("cache: %s\n", r.cacheDir.c_str());
+}
+
+int calibrate(const TuneArgs& a) {
+  tune::Target t = tune::describeTarget(execute::BackendKind::Cpu, {a.arch, a.cacheDir, true, true});
+  std::printf("%s\n", t.costDevice.toJson().dump(2).c_str());
+  return 0;
+}
+
+int runTune(const TuneArgs& a) {
+  if (a.calibrateCpu && a.model.empty()) return calibrate(a);
+  if (a.model.empty()) fail("tune: a MODEL is needed (or --calibrate-cpu alone)");
+  if (a.calibrateCpu) tune::describeTarget(execute::BackendKind::Cpu, {a.arch, a.cacheDir, true, true});
+  CompileResult cr = compileGraph(loadModel(a.model), CompileOptions{});
+  if (!cr.error.empty()) fail("compile: " + cr.error);
+  execute::CompiledModel m = execute::compileKernels(cr);
+  tune::TuneOptions o;
+  o.topK = a.topK;
+  o.reps = a.reps;
+  o.arch = a.arch;
+  o.cacheDir = a.cacheDir;
+  o.useCache = !a.noCache;
+  o.cancel = &interrupted;
+  o.progress = [](const tune::Progress& p) {
+    if (p.stage == "rank") std::fprintf(stderr, "tune: ranking kernel %zu/%zu (%s)\n", p.done + 1, p.total, p.group.c_str());
+    if (p.stage == "measure") std::fprintf(stderr, "tune: measured %zu/%zu candidates\n", p.done, p.total);
+  };
+  auto previous = std::signal(SIGINT, [](int) { interrupted = true; });
+  tune::TuneReport r = tune::tuneModel(m, execute::parseBackend(a.backend), o);
+  std::signal(SIGINT, previous);
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
+  if (a.json) std::printf("%s\n", r.toJson().dump(2).c_str());
+  else printText(r);
+  if (!a.saveSchedules.empty()) writeFileAtomically(a.saveSchedules, r.schedules().save());
+  return r.cancelled ? 1 : 0;
+}
+
+}  // namespace
+
+void addTuneCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand("tune", "Tune each kernel's schedule: cost model to rank, measurement to decide, a cache to remember");
+  auto a = std::make_shared<TuneArgs>();
+  cmd->add_option("MODEL", a->model, "Model file (.onnx or .tsr)");
+  cmd->add_option("--backend", a->backend, "cpu (generated C++) or cuda (generated CUDA)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--top-k", a->topK, "Candidates measured per kernel, best predicted first (plus the default)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--reps", a->reps, "Timed repetitions per candidate (median)")->check(CLI::Range(1, 10000))->capture_default_str();
+  cmd->add_flag("--json", a->json, "Print the result as JSON: {\"kernels\": [{group, candidates, candidates_measured, cache, best_ms, predicted_ms, model_pick_ms, ...}]}");
+  cmd->add_option("--save-schedules", a->saveSchedules, "Write the tuned schedules (for run/compile --schedules)");
+  cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
+  cmd->add_option("--cache-dir", a->cacheDir, "Tuning cache folder (default $TESSERA_CACHE_DIR, $XDG_CACHE_HOME/tessera or ~/.cache/tessera)");
+  cmd->add_flag("--no-cache", a->noCache, "Tune again even when the cache has an entry (the result replaces it)");
+  cmd->add_flag("--calibrate-cpu", a->calibrateCpu, "Measure the host's bandwidth and FLOP rate for the cost model and cache them");
+  cmd->callback([a, &exitCode] { exitCode = runTune(*a); });
+}
+
+}  // namespace tessera::cli

@@ -1,0 +1,315 @@
+#include "cost/analysis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "kernel/visit.h"
+
+namespace tessera::cost {
+
+using namespace kernel;
+
+namespace {
+
+struct Interval {
+  int64_t lo = 0, hi = 0;
+};
+
+// The values an index expression takes while the named loop variables range over their intervals; any other
+// variable (block indices, scalars) is held at 0. Unknown forms (loads in indices) give `fallback`.
+Interval range(const Expr& e, const std::map<std::string, Interval>& vars, Interval fallback) {
+  auto sub = [&](const Expr& x) { return range(x, vars, fallback); };
+  switch (e->kind) {
+    case ExprKind::IntImm: {
+      int64_t v = static_cast<const IntImm&>(*e).value;
+      return {v, v};
+    }
+    case ExprKind::Var: {
+      auto it = vars.find(static_cast<const Var&>(*e).name);
+      return it == vars.end() ? Interval{0, 0} : it->second;
+    }
+    case ExprKind::Cast: return sub(static_cast<const Cast&>(*e).a);
+    case ExprKind::Select: {
+      const auto& s = static_cast<const Select&>(*e);
+      Interval a = sub(s.t), b = sub(s.f);
+      return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+    }
+    case ExprKind::Binary: {
+      const auto& b = static_cast<const Binary&>(*e);
+      Interval x = sub(b.a), y = sub(b.b);
+      switch (b.op) {
+        case BinaryOp::Add: return {x.lo + y.lo, x.hi + y.hi};
+        case BinaryOp::Sub: return {x.lo - y.hi, x.hi - y.lo};
+        case BinaryOp::Mul: {
+          int64_t c[] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+          return {*std::min_element(c, c + 4), *std::max_element(c, c + 4)};
+        }
+        case BinaryOp::Div:
+          if (y.lo == y.hi && y.lo > 0) return {x.lo / y.lo, x.hi / y.lo};
+          return fallback;
+        case BinaryOp::Mod:
+          if (y.lo == y.hi && y.lo > 0) {
+            if (x.lo >= 0 && x.hi - x.lo < y.lo && x.lo % y.lo <= x.hi % y.lo) return {x.lo % y.lo, x.hi % y.lo};
+            return {0, y.lo - 1};
+          }
+          return fallback;
+        case BinaryOp::Min: return {std::min(x.lo, y.lo), std::min(x.hi, y.hi)};
+        case BinaryOp::Max: return {std::max(x.lo, y.lo), std::max(x.hi, y.hi)};
+        default: return fallback;
+      }
+    }
+    default: return fallback;
+  }
+}
+
+// The value of an index expression with the given variables set (others 0); affine parts are exact.
+int64_t valueAt(const Expr& e, const std::map<std::string, Interval>& at) { return range(e, at, {0, 0}).lo; }
+
+struct Access {
+  const Buffer* buffer;
+  const std::vector<Expr>* indices;
+  bool write;
+  std::vector<const LoopHeader*> loops;  // enclosing loops, outermost first
+};
+
+bool isFloatArith(const ExprNode& n) { return (n.kind == ExprKind::Unary || n.kind == ExprKind::Binary) && isFloat(n.dtype); }
+
+class Collector {
+ public:
+  explicit Collector(const Kernel& k) : k_(k) {}
+  std::vector<Access> accesses;
+  double flops = 0;
+
+  void visit(const Stmt& s) {
+    switch (s->kind) {
+      case StmtKind::For: {
+        auto& f = static_cast<ForStmt&>(*s);
+        stack_.push_back(&f.h);
+        visit(f.body);
+        stack_.pop_back();
+        return;
+      }
+      case StmtKind::Block:
+        for (const Stmt& c : static_cast<BlockStmt&>(*s).stmts) visit(c);
+        return;
+      case StmtKind::IfThen: {
+        auto& i = static_cast<IfThenStmt&>(*s);
+        loads(i.cond);
+        visit(i.body);
+        return;
+      }
+      case StmtKind::Compute: return value(static_cast<ComputeStmt&>(*s).value);
+      case StmtKind::Store: {
+        auto& st = static_cast<StoreStmt&>(*s);
+        value(st.value);
+        for (const Expr& e : st.indices) loads(e);
+        add(st.buffer, st.indices, true);
+        return;
+      }
+      case StmtKind::Reduce: {
+        auto& r = static_cast<ReduceStmt&>(*s);
+        value(r.value);
+        flops += executions();
+        add(r.buffer, r.indices, true);
+        return;
+      }
+      case StmtKind::AsyncCopy: {
+        auto& c = static_cast<AsyncCopyStmt&>(*s);
+        add(c.src, c.srcIndices, false);
+        add(c.dst, c.dstIndices, true);
+        return;
+      }
+      default: return;  // Allocate, Sync, PipelineMarker move no data
+    }
+  }
+
+ private:
+  double executions() const {
+    double n = 1;
+    for (const LoopHeader* h : stack_) n *= double(std::max<int64_t>(1, h->extent));
+    return n;
+  }
+  void value(const Expr& e) {
+    walkExpr(e, [&](const ExprNode& n) {
+      if (isFloatArith(n)) flops += executions();
+    });
+    loads(e);
+  }
+  void loads(const Expr& e) {
+    walkExpr(e, [&](const ExprNode& n) {
+      if (n.kind == ExprKind::Load) add(static_cast<const Load&>(n).buffer, static_cast<const Load&>(n).indices, false);
+    });
+  }
+  void add(const std::string& name, const std::vector<Expr>& indices, bool write) {
+    if (const Buffer* b = k_.findBuffer(name)) accesses.push_back({b, &indices, write, stack_});
+  }
+  const Kernel& k_;
+  std::vector<const LoopHeader*> stack_;
+};
+
+bool usedBy(const Access& a, const std::string& var) {
+  for (const Expr& e : *a.indices)
+    if (usesVar(e, var)) return true;
+  return false;
+}
+
+// How many times the access runs: every enclosing bound or parallel loop (each block and thread executes it),
+// and the serial loops down to the innermost one its indices use; loops inside that are loop-invariant for the
+// access, so the compiler keeps the value in a register. Unrolled and vectorized loops the indices do not use
+// never multiply: their copies load the same element, which the compiler loads once.
+double executionsOf(const Access& a) {
+  int innermostUsed = -1;
+  for (int i = 0; i < int(a.loops.size()); ++i)
+    if (usedBy(a, a.loops[i]->var)) innermostUsed = i;
+  double n = 1;
+  for (int i = 0; i < int(a.loops.size()); ++i) {
+    const LoopHeader& h = *a.loops[i];
+    bool parallelHw = h.loopKind == LoopKind::Bound || h.loopKind == LoopKind::Parallel;
+    bool copies = h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized;
+    bool used = usedBy(a, h.var);
+    if (used || parallelHw || a.write || (i < innermostUsed && !copies)) n *= double(std::max<int64_t>(1, h.extent));
+  }
+  return n;
+}
+
+// Flat element offset of the access (row-major).
+int64_t flatAt(const Access& a, const std::map<std::string, Interval>& at) {
+  std::vector<int64_t> strides = stridesOf(a.buffer->shape);
+  int64_t off = 0;
+  for (size_t d = 0; d < a.indices->size() && d < strides.size(); ++d) off += valueAt((*a.indices)[d], at) * strides[d];
+  return off;
+}
+
+// The loop whose variable tells the lanes apart: threadIdx.x on the GPU, the innermost loop the access uses on
+// the CPU. Returns the access's stride in elements along it (0: the same element for every lane).
+int64_t laneStride(const Access& a, bool gpu) {
+  std::string lane;
+  for (const LoopHeader* h : a.loops) {
+    if (gpu && h->loopKind == LoopKind::Bound && h->tag == ThreadTag::ThreadX) lane = h->var;
+    if (!gpu && usedBy(a, h->var) && h->loopKind != LoopKind::Bound) lane = h->var;
+  }
+  if (lane.empty()) return 0;
+  return std::llabs(flatAt(a, {{lane, {1, 1}}}) - flatAt(a, {}));
+}
+
+// Bytes the memory system moves per executed global access. GPU: the 32 lanes of a warp touch
+// ceil(32 * stride * size / 32) sectors of 32 bytes, shared by the 32 lanes. CPU: each access costs
+// min(64, stride * size) bytes of cache line along the innermost loop.
+double globalBytesPerAccess(const Access& a, bool gpu) {
+  double size = double(dtypeSize(a.buffer->dtype));
+  int64_t stride = laneStride(a, gpu);
+  if (gpu) return std::clamp(std::ceil(32.0 * double(stride) * size / 32.0), 1.0, 32.0);  // sectors * 32 / 32 lanes
+  return std::min(64.0, size * double(std::max<int64_t>(stride, 1)));
+}
+
+// Shared memory serves a warp in one pass unless lanes hit the same bank (32 banks of 4 bytes) at different
+// addresses: a stride of s words costs gcd(s, 32) passes; the same word for all lanes is a broadcast.
+double sharedBytesPerAccess(const Access& a) {
+  double size = double(dtypeSize(a.buffer->dtype));
+  int64_t words = std::max<int64_t>(1, int64_t(size) / 4) * laneStride(a, true);
+  int64_t passes = words == 0 ? 1 : std::gcd(words, int64_t(32));
+  return size * double(passes);
+}
+
+// Elements of the buffer one block (one parallel iteration on the CPU) touches at this access: the index ranges
+// over the loops that run inside the block, block indices held fixed.
+double footprintPerBlock(const Access& a, bool gpu) {
+  std::map<std::string, Interval> inner;
+  for (const LoopHeader* h : a.loops) {
+    bool blockLevel = gpu ? (h->loopKind == LoopKind::Bound && isBlockTag(h->tag))
+                          : (h->loopKind == LoopKind::Bound && isBlockTag(h->tag)) || h->loopKind == LoopKind::Parallel;
+    if (!blockLevel) inner[h->var] = {0, std::max<int64_t>(1, h->extent) - 1};
+  }
+  double elems = 1;
+  for (size_t d = 0; d < a.indices->size() && d < a.buffer->shape.size(); ++d) {
+    int64_t dim = std::max<int64_t>(1, a.buffer->shape[d]);
+    Interval r = range((*a.indices)[d], inner, {0, dim - 1});
+    elems *= double(std::clamp<int64_t>(r.hi - r.lo + 1, 1, dim));
+  }
+  return elems;
+}
+
+void launchShape(const Kernel& k, KernelFigures& f) {
+  int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, warps = 0;
+  bool cpuParallelSeen = false;
+  walk(k.body, [&](StmtNode& s) {
+    if (s.kind != StmtKind::For) return;
+    const LoopHeader& h = static_cast<ForStmt&>(s).h;
+    int64_t n = std::max<int64_t>(1, h.extent);
+    // The CPU generator parallelizes `parallel` loops and the outermost block-bound loop with extent > 1.
+    if (!cpuParallelSeen && n > 1 && (h.loopKind == LoopKind::Parallel || (h.loopKind == LoopKind::Bound && isBlockTag(h.tag)))) {
+      f.cpuParallelIterations = n;
+      cpuParallelSeen = true;
+    }
+    if (h.loopKind != LoopKind::Bound) return;
+    int axis = (h.tag == ThreadTag::BlockY || h.tag == ThreadTag::ThreadY) ? 1 : (h.tag == ThreadTag::BlockZ || h.tag == ThreadTag::ThreadZ) ? 2 : 0;
+    if (h.tag == ThreadTag::Warp) warps = std::max(warps, n);
+    else if (isBlockTag(h.tag)) grid[axis] = std::max(grid[axis], n);
+    else block[axis] = std::max(block[axis], n);
+  });
+  if (warps) block[0] = std::max(block[0], warps * 32);
+  f.blocks = grid[0] * grid[1] * grid[2];
+  f.threadsPerBlock = block[0] * block[1] * block[2];
+}
+
+// Registers: a base for indices and pointers, each thread's share of the register buffers (a buffer declared
+// for the block is spread over its threads; one register per 4 bytes), and the loads an unrolled nest keeps live
+// at once (capped: the compiler spills or reuses beyond that).
+int estimateRegisters(const Kernel& k, const std::vector<Access>& accesses, int64_t threadsPerBlock) {
+  double words = 0;
+  for (const Buffer& b : k.buffers)
+    if (b.scope == MemScope::Register)
+      words += std::max(1.0, double(numElements(b.shape)) / double(std::max<int64_t>(1, threadsPerBlock))) *
+               std::max<double>(1, double(dtypeSize(b.dtype)) / 4);
+  double unrolled = 1;
+  for (const Access& a : accesses) {
+    if (a.write) continue;
+    double u = 1;
+    for (const LoopHeader* h : a.loops)
+      if (h->loopKind == LoopKind::Unrolled || h->loopKind == LoopKind::Vectorized) u *= double(h->extent);
+    unrolled = std::max(unrolled, u);
+  }
+  return int(std::min(255.0, 24 + words + std::min(64.0, unrolled)));
+}
+
+}  // namespace
+
+KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
+  KernelFigures f;
+  launchShape(k, f);
+  Collector c(k);
+  if (k.body) c.visit(k.body);
+  f.irFlops = c.flops;
+  for (const Buffer& b : k.buffers) {
+    double bytes = double(numElements(b.shape)) * double(dtypeSize(b.dtype));
+    if (b.scope == MemScope::Shared) f.sharedBytesPerBlock += int64_t(bytes);
+    if (b.scope != MemScope::Global) continue;
+    if (b.role == BufferRole::Input) f.inputBytes += bytes;
+    if (b.role != BufferRole::Temp) f.compulsoryBytes += bytes;
+  }
+  f.registersPerThread = estimateRegisters(k, c.accesses, gpu ? f.threadsPerBlock : 1);
+  // Per-block footprint of each global buffer read: the largest over its read sites (a block's later reads of
+  // the same elements hit its L1 / cache).
+  std::map<std::string, double> footprint;
+  double blockCount = gpu ? double(f.blocks) : double(f.cpuParallelIterations);
+  for (const Access& a : c.accesses) {
+    double n = executionsOf(a);
+    double size = double(dtypeSize(a.buffer->dtype));
+    if (a.buffer->scope == MemScope::Shared) f.sharedBytes += n * (gpu ? sharedBytesPerAccess(a) : size);
+    if (a.buffer->scope != MemScope::Global) continue;
+    f.l1Bytes += n * globalBytesPerAccess(a, gpu);
+    if (a.write) continue;
+    double& fp = footprint[a.buffer->name];
+    fp = std::max(fp, footprintPerBlock(a, gpu) * size);
+  }
+  for (const auto& [name, bytes] : footprint) f.l2Bytes += bytes * blockCount;
+  for (const Buffer& b : k.buffers)
+    if (b.scope == MemScope::Global && b.role == BufferRole::Output) f.l2Bytes += double(numElements(b.shape)) * double(dtypeSize(b.dtype));
+  return f;
+}
+
+}  // namespace tessera::cost

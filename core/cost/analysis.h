@@ -1,0 +1,31 @@
+#pragma once
+// What a scheduled kernel does, counted from its IR: launch shape (the largest extent bound to each hardware
+// index, as the CUDA generator launches it), shared memory and registers per block, and the bytes each memory
+// level moves. The figures are schedule-dependent on purpose: a tiling that re-reads operands moves more bytes.
+#include <cstdint>
+
+#include "kernel/kernel_ir.h"
+
+namespace tessera::cost {
+
+struct KernelFigures {
+  // Launch.
+  int64_t blocks = 1;            // grid size (product over blockIdx.*)
+  int64_t threadsPerBlock = 1;   // product over threadIdx.* (a warp loop counts 32 lanes per warp)
+  int64_t sharedBytesPerBlock = 0;
+  int registersPerThread = 0;    // an estimate: base + register buffers + values kept live by unrolling
+  int64_t cpuParallelIterations = 1;  // CPU: extent of the OpenMP-parallel loop (1: serial)
+  // Work.
+  double irFlops = 0;            // floating-point operations counted from the IR (per element executed)
+  // Bytes per level.
+  double compulsoryBytes = 0;    // each global input read once, each output written once
+  double l2Bytes = 0;            // global reads as blocks fetch them (per-block footprint x blocks) + writes
+  double l1Bytes = 0;            // global load/store instructions, in 32-byte sectors (GPU) / cache lines (CPU)
+  double sharedBytes = 0;        // shared-memory reads and writes
+  double inputBytes = 0;         // global inputs' sizes (the working set the L2 must hold to avoid re-reads)
+};
+
+// `gpu` chooses how accesses coalesce: across the 32 lanes of a warp (GPU) or along the innermost loop (CPU).
+KernelFigures analyzeKernel(const kernel::Kernel& k, bool gpu);
+
+}  // namespace tessera::cost

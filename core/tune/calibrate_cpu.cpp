@@ -1,0 +1,83 @@
+// Measuring the host CPU for the cost model: three small loops compiled by the cpu backend's compiler.
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "ir/error.h"
+#include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_timing.h"
+#include "tune/target.h"
+
+namespace tessera::tune {
+namespace {
+
+constexpr long kCopyElems = 16L << 20;   // 64 MiB per array: far beyond the last-level cache
+constexpr int kFmaLanes = 64, kFmaSteps = 128;
+constexpr long kL1Elems = 4096;          // 16 KiB per thread: inside L1
+constexpr int kL1Passes = 2000;
+
+// Arguments: a[0] dst, a[1] src, a[2] long n (elements; chunks of 64 lanes for fma, passes for l1).
+const char* kSource = R"(
+#include <omp.h>
+extern "C" void tsr_copy(void** a) {
+  float* d = (float*)a[0]; const float* s = (const float*)a[1]; long n = *(long*)a[2];
+  #pragma omp parallel for simd schedule(static)
+  for (long i = 0; i < n; ++i) d[i] = s[i];
+}
+extern "C" void tsr_fma(void** a) {
+  float* d = (float*)a[0]; long chunks = *(long*)a[2];
+  #pragma omp parallel for schedule(static)
+  for (long c = 0; c < chunks; ++c) {
+    float x[64];
+    for (int l = 0; l < 64; ++l) x[l] = d[c * 64 + l];
+    for (int r = 0; r < 128; ++r)
+      #pragma omp simd
+      for (int l = 0; l < 64; ++l) x[l] = x[l] * 0.999f + 0.001f;
+    for (int l = 0; l < 64; ++l) d[c * 64 + l] = x[l];
+  }
+}
+extern "C" void tsr_l1(void** a) {
+  float* d = (float*)a[0]; long passes = *(long*)a[2];
+  #pragma omp parallel
+  {
+    const float* mine = d + (long)omp_get_thread_num() * 4096;
+    float s = 0;
+    for (long p = 0; p < passes; ++p) {
+      #pragma omp simd reduction(+:s)
+      for (long i = 0; i < 4096; ++i) s += mine[i];
+    }
+    d[(long)omp_get_thread_num() * 4096] = s;
+  }
+}
+)";
+
+double timeMs(void (*fn)(void**), float* dst, float* src, long n) {
+  void* args[] = {dst, src, &n};
+  return cpu::medianHostMs([&] { fn(args); }, 1, 5);
+}
+
+}  // namespace
+
+cost::Device calibrateCpu(const cost::Device& base) {
+  cpu::CpuCompiler compiler;
+  cpu::CpuBuild b = compiler.build(kSource, "tessera_calibrate");
+  if (!b.ok) fail("cpu calibration: " + b.error);
+  int threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<float> src(kCopyElems, 1.0f), dst(kCopyElems, 0.0f);
+  cost::Device d = base;
+  d.smCount = threads;
+  double copyMs = timeMs(b.library->function<void(void**)>("tsr_copy"), dst.data(), src.data(), kCopyElems);
+  d.dramGBps = 2.0 * double(kCopyElems) * 4 / (copyMs / 1e3) / 1e9;
+  long chunks = kCopyElems / kFmaLanes / 16;
+  double fmaMs = timeMs(b.library->function<void(void**)>("tsr_fma"), dst.data(), src.data(), chunks);
+  d.fp32Gflops = double(chunks) * kFmaLanes * kFmaSteps * 2 / (fmaMs / 1e3) / 1e9;
+  std::vector<float> l1(size_t(threads) * kL1Elems, 1.0f);
+  double l1Ms = timeMs(b.library->function<void(void**)>("tsr_l1"), l1.data(), nullptr, kL1Passes);
+  d.l1GBpsPerSm = double(kL1Elems) * 4 * kL1Passes / (l1Ms / 1e3) / 1e9;
+  d.l2GBps = std::max(d.l2GBps, 4 * d.dramGBps);
+  d.note = "measured by tessera-cli tune --calibrate-cpu (copy " + std::to_string(int(d.dramGBps)) + " GB/s, " +
+           std::to_string(int(d.fp32Gflops)) + " GFLOP/s, " + std::to_string(threads) + " threads)";
+  return d;
+}
+
+}  // namespace tessera::tune

@@ -1,0 +1,40 @@
+#pragma once
+// What a backend runs on, for the tuner and the cost model: the device's name and toolkit (parts of the cache
+// key) and its cost::Device. cuda: h200.json with the limits the driver reports (SMs, shared memory, registers,
+// L2, clock) when a GPU is present. cpu: cpu.json with the machine's threads, and bandwidth and FLOP rate
+// measured once (calibrateCpu) and cached in <cache dir>/devices/.
+#include <functional>
+#include <string>
+
+#include "cost/device.h"
+#include "ir/graph.h"
+#include "kernel/kernel_ir.h"
+#include "runtime/execute/executor.h"
+
+namespace tessera::tune {
+
+struct Target {
+  std::string device;     // stable name for cache keys
+  std::string toolkit;    // compiler identity, or NVRTC + driver versions
+  cost::Device costDevice;
+  std::string cannotRun;  // cuda without a GPU: why
+};
+
+struct TargetOptions {
+  std::string arch;          // cuda: "" = the device's
+  std::string cacheDir;      // where calibrated CPU figures live ("" = defaultCacheDir())
+  bool calibrate = true;     // cpu: measure bandwidth and FLOP rate when no measurement is cached
+  bool recalibrate = false;  // cpu: measure again even when cached
+};
+
+// Throws Error for the reference backend (it has no generated kernels to tune).
+Target describeTarget(execute::BackendKind backend, const TargetOptions& options);
+
+// Measures the host's copy bandwidth, FLOP rate and per-core L1 bandwidth with code built by the cpu backend's
+// compiler (same flags as kernels); about a second.
+cost::Device calibrateCpu(const cost::Device& base);
+
+// The predictor for RunOptions::predictMs: cost::predict with the op registry's FLOP count.
+std::function<double(const Graph&, const kernel::Kernel&)> costPredictor(const cost::Device& device);
+
+}  // namespace tessera::tune

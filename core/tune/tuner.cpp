@@ -1,0 +1,220 @@
+#include "tune/tuner.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "ir/error.h"
+#include "runtime/execute/measure.h"
+#include "tune/cache.h"
+#include "tune/candidates.h"
+
+namespace tessera::tune {
+namespace {
+
+using execute::CompiledModel;
+
+struct Job {
+  size_t kernel;                  // index into the model
+  kernel::Kernel lowered;
+  CacheKey key;
+  std::vector<Candidate> chosen;  // measured, rank order (the default appended when not among them)
+  size_t firstVariant = 0;        // its variants' position in the batch
+};
+
+void report(const TuneOptions& o, const std::string& stage, const std::string& group, size_t done, size_t total) {
+  if (o.progress) o.progress({stage, group, done, total});
+}
+
+// The saved trace replays on the lowered kernel (it may be stale after a template changed).
+bool replays(const kernel::Kernel& lowered, const kernel::Trace& trace) {
+  kernel::Kernel k = lowered.clone();
+  try {
+    kernel::replay(k, trace);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// Looks the kernel up in the cache; fills `kt` on a hit.
+bool fromCache(const TuningCache& cache, const Job& job, KernelTuning& kt, std::vector<std::string>& warnings) {
+  std::string warning;
+  std::optional<CacheEntry> e = cache.find(job.key, &warning);
+  if (!warning.empty()) warnings.push_back("kernel " + kt.group + ": " + warning);
+  if (!e) return false;
+  if (!replays(job.lowered, e->trace)) {
+    warnings.push_back("kernel " + kt.group + ": cached schedule no longer replays, tuning again");
+    return false;
+  }
+  kt.cacheHit = true;
+  kt.status = "cached";
+  kt.candidates = e->candidates;
+  kt.bestMs = e->bestMs;
+  kt.predictedMs = e->predictedMs;
+  kt.modelPickMs = e->modelPickMs;
+  kt.params = e->params;
+  kt.trace = e->trace;
+  return true;
+}
+
+// The top k by predicted time, and the default when it is not among them.
+std::vector<Candidate> choose(const CandidateSet& set, int topK) {
+  std::vector<Candidate> out(set.ranked.begin(), set.ranked.begin() + std::min<size_t>(set.ranked.size(), size_t(std::max(1, topK))));
+  bool hasDefault = std::any_of(out.begin(), out.end(), [](const Candidate& c) { return c.isDefault; });
+  if (!hasDefault)
+    for (const Candidate& c : set.ranked)
+      if (c.isDefault) out.push_back(c);
+  return out;
+}
+
+// Picks the fastest verified candidate of a job from the batch's timings and stores it.
+void conclude(const Job& job, const std::vector<execute::VariantTiming>& timings, const TuningCache& cache,
+              KernelTuning& kt, std::vector<std::string>& warnings) {
+  int best = -1;
+  for (size_t c = 0; c < job.chosen.size(); ++c) {
+    const execute::VariantTiming& t = timings[job.firstVariant + c];
+    kt.measurements.push_back({job.chosen[c].params, job.chosen[c].estimate.ms, t.ms, t.status});
+    if (t.status != "cancelled" && t.status != "not run") ++kt.measured;
+    if (c == 0 && t.verified) kt.modelPickMs = t.ms;
+    if (job.chosen[c].isDefault && t.verified) kt.defaultMs = t.ms;
+    if (!t.verified) {
+      if (!t.message.empty()) warnings.push_back("kernel " + kt.group + " candidate " + std::to_string(c) + ": " + t.status + ": " + t.message);
+      continue;
+    }
+    if (best < 0 || t.ms < timings[job.firstVariant + size_t(best)].ms) best = int(c);
+  }
+  if (best < 0) {
+    kt.status = "untuned";
+    kt.message = "no candidate ran and verified";
+    return;
+  }
+  const Candidate& pick = job.chosen[size_t(best)];
+  kt.status = "tuned";
+  kt.params = pick.params;
+  kt.bestMs = timings[job.firstVariant + size_t(best)].ms;
+  kt.predictedMs = pick.estimate.ms;
+  scheduleWith(job.lowered, pick.params, &kt.trace);
+  if (kt.measured < int(job.chosen.size())) return;  // cancelled part-way: not worth remembering
+  CacheEntry e{job.key, kt.params, kt.trace, kt.bestMs, kt.predictedMs, kt.modelPickMs, kt.candidates, kt.measured};
+  try {
+    cache.store(e);
+  } catch (const std::exception& ex) {
+    warnings.push_back(std::string("tuning cache: ") + ex.what());
+  }
+}
+
+}  // namespace
+
+execute::ScheduleSet TuneReport::schedules() const {
+  execute::ScheduleSet s;
+  for (const auto& k : kernels)
+    if (k.status == "tuned" || k.status == "cached") s.traces[execute::ScheduleSet::keyOf(k.nodes)] = k.trace;
+  return s;
+}
+
+nlohmann::json TuneReport::toJson() const {
+  nlohmann::json ks = nlohmann::json::array();
+  for (const auto& k : kernels) {
+    nlohmann::json j = {{"group", k.group},
+                        {"template", k.templateName},
+                        {"candidates", k.candidates},
+                        {"candidates_measured", k.measured},
+                        {"cache", k.cacheHit ? "hit" : "miss"},
+                        {"best_ms", k.bestMs},
+                        {"predicted_ms", k.predictedMs},
+                        {"model_pick_ms", k.modelPickMs},
+                        {"default_ms", k.defaultMs},
+                        {"status", k.status},
+                        {"params", k.params}};
+    if (!k.message.empty()) j["message"] = k.message;
+    nlohmann::json ms = nlohmann::json::array();
+    for (const Measurement& m : k.measurements)
+      ms.push_back({{"params", m.params}, {"predicted_ms", m.predictedMs}, {"ms", m.ms}, {"status", m.status}});
+    j["measurements"] = ms;
+    ks.push_back(j);
+  }
+  return {{"backend", backend}, {"device", device},     {"toolkit", toolkit},   {"cache_dir", cacheDir},
+          {"kernels", ks},      {"warnings", warnings}, {"cancelled", cancelled}};
+}
+
+TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const TuneOptions& o) {
+  TuneReport r;
+  r.backend = backend == execute::BackendKind::Cuda ? "cuda" : "cpu";
+  r.cacheDir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
+  Target target = describeTarget(backend, {o.arch, r.cacheDir, true, false});
+  r.device = target.device;
+  r.toolkit = target.toolkit;
+  r.costDevice = target.costDevice;
+  TuningCache cache(r.cacheDir);
+  std::vector<Job> jobs;
+  std::vector<execute::KernelVariant> variants;
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const execute::CompiledKernel& ck = m.kernels[i];
+    KernelTuning kt;
+    kt.group = ck.spec.id;
+    kt.nodes = ck.spec.nodeIds;
+    if (!ck.error.empty() || (o.cancel && o.cancel->load())) {
+      kt.status = "skipped";
+      kt.message = ck.error.empty() ? "cancelled" : ck.error;
+      r.kernels.push_back(kt);
+      continue;
+    }
+    Job job{i, kernel::lowerToLoops(*m.graph, ck.spec), {}, {}, 0};
+    kt.templateName = kernel::templateName(job.lowered);
+    kt.signature = kernelSignature(job.lowered);
+    job.key = {kt.signature, kt.templateName, target.device, target.toolkit};
+    report(o, "rank", kt.group, i, m.kernels.size());
+    if (!(o.useCache && fromCache(cache, job, kt, r.warnings))) {
+      CandidateSet set = rankCandidates(job.lowered, target.costDevice, cost::kernelFlops(*m.graph, job.lowered),
+                                        o.maxCombinations, o.cancel);
+      kt.candidates = int(set.ranked.size());
+      job.chosen = choose(set, o.topK);
+      if (!job.chosen.empty()) kt.predictedMs = job.chosen.front().estimate.ms;
+      job.firstVariant = variants.size();
+      for (const Candidate& c : job.chosen) variants.push_back({i, scheduleWith(job.lowered, c.params, nullptr)});
+      kt.status = "untuned";
+      jobs.push_back(std::move(job));
+    }
+    r.kernels.push_back(std::move(kt));
+  }
+  if (!variants.empty() && target.cannotRun.empty()) {
+    execute::MeasureOptions mo;
+    mo.reps = o.reps;
+    mo.warmup = o.warmup;
+    mo.arch = o.arch;
+    mo.cancel = o.cancel;
+    mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
+    execute::MeasureReport mr = execute::measureVariants(m, variants, backend, mo);
+    for (const Job& job : jobs) {
+      auto it = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelTuning& k) { return k.group == m.kernels[job.kernel].spec.id; });
+      conclude(job, mr.timings, cache, *it, r.warnings);
+    }
+  } else if (!variants.empty()) {
+    r.warnings.push_back(target.cannotRun + ": ranked by the cost model only, nothing measured or cached");
+    for (KernelTuning& k : r.kernels)
+      if (k.status == "untuned") k.message = target.cannotRun;
+  }
+  r.cancelled = o.cancel && o.cancel->load();
+  report(o, "done", "", m.kernels.size(), m.kernels.size());
+  return r;
+}
+
+execute::ScheduleSet cachedSchedules(const CompiledModel& m, const Target& target, const std::string& cacheDir,
+                                     std::vector<std::string>* hits, std::vector<std::string>* warnings) {
+  execute::ScheduleSet s;
+  TuningCache cache(cacheDir.empty() ? defaultCacheDir() : cacheDir);
+  std::vector<std::string> ignored;
+  for (const execute::CompiledKernel& ck : m.kernels) {
+    if (!ck.error.empty()) continue;
+    Job job{0, kernel::lowerToLoops(*m.graph, ck.spec), {}, {}, 0};
+    job.key = {kernelSignature(job.lowered), kernel::templateName(job.lowered), target.device, target.toolkit};
+    KernelTuning kt;
+    kt.group = ck.spec.id;
+    if (!fromCache(cache, job, kt, warnings ? *warnings : ignored)) continue;
+    s.traces[execute::ScheduleSet::keyOf(ck.spec.nodeIds)] = kt.trace;
+    if (hits) hits->push_back(ck.spec.id);
+  }
+  return s;
+}
+
+}  // namespace tessera::tune

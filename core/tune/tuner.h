@@ -1,0 +1,79 @@
+#pragma once
+// The autotuner: for each kernel of a compiled model, rank its template's candidates with the cost model,
+// measure the best `topK` (and the template's default, so tuning never loses to it) on the backend through
+// execute::measureVariants, keep the fastest verified one, and remember it in the tuning cache keyed by kernel
+// signature, template, device and toolkit. Results are schedule traces (an execute::ScheduleSet), which
+// `run --schedules`, sessions and compileKernels replay like any saved schedule.
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernel/templates.h"
+#include "runtime/execute/compiled_model.h"
+#include "runtime/execute/executor.h"
+#include "tune/target.h"
+
+namespace tessera::tune {
+
+struct Progress {
+  std::string stage;  // "rank" (per kernel), "measure" (per candidate), "done"
+  std::string group;  // the kernel being ranked ("" while measuring a batch)
+  size_t done = 0, total = 0;
+};
+
+struct TuneOptions {
+  int topK = 8;
+  int reps = 5, warmup = 1;
+  std::string arch;
+  std::string cacheDir;           // "" = defaultCacheDir()
+  bool useCache = true;           // read entries (results are stored either way)
+  size_t maxCombinations = 4096;  // larger parameter spaces are sampled
+  const std::atomic<bool>* cancel = nullptr;
+  std::function<void(const Progress&)> progress;
+};
+
+// One measured candidate, for comparing the model with the device.
+struct Measurement {
+  kernel::TemplateParams params;
+  double predictedMs = -1, ms = -1;
+  std::string status;  // ok, mismatch, failed, ...
+};
+
+struct KernelTuning {
+  std::string group, templateName, signature;
+  std::vector<std::string> nodes;
+  bool cacheHit = false;
+  int candidates = 0;              // distinct schedules that can launch
+  int measured = 0;                // candidates timed on the backend (0 on a cache hit)
+  double bestMs = -1;              // the kept candidate's measured time
+  double predictedMs = -1;         // the cost model's estimate for it
+  double modelPickMs = -1;         // measured time of the cost model's first choice
+  double defaultMs = -1;           // measured time of the template's default
+  kernel::TemplateParams params;   // of the kept candidate
+  kernel::Trace trace;
+  std::vector<Measurement> measurements;  // rank order (cache misses only)
+  std::string status;              // tuned, cached, untuned (why in `message`), skipped
+  std::string message;
+};
+
+struct TuneReport {
+  std::string backend, device, toolkit, cacheDir;
+  cost::Device costDevice;
+  std::vector<KernelTuning> kernels;
+  std::vector<std::string> warnings;  // ignored cache entries, failures; one line each
+  bool cancelled = false;
+  execute::ScheduleSet schedules() const;  // traces of every tuned or cached kernel
+  nlohmann::json toJson() const;           // {"kernels": [{group, candidates, candidates_measured, cache, ...}]}
+};
+
+TuneReport tuneModel(const execute::CompiledModel& model, execute::BackendKind backend, const TuneOptions& options);
+
+// The cached schedules of the model's kernels for this target (no tuning, no measurement); `hits` lists the
+// groups found, `warnings` ignored entries.
+execute::ScheduleSet cachedSchedules(const execute::CompiledModel& model, const Target& target, const std::string& cacheDir,
+                                     std::vector<std::string>* hits, std::vector<std::string>* warnings);
+
+}  // namespace tessera::tune

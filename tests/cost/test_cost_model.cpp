@@ -1,0 +1,194 @@
+// The analytic cost model: bytes implied by tilings, the bound of simple kernels, occupancy, wave quantization,
+// and the device data files.
+#include <QtTest>
+
+#include "cost/cost_model.h"
+#include "ir/error.h"
+#include "kernel/kernel_fixtures.h"
+#include "kernel/templates.h"
+#include "kernel/trace.h"
+#include "ops/builder.h"
+
+using namespace tessera;
+using namespace tessera::kernel;
+
+namespace {
+
+Kernel scheduled(const fixtures::Case& c, const TemplateParams& params) {
+  Kernel k = fixtures::lower(c);
+  TracedSchedule s(k);
+  applyTemplate(s, params);
+  return k;
+}
+
+// y = relu(x * x + 1) over n elements: one read, one write per element.
+fixtures::Case bigPointwise(int64_t n) {
+  GraphBuilder b("pw");
+  Value* x = b.input("x", {DType::F32, {n}});
+  Value* one = b.constant("one", fixtures::filled(DType::F32, {1}, 1.0));
+  Value* m = b.op("Mul", {x, x}, {}, "mul");
+  Value* a = b.op("Add", {m, one}, {}, "add");
+  b.output(b.op("Relu", {a}, {}, "relu"));
+  return {b.finish(), {"g0", "pointwise", {"mul", "add", "relu"}}};
+}
+
+TemplateParams onePerThread(int64_t blockSize) {
+  return {{"vector_width", 1}, {"elems_per_thread", 1}, {"block_size", blockSize}, {"grid_stride", 0}};
+}
+
+}  // namespace
+
+class TestCostModel : public QObject {
+  Q_OBJECT
+ private slots:
+  void smallerTilesRereadMore();
+  void pointwiseIsMemoryBound();
+  void waveQuantizationStepsAtFullWaves();
+  void occupancyFromSharedMemoryAndThreads();
+  void uncoalescedReadsCostMore();
+  void cpuPredictionUsesCores();
+  void deviceFilesLoad();
+  void badDeviceFieldIsNamed();
+};
+
+// A gemm's operands are re-read once per block along the other dimension: 16x16 tiles read A and B four times as
+// often as 64x64 tiles, so they move more bytes to the SMs and are predicted slower.
+void TestCostModel::smallerTilesRereadMore() {
+  auto c = fixtures::gemm(512, 512, 512);
+  cost::Device h200 = cost::loadDevice("h200");
+  TemplateParams small = {{"block_m", 16}, {"block_n", 16}, {"warp_m", 0}, {"warp_n", 0}, {"thread_m", 1}, {"thread_n", 1}};
+  TemplateParams large = {{"block_m", 64}, {"block_n", 64}, {"warp_m", 0}, {"warp_n", 0}, {"thread_m", 4}, {"thread_n", 4}};
+  cost::Estimate s = cost::predict(scheduled(c, small), h200);
+  cost::Estimate l = cost::predict(scheduled(c, large), h200);
+  QVERIFY2(s.feasible && l.feasible, (s.infeasible + l.infeasible).c_str());
+  // Per block: (bm + bn) * K elements; blocks = M/bm * N/bn. Ratio (1/16 + 1/16) / (1/64 + 1/64) = 4.
+  double ratio = (s.figures.l2Bytes - 512.0 * 512 * 4) / (l.figures.l2Bytes - 512.0 * 512 * 4);
+  QVERIFY2(std::abs(ratio - 4.0) < 0.05, qPrintable(QString::number(ratio)));
+  QCOMPARE(s.figures.compulsoryBytes, l.figures.compulsoryBytes);
+  QVERIFY(s.dramBytes >= l.dramBytes);
+  QCOMPARE(s.flops, l.flops);  // the same arithmetic however it is tiled
+}
+
+void TestCostModel::pointwiseIsMemoryBound() {
+  auto c = bigPointwise(int64_t(1) << 24);
+  cost::Estimate e = cost::predict(scheduled(c, onePerThread(256)), cost::loadDevice("h200"));
+  QVERIFY(e.feasible);
+  QCOMPARE(e.bound, cost::Bound::Memory);
+  QCOMPARE(e.limiter, std::string("dram"));
+  QCOMPARE(e.figures.compulsoryBytes, double(int64_t(1) << 24) * 8 + 4);  // x read, y written, the constant
+  // Near the copy bandwidth: 134 MB at 4.3 TB/s is 31 us, plus the launch.
+  QVERIFY2(e.ms > 0.031 && e.ms < 0.04, qPrintable(QString::number(e.ms)));
+  // A tiny kernel is latency-bound (the launch dominates).
+  cost::Estimate tiny = cost::predict(scheduled(bigPointwise(1024), onePerThread(256)), cost::loadDevice("h200"));
+  QCOMPARE(tiny.bound, cost::Bound::Latency);
+}
+
+// Blocks run in waves of (blocks per SM) x 132: one block past a full wave costs a whole wave of the per-SM
+// work (here arithmetic, forced by the FLOP count passed in).
+void TestCostModel::waveQuantizationStepsAtFullWaves() {
+  cost::Device h200 = cost::loadDevice("h200");
+  auto at = [&](int64_t blocks) {
+    int64_t n = blocks * 1024;
+    return cost::predict(scheduled(bigPointwise(n), onePerThread(1024)), h200, double(n) * 20000);
+  };
+  cost::Estimate one = at(1);
+  int64_t waveSlots = int64_t(one.blocksPerSm) * 132;
+  QCOMPARE(waveSlots % 132, int64_t(0));
+  cost::Estimate full = at(waveSlots), over = at(waveSlots + 1), two = at(2 * waveSlots);
+  QCOMPARE(full.figures.blocks, waveSlots);
+  QCOMPARE(full.waves, int64_t(1));
+  QCOMPARE(over.waves, int64_t(2));
+  QCOMPARE(two.waves, int64_t(2));
+  QCOMPARE(over.bound, cost::Bound::Compute);
+  QVERIFY2(over.ms / full.ms > 1.8, qPrintable(QString::number(over.ms / full.ms)));
+  QVERIFY2(two.ms / over.ms < 1.05, qPrintable(QString::number(two.ms / over.ms)));
+  QCOMPARE(full.waveEfficiency, 1.0);
+  QVERIFY(over.waveEfficiency < 0.51);
+}
+
+// Shared memory per block comes from the shared-scope buffers; threads per block from the bind tags.
+void TestCostModel::occupancyFromSharedMemoryAndThreads() {
+  auto c = fixtures::transpose(1024, 1024);
+  cost::Device h200 = cost::loadDevice("h200");
+  cost::Estimate tiled = cost::predict(scheduled(c, {{"tile", 32}, {"shared_tile", 1}}), h200);
+  QCOMPARE(tiled.figures.sharedBytesPerBlock, int64_t(32 * 32 * 4));
+  QCOMPARE(tiled.figures.threadsPerBlock, int64_t(1024));
+  QCOMPARE(tiled.figures.blocks, int64_t(32 * 32));
+  QCOMPARE(tiled.blocksPerSm, 2);  // 2048 threads per SM
+  QCOMPARE(tiled.occupancyLimit, std::string("threads"));
+  h200.sharedBytesPerSm = 4096 + 100;  // room for one tile only
+  cost::Estimate starved = cost::predict(scheduled(c, {{"tile", 32}, {"shared_tile", 1}}), h200);
+  QCOMPARE(starved.blocksPerSm, 1);
+  QCOMPARE(starved.occupancyLimit, std::string("shared"));
+  h200.sharedBytesPerBlockOptin = 1024;
+  cost::Estimate refused = cost::predict(scheduled(c, {{"tile", 32}, {"shared_tile", 1}}), h200);
+  QVERIFY(!refused.feasible);
+  QVERIFY(refused.infeasible.find("shared memory") != std::string::npos);
+}
+
+// A transpose read straight from global memory strides across the warp; staged through shared memory both
+// sides are coalesced, so fewer sectors move through L1.
+void TestCostModel::uncoalescedReadsCostMore() {
+  auto c = fixtures::transpose(1024, 1024);
+  cost::Device h200 = cost::loadDevice("h200");
+  cost::Estimate direct = cost::predict(scheduled(c, {{"tile", 32}, {"shared_tile", 0}}), h200);
+  cost::Estimate staged = cost::predict(scheduled(c, {{"tile", 32}, {"shared_tile", 1}}), h200);
+  QVERIFY2(direct.figures.l1Bytes > 4 * staged.figures.l1Bytes,
+           qPrintable(QString("%1 vs %2").arg(direct.figures.l1Bytes).arg(staged.figures.l1Bytes)));
+  QVERIFY(staged.figures.sharedBytes > 0);
+  QCOMPARE(direct.figures.sharedBytes, 0.0);
+}
+
+void TestCostModel::cpuPredictionUsesCores() {
+  cost::Device cpu = cost::loadDevice("cpu");
+  cpu.smCount = 8;
+  auto c = bigPointwise(int64_t(1) << 20);
+  cost::Estimate e = cost::predict(scheduled(c, onePerThread(256)), cpu);
+  QVERIFY(e.feasible);
+  QCOMPARE(e.figures.cpuParallelIterations, int64_t(1) << 12);  // the block loop is the OpenMP loop
+  QCOMPARE(e.occupancy, 1.0);
+  QVERIFY(e.ms > 0);
+  // One parallel iteration uses one core of eight.
+  cost::Estimate serial = cost::predict(scheduled(bigPointwise(256), onePerThread(256)), cpu);
+  QCOMPARE(serial.figures.cpuParallelIterations, int64_t(1));
+  QCOMPARE(serial.occupancy, 1.0 / 8);
+}
+
+void TestCostModel::deviceFilesLoad() {
+  cost::Device h200 = cost::loadDevice("h200");
+  QCOMPARE(h200.smCount, 132);
+  QCOMPARE(h200.kind, cost::DeviceKind::Gpu);
+  QCOMPARE(h200.dramGBps, 4300.0);
+  QCOMPARE(h200.bf16MatrixGflops, 790000.0);
+  cost::Device cpu = cost::loadDevice("cpu");
+  QCOMPARE(cpu.kind, cost::DeviceKind::Cpu);
+  // Round trip through JSON.
+  cost::Device again = cost::Device::fromJson(h200.toJson(), "round trip");
+  QCOMPARE(again.toJson(), h200.toJson());
+  // $TESSERA_DEVICE_DIR comes first.
+  QTemporaryDir dir;
+  nlohmann::json j = h200.toJson();
+  j["sm_count"] = 7;
+  QFile f(dir.filePath("h200.json"));
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(QByteArray::fromStdString(j.dump()));
+  f.close();
+  qputenv("TESSERA_DEVICE_DIR", dir.path().toUtf8());
+  QCOMPARE(cost::loadDevice("h200").smCount, 7);
+  qunsetenv("TESSERA_DEVICE_DIR");
+  QVERIFY_THROWS_EXCEPTION(Error, cost::loadDevice("nonesuch"));
+}
+
+void TestCostModel::badDeviceFieldIsNamed() {
+  nlohmann::json j = cost::loadDevice("h200").toJson();
+  j["dram_gbps"] = "fast";
+  try {
+    cost::Device::fromJson(j, "my.json");
+    QFAIL("no error");
+  } catch (const Error& e) {
+    QVERIFY2(std::string(e.what()).find("my.json: field 'dram_gbps'") != std::string::npos, e.what());
+  }
+}
+
+QTEST_GUILESS_MAIN(TestCostModel)
+#include "test_cost_model.moc"

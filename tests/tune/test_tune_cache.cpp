@@ -1,0 +1,207 @@
+// The tuning cache: round trip, corrupt and foreign files, concurrent writers in two processes; and the tuner
+// re-tuning (with a warning) when its entry is corrupt.
+#include <QtTest>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kernel/kernel_fixtures.h"
+#include "runtime/execute/compiled_model.h"
+#include "tune/cache.h"
+#include "tune/candidates.h"
+#include "tune/tuner.h"
+
+using namespace tessera;
+using namespace tessera::tune;
+namespace fs = std::filesystem;
+
+namespace {
+
+CacheEntry sampleEntry(double ms) {
+  CacheEntry e;
+  e.key = {"0123456789abcdef", "pointwise", "test device", "test toolkit"};
+  e.params = {{"block_size", 128}};
+  e.trace.instructions.push_back({"set_param", {"block_size"}, nlohmann::json::object(), {}, 128});
+  e.bestMs = ms;
+  e.predictedMs = 0.5;
+  e.modelPickMs = 0.7;
+  e.candidates = 12;
+  e.measured = 3;
+  return e;
+}
+
+void writeText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+}
+
+}  // namespace
+
+class TestTuneCache : public QObject {
+  Q_OBJECT
+ private slots:
+  void roundTrip();
+  void corruptFileIsIgnoredWithWarning();
+  void foreignKeyIsIgnored();
+  void concurrentWritersLeaveAValidFile();
+  void signatureIgnoresModelNames();
+  void candidatesAreDistinctAndRanked();
+  void tunerRetunesCorruptEntry();
+};
+
+void TestTuneCache::roundTrip() {
+  QTemporaryDir dir;
+  TuningCache cache(dir.path().toStdString());
+  CacheEntry e = sampleEntry(1.25);
+  std::string warning;
+  QVERIFY(!cache.find(e.key, &warning));
+  QVERIFY(warning.empty());
+  cache.store(e);
+  QVERIFY(fs::exists(cache.pathFor(e.key)));
+  QVERIFY(cache.pathFor(e.key).find("/tune/") != std::string::npos);
+  auto got = cache.find(e.key, &warning);
+  QVERIFY(got);
+  QCOMPARE(got->bestMs, 1.25);
+  QCOMPARE(got->params, e.params);
+  QCOMPARE(got->trace, e.trace);
+  QCOMPARE(got->measured, 3);
+  CacheKey other = e.key;
+  other.device = "another device";
+  QVERIFY(cache.pathFor(other) != cache.pathFor(e.key));
+  QVERIFY(!cache.find(other, &warning));
+}
+
+void TestTuneCache::corruptFileIsIgnoredWithWarning() {
+  QTemporaryDir dir;
+  TuningCache cache(dir.path().toStdString());
+  CacheEntry e = sampleEntry(1);
+  cache.store(e);
+  for (const char* text : {"{ not json", "", "{\"format\": \"tessera-tuning\", \"version\": 1}", "[1, 2]"}) {
+    writeText(cache.pathFor(e.key), text);
+    std::string warning;
+    QVERIFY(!cache.find(e.key, &warning));
+    QVERIFY2(warning.find(cache.pathFor(e.key)) != std::string::npos, warning.c_str());
+    QVERIFY2(warning.find("tuning again") != std::string::npos, warning.c_str());
+  }
+  cache.store(e);  // a good write replaces it
+  std::string warning;
+  QVERIFY(cache.find(e.key, &warning));
+}
+
+void TestTuneCache::foreignKeyIsIgnored() {
+  QTemporaryDir dir;
+  TuningCache cache(dir.path().toStdString());
+  CacheEntry e = sampleEntry(1);
+  CacheEntry foreign = e;
+  foreign.key.toolkit = "other";
+  nlohmann::json j = foreign.toJson();
+  fs::create_directories(fs::path(cache.pathFor(e.key)).parent_path());
+  writeText(cache.pathFor(e.key), j.dump());
+  std::string warning;
+  QVERIFY(!cache.find(e.key, &warning));
+  QVERIFY(warning.find("another kernel") != std::string::npos);
+}
+
+// Two processes store the same key 200 times each: every read in between and the final file are whole entries
+// and no temporary file is left behind.
+void TestTuneCache::concurrentWritersLeaveAValidFile() {
+  QTemporaryDir dir;
+  std::string path = dir.path().toStdString();
+  pid_t children[2];
+  for (int c = 0; c < 2; ++c) {
+    children[c] = fork();
+    QVERIFY(children[c] >= 0);
+    if (children[c] == 0) {
+      int bad = 0;
+      try {
+        TuningCache cache(path);
+        for (int i = 0; i < 200; ++i) {
+          cache.store(sampleEntry(c + 1));
+          std::string warning;
+          if (!cache.find(sampleEntry(0).key, &warning)) ++bad;
+        }
+      } catch (...) {
+        ++bad;
+      }
+      _exit(bad == 0 ? 0 : 1);
+    }
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    QCOMPARE(waitpid(child, &status, 0), child);
+    QVERIFY(WIFEXITED(status));
+    QCOMPARE(WEXITSTATUS(status), 0);
+  }
+  TuningCache cache(path);
+  std::string warning;
+  auto got = cache.find(sampleEntry(0).key, &warning);
+  QVERIFY2(got, warning.c_str());
+  QVERIFY(got->bestMs == 1 || got->bestMs == 2);
+  int files = 0;
+  for (const auto& f : fs::directory_iterator(fs::path(path) / "tune")) {
+    ++files;
+    QVERIFY2(f.path().extension() == ".json", f.path().c_str());
+  }
+  QCOMPARE(files, 1);
+}
+
+void TestTuneCache::signatureIgnoresModelNames() {
+  auto a = kernel::fixtures::gemm(64, 64, 32);
+  auto b = kernel::fixtures::gemm(64, 64, 32);
+  b.spec.id = "g7";
+  kernel::Kernel ka = kernel::fixtures::lower(a), kb = kernel::fixtures::lower(b);
+  kb.nodeIds = {"other", "names"};
+  QCOMPARE(kernelSignature(ka), kernelSignature(kb));
+  QVERIFY(kernelSignature(ka) != kernelSignature(kernel::fixtures::lower(kernel::fixtures::gemm(64, 64, 64))));
+}
+
+void TestTuneCache::candidatesAreDistinctAndRanked() {
+  auto c = kernel::fixtures::transpose(256, 256);
+  CandidateSet set = rankCandidates(kernel::fixtures::lower(c), cost::loadDevice("h200"), -1);
+  QCOMPARE(set.combinations, size_t(6));  // tile {8, 16, 32} x shared_tile {0, 1}
+  QVERIFY(set.ranked.size() >= 2);
+  QVERIFY(set.ranked.size() + set.duplicates + set.refused + set.infeasible == set.tried);
+  for (size_t i = 1; i < set.ranked.size(); ++i) QVERIFY(set.ranked[i - 1].estimate.ms <= set.ranked[i].estimate.ms);
+  QVERIFY(std::any_of(set.ranked.begin(), set.ranked.end(), [](const Candidate& x) { return x.isDefault; }));
+}
+
+// A corrupt entry is reported and the kernel measured again; the next tune is a hit.
+void TestTuneCache::tunerRetunesCorruptEntry() {
+  QTemporaryDir dir;
+  auto c = kernel::fixtures::transpose(64, 96);
+  auto graph = std::make_shared<const Graph>(std::move(c.graph));
+  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
+  TuneOptions o;
+  o.topK = 2;
+  o.reps = 2;
+  o.cacheDir = dir.path().toStdString();
+  TuneReport first = tuneModel(m, execute::BackendKind::Cpu, o);
+  QCOMPARE(first.kernels.size(), size_t(1));
+  QCOMPARE(first.kernels[0].status, std::string("tuned"));
+  QVERIFY(!first.kernels[0].cacheHit);
+  QVERIFY(first.kernels[0].measured >= 2);
+  QVERIFY(first.kernels[0].bestMs > 0);
+  TuneReport second = tuneModel(m, execute::BackendKind::Cpu, o);
+  QVERIFY(second.kernels[0].cacheHit);
+  QCOMPARE(second.kernels[0].measured, 0);
+  QCOMPARE(second.kernels[0].trace, first.kernels[0].trace);
+  CacheKey key{first.kernels[0].signature, first.kernels[0].templateName, first.device, first.toolkit};
+  writeText(TuningCache(o.cacheDir).pathFor(key), "{\"format\": \"tessera-tuning\", trunc");
+  TuneReport third = tuneModel(m, execute::BackendKind::Cpu, o);
+  QVERIFY(!third.kernels[0].cacheHit);
+  QVERIFY(third.kernels[0].measured >= 2);
+  QVERIFY(std::any_of(third.warnings.begin(), third.warnings.end(),
+                      [](const std::string& w) { return w.find("tuning again") != std::string::npos; }));
+  QVERIFY(tuneModel(m, execute::BackendKind::Cpu, o).kernels[0].cacheHit);
+  // The tuned trace replays through the executor's saved schedules.
+  execute::ScheduleSet s = third.schedules();
+  execute::CompiledModel replayed = execute::compileKernels(graph, {c.spec}, &s);
+  QVERIFY(replayed.kernels[0].replayed);
+  QVERIFY(replayed.staleSchedules.empty());
+}
+
+QTEST_GUILESS_MAIN(TestTuneCache)
+#include "test_tune_cache.moc"
