@@ -27,7 +27,7 @@ struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
   uint64_t seed = 0;
   int reps = 10;
-  bool check = false, json = false, noTuned = false;
+  bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -120,7 +120,9 @@ int runCompiled(const RunArgs& args) {
   o.arch = args.arch;
   o.inputs = inputs;
   o.predictMs = tune::costPredictor(target.costDevice);
-  execute::RunReport r = execute::executeWithBaseline(m, backend, o);
+  o.verify = !args.noReference;
+  execute::RunReport r =
+      args.noBaseline ? execute::executeModel(m, backend, o) : execute::executeWithBaseline(m, backend, o);
   for (const auto& s : m.staleSchedules) r.messages.push_back("stale schedule: " + s);
   for (const auto& n : notes) r.messages.push_back(n);
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
@@ -160,6 +162,11 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
   cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");
+  cmd->add_flag("--no-reference", args->noReference,
+                "Skip the reference interpreter: kernels are timed but unchecked (cpu, cuda; for sizes it takes "
+                "minutes on, the outputs checked elsewhere through --output)")
+      ->excludes("--check");
+  cmd->add_flag("--no-baseline", args->noBaseline, "Skip the unfused baseline run (cpu, cuda)");
   cmd->add_option("--schedules", args->schedules, "Replay saved schedules (JSON from compile --save-schedules)");
   cmd->add_option("--arch", args->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");

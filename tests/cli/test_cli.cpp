@@ -120,6 +120,15 @@ class TestCli : public QObject {
     // Softmax rows sum to one: 256 rows.
     QVERIFY2(r.out.contains("sum=256"), qPrintable(r.out));
   }
+  void runWithoutReferenceOrBaseline() {
+    // --no-reference: kernels are timed but unchecked (benchmarks check elsewhere); --no-baseline: no unfused run.
+    Result r = cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--json", "--no-reference", "--no-baseline"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("\"status\": \"unchecked\""), qPrintable(r.out));
+    QVERIFY2(r.out.contains("\"baseline_total_ms\": -1.0"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("\"outputs_verified\": false"), qPrintable(r.out));
+    QCOMPARE(cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--check", "--no-reference"}).code, 2);
+  }
   void conformanceCountsAndExitCodes() {
     // A test made from a run of a sample passes; one whose expected output comes from other inputs fails.
     QString root = dir_.filePath("conf");

@@ -134,6 +134,10 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
   double s = std::max(kr.ms, 1e-6) / 1e3;
   kr.gbps = static_cast<double>(bytes) / s / 1e9;
   kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
+  if (!o.verify) {
+    kr.status = "unchecked";
+    return;
+  }
   kr.verified = true;
   for (const auto& b : k.buffers) {
     if (b.role != BufferRole::Output) continue;
@@ -207,7 +211,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   }
   ReferenceOptions ro;
   ro.keepAll = true;
-  ReferenceResult ref = runReference(g, inputs, ro);
+  ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   Arena arena(g, inputs, m.kernels);
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
@@ -225,10 +229,10 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     fillFromReference(m.kernels[i].kernel, i, arena, ref);  // so the kernels after it can still run
   }
   r.ran = true;
-  r.outputsVerified = true;
+  r.outputsVerified = o.verify;
   for (size_t i = 0; i < g.outputs().size(); ++i) {
     Tensor t = arena.read(g.outputs()[i]->name());
-    Comparison c = compareTensors(t, ref.outputs[i]);
+    Comparison c = o.verify ? compareTensors(t, ref.outputs[i]) : Comparison{};
     if (!c.ok) {
       r.outputsVerified = false;
       r.messages.push_back("graph output '" + g.outputs()[i]->name() + "': " + c.message);

@@ -26,6 +26,10 @@ struct RunOptions {
   uint64_t seed = 0;
   // When set, fills KernelReport::predictedMs (the cost model's estimate; tune::costPredictor in tune/target.h).
   std::function<double(const Graph&, const kernel::Kernel&)> predictMs;
+  // false: no reference interpreter (for sizes it takes minutes on, e.g. benchmarks that check the outputs
+  // themselves): kernels that ran report "unchecked", outputsVerified stays false, and a kernel that fails
+  // leaves its outputs unwritten.
+  bool verify = true;
 };
 
 struct KernelReport {
@@ -37,7 +41,7 @@ struct KernelReport {
   double gflops = 0;   // nodeFlops summed over the group / time
   bool verified = false;
   double maxRelErr = 0;
-  std::string status;  // "ok", "mismatch", "not compiled", "not run", "failed"
+  std::string status;  // "ok", "mismatch", "unchecked" (RunOptions::verify off), "not compiled", "not run", "failed"
   std::string message; // why, when not ok
 };
 
