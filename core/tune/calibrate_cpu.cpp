@@ -62,7 +62,7 @@ cost::Device calibrateCpu(const cost::Device& base) {
   cpu::CpuCompiler compiler;
   cpu::CpuBuild b = compiler.build(kSource, "tessera_calibrate");
   if (!b.ok) fail("cpu calibration: " + b.error);
-  int threads = std::max(1u, std::thread::hardware_concurrency());
+  int threads = cpuThreads();
   std::vector<float> src(kCopyElems, 1.0f), dst(kCopyElems, 0.0f);
   cost::Device d = base;
   d.smCount = threads;
@@ -71,7 +71,8 @@ cost::Device calibrateCpu(const cost::Device& base) {
   long chunks = kCopyElems / kFmaLanes / 16;
   double fmaMs = timeMs(b.library->function<void(void**)>("tsr_fma"), dst.data(), src.data(), chunks);
   d.fp32Gflops = double(chunks) * kFmaLanes * kFmaSteps * 2 / (fmaMs / 1e3) / 1e9;
-  std::vector<float> l1(size_t(threads) * kL1Elems, 1.0f);
+  // Room for every OpenMP thread however the team is sized.
+  std::vector<float> l1(size_t(std::max<unsigned>(threads, std::thread::hardware_concurrency()) * 2) * kL1Elems, 1.0f);
   double l1Ms = timeMs(b.library->function<void(void**)>("tsr_l1"), l1.data(), nullptr, kL1Passes);
   d.l1GBpsPerSm = double(kL1Elems) * 4 * kL1Passes / (l1Ms / 1e3) / 1e9;
   d.l2GBps = std::max(d.l2GBps, 4 * d.dramGBps);

@@ -1,5 +1,6 @@
 #include "tune/target.h"
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -29,10 +30,23 @@ std::string cpuModelName() {
   return "unknown CPU";
 }
 
+}  // namespace
+
+// The generated code's OpenMP team: $OMP_NUM_THREADS (its first number), else the hardware threads.
+int cpuThreads() {
+  if (const char* env = std::getenv("OMP_NUM_THREADS"); env && *env) {
+    int n = std::atoi(env);
+    if (n > 0) return n;
+  }
+  return int(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+namespace {
+
 // Calibrated figures are cached per CPU, thread count and compiler (they measure that compiler's code).
 Target cpuTarget(const TargetOptions& o) {
   Target t;
-  int threads = std::max(1u, std::thread::hardware_concurrency());
+  int threads = cpuThreads();
   t.device = cpuModelName() + ", " + std::to_string(threads) + " threads";
   t.toolkit = cpu::CpuCompiler().identity().key();
   cost::Device base = cost::loadDevice("cpu");

@@ -30,6 +30,9 @@ struct TargetOptions {
 // Throws Error for the reference backend (it has no generated kernels to tune).
 Target describeTarget(execute::BackendKind backend, const TargetOptions& options);
 
+// The threads the cpu backend's OpenMP code uses: $OMP_NUM_THREADS, else the hardware threads.
+int cpuThreads();
+
 // Measures the host's copy bandwidth, FLOP rate and per-core L1 bandwidth with code built by the cpu backend's
 // compiler (same flags as kernels); about a second.
 cost::Device calibrateCpu(const cost::Device& base);

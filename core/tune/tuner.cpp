@@ -148,6 +148,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
   TuningCache cache(r.cacheDir);
   std::vector<Job> jobs;
   std::vector<execute::KernelVariant> variants;
+  // One entry per kernel, in model order (r.kernels[i] is kernel i).
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const execute::CompiledKernel& ck = m.kernels[i];
     KernelTuning kt;
@@ -185,14 +186,14 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     mo.cancel = o.cancel;
     mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
     execute::MeasureReport mr = execute::measureVariants(m, variants, backend, mo);
-    for (const Job& job : jobs) {
-      auto it = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const KernelTuning& k) { return k.group == m.kernels[job.kernel].spec.id; });
-      conclude(job, mr.timings, cache, *it, r.warnings);
-    }
+    for (const Job& job : jobs) conclude(job, mr.timings, cache, r.kernels[job.kernel], r.warnings);
   } else if (!variants.empty()) {
     r.warnings.push_back(target.cannotRun + ": ranked by the cost model only, nothing measured or cached");
-    for (KernelTuning& k : r.kernels)
-      if (k.status == "untuned") k.message = target.cannotRun;
+    for (const Job& job : jobs) {
+      KernelTuning& k = r.kernels[job.kernel];
+      k.message = target.cannotRun;
+      for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, "not run"});
+    }
   }
   r.cancelled = o.cancel && o.cancel->load();
   report(o, "done", "", m.kernels.size(), m.kernels.size());
