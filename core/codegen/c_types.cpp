@@ -209,13 +209,13 @@ std::string reduceIdentity(ReduceOp op, DType t, Target target) {
   if (op == ReduceOp::Sum) return std::string("(") + ct + ")0";
   if (isFloat(t)) return op == ReduceOp::Max ? "(" + ct + ")(-INFINITY)" : "(" + ct + ")INFINITY";
   bool mx = op == ReduceOp::Max;  // the identity is the type's lowest (max) or highest (min) value
-  switch (t) {
-    case DType::I64: return mx ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
-    case DType::I32: return mx ? "(-2147483647 - 1)" : "2147483647";
-    case DType::I16: return mx ? "(" + ct + ")(-32768)" : "(" + ct + ")32767";
-    case DType::I8: return mx ? "(" + ct + ")(-128)" : "(" + ct + ")127";
-    case DType::U8: return mx ? "(" + ct + ")0" : "(" + ct + ")255";
-    default: return mx ? "false" : "true";
+  if (t == DType::Bool) return mx ? "false" : "true";
+  if (!isSigned(t)) return mx ? "(" + ct + ")0" : "(" + ct + ")(-1)";  // unsigned: -1 converts to the highest
+  switch (dtypeSize(t)) {
+    case 8: return mx ? "(" + ct + ")(-9223372036854775807LL - 1)" : "(" + ct + ")9223372036854775807LL";
+    case 4: return mx ? "(" + ct + ")(-2147483647 - 1)" : "(" + ct + ")2147483647";
+    case 2: return mx ? "(" + ct + ")(-32768)" : "(" + ct + ")32767";
+    default: return mx ? "(" + ct + ")(-128)" : "(" + ct + ")127";
   }
 }
 

@@ -7,16 +7,12 @@
 namespace tessera::kernel {
 namespace {
 
-bool isRowReductionOp(const std::string& op) {
-  return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "Softmax" ||
-         op == "LogSoftmax" || op == "LayerNormalization";
-}
 bool isPoolOp(const std::string& op) {
   return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
 }
 bool isDataMovementOp(const std::string& op) {
   return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Split";
+         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Split" || op == "Tile";
 }
 
 // The node that decides the kernel's structure, and the kind it gives.
@@ -28,7 +24,7 @@ std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
   for (const Node* n : ctx.nodes)
     if (isPoolOp(n->op())) return {n, "pool"};
   for (const Node* n : ctx.nodes)
-    if (isRowReductionOp(n->op())) return {n, "reduction"};
+    if (isReductionNode(*n)) return {n, "reduction"};
   for (const Node* n : ctx.nodes)
     if (isDataMovementOp(n->op())) return {n, "data-movement"};
   for (const Node* n : ctx.nodes)

@@ -1,5 +1,8 @@
 #include "kernel/lower_context.h"
 
+#include <cmath>
+#include <cstdint>
+
 #include "ir/error.h"
 
 namespace tessera::kernel {
@@ -89,7 +92,12 @@ Expr Emitter::value(const Value* v) {
     return known[v] = load;
   }
   const Node& p = *v->producer();
-  if (v != p.output(0)) ctx_.fail(p, "only the first output can be used inside a kernel");
+  if (v != p.output(0)) {
+    for (size_t i = 1; i < p.numOutputs(); ++i)
+      if (v == p.output(i))
+        if (auto e = pointwiseOutputExpr(p, i)) return compute(v, p, *e);
+    ctx_.fail(p, "only the first output can be used inside a kernel");
+  }
   if (p.op() == "Range") return compute(v, p, rangeExpr(p));
   std::vector<Expr> ins;
   for (size_t i = 0; i < p.numInputs(); ++i)
@@ -142,6 +150,20 @@ std::vector<std::string> names(const std::string& prefix, size_t n) {
   std::vector<std::string> out;
   for (size_t i = 0; i < n; ++i) out.push_back(prefix + std::to_string(i));
   return out;
+}
+
+Expr reduceInit(ReduceOp op, DType t) {
+  if (op == ReduceOp::Sum) return Cast::make(t, intImm(0));
+  bool max = op == ReduceOp::Max;
+  if (isFloat(t)) return FloatImm::make(max ? -INFINITY : INFINITY, t);
+  if (t == DType::Bool) return Cast::make(t, intImm(max ? 0 : 1));
+  int64_t bits = int64_t(dtypeSize(t)) * 8;
+  if (!isSigned(t)) {
+    // The highest value of u64 is not an i64: -1 converted to the type (C's modular conversion).
+    return Cast::make(t, intImm(max ? 0 : bits == 64 ? -1 : (int64_t(1) << bits) - 1));
+  }
+  int64_t highest = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
+  return Cast::make(t, intImm(max ? -highest - 1 : highest));
 }
 
 DType accType(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }

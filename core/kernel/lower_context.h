@@ -65,6 +65,12 @@ std::vector<Expr> broadcastIndex(const Shape& in, const Shape& domain, const std
 // The expression of a pointwise op over its (already lowered) inputs; nullopt when `n` is not pointwise.
 std::optional<Expr> pointwiseExpr(const Node& n, const std::vector<Expr>& in, DType outType);
 bool isPointwiseOp(const std::string& op);
+// Output `output` (> 0) of a pointwise op when it does not depend on the inputs (Dropout's mask in inference).
+std::optional<Expr> pointwiseOutputExpr(const Node& n, size_t output);
+// Reduce{Sum,Mean,Max,Min}, Softmax, LogSoftmax, LayerNormalization, training-mode BatchNormalization.
+bool isReductionNode(const Node& n);
+// The initial value of an accumulator of `op` in type `t`: 0, or the lowest (Max) or highest (Min) value.
+Expr reduceInit(ReduceOp op, DType t);
 // Constant integer data of a value (initializer or Constant node output).
 std::optional<std::vector<int64_t>> constantInts(const Value* v);
 // Nested loops (outermost first) around `body`; returns the outermost statement.

@@ -55,6 +55,13 @@ std::vector<Expr> reshapeIndex(const Shape& in, const Shape& out, const std::vec
   return r;
 }
 
+// Tile repeats the input along each axis: output index i reads input index i mod extent.
+std::vector<Expr> tileIndex(const Shape& in, const std::vector<Expr>& idx) {
+  std::vector<Expr> r;
+  for (size_t d = 0; d < in.size(); ++d) r.push_back(imod(idx[d], intImm(in[d])));
+  return r;
+}
+
 int64_t normalizeAxisOf(LowerCtx& ctx, const Node& n, int64_t axis, size_t rank) {
   if (axis < 0) axis += int64_t(rank);
   if (axis < 0 || axis >= int64_t(rank)) ctx.fail(n, "axis out of range");
@@ -129,6 +136,7 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Shape& out = n.output(0)->shape();
   if (op == "Transpose") return valueAt(em, x, transposeIndex(n, x->shape(), em.idx()));
   if (op == "Expand") return valueAt(em, x, broadcastIndex(x->shape(), out, em.idx()));
+  if (op == "Tile") return valueAt(em, x, tileIndex(x->shape(), em.idx()));
   if (op == "Slice" || op == "Concat" || op == "Gather") requireExternal(ctx, n);
   if (op == "Slice") return sliceExpr(ctx, n, em);
   if (op == "Concat") return concatExpr(ctx, n, em);

@@ -150,4 +150,9 @@ std::optional<Expr> pointwiseExpr(const Node& n, const std::vector<Expr>& in, DT
   return Cast::make(outType, it->second(n, in, outType));
 }
 
+std::optional<Expr> pointwiseOutputExpr(const Node& n, size_t output) {
+  if (n.op() == "Dropout" && output == 1) return Cast::make(DType::Bool, intImm(1));  // inference: keep all
+  return std::nullopt;
+}
+
 }  // namespace tessera::kernel

@@ -261,18 +261,18 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   if (!ki.empty()) s.unroll(ki);
 }
 
-// Conv and pool: (n, channel, oh, ow) with the spatial loops fused over the threads of a block.
+// Conv and pool: (n, channel, spatial...) with the spatial loops fused over the threads of a block.
 void windowed(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
-  if (loops.size() != 4) return;
-  std::string hw = s.fuse(loops[2], loops[3]);
+  if (loops.size() < 3) return;
+  std::string hw = fuseAll(s, std::vector<std::string>(loops.begin() + 2, loops.end()));
   auto [b, t] = splitBy(s, hw, p.at("threads"));
   s.bind(t.empty() ? b : t, ThreadTag::ThreadX);
   if (!t.empty()) s.bind(b, ThreadTag::BlockX);
   s.bind(loops[1], ThreadTag::BlockY);
   s.bind(loops[0], ThreadTag::BlockZ);
   if (p.at("unroll_window"))
-    for (const char* tap : {"kh", "kw"})
+    for (const char* tap : {"kd", "kh", "kw"})
       if (detail::findLoop(s.kernel(), tap) && extentOf(s.kernel(), tap) <= 8) s.unroll(tap);
 }
 
@@ -390,6 +390,25 @@ int64_t rowExtent(Kernel& k) {
   return loops.empty() ? 1 : extentOf(k, loops[0]);
 }
 
+// A row can be staged in shared memory when the first pass reads it at indices affine in the pass's loop:
+// one reduced axis, or several that a flat index maps onto by division (not affine) are read from global.
+bool rowCacheable(Kernel& k) {
+  std::string buffer;
+  auto loops = rowLoops(k, &buffer);
+  if (loops.empty() || buffer.empty()) return false;
+  bool affine = true;
+  walk(detail::findLoop(k, loops[0])->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind != ExprKind::Load || static_cast<const Load&>(x).buffer != buffer) return;
+        for (const Expr& i : static_cast<const Load&>(x).indices) affine = affine && detail::affine(i, {loops[0]}).has_value();
+      });
+      return e;
+    });
+  });
+  return affine;
+}
+
 }  // namespace
 
 std::string templateName(const Kernel& k) {
@@ -413,7 +432,7 @@ TemplateParams defaultParams(const Kernel& kc) {
     int64_t K = rowExtent(k);
     int64_t bytes = K * 4;
     int phases = int(rowLoops(k, nullptr).size());
-    return {{"threads", K <= 1024 ? 32 : 256}, {"cache_row", phases >= 2 && bytes <= 16 * 1024 ? 1 : 0}};
+    return {{"threads", K <= 1024 ? 32 : 256}, {"cache_row", phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0}};
   }
   if (name == "gemm") {
     int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;

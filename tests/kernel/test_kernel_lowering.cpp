@@ -291,8 +291,11 @@ class TestKernelLowering : public QObject {
 
     GraphBuilder r("r0");
     Value* y = r.input("x", {DType::F32, {4, 6}});
-    r.output(r.op("ReduceSum", {y, r.ints("axes", {0})}, {}, "sum"));
-    QVERIFY(refuses({r.finish(), {"g", "reduction", {"sum"}}}, "node 'sum' (ReduceSum): only reductions over the last axis"));
+    Value* rows = r.op("ReduceSum", {y, r.ints("axes", {1})}, {}, "rows");
+    Value* cols = r.op("ReduceMax", {r.op("Sub", {y, rows}, {}, "sub"), r.ints("axes0", {0})}, {}, "cols");
+    r.output(cols);
+    QVERIFY(refuses({r.finish(), {"g", "reduction", {"rows", "sub", "cols"}}},
+                    "node 'cols' (ReduceMax): reduces other axes than the group's first reduction"));
 
     GraphBuilder p("pro");
     Value* a = p.input("a", {DType::F32, {4, 4}});
