@@ -5,6 +5,8 @@
 
 #include <QElapsedTimer>
 #include <QObject>
+#include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -74,6 +76,30 @@ class DotGraph {
     }
   }
 
+  // The text a reader of the DOT file needs: each node's op, shape and id; each cluster's kind; each edge's value.
+  void label(const GraphLayout& layout) {
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const LayoutNode& n = layout.nodes[i];
+      setAttr(nodes_[i], "label", (n.title + "\n" + n.subtitle).toStdString());
+      setAttr(nodes_[i], "id", n.id.toStdString());
+    }
+    for (const LayoutEdge& e : layout.edges)
+      if (Agedge_t* edge = agedge(g_, nodes_[size_t(e.from)], nodes_[size_t(e.to)], nullptr, 0))
+        setAttr(edge, "label", e.value.toStdString());
+  }
+
+  std::string write() const {
+    char* text = nullptr;
+    size_t size = 0;
+    FILE* out = open_memstream(&text, &size);
+    if (!out) return {};
+    agwrite(g_, out);
+    std::fclose(out);
+    std::string result(text, size);
+    std::free(text);
+    return result;
+  }
+
   bool layout() {
     laidOut_ = gvLayout(gvc_, g_, "dot") == 0;
     return laidOut_;
@@ -114,6 +140,13 @@ class DotGraph {
 };
 
 }  // namespace
+
+std::string dotSource(const GraphLayout& layout) {
+  DotGraph dot;
+  dot.build(layout);
+  dot.label(layout);
+  return dot.write();
+}
 
 void placeWithDot(GraphLayout& layout) {
   QElapsedTimer timer;

@@ -1,11 +1,11 @@
 #include "ui/headless_render.h"
 
+#include <QCoreApplication>
 #include <QDeadlineTimer>
 #include <QDockWidget>
 #include <QImage>
 #include <QPainter>
 #include <QThread>
-#include <QCoreApplication>
 #include <cstdio>
 
 #include "fusion/overrides.h"
@@ -15,22 +15,46 @@
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
 #include "ui/session_controller.h"
+#include "ui/session_files.h"
 
 namespace tessera::ui {
-namespace {
 
-int failWith(const QString& message) {
-  std::fprintf(stderr, "tessera --render: %s\n", qPrintable(message));
-  return 1;
+const std::vector<RenderView>& renderViews() {
+  static const std::vector<RenderView> views{
+      {"graph", "the graph of the step, groups and legend", [](MainWindow& w) -> QWidget* { return w.graphView(); }, {}},
+      // The whole window, with the pipeline list and the IR diff of the step in view.
+      {"pipeline", "the window at the step (pipeline list, graph, IR diff)", [](MainWindow& w) -> QWidget* { return &w; }, {}},
+      {"inspector", "the inspector on the selection", [](MainWindow& w) -> QWidget* { return w.inspector(); }, {}},
+      {"overrides", "the overrides list", [](MainWindow& w) -> QWidget* { return w.overridesPanel(); }, {}},
+      {"window", "the whole window", [](MainWindow& w) -> QWidget* { return &w; }, {}},
+      {"schedule", "the schedule of the selected kernel", nullptr, {}},
+      {"code", "the levels and generated code of the selection", nullptr, {}},
+      {"run", "the run panel with per-kernel timings", nullptr, {}},
+  };
+  return views;
 }
 
-// Spins the event loop until the window has nothing in flight.
-bool settle(MainWindow& w, QDeadlineTimer deadline) {
+QStringList renderViewNames() {
+  QStringList names;
+  for (const RenderView& v : renderViews()) names << v.name;
+  return names;
+}
+
+namespace {
+
+int failWith(const QString& message, int code = 1) {
+  std::fprintf(stderr, "render: %s\n", qPrintable(message));
+  return code;
+}
+
+// Spins the event loop until the window (and the view's own work) has nothing in flight.
+bool settle(MainWindow& w, const RenderView& view, QDeadlineTimer deadline) {
+  auto idle = [&] { return w.idle() && !(view.busy && view.busy(w)); };
   do {
     QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (w.idle()) {
+    if (idle()) {
       QCoreApplication::processEvents();
-      if (w.idle()) return true;
+      if (idle()) return true;
     }
     QThread::msleep(5);
   } while (!deadline.hasExpired());
@@ -45,49 +69,69 @@ QString firstHeavyNode(const SessionController& c) {
   return g->numNodes() ? QString::fromStdString(g->topoOrder().front()->id()) : QString();
 }
 
-QWidget* panelFor(MainWindow& w, const QString& view) {
-  if (view == "graph") return w.graphView();
-  if (view == "inspector") return w.inspector();
-  if (view == "overrides") return w.overridesPanel();
-  return &w;  // pipeline and window: the whole window, with the pipeline and the IR diff in view
+// The image scaled (never enlarged) to fit `size` and centred on a canvas of exactly that size.
+QImage onCanvas(const QImage& image, QSize size) {
+  QImage canvas(size, QImage::Format_ARGB32);
+  canvas.fill(QColor(0xfb, 0xfb, 0xf9));
+  const QImage fitted = image.width() > size.width() || image.height() > size.height()
+                            ? image.scaled(size, Qt::KeepAspectRatio, Qt::SmoothTransformation)
+                            : image;
+  QPainter painter(&canvas);
+  painter.drawImage(QPoint((size.width() - fitted.width()) / 2, (size.height() - fitted.height()) / 2), fitted);
+  return canvas;
+}
+
+QImage grabPanel(MainWindow& w, QWidget* panel, const RenderRequest& r) {
+  if (panel == w.graphView()) return w.graphView()->renderWhole(r.size);
+  if (auto* dock = qobject_cast<QDockWidget*>(panel->parentWidget())) {
+    // A dock alone: float it at a readable size.
+    dock->setFloating(true);
+    dock->resize(r.exactSize ? r.size.width() : std::min(r.size.width(), 560),
+                 r.exactSize ? r.size.height() : std::min(r.size.height(), 720));
+    QCoreApplication::processEvents();
+    panel = dock;
+  } else if (panel != &w) {
+    panel->resize(r.size);  // a widget built for the render
+    panel->show();
+    QCoreApplication::processEvents();
+  }
+  return panel->grab().toImage();
 }
 
 }  // namespace
 
 int renderHeadless(const RenderRequest& r) {
-  static const QStringList views{"graph", "pipeline", "inspector", "overrides", "window"};
-  if (!views.contains(r.view)) return failWith(QString("unknown view '%1' (expected %2)").arg(r.view, views.join(", ")));
+  auto view = std::find_if(renderViews().begin(), renderViews().end(), [&](const RenderView& v) { return v.name == r.view; });
+  if (view == renderViews().end())
+    return failWith(QString("unknown view '%1' (expected %2)").arg(r.view, renderViewNames().join(", ")));
+  if (!view->panel)
+    return failWith(QString("the %1 view (%2) is not available in this build yet").arg(r.view, view->description), 2);
   MainWindow w;
+  w.sessionFiles()->setPrompts({});  // no autosave recovery questions: render the file as saved
   w.resize(r.size);
   w.show();
   const QDeadlineTimer deadline(r.timeoutMs);
   w.openModel(r.model);
-  if (!settle(w, deadline)) return failWith(QString("%1: timed out").arg(r.model));
-  if (!w.controller()->input()) return failWith(QString("%1: could not open the model").arg(r.model));
+  if (!settle(w, *view, deadline)) return failWith(QString("%1: timed out").arg(r.model));
+  if (!w.controller()->input()) return failWith(QString("%1: could not open the model or session").arg(r.model));
   if (!r.overrides.isEmpty()) {
     try {
       w.controller()->changeOverrides(loadOverrides(r.overrides.toStdString()), "overrides from " + r.overrides);
     } catch (const std::exception& e) {
       return failWith(QString::fromStdString(e.what()));
     }
-    if (!settle(w, deadline)) return failWith("timed out recompiling with the overrides");
+    if (!settle(w, *view, deadline)) return failWith("timed out recompiling with the overrides");
   }
   if (r.step >= w.controller()->stepCount()) return failWith(QString("step %1 out of range (0..%2)").arg(r.step).arg(w.controller()->stepCount() - 1));
   if (r.step >= 0) w.controller()->setCurrentStep(r.step);
-  const QString select = r.select.isEmpty() ? firstHeavyNode(*w.controller()) : r.select;
-  if (!select.isEmpty() && (r.view == "inspector" || r.view == "window" || r.view == "pipeline"))
-    w.controller()->select({Selection::Node, select, {}, {}});
-  if (!settle(w, deadline)) return failWith("timed out laying out the graph");
+  const bool session = r.model.endsWith(".tessera", Qt::CaseInsensitive);
+  const QString select = !r.select.isEmpty() ? r.select : session ? QString() : firstHeavyNode(*w.controller());
+  if (!select.isEmpty() && r.view != "graph") w.controller()->select({Selection::Node, select, {}, {}});
+  QWidget* panel = view->panel(w);
+  if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
   QCoreApplication::processEvents();
-  QWidget* panel = panelFor(w, r.view);
-  if (auto* dock = qobject_cast<QDockWidget*>(panel->parentWidget())) {
-    // A dock alone: float it at a readable size.
-    dock->setFloating(true);
-    dock->resize(std::min(r.size.width(), 560), std::min(r.size.height(), 720));
-    QCoreApplication::processEvents();
-    panel = dock;
-  }
-  const QImage image = r.view == "graph" ? w.graphView()->renderWhole(r.size) : panel->grab().toImage();
+  QImage image = grabPanel(w, panel, r);
+  if (r.exactSize && !image.isNull()) image = onCanvas(image, r.size);
   if (image.isNull() || !image.save(r.output)) return failWith(QString("%1: could not write the image").arg(r.output));
   std::printf("wrote %s (%dx%d); layout %.1f ms, scene %.1f ms\n", qPrintable(r.output), image.width(), image.height(),
               w.graphView()->currentLayout() ? w.graphView()->currentLayout()->layoutMs : 0.0, w.graphView()->lastSceneMs());

@@ -1,23 +1,45 @@
 #pragma once
-// Headless rendering of the window's panels to PNG, for docs and tests (`tessera --render VIEW ...` with
-// QT_QPA_PLATFORM=offscreen). The panels are the real ones, driven as a user would.
+// Headless rendering of the window's panels to PNG, for docs and tests (`tessera-cli render`, `tessera --render`;
+// without a display use QT_QPA_PLATFORM=offscreen). The panels are the real ones, in a real MainWindow, driven
+// as a user would: open the model or session, apply overrides, pick the step and selection, wait, grab.
 #include <QSize>
 #include <QString>
+#include <functional>
+#include <vector>
+
+class QWidget;
 
 namespace tessera::ui {
 
+class MainWindow;
+
 struct RenderRequest {
-  QString model;
-  QString view = "graph";  // graph | pipeline | inspector | overrides | window
-  int step = -1;           // pipeline row (0 = as imported); -1: the last step
+  QString model;           // a model (.onnx, .tsr) or a session (.tessera)
+  QString view = "graph";  // a name from renderViews()
+  int step = -1;           // pipeline row (0 = as imported); -1: the last step (or the session's)
   QString select;          // node id to select (inspector); empty: the first matmul or conv
   QString overrides;       // JSON file of overrides to apply before rendering (fusion/overrides.h)
   QString output;          // .png
   QSize size{1600, 1000};
+  bool exactSize = false;  // the image is exactly `size` (the panel scaled to fit), not the panel's natural size
   int timeoutMs = 120000;
 };
 
-// Returns 0 on success; otherwise prints one line naming the problem to stderr and returns 1.
+// One view that can be rendered. To add a panel, add one line to the table in renderViews().
+struct RenderView {
+  QString name;
+  QString description;
+  // The widget to grab, found in or built for the window (w.controller() is the session). Null: the view is
+  // planned but not in this build yet, and rendering it fails with exit code 2.
+  std::function<QWidget*(MainWindow&)> panel;
+  // Optional: true while the panel still has work in flight (a run), so rendering waits for it.
+  std::function<bool(MainWindow&)> busy;
+};
+const std::vector<RenderView>& renderViews();
+QStringList renderViewNames();
+
+// Returns 0 on success; otherwise prints one line naming the problem to stderr and returns 1 (2 for a view
+// that is not available in this build).
 int renderHeadless(const RenderRequest& request);
 
 }  // namespace tessera::ui

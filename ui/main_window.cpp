@@ -27,7 +27,9 @@
 #include "ui/node_table_model.h"
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
+#include "ui/session_actions.h"
 #include "ui/session_controller.h"
+#include "ui/session_files.h"
 
 namespace tessera::ui {
 
@@ -35,7 +37,7 @@ MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent), controller_(new SessionController(this)), nodes_(new NodeTableModel(this)),
       graph_(new GraphView(this)), pipeline_(new PipelinePanel(controller_, this)), ir_(new IrPanel(controller_, this)),
       inspector_(new InspectorPanel(controller_, this)), overrides_(new OverridesPanel(controller_, this)),
-      log_(new QPlainTextEdit(this)) {
+      log_(new QPlainTextEdit(this)), files_(new SessionFiles(controller_, this)) {
   setObjectName("mainWindow");
   setWindowTitle(tr("Tessera"));
   setAcceptDrops(true);
@@ -45,6 +47,10 @@ MainWindow::MainWindow(QWidget* parent)
   buildToolBar();
   buildStatusBar();
   connect(controller_, &SessionController::modelLoaded, this, &MainWindow::onModelLoaded);
+  connect(files_, &SessionFiles::message, this, [this](const QString& line) {
+    showStatus(line);
+    log(line);
+  });
   connect(controller_, &SessionController::stepChanged, this, &MainWindow::showCurrentStep);
   connect(controller_, &SessionController::selectionChanged, this, &MainWindow::onSelectionChanged);
   connect(controller_, &SessionController::busyChanged, this, [this](bool busy, const QString& what) {
@@ -106,12 +112,14 @@ void MainWindow::buildDocks() {
 void MainWindow::buildMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open…"), this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, tr("Models (*.onnx *.tsr)"));
+    QString path = QFileDialog::getOpenFileName(this, tr("Open model or session"), {}, tr("Models and sessions (*.onnx *.tsr *.tessera)"));
     if (!path.isEmpty()) openModel(path);
   });
   open->setShortcut(QKeySequence::Open);
   recentMenu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
+  file->addSeparator();
+  addSessionActions(*this, *file);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
 
@@ -149,9 +157,10 @@ void MainWindow::buildToolBar() {
   QToolBar* bar = addToolBar(tr("Main"));
   bar->setObjectName("mainToolBar");
   bar->addAction(tr("Open"), this, [this] {
-    QString path = QFileDialog::getOpenFileName(this, tr("Open model"), {}, tr("Models (*.onnx *.tsr)"));
+    QString path = QFileDialog::getOpenFileName(this, tr("Open model or session"), {}, tr("Models and sessions (*.onnx *.tsr *.tessera)"));
     if (!path.isEmpty()) openModel(path);
   });
+  bar->addAction(findChild<QAction*>("saveAction"));
   bar->addSeparator();
   bar->addWidget(new QLabel(tr(" backend: reference "), this));
   bar->addSeparator();
@@ -186,7 +195,15 @@ void MainWindow::buildStatusBar() {
     statusBar()->addPermanentWidget(w);
 }
 
-void MainWindow::openModel(const QString& path) { controller_->openModel(path); }
+void MainWindow::openModel(const QString& path) { files_->open(path); }
+
+void MainWindow::showStatus(const QString& message, int timeoutMs) { statusBar()->showMessage(message, timeoutMs); }
+
+void MainWindow::setBackendStatus(const QString& backend, const QString& device) {
+  backendLabel_->setText(tr("backend: %1 · device: %2").arg(backend, device));
+}
+
+void MainWindow::setLastRunStatus(const QString& text) { lastRunLabel_->setText(text); }
 
 bool MainWindow::idle() const { return !controller_->busy() && !graph_->runner()->busy(); }
 
@@ -204,9 +221,9 @@ void MainWindow::onModelLoaded(const LoadedModel& result) {
   if (!result.error.isEmpty()) log(tr("compile failed: %1").arg(result.error));
   if (result.graph != shownModel_) graph_->fitNextLayout();  // a new model, not a recompile
   shownModel_ = result.graph;
-  rememberRecent(result.path);
+  rememberRecent(files_->documentPath());
   const QString name = QFileInfo(result.path).fileName();
-  setWindowTitle(tr("%1 — Tessera").arg(name));
+  setWindowTitle(tr("%1 — Tessera").arg(QFileInfo(files_->documentPath()).fileName()));
   auto compile = controller_->compile();
   modelLabel_->setText(tr("%1 · %2 nodes").arg(name).arg(result.graph->numNodes()));
   lastRunLabel_->setText(tr("last compile: %1 ms, %2 kernels, %3")
@@ -245,6 +262,7 @@ void MainWindow::rebuildRecentMenu() {
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {
+  files_->autosaveNow();  // unsaved work is offered back when the file is opened again
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
   settings.setValue("window/state", saveState());

@@ -22,6 +22,7 @@ class PipelinePanel;
 class IrPanel;
 class InspectorPanel;
 class OverridesPanel;
+class SessionFiles;
 struct LoadedModel;
 struct Selection;
 
@@ -37,7 +38,13 @@ class MainWindow : public QMainWindow {
   InspectorPanel* inspector() const { return inspector_; }
   OverridesPanel* overridesPanel() const { return overrides_; }
   QLineEdit* searchBox() const { return search_; }
+  SessionFiles* sessionFiles() const { return files_; }
+  // Opens a model (.onnx, .tsr) or a session (.tessera).
   void openModel(const QString& path);
+  // The status bar: a transient message; the backend and device; the last run (the run panel feeds these).
+  void showStatus(const QString& message, int timeoutMs = 5000);
+  void setBackendStatus(const QString& backend, const QString& device);
+  void setLastRunStatus(const QString& text);
   // True once the compile and the layout of the current step are both done.
   bool idle() const;
 
@@ -66,6 +73,7 @@ class MainWindow : public QMainWindow {
   InspectorPanel* inspector_;
   OverridesPanel* overrides_;
   QPlainTextEdit* log_;
+  SessionFiles* files_;
   QLineEdit* search_ = nullptr;
   class QMenu* recentMenu_ = nullptr;
   class QMenu* viewMenu_ = nullptr;

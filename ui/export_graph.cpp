@@ -1,0 +1,41 @@
+#include "ui/export_graph.h"
+
+#include <QGraphicsScene>
+#include <QImage>
+#include <QPainter>
+#include <QSaveFile>
+#include <QSvgGenerator>
+
+#include "ui/export_file.h"
+#include "ui/graph_view.h"
+
+namespace tessera::ui {
+
+QString exportGraphSvg(const GraphView& view, const QString& path) {
+  if (!view.scene() || view.scene()->sceneRect().isEmpty()) return QObject::tr("%1: no graph to export").arg(path);
+  const QRectF source = view.scene()->sceneRect();
+  QSvgGenerator svg;
+  svg.setFileName(path);
+  svg.setSize(source.size().toSize());
+  svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
+  svg.setTitle(QObject::tr("Tessera graph"));
+  QPainter painter;
+  if (!painter.begin(&svg)) return QObject::tr("%1: cannot write").arg(path);
+  view.scene()->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
+  painter.end();
+  return {};
+}
+
+QString exportGraphPng(const GraphView& view, const QString& path) {
+  const QImage image = view.renderWhole(QSize(8192, 8192));
+  if (image.isNull()) return QObject::tr("%1: no graph to export").arg(path);
+  return writeFileAtomically(path, [&image](QIODevice& out) { return image.save(&out, "PNG"); });
+}
+
+QString exportGraphDot(const GraphView& view, const QString& path) {
+  if (!view.currentLayout()) return QObject::tr("%1: no graph to export").arg(path);
+  const std::string dot = dotSource(*view.currentLayout());
+  return writeFileAtomically(path, [&dot](QIODevice& out) { return out.write(dot.data(), qint64(dot.size())) == qint64(dot.size()); });
+}
+
+}  // namespace tessera::ui
