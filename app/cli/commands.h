@@ -12,6 +12,7 @@ void addRunCommand(CLI::App& app, int& exitCode);
 void addConformanceCommand(CLI::App& app, int& exitCode);
 void addCompileCommand(CLI::App& app, int& exitCode);
 void addSessionCommand(CLI::App& app, int& exitCode);
+void addRenderCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
 
 }  // namespace tessera::cli

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   tessera::cli::addConformanceCommand(app, exitCode);
   tessera::cli::addCompileCommand(app, exitCode);
   tessera::cli::addSessionCommand(app, exitCode);
+  tessera::cli::addRenderCommand(app, exitCode);
   tessera::cli::addTuneCommand(app, exitCode);
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);

@@ -1,5 +1,6 @@
-// tessera: the explorer window. Opens the model given on the command line, else the default sample.
-// With --render VIEW it renders one panel to a PNG and exits (use QT_QPA_PLATFORM=offscreen without a display):
+// tessera: the explorer window. Opens the model or session given on the command line, else the default sample.
+// With --render VIEW it renders one panel to a PNG and exits (use QT_QPA_PLATFORM=offscreen without a display;
+// `tessera-cli render` does the same and picks the offscreen platform itself):
 //   tessera --render graph --step 3 -o out.png samples/mlp.tsr
 #include <QApplication>
 #include <QCommandLineParser>
@@ -18,8 +19,8 @@ int main(int argc, char** argv) {
   parser.setApplicationDescription("Tessera: an explorer for AI tensor compilers");
   parser.addHelpOption();
   parser.addVersionOption();
-  parser.addPositionalArgument("model", "Model to open (.onnx or .tsr)");
-  QCommandLineOption render("render", "Render VIEW (graph, pipeline, inspector, overrides, window) to a PNG and exit.", "view");
+  parser.addPositionalArgument("file", "Model (.onnx, .tsr) or session (.tessera) to open");
+  QCommandLineOption render("render", "Render VIEW (" + tessera::ui::renderViewNames().join(", ") + ") to a PNG and exit.", "view");
   QCommandLineOption step("step", "Pipeline step to show (0 = as imported; default: the last).", "n", "-1");
   QCommandLineOption select("select", "Node id to select (inspector).", "id");
   QCommandLineOption overrides("overrides", "JSON file of overrides to apply before rendering.", "file");

@@ -1,0 +1,77 @@
+// tessera-cli render: a panel of the window as a PNG, drawn by the window's own code (ui/headless_render.h)
+// on Qt's offscreen platform when there is no display.
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "app/cli/commands.h"
+
+#ifdef TESSERA_HAS_GUI
+#include <QApplication>
+
+#include "ui/headless_render.h"
+#endif
+
+namespace tessera::cli {
+namespace {
+
+struct RenderArgs {
+  std::string model, view = "graph", output, select, overrides;
+  int step = -1, width = 1600, height = 1000;
+};
+
+#ifdef TESSERA_HAS_GUI
+int render(const RenderArgs& args) {
+  // No display: Qt's offscreen platform draws the same pixels without one.
+  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  static int argc = 1;
+  static char name[] = "tessera-cli";
+  static char* argv[] = {name, nullptr};
+  QApplication app(argc, argv);
+  QApplication::setOrganizationName("Tessera");
+  QApplication::setApplicationName("tessera-cli");  // its own settings: the user's window layout is not used
+  ui::RenderRequest r;
+  r.model = QString::fromStdString(args.model);
+  r.view = QString::fromStdString(args.view);
+  r.step = args.step;
+  r.select = QString::fromStdString(args.select);
+  r.overrides = QString::fromStdString(args.overrides);
+  r.output = QString::fromStdString(args.output);
+  r.size = QSize(args.width, args.height);
+  r.exactSize = true;
+  return ui::renderHeadless(r) == 0 ? 0 : 2;
+}
+
+std::vector<std::string> viewNames() {
+  std::vector<std::string> names;
+  for (const QString& v : ui::renderViewNames()) names.push_back(v.toStdString());
+  return names;
+}
+#else
+int render(const RenderArgs&) {
+  std::fprintf(stderr, "error: render: this tessera-cli was built without the window (TESSERA_BUILD_GUI=OFF)\n");
+  return 2;
+}
+
+std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector", "overrides", "window", "schedule", "code", "run"}; }
+#endif
+
+}  // namespace
+
+void addRenderCommand(CLI::App& app, int& exitCode) {
+  auto* cmd = app.add_subcommand("render", "Render a panel of the window to a PNG, as the window draws it (no display needed)");
+  auto args = std::make_shared<RenderArgs>();
+  cmd->add_option("MODEL_OR_SESSION", args->model, "Model (.onnx, .tsr) or session (.tessera)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("--view", args->view, "Panel to render")->check(CLI::IsMember(viewNames()))->capture_default_str();
+  cmd->add_option("--step", args->step, "Pipeline step (0 = as imported; default: the last, or the session's)");
+  cmd->add_option("--width", args->width, "Image width in pixels")->check(CLI::Range(64, 16384))->capture_default_str();
+  cmd->add_option("--height", args->height, "Image height in pixels")->check(CLI::Range(64, 16384))->capture_default_str();
+  cmd->add_option("--select", args->select, "Node id to select (default: the first MatMul, Gemm or Conv)");
+  cmd->add_option("--overrides", args->overrides, "JSON overrides to apply first")->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", args->output, "PNG file to write")->required();
+  cmd->callback([args, &exitCode] { exitCode = render(*args); });
+}
+
+}  // namespace tessera::cli
