@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "kernel/kernel_fixtures.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/compiled_model.h"
 #include "tune/cache.h"
 #include "tune/candidates.h"
@@ -50,6 +51,7 @@ class TestTuneCache : public QObject {
   void signatureIgnoresModelNames();
   void candidatesAreDistinctAndRanked();
   void tunerRetunesCorruptEntry();
+  void cudaTuneMeasuresOnlyWithAGpu();
 };
 
 void TestTuneCache::roundTrip() {
@@ -201,6 +203,37 @@ void TestTuneCache::tunerRetunesCorruptEntry() {
   execute::CompiledModel replayed = execute::compileKernels(graph, {c.spec}, &s);
   QVERIFY(replayed.kernels[0].replayed);
   QVERIFY(replayed.staleSchedules.empty());
+}
+
+// With a GPU the cuda backend measures like the cpu one; without one the tuner ranks by the model, lists its top
+// candidates, measures and caches nothing, and says why.
+void TestTuneCache::cudaTuneMeasuresOnlyWithAGpu() {
+  QTemporaryDir dir;
+  auto c = kernel::fixtures::transpose(256, 256);
+  auto graph = std::make_shared<const Graph>(std::move(c.graph));
+  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
+  TuneOptions o;
+  o.topK = 3;
+  o.reps = 3;
+  o.cacheDir = dir.path().toStdString();
+  TuneReport r = tuneModel(m, execute::BackendKind::Cuda, o);
+  QCOMPARE(r.kernels.size(), size_t(1));
+  const KernelTuning& k = r.kernels[0];
+  QVERIFY(k.predictedMs > 0);
+  QVERIFY(k.measurements.size() >= 3);
+  if (cuda::cudaAvailability().available) {
+    QCOMPARE(k.status, std::string("tuned"));
+    QVERIFY(k.measured >= 3);
+    QVERIFY(k.bestMs > 0);
+    QVERIFY(tuneModel(m, execute::BackendKind::Cuda, o).kernels[0].cacheHit);
+    return;
+  }
+  qInfo("no GPU (%s): checking the rank-only path", cuda::cudaAvailability().reason.c_str());
+  QCOMPARE(k.status, std::string("untuned"));
+  QCOMPARE(k.measured, 0);
+  QVERIFY2(k.message.find("CUDA cannot run here") != std::string::npos, k.message.c_str());
+  for (const Measurement& x : k.measurements) QCOMPARE(x.ms, -1.0);
+  QVERIFY(!fs::exists(fs::path(o.cacheDir) / "tune"));
 }
 
 QTEST_GUILESS_MAIN(TestTuneCache)
