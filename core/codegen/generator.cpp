@@ -14,7 +14,7 @@ using namespace kernel;
 namespace {
 int tagIndex(ThreadTag t) {
   switch (t) {
-    case ThreadTag::BlockX: case ThreadTag::ThreadX: case ThreadTag::Warp: return 0;
+    case ThreadTag::BlockX: case ThreadTag::ThreadX: case ThreadTag::Warp: case ThreadTag::MmaRow: case ThreadTag::MmaCol: return 0;
     case ThreadTag::BlockY: case ThreadTag::ThreadY: return 1;
     default: return 2;
   }
@@ -44,6 +44,7 @@ void Generator::computeLaunch() {
     if (h.loopKind != LoopKind::Bound) return;
     auto n = static_cast<unsigned>(std::max<int64_t>(1, h.extent));
     if (h.tag == ThreadTag::Warp) warps = std::max(warps, n);
+    else if (isMmaTag(h.tag)) warps = std::max(warps, 1u);  // the lanes of one warp
     else if (isBlockTag(h.tag)) out_.launch.grid[tagIndex(h.tag)] = std::max(out_.launch.grid[tagIndex(h.tag)], n);
     else out_.launch.block[tagIndex(h.tag)] = std::max(out_.launch.block[tagIndex(h.tag)], n);
   });
@@ -199,7 +200,9 @@ void Generator::forLoop(const ForStmt& f) {
   std::string v = identifier(h.var), n = std::to_string(h.extent);
   std::string it = indexType(target_);
   bool parallel = false;
-  if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound) {
+  if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound && isMmaTag(h.tag)) {
+    mmaLanes(f);
+  } else if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound) {
     boundLoop(f);
   } else {
     if (target_ == Target::Cpu) {

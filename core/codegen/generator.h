@@ -22,6 +22,8 @@ class Generator {
   void body(const kernel::Stmt& s);  // the statements of a loop or if body, without extra braces
   void forLoop(const kernel::ForStmt& f);
   void boundLoop(const kernel::ForStmt& f);
+  void mmaLanes(const kernel::ForStmt& f);       // a loop bound to mma.row / mma.col (mma.cpp)
+  bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   void combineAcrossThreads(const kernel::ForStmt& outer);
   void computeLaunch();
   std::string comment(const std::vector<std::string>& provenance) const;

@@ -4,7 +4,13 @@ namespace tessera::codegen::detail {
 
 std::string cudaPrelude(bool halfTypes) {
   std::string s;
-  if (halfTypes) s += "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
+  if (halfTypes)
+    s += "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+         "// Two 16-bit values in one 32-bit register, the first in the low half (an mma operand pair).\n"
+         "__device__ __forceinline__ unsigned tsr_pack2(__half lo, __half hi) {\n"
+         "  return (unsigned)__half_as_ushort(lo) | ((unsigned)__half_as_ushort(hi) << 16);\n}\n"
+         "__device__ __forceinline__ unsigned tsr_pack2(__nv_bfloat16 lo, __nv_bfloat16 hi) {\n"
+         "  return (unsigned)__bfloat16_as_ushort(lo) | ((unsigned)__bfloat16_as_ushort(hi) << 16);\n}\n";
   s += R"(#ifndef INFINITY
 #define INFINITY __int_as_float(0x7f800000)
 #endif

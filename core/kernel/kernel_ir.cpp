@@ -63,7 +63,7 @@ namespace {
 constexpr std::pair<ThreadTag, std::string_view> kTagNames[] = {
     {ThreadTag::BlockX, "blockIdx.x"},  {ThreadTag::BlockY, "blockIdx.y"},  {ThreadTag::BlockZ, "blockIdx.z"},
     {ThreadTag::ThreadX, "threadIdx.x"}, {ThreadTag::ThreadY, "threadIdx.y"}, {ThreadTag::ThreadZ, "threadIdx.z"},
-    {ThreadTag::Warp, "warp"}};
+    {ThreadTag::Warp, "warp"}, {ThreadTag::MmaRow, "mma.row"}, {ThreadTag::MmaCol, "mma.col"}};
 }
 
 std::string_view threadTagName(ThreadTag t) {
@@ -80,6 +80,7 @@ ThreadTag parseThreadTag(std::string_view name) {
 
 bool isBlockTag(ThreadTag t) { return t == ThreadTag::BlockX || t == ThreadTag::BlockY || t == ThreadTag::BlockZ; }
 bool isThreadTag(ThreadTag t) { return t != ThreadTag::None && !isBlockTag(t); }
+bool isMmaTag(ThreadTag t) { return t == ThreadTag::MmaRow || t == ThreadTag::MmaCol; }
 
 std::string_view reduceOpName(ReduceOp op) {
   switch (op) {

@@ -56,12 +56,16 @@ std::string_view loopKindName(LoopKind k);
 
 // Hardware indices a loop can be bound to. Block*: grid dimensions (blockIdx), independent blocks, no
 // sharing. Thread*: threads of one block (threadIdx), can share memory and synchronize. Warp: the warp index
-// within the block (threadIdx.x / 32 with threadIdx.x bound to the 32 lanes inside it).
-enum class ThreadTag : uint8_t { None, BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, Warp };
+// within the block (threadIdx.x / 32 with threadIdx.x bound to the 32 lanes inside it). MmaRow, MmaCol: the
+// lanes of one warp holding a 16 x 8 tile the way a tensor-core mma (m16n8k16) holds its accumulator: a
+// 16-row loop bound to MmaRow and the 8-column loop directly inside it bound to MmaCol give lane l the rows
+// l/4 and l/4 + 8 and the columns 2(l%4) and 2(l%4) + 1; a 16-deep reduction under them becomes one mma.
+enum class ThreadTag : uint8_t { None, BlockX, BlockY, BlockZ, ThreadX, ThreadY, ThreadZ, Warp, MmaRow, MmaCol };
 std::string_view threadTagName(ThreadTag t);  // "blockIdx.x", ..., "warp"
 ThreadTag parseThreadTag(std::string_view name);  // None when unknown
 bool isBlockTag(ThreadTag t);
-bool isThreadTag(ThreadTag t);  // threadIdx.* and warp
+bool isThreadTag(ThreadTag t);  // threadIdx.*, warp and the mma lanes
+bool isMmaTag(ThreadTag t);     // mma.row, mma.col
 
 enum class ReduceOp : uint8_t { Sum, Max, Min };
 std::string_view reduceOpName(ReduceOp op);

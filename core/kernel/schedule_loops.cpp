@@ -167,7 +167,16 @@ void bind(Kernel& k, const std::string& loop, ThreadTag tag) {
     if (n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.tag == tag)
       c.fail(5, "'" + static_cast<ForStmt&>(n).h.var + "' inside it is already bound to " + tagName);
   });
-  int64_t limit = isThreadTag(tag) ? (tag == ThreadTag::Warp ? 32 : tag == ThreadTag::ThreadZ ? 64 : 1024)
+  if (isMmaTag(tag)) {
+    int64_t rows = tag == ThreadTag::MmaRow ? 16 : 8;
+    c.check(9, h.extent == rows, "an mma tile loop bound to " + tagName + " has extent " + std::to_string(rows));
+    bool inRow = !site.enclosing.empty() && site.enclosing.back()->h.tag == ThreadTag::MmaRow;
+    c.check(9, tag == ThreadTag::MmaRow || inRow, "mma.col must be directly inside a loop bound to mma.row");
+    for (ForStmt* e : site.enclosing)
+      c.check(9, e->h.tag != ThreadTag::ThreadX && e->h.tag != ThreadTag::Warp,
+              "the mma lanes are threadIdx.x; '" + e->h.var + "' around it already uses it");
+  }
+  int64_t limit = isThreadTag(tag) ? (tag == ThreadTag::Warp ? 32 : tag == ThreadTag::ThreadZ ? 64 : isMmaTag(tag) ? 16 : 1024)
                   : tag == ThreadTag::BlockX ? 2147483647 : 65535;
   c.check(7, h.extent <= limit, "extent " + std::to_string(h.extent) + " exceeds the " + tagName + " limit " + std::to_string(limit));
   for (ForStmt* e : site.enclosing)

@@ -127,6 +127,7 @@ std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction,
     lead.push_back(var(f->h.var));
     tile *= f->h.extent;
     if (!isThreadBound(f->h)) perThread *= f->h.extent;
+    else if (isMmaTag(f->h.tag)) perThread *= 2;  // a lane holds 2 of an mma tile's 16 rows (8 columns)
   }
   for (const std::string& a : accumulators) {
     Buffer* b = k.findBuffer(a);

@@ -154,7 +154,9 @@ void rowReduction(TracedSchedule& s, const TemplateParams& p) {
 // The input buffers read inside `loop`, in buffer order (the gemm's operands A and B).
 std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
   std::set<std::string> read;
-  walk(detail::findLoop(k, loop)->loop->body, [&](StmtNode& n) {
+  auto site = detail::findLoop(k, loop);
+  if (!site) return {};
+  walk(site->loop->body, [&](StmtNode& n) {
     mapDirectExprs(n, [&](const Expr& e) {
       walkExpr(e, [&](const ExprNode& x) {
         if (x.kind == ExprKind::Load) read.insert(static_cast<const Load&>(x).buffer);
@@ -170,9 +172,10 @@ std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
 
 // A shared-memory fill spread over the block's ty x tx threads: its loops fused, then split into
 // repeats x threadIdx.y x threadIdx.x (the repeats unrolled).
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, int64_t ty, int64_t tx) {
+using ThreadDims = std::vector<std::pair<int64_t, ThreadTag>>;  // threads per tag, innermost (x) first
+
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims) {
   std::string rest = fuseAll(s, fillLoops);
-  const std::pair<int64_t, ThreadTag> dims[] = {{tx, ThreadTag::ThreadX}, {ty, ThreadTag::ThreadY}};
   for (auto [threads, tag] : dims) {
     if (threads <= 1) continue;
     if (extentOf(s.kernel(), rest) <= threads) return s.bind(rest, tag);
@@ -181,6 +184,14 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, int6
     rest = outer;
   }
   if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
+}
+
+// Stages every input read inside `ko` in shared memory, filled by the block's threads.
+void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims) {
+  for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
+    auto fill = s.cacheRead(ko, operand, MemScope::Shared);
+    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+  }
 }
 
 // shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
@@ -212,10 +223,53 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
     if (inner.size() >= 2) s.reorder(inner);
     s.unroll(ki);
   }
-  for (const std::string& operand : inputsReadIn(k, ko)) {
-    auto fill = s.cacheRead(ko, operand, MemScope::Shared);
-    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), threadsY, threadsX);
+  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}});
+}
+
+// mma = 1: as shared = 1, but each warp (threadIdx.z, threadIdx.y) computes a warp_m x warp_n tile as
+// 16 x 8 tiles bound to the mma lanes, each 16-deep step of which the code generator emits as one
+// tensor-core mma.sync; the accumulators stay in registers in the mma's layout.
+void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
+  Kernel& k = s.kernel();
+  int64_t bm = extentOf(k, blockTile[2]), bn = extentOf(k, blockTile[3]);
+  auto w = s.tile({blockTile[2], blockTile[3]}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
+  int64_t warpsM = extentOf(k, w[0]), warpsN = extentOf(k, w[1]);
+  s.bind(w[0], ThreadTag::ThreadZ);
+  s.bind(w[1], ThreadTag::ThreadY);
+  auto rowsOf = s.split(w[2], 16);  // fragment rows, rows of one mma tile
+  auto colsOf = s.split(w[3], 8);   // fragment columns, columns of one mma tile
+  s.reorder({rowsOf[0], colsOf[0], rowsOf[1], colsOf[1]});
+  s.unroll(rowsOf[0]);
+  s.unroll(colsOf[0]);
+  s.bind(rowsOf[1], ThreadTag::MmaRow);
+  s.bind(colsOf[1], ThreadTag::MmaCol);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  s.hoistReduction(ko, blockTile[1]);
+  if (!ki.empty() && extentOf(k, ki) > 16) {
+    auto steps = s.split(ki, 16);  // mma steps of one k tile, depth of one mma
+    s.reorder({steps[0], rowsOf[0], colsOf[0], rowsOf[1], colsOf[1], steps[1]});
+    s.unroll(steps[0]);
+    ki = steps[1];
   }
+  if (!ki.empty()) s.unroll(ki);
+  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}});
+}
+
+bool sixteenBitOperands(Kernel& k) {
+  auto inputs = inputsReadIn(k, "k");
+  return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const std::string& b) {
+    DType t = k.findBuffer(b)->dtype;
+    return t == DType::F16 || t == DType::BF16;
+  });
+}
+
+// The mma form's conditions, refused with the parameter at fault.
+void checkMma(Kernel& k, const TemplateParams& p) {
+  if (!sixteenBitOperands(k)) rejectParams(k, "mma", "tensor cores need f16 or bf16 operands (tf32 is not implemented)");
+  if (!p.at("shared")) rejectParams(k, "shared", "the mma form reads its operands from shared tiles: set shared = 1");
+  if (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0) rejectParams(k, "warp_m", "the mma form needs warp_m a multiple of 16");
+  if (p.at("warp_n") % 8 != 0 || p.at("warp_n") == 0) rejectParams(k, "warp_n", "the mma form needs warp_n a multiple of 8");
+  if (p.at("block_k") % 16 != 0) rejectParams(k, "block_k", "the mma form needs block_k a multiple of 16");
 }
 
 // Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
@@ -227,17 +281,20 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::string i = loops[loops.size() - 2], j = loops.back();
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
+  bool mma = p.at("mma") != 0;
+  if (mma) checkMma(s.kernel(), p);
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
-  if (shared && warps) rejectParams(s.kernel(), "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
+  if (shared && warps && !mma) rejectParams(s.kernel(), "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
-  int64_t threads = warps ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
+  int64_t threads = warps || mma ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
                           : ((bm + tm - 1) / tm) * ((bn + tn - 1) / tn);
   if (threads > 1024) rejectParams(s.kernel(), "thread_m", "a block of " + std::to_string(threads) + " threads exceeds 1024");
   auto t = s.tile({i, j}, {bm, bn});
   if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
   s.bind(t[0], ThreadTag::BlockY);
   s.bind(t[1], ThreadTag::BlockX);
+  if (mma) return gemmMma(s, p, t);
   if (shared) return gemmShared(s, p, t);
   std::string rows = t[2], cols = t[3];
   if (warps) {
@@ -337,7 +394,8 @@ const Template& templateFor(const std::string& name) {
          {"warp_n", {0, 16, 32, 64}, "columns of the tile of one warp (0: no warp level)"},
          {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
          {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
-         {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"}}}},
+         {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
+         {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"}}}},
       {"conv",
        {windowed,
         {{"threads", {64, 128, 256, 512}, "output pixels per block"},
@@ -438,10 +496,19 @@ TemplateParams defaultParams(const Kernel& kc) {
     int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
     int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
     auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N));
-    // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile.
-    return {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, extentOf(k, "k"), 16)},
-            {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
-            {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}};
+    int64_t K = extentOf(k, "k");
+    // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile; or, for 16-bit operands, warps of
+    // up to 64 x 64 on the tensor cores.
+    TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
+                        {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
+                        {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}};
+    if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
+      p["mma"] = 1;
+      p["block_k"] = K % 32 == 0 ? 32 : 16;
+      p["warp_m"] = std::min<int64_t>(64, bm);
+      p["warp_n"] = std::min<int64_t>(64, bn);
+    }
+    return p;
   }
   if (name == "conv" || name == "pool") return {{"threads", 128}, {"unroll_window", 1}};
   if (name == "transpose") return {{"tile", 32}, {"shared_tile", 1}};

@@ -6,6 +6,7 @@
 
 #include "codegen/codegen.h"
 #include "frontend/model_io.h"
+#include "frontend/text/tsr.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
@@ -87,6 +88,29 @@ class TestCodegen : public QObject {
         QCOMPARE(k.status, std::string("ok"));
         QVERIFY(k.ms >= 0);
       }
+    }
+  }
+
+  // The tiled gemm on both targets: shared tiles and per-thread accumulators (f32), tensor-core mma (bf16);
+  // NVRTC compiles both for sm_90 and the cpu backend runs both verified (the mma tiles as plain loops there).
+  void tiledGemmsOnBothTargets() {
+    for (const char* t : {"f32", "bf16"}) {
+      std::string text = std::string("graph g {\n  input %a: ") + t + "[96,64]\n  input %b: " + t + "[64,80]\n  input %c: " + t +
+                         "[80]\n  node mm = MatMul(%a, %b) -> %p\n  node add = Add(%p, %c) -> %q\n  node act = Relu(%q) -> %y\n"
+                         "  output %y\n}\n";
+      execute::CompiledModel m = execute::compileKernels(compileGraph(parseTsr(text), CompileOptions{}), nullptr);
+      QCOMPARE(m.kernels.size(), size_t(1));
+      codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
+      QVERIFY(g.source.find("__shared__") != std::string::npos);
+      bool bf16 = std::string(t) == "bf16";
+      QCOMPARE(g.source.find("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") != std::string::npos, bf16);
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+      execute::RunOptions o;
+      o.reps = 1;
+      o.warmup = 0;
+      execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
+      QVERIFY2(run.outputsVerified, t);
     }
   }
 };

@@ -36,10 +36,10 @@ std::string agreesWithReference(const Case& c, const Kernel& k) {
   return cmp.ok ? "" : cmp.message;
 }
 
-Case gemmWithoutEpilogue(int64_t M, int64_t N, int64_t K) {
+Case gemmWithoutEpilogue(int64_t M, int64_t N, int64_t K, DType t = DType::F32) {
   GraphBuilder b("mm");
-  Value* x = b.input("x", {DType::F32, {M, K}});
-  Value* w = b.input("w", {DType::F32, {K, N}});
+  Value* x = b.input("x", {t, {M, K}});
+  Value* w = b.input("w", {t, {K, N}});
   b.output(b.op("MatMul", {x, w}, {}, "matmul"));
   return {b.finish(), {"g0", "gemm", {"matmul"}}};
 }
@@ -159,6 +159,62 @@ class TestGemm : public QObject {
           }
     qInfo() << scheduled << "scheduled and checked," << refused << "refused";
     QVERIFY(scheduled >= 200);
+  }
+  void mmaTemplateForm() {
+    Case c = gemmWithoutEpilogue(64, 64, 64, DType::BF16);
+    TemplateParams d = defaultParams(lower(c));
+    QCOMPARE(d.at("mma"), int64_t(1));
+    QCOMPARE(d.at("block_k"), int64_t(32));
+    const TemplateParams p = {{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"block_k", 32}};
+    std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+    // 2 x 2 warps; each warp 2 x 4 tiles of 16 x 8 on the mma lanes; two 16-deep mma steps per k tile.
+    QVERIFY(has(t, "tmp acc0: register f32[2, 2, 2, 4, 16, 8, 1]"));
+    QVERIFY(has(t, "bind(threadIdx.z) {"));
+    QVERIFY(has(t, "for i_i_i_o in 0..2 unrolled {\n                for j_i_i_o in 0..4 unrolled {\n"
+                   "                  for i_i_i_i in 0..16 bind(mma.row) {\n                    for j_i_i_i in 0..8 bind(mma.col) {\n"
+                   "                      for k_i_i in 0..16 unrolled reduce {"));
+    Kernel k = lower(c);
+    TracedSchedule s(k);
+    applyTemplate(s, p);
+    QCOMPARE(agreesWithReference(c, k), std::string());
+  }
+  void mmaNeedsSixteenBitOperandsAndShapes() {
+    Kernel f32 = lower(gemmWithoutEpilogue(64, 64, 64));
+    TracedSchedule s(f32);
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"mma", 1}, {"warp_m", 32}, {"warp_n", 32}}); }, "mma", "f16 or bf16"));
+    Kernel bf = lower(gemmWithoutEpilogue(64, 64, 64, DType::BF16));
+    TracedSchedule b(bf);
+    QVERIFY(failsNaming([&] { applyTemplate(b, {{"block_k", 8}}); }, "block_k", "multiple of 16"));
+    QVERIFY(failsNaming([&] { applyTemplate(b, {{"warp_m", 0}}); }, "warp_m", "multiple of 16"));
+  }
+  // Every point of the mma form's space on a bf16 shape no tile divides: correct, or refused.
+  void everyMmaPointIsCorrectOrRefused() {
+    Case c = gemmWithoutEpilogue(48, 40, 32, DType::BF16);
+    std::map<std::string, std::vector<int64_t>> space;
+    for (const TemplateParam& p : parameterSpace(lower(c))) space[p.name] = p.candidates;
+    int scheduled = 0, refused = 0, n = 0;
+    for (int64_t bm : space["block_m"])
+      for (int64_t bn : space["block_n"])
+        for (int64_t wm : space["warp_m"])
+          for (int64_t wn : space["warp_n"]) {
+            {
+              int64_t bk = space["block_k"][size_t(n++) % space["block_k"].size()];
+              Kernel k = lower(c);
+              TracedSchedule s(k);
+              try {
+                applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"warp_m", wm}, {"warp_n", wn}, {"mma", 1}});
+              } catch (const ScheduleError&) {
+                ++refused;
+                continue;
+              }
+              std::string why = agreesWithReference(c, k);
+              QVERIFY2(why.empty(), (std::to_string(bm) + "x" + std::to_string(bn) + " warps " + std::to_string(wm) + "x" +
+                                     std::to_string(wn) + " k " + std::to_string(bk) + ": " + why).c_str());
+              ++scheduled;
+            }
+          }
+    qInfo() << scheduled << "scheduled and checked," << refused << "refused";
+    QVERIFY(scheduled >= 40);
   }
 };
 
