@@ -4,6 +4,7 @@
 
 #include "ops/registry.h"
 #include "ops/stats.h"
+#include "ui/code_controller.h"
 #include "ui/session_controller.h"
 
 namespace tessera::ui {
@@ -60,6 +61,19 @@ QString decisionsHtml(const FusionResult& fusion, const QString& nodeId, const Q
   return html.isEmpty() ? QString() : "<h4>Fusion decisions</h4><ul style='margin-left:-20px'>" + html + "</ul>";
 }
 
+// What the group became once CodeController lowered it: the generated function, its loops and launch shape.
+QString kernelRows(const SessionController& c, const std::string& groupId) {
+  auto code = c.code()->kernels();
+  if (!code || code->compile != c.compile()) return row("kernel", "<i>" + QObject::tr("lowering…") + "</i>");
+  const KernelCode* k = code->find(QString::fromStdString(groupId));
+  if (!k) return {};
+  if (!k->error.isEmpty()) return row("kernel", "<span style='color:#a03020'>✗ " + k->error.toHtmlEscaped() + "</span>");
+  const codegen::LaunchDims& l = k->cuda.launch;
+  return row("kernel", "<code>" + q(k->cuda.entry) + "</code>") + row("loops", QString::number(k->loops)) +
+         row("launch", QString("grid %1×%2×%3 · block %4×%5×%6")
+                           .arg(l.grid[0]).arg(l.grid[1]).arg(l.grid[2]).arg(l.block[0]).arg(l.block[1]).arg(l.block[2]));
+}
+
 QString nodeHtml(const SessionController& c, const Node& n) {
   QString html = "<h3>" + q(n.op()) + " <span style='color:#666'>" + q(n.id()) + "</span></h3>";
   if (const OpSchema* s = OpRegistry::instance().find(n.op()))
@@ -72,7 +86,7 @@ QString nodeHtml(const SessionController& c, const Node& n) {
   html += row("bytes", QString("%1 in · %2 out").arg(num(bytesIn), num(bytesOut)));
   if (auto compile = c.compile(); compile && compile->fusion)
     if (const FusedGroup* g = compile->fusion->groupOf(n.id()))
-      html += row("group", QString::fromStdString(g->id + " · " + std::string(groupKindName(g->kind))));
+      html += row("group", QString::fromStdString(g->id + " · " + std::string(groupKindName(g->kind)))) + kernelRows(c, g->id);
   html += "</table><h4>Inputs</h4><table>";
   for (const Value* v : n.inputs()) html += valueRow(v);
   html += "</table><h4>Outputs</h4><table>";
@@ -106,7 +120,7 @@ QString groupHtml(const SessionController& c, const QString& id) {
     if (QString::fromStdString(g.id) != id) continue;
     QString html = "<h3>" + q(g.id) + " · " + q(std::string(groupKindName(g.kind))) + "</h3><table>" +
                    row("nodes", QString::number(g.nodes.size())) +
-                   row("estimated", QString::number(g.estimatedUs, 'f', 2) + " µs") +
+                   row("estimated", QString::number(g.estimatedUs, 'f', 2) + " µs") + kernelRows(c, g.id) +
                    row("reads", q([&] { std::string s; for (auto& v : g.inputs) s += "%" + v + " "; return s; }())) +
                    row("writes", q([&] { std::string s; for (auto& v : g.outputs) s += "%" + v + " "; return s; }())) + "</table><h4>Nodes</h4><ul>";
     for (const GroupNode& n : g.nodes) html += "<li>" + q(n.op) + " <span style='color:#666'>" + q(n.id) + "</span></li>";
@@ -140,9 +154,18 @@ InspectorPanel::InspectorPanel(SessionController* controller, QWidget* parent) :
   connect(controller_, &SessionController::selectionChanged, this, &InspectorPanel::refresh);
   connect(controller_, &SessionController::stepChanged, this, &InspectorPanel::refresh);
   connect(controller_, &SessionController::compiled, this, &InspectorPanel::refresh);
+  connect(controller_->code(), &CodeController::kernelsReady, this, &InspectorPanel::refresh);
   refresh();
 }
 
-void InspectorPanel::refresh() { setHtml(inspectorHtml(*controller_, controller_->selection())); }
+void InspectorPanel::refresh() {
+  const Selection& s = controller_->selection();
+  // The kernel rows need the lowering; ask for it only when a node or group is shown (kernelsReady refreshes).
+  if (isVisible() && (s.kind == Selection::Node || s.kind == Selection::Group)) {
+    auto code = controller_->code()->kernels();
+    if (!code || code->compile != controller_->compile()) controller_->code()->requestKernels();
+  }
+  setHtml(inspectorHtml(*controller_, s));
+}
 
 }  // namespace tessera::ui

@@ -24,6 +24,7 @@
 #include "ui/graph_view.h"
 #include "ui/inspector_panel.h"
 #include "ui/ir_panel.h"
+#include "ui/levels_panel.h"
 #include "ui/node_table_model.h"
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
@@ -89,6 +90,8 @@ void MainWindow::buildDocks() {
   splitDockWidget(pipe, over, Qt::Vertical);
   dock(tr("Inspector"), "inspectorDock", inspector_, Qt::RightDockWidgetArea);
   QDockWidget* ir = dock(tr("IR / diff"), "irDock", ir_, Qt::BottomDockWidgetArea);
+  // Beside IR / diff (shared/UI.md): one tab per level, computed only while shown.
+  tabifyDockWidget(ir, dock(tr("Levels"), "levelsDock", new LevelsPanel(controller_, this), Qt::BottomDockWidgetArea));
   auto* table = new QTableView(this);
   table->setObjectName("nodeTable");
   table->setModel(nodes_);

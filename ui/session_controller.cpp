@@ -7,6 +7,7 @@
 
 #include "frontend/model_io.h"
 #include "ir/error.h"
+#include "ui/code_controller.h"
 
 namespace tessera::ui {
 namespace {
@@ -32,9 +33,11 @@ bool sameOverride(const Override& a, const Override& b) {
 }  // namespace
 
 SessionController::SessionController(QObject* parent)
-    : QObject(parent), parts_(new SessionParts(this)), undo_(new QUndoStack(this)) {
+    : QObject(parent), parts_(new SessionParts(this)), undo_(new QUndoStack(this)), code_(new CodeController(this)) {
   qRegisterMetaType<LoadedModel>();
   qRegisterMetaType<Selection>();
+  // Connected first, so every view's compiled() handler finds the code controller already on the new compile.
+  connect(this, &SessionController::compiled, code_, [this] { code_->setCompile(compile_); });
 }
 
 SessionController::~SessionController() { ++*latestJob_; }

@@ -38,6 +38,8 @@ struct Selection {
   bool operator==(const Selection&) const = default;
 };
 
+class CodeController;
+
 class SessionController : public QObject {
   Q_OBJECT
  public:
@@ -59,6 +61,8 @@ class SessionController : public QObject {
   std::shared_ptr<const Graph> graph() const;
   QString modelPath() const { return path_; }
   double lastCompileMs() const { return compileMs_; }
+  // Lowering, source and PTX of the last compile, computed when a view asks (ui/code_controller.h).
+  CodeController* code() const { return code_; }
   // The pipeline options of the current model (its overrides are overrides()).
   const CompileOptions& pipelineOptions() const { return pipeline_; }
   // What panels save in and restore from session files (ui/session_parts.h).
@@ -109,6 +113,7 @@ class SessionController : public QObject {
   QUndoStack* undo_;
   int step_ = 0;
   Selection selection_;
+  CodeController* code_ = nullptr;
   bool busy_ = false;
   std::shared_ptr<std::atomic<quint64>> latestJob_ = std::make_shared<std::atomic<quint64>>(0);
 };
