@@ -37,7 +37,7 @@ def kernel_rows(report):
 
 def tune_rows(report):
     keep = ("group", "template", "candidates", "candidates_measured", "cache", "best_ms", "predicted_ms",
-            "model_pick_ms", "default_ms", "status")
+            "model_pick_ms", "default_ms", "status", "params")
     return [{k: v for k, v in k.items() if k in keep} for k in report.get("kernels", [])]
 
 
@@ -48,7 +48,7 @@ def run_tessera(case, tsr, cli, args, clock, work):
         t["notes"].append("not tuned (--tune-skip): tune checks every candidate against the reference interpreter, "
                           "which takes minutes at this size; run used the default schedules")
     elif cli.has_tune and clock.left() > 60:
-        res = cli.tune(tsr, "cuda", timeout=min(args.stage_timeout, clock.left() - 30))
+        res = cli.tune(tsr, args.backend, timeout=min(args.stage_timeout, clock.left() - 30))
         t["tune_seconds"] = res["seconds"]
         if res["report"] is not None:
             t["tune"] = tune_rows(res["report"])
@@ -60,7 +60,7 @@ def run_tessera(case, tsr, cli, args, clock, work):
     extra = [f for f in args.run_flags if cli.supports_run_flag(f)]
     check = "--no-reference" not in extra
     data = os.path.join(work, "data")
-    res = cli.run(tsr, "cuda", timeout=max(30, min(args.stage_timeout, clock.left() - 20)), reps=args.reps,
+    res = cli.run(tsr, args.backend, timeout=max(30, min(args.stage_timeout, clock.left() - 20)), reps=args.reps,
                   output_dir=data, check=check, extra=extra)
     t["run_seconds"] = res["seconds"]
     t["run_command"] = res["command"]
@@ -104,7 +104,22 @@ def time_compiled(case, ts, expected, mode, args):
     return row
 
 
-def run_torch(case, ts, tessera_out, args, clock):
+COMPILE_MODES = {"compile": None, "max_autotune": "max-autotune"}
+
+
+def run_compiled(case, ts, expected, keys, args, clock, r):
+    """torch.compile in the modes `keys` names, each checked against eager and timed, into r[key]."""
+    for key in keys:
+        if clock.left() < args.compile_reserve_s:
+            r[key] = {"skipped": "out of time"}
+            continue
+        try:
+            r[key] = time_compiled(case, ts, expected, COMPILE_MODES[key], args)
+        except Exception as e:  # an inductor failure is a finding, not a crash of the suite
+            r[key] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
+
+
+def run_torch(case, ts, tessera_out, args, clock, keys):
     r = {}
     expected = case.fn(ts)
     torch.cuda.synchronize()
@@ -120,20 +135,12 @@ def run_torch(case, ts, tessera_out, args, clock):
             r["library_check_err"] = rel_err(lib_out, expected)
         del lib_out
         r["library_ms"] = time_ms(lambda: case.library(ts), reps=args.reps)
-    for mode, key in ((None, "compile"), ("max-autotune", "max_autotune")):
-        if key == "max_autotune" and args.no_max_autotune:
-            continue
-        if clock.left() < args.compile_reserve_s:
-            r[key] = {"skipped": "out of time"}
-            continue
-        try:
-            r[key] = time_compiled(case, ts, expected, mode, args)
-        except Exception as e:  # an inductor failure is a finding, not a crash of the suite
-            r[key] = {"error": f"{type(e).__name__}: {str(e)[:500]}"}
+    run_compiled(case, ts, expected, keys, args, clock, r)
     return r
 
 
-def measure_case(case, tsr, cli, args, clock):
+def measure_case(case, tsr, cli, args, clock, keys):
+    """Tessera, eager, the library bound and torch.compile in the modes `keys` names."""
     work = os.path.join(args.work, case.name)
     os.makedirs(work, exist_ok=True)
     torch.cuda.empty_cache()
@@ -142,6 +149,16 @@ def measure_case(case, tsr, cli, args, clock):
     if not outs:
         tessera["notes"].append("no Tessera outputs: PyTorch ran on its own random inputs")
     ts = torch_inputs(tsr, data, cli, work)
-    result = {"tessera": tessera, "torch": run_torch(case, ts, outs[0][1] if outs else None, args, clock)}
+    result = {"tessera": tessera, "torch": run_torch(case, ts, outs[0][1] if outs else None, args, clock, keys)}
     del ts
     return result
+
+
+def measure_compiled_later(case, tsr, cli, args, clock, keys, torch_row):
+    """The torch.compile modes put off to the end (the slow max-autotune of gemm-like cases), on the same inputs."""
+    work = os.path.join(args.work, case.name)
+    torch.cuda.empty_cache()
+    ts = torch_inputs(tsr, os.path.join(work, "data"), cli, work)
+    expected = case.fn(ts)
+    run_compiled(case, ts, expected, keys, args, clock, torch_row)
+    del ts, expected

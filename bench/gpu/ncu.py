@@ -29,7 +29,10 @@ def chosen(suite, args):
     if args.ncu != "auto":
         return [c for c in suite["cases"] if c["name"] in args.ncu.split(",")]
     missed = [c for c in suite["cases"] if c.get("tessera", {}).get("ms") and not c.get("derived", {}).get("met")]
-    return missed[: args.ncu_max]
+    one_per_kind = {}
+    for c in missed:
+        one_per_kind.setdefault(c["kind"], c)
+    return list(one_per_kind.values())[: args.ncu_max]
 
 
 def profile_misses(suite, cli, args, clock):
@@ -42,7 +45,7 @@ def profile_misses(suite, cli, args, clock):
         if clock.left() < 40:
             out[case["name"]] = {"skipped": "out of time"}
             continue
-        run = ["run", case["tessera"]["file"], "--backend", "cuda", "--reps", "1"]
+        run = ["run", case["tessera"]["file"], "--backend", args.backend, "--reps", "1"]
         run += [f for f in args.run_flags if cli.supports_run_flag(f)]
         cmd = ["ncu", "--section", "SpeedOfLight", "--section", "Occupancy", "--section", "LaunchStats",
                "--clock-control", "none", "--kernel-id", ":::1"] + cli.prefix + run

@@ -82,6 +82,10 @@ def markdown(suite):
              "| --- | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in suite["cases"]:
         d, t, tor = r.get("derived", {}), r["tessera"], r["torch"]
+        if not d:
+            lines.append(f"| {r['name']} | – | – | – | not measured ({'; '.join(t.get('notes', []))}) | "
+                         + " | ".join(["–"] * 6) + " |")
+            continue
         if "copy_fraction" in d:
             achieved = f"{d['copy_fraction']:.0%} of {COPY_TBPS} TB/s"
         elif r["kind"] == "gemm_bf16" and "bf16_rate_fraction" in d:
