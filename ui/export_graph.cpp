@@ -1,6 +1,8 @@
 #include "ui/export_graph.h"
 
+#include <QGraphicsItem>
 #include <QGraphicsScene>
+#include <vector>
 #include <QImage>
 #include <QPainter>
 #include <QSaveFile>
@@ -21,8 +23,15 @@ QString exportGraphSvg(const GraphView& view, const QString& path) {
   svg.setTitle(QObject::tr("Tessera graph"));
   QPainter painter;
   if (!painter.begin(&svg)) return QObject::tr("%1: cannot write").arg(path);
+  // Items cache themselves as pixmaps; drawn uncached, text and shapes stay vectors in the SVG.
+  std::vector<std::pair<QGraphicsItem*, QGraphicsItem::CacheMode>> cached;
+  for (QGraphicsItem* item : view.scene()->items()) {
+    cached.push_back({item, item->cacheMode()});
+    item->setCacheMode(QGraphicsItem::NoCache);
+  }
   view.scene()->render(&painter, QRectF(QPointF(0, 0), source.size()), source);
   painter.end();
+  for (auto& [item, mode] : cached) item->setCacheMode(mode);
   return {};
 }
 
