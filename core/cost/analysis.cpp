@@ -83,6 +83,8 @@ class Collector {
   explicit Collector(const Kernel& k) : k_(k) {}
   std::vector<Access> accesses;
   double flops = 0;
+  // FLOPs by the loop stack they run in (for the CPU's vectorization verdict).
+  std::vector<std::pair<std::vector<const LoopHeader*>, double>> flopSites;
 
   void visit(const Stmt& s) {
     switch (s->kind) {
@@ -113,7 +115,7 @@ class Collector {
       case StmtKind::Reduce: {
         auto& r = static_cast<ReduceStmt&>(*s);
         value(r.value);
-        flops += executions();
+        countFlops(executions());
         add(r.buffer, r.indices, true);
         return;
       }
@@ -133,9 +135,13 @@ class Collector {
     for (const LoopHeader* h : stack_) n *= double(std::max<int64_t>(1, h->extent));
     return n;
   }
+  void countFlops(double n) {
+    flops += n;
+    flopSites.push_back({stack_, n});
+  }
   void value(const Expr& e) {
     walkExpr(e, [&](const ExprNode& n) {
-      if (isFloatArith(n)) flops += executions();
+      if (isFloatArith(n)) countFlops(executions());
     });
     loads(e);
   }
@@ -215,6 +221,33 @@ double sharedBytesPerAccess(const Access& a) {
   return size * double(passes);
 }
 
+// The loop a CPU compiler vectorizes for code at this depth: the innermost enclosing loop with more than one
+// iteration that is not unrolled (unrolled loops are expanded first, so the loop around them is the one
+// vectorized). Null when there is none.
+const LoopHeader* vectorLoop(const std::vector<const LoopHeader*>& loops) {
+  for (size_t i = loops.size(); i-- > 0;) {
+    const LoopHeader* h = loops[i];
+    if (h->extent > 1 && h->loopKind != LoopKind::Unrolled) return h;
+  }
+  return nullptr;
+}
+
+// Per candidate vector loop, whether every access inside it allows vectorizing: loads contiguous or invariant
+// along it, stores contiguous (an invariant store is a reduction, which C++ compilers keep scalar for floats
+// without -ffast-math).
+std::map<const LoopHeader*, bool> vectorVerdicts(const std::vector<Access>& accesses) {
+  std::map<const LoopHeader*, bool> ok;
+  for (const Access& a : accesses) {
+    const LoopHeader* l = vectorLoop(a.loops);
+    if (!l) continue;
+    int64_t stride = std::llabs(flatAt(a, {{l->var, {1, 1}}}) - flatAt(a, {}));
+    bool fine = a.write ? stride == 1 : stride <= 1;
+    auto [it, fresh] = ok.emplace(l, fine);
+    if (!fresh) it->second = it->second && fine;
+  }
+  return ok;
+}
+
 // Elements of the buffer one block (one parallel iteration on the CPU) touches at this access: the index ranges
 // over the loops that run inside the block, block indices held fixed.
 double footprintPerBlock(const Access& a, bool gpu) {
@@ -284,6 +317,11 @@ KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
   Collector c(k);
   if (k.body) c.visit(k.body);
   f.irFlops = c.flops;
+  std::map<const LoopHeader*, bool> verdicts = vectorVerdicts(c.accesses);
+  for (const auto& [loops, n] : c.flopSites) {
+    const LoopHeader* l = vectorLoop(loops);
+    if (l && l->extent >= 4 && verdicts.count(l) && verdicts.at(l)) f.vectorFlops += n;
+  }
   for (const Buffer& b : k.buffers) {
     double bytes = double(numElements(b.shape)) * double(dtypeSize(b.dtype));
     if (b.scope == MemScope::Shared) f.sharedBytesPerBlock += int64_t(bytes);

@@ -17,6 +17,7 @@ struct KernelFigures {
   int64_t cpuParallelIterations = 1;  // CPU: extent of the OpenMP-parallel loop (1: serial)
   // Work.
   double irFlops = 0;            // floating-point operations counted from the IR (per element executed)
+  double vectorFlops = 0;        // CPU: the part in loops a C++ compiler can vectorize (contiguous accesses)
   // Bytes per level.
   double compulsoryBytes = 0;    // each global input read once, each output written once
   double l2Bytes = 0;            // global reads as blocks fetch them (per-block footprint x blocks) + writes

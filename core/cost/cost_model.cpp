@@ -95,7 +95,10 @@ void predictCpu(const KernelFigures& f, const Device& d, Estimate& e) {
   e.dramMs = msFor(e.dramBytes, d.dramGBps * 1e9);
   e.l2Ms = msFor(f.l2Bytes, d.l2GBps * 1e9 * share);
   e.l1Ms = msFor(f.l1Bytes, d.l1GBpsPerSm * 1e9 * double(threads));
-  e.computeMs = msFor(e.flops, d.fp32Gflops * 1e9 * share);
+  // Vectorizable loops run at the measured (vector) rate, the rest at that rate over the SIMD lanes.
+  double vectorShare = f.irFlops > 0 ? f.vectorFlops / f.irFlops : 0;
+  double scalarSlowdown = vectorShare + (1 - vectorShare) * double(std::max(1, d.simdLanes));
+  e.computeMs = msFor(e.flops * scalarSlowdown, d.fp32Gflops * 1e9 * share);
   e.launchMs = (d.launchUs + (threads > 1 ? d.parallelOverheadUs : 0)) / 1e3;
 }
 
@@ -155,6 +158,7 @@ nlohmann::json Estimate::toJson() const {
                       {"bound", std::string(boundName(bound))},
                       {"limiter", limiter},
                       {"flops", flops},
+                      {"vector_flops_share", figures.irFlops > 0 ? figures.vectorFlops / figures.irFlops : 0.0},
                       {"bytes", {{"dram", dramBytes},
                                  {"compulsory", f.compulsoryBytes},
                                  {"l2", f.l2Bytes},

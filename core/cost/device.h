@@ -22,7 +22,8 @@ struct Device {
   double l2GBps = 10000;    // GPU: L2 to SMs; CPU: last-level cache
   double l1GBpsPerSm = 250; // GPU: L1/shared per SM; CPU: L1 per core
   int64_t l2Bytes = 50 << 20;
-  double fp32Gflops = 66900;        // FMA counted as 2
+  double fp32Gflops = 66900;        // FMA counted as 2 (CPU: vectorized code)
+  int simdLanes = 1;                // CPU: f32 lanes per vector; scalar code runs at fp32Gflops / simdLanes
   double bf16MatrixGflops = 790000; // tensor-core rate (used by kernels that use mma)
   int maxThreadsPerBlock = 1024, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
   int sharedBytesPerBlock = 48 << 10, sharedBytesPerBlockOptin = 227 << 10, sharedBytesPerSm = 228 << 10;

@@ -58,7 +58,10 @@ Target cpuTarget(const TargetOptions& o) {
   std::error_code ec;
   if (!o.recalibrate && fs::exists(file, ec)) {
     try {
-      t.costDevice = cost::Device::fromJson(nlohmann::json::parse(readWholeFile(file.string(), 1 << 20)), file.string());
+      // Fields the measurement lacks (an older file) keep the data file's values.
+      nlohmann::json merged = base.toJson();
+      merged.update(nlohmann::json::parse(readWholeFile(file.string(), 1 << 20)));
+      t.costDevice = cost::Device::fromJson(merged, file.string());
       return t;
     } catch (const std::exception&) {
       // A damaged measurement is measured again below.

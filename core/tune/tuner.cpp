@@ -73,7 +73,7 @@ void conclude(const Job& job, const std::vector<execute::VariantTiming>& timings
   int best = -1;
   for (size_t c = 0; c < job.chosen.size(); ++c) {
     const execute::VariantTiming& t = timings[job.firstVariant + c];
-    kt.measurements.push_back({job.chosen[c].params, job.chosen[c].estimate.ms, t.ms, t.status});
+    kt.measurements.push_back({job.chosen[c].params, job.chosen[c].estimate.ms, t.ms, t.pruned ? "pruned" : t.status});
     if (t.status != "cancelled" && t.status != "not run") ++kt.measured;
     if (c == 0 && t.verified) kt.modelPickMs = t.ms;
     if (job.chosen[c].isDefault && t.verified) kt.defaultMs = t.ms;
@@ -184,6 +184,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     mo.warmup = o.warmup;
     mo.arch = o.arch;
     mo.cancel = o.cancel;
+    mo.pruneFactor = o.pruneFactor;
     mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
     execute::MeasureReport mr = execute::measureVariants(m, variants, backend, mo);
     for (const Job& job : jobs) conclude(job, mr.timings, cache, r.kernels[job.kernel], r.warnings);

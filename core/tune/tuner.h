@@ -31,6 +31,7 @@ struct TuneOptions {
   std::string cacheDir;           // "" = defaultCacheDir()
   bool useCache = true;           // read entries (results are stored either way)
   size_t maxCombinations = 4096;  // larger parameter spaces are sampled
+  double pruneFactor = 3;         // a candidate 3x slower than the best so far on its first run is not timed further
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const Progress&)> progress;
 };
@@ -39,7 +40,7 @@ struct TuneOptions {
 struct Measurement {
   kernel::TemplateParams params;
   double predictedMs = -1, ms = -1;
-  std::string status;  // ok, mismatch, failed, ...
+  std::string status;  // ok, pruned (one run, far slower than the best), mismatch, failed, ...
 };
 
 struct KernelTuning {

@@ -152,6 +152,14 @@ void TestCostModel::cpuPredictionUsesCores() {
   cost::Estimate serial = cost::predict(scheduled(bigPointwise(256), onePerThread(256)), cpu);
   QCOMPARE(serial.figures.cpuParallelIterations, int64_t(1));
   QCOMPARE(serial.occupancy, 1.0 / 8);
+  // Contiguous pointwise code vectorizes; a float sum reduced along the vector loop stays scalar and is
+  // predicted slower per FLOP.
+  QCOMPARE(e.figures.vectorFlops, e.figures.irFlops);
+  cost::Estimate sm = cost::predict(scheduled(fixtures::softmax(64, 1024), {}), cpu);
+  QVERIFY(sm.figures.vectorFlops < sm.figures.irFlops);
+  cpu.simdLanes = 1;
+  cost::Estimate smNoSimd = cost::predict(scheduled(fixtures::softmax(64, 1024), {}), cpu);
+  QVERIFY(smNoSimd.computeMs < sm.computeMs);
 }
 
 void TestCostModel::deviceFilesLoad() {

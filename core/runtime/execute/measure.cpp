@@ -1,6 +1,7 @@
 #include "runtime/execute/measure.h"
 
 #include <cstring>
+#include <map>
 
 #include "ir/error.h"
 #include "runtime/execute/backend.h"
@@ -33,7 +34,7 @@ std::vector<codegen::GeneratedKernel> generateAll(const std::vector<KernelVarian
 
 // Runs variant i on the reference values of its inputs and compares its outputs with the reference.
 void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, const ReferenceResult& ref,
-                const MeasureOptions& o, VariantTiming& t) {
+                const MeasureOptions& o, double cutoffMs, VariantTiming& t) {
   std::vector<std::vector<std::byte>> storage;
   std::vector<detail::ParamBuffer> params;
   for (const auto& b : k.buffers) {
@@ -47,7 +48,9 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
     }
     params.push_back({storage.back().data(), bytesOf(b), out});
   }
-  t.ms = be.run(i, params, o.warmup, o.reps);
+  t.ms = be.run(i, params, 0, 1);
+  t.pruned = cutoffMs > 0 && t.ms > cutoffMs;
+  if (!t.pruned) t.ms = be.run(i, params, std::max(0, o.warmup - 1), o.reps);
   t.verified = true;
   size_t slot = 0;
   for (const auto& b : k.buffers) {
@@ -93,15 +96,19 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   ReferenceOptions ro;
   ro.keepAll = true;
   ReferenceResult ref = runReference(*m.graph, randomInputs(*m.graph, o.seed), ro);
+  std::map<size_t, double> bestMs;  // per kernel, verified medians
   for (size_t i = 0; i < variants.size(); ++i) {
     VariantTiming& t = r.timings[i];
+    auto best = bestMs.find(variants[i].kernel);
+    double cutoff = o.pruneFactor > 0 && best != bestMs.end() ? o.pruneFactor * best->second : 0;
     if (o.cancel && o.cancel->load()) {
       if (t.status == "not run") t.status = "cancelled";
       continue;
     }
     if (t.status == "not run") {
       try {
-        runVariant(*be, i, variants[i].scheduled, ref, o, t);
+        runVariant(*be, i, variants[i].scheduled, ref, o, cutoff, t);
+        if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
       } catch (const std::exception& e) {
         t.status = "failed";
         t.message = e.what();

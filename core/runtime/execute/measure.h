@@ -18,6 +18,7 @@ struct KernelVariant {
 
 struct VariantTiming {
   double ms = -1;             // median; -1 when it did not run
+  bool pruned = false;        // a single run (see MeasureOptions::pruneFactor)
   bool verified = false;
   double maxRelErr = 0;
   std::string status = "not run";  // ok, mismatch, not compiled, not run, failed, cancelled
@@ -28,6 +29,9 @@ struct MeasureOptions {
   int reps = 5, warmup = 1;
   std::string arch;           // CUDA: "" = the device's, or sm_90 without one
   uint64_t seed = 0;          // random inputs
+  // > 0: a variant whose first run is slower than this many times the best verified median of the same kernel
+  // so far keeps that one time instead of a full median (slow candidates cost one run, not warmup + reps).
+  double pruneFactor = 0;
   const std::atomic<bool>* cancel = nullptr;            // checked between variants
   std::function<void(size_t done, size_t total)> progress;  // after each variant
 };
