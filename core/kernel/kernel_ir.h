@@ -273,6 +273,7 @@ struct Buffer {
   std::string cacheOf;
   bool cacheIsRead = true;
   std::vector<Expr> cacheBase;
+  int64_t cachePad = 0;  // elements added to the last dimension of a read cache (shifts shared-memory banks)
 };
 
 struct Kernel {

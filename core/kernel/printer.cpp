@@ -166,6 +166,7 @@ std::string printKernel(const Kernel& k) {
        << shapeText(b.shape);
     if (!b.value.empty()) os << "  # value '" << b.value << "'";
     if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
+    if (b.cachePad) os << ", rows padded by " << b.cachePad;
     os << "\n";
   }
   os << printStmt(k.body, 1);

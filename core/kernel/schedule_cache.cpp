@@ -153,21 +153,24 @@ std::string cacheNameFor(const Kernel& k, const std::string& buffer, MemScope sc
 }  // namespace
 
 std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
-                                   const std::string& cacheName) {
+                                   const std::string& cacheName, int64_t pad) {
   Checker c(k, "cache_read", loop);
   LoopSite site = requireLoop(k, c, 1, loop);
   const Buffer* buf = k.findBuffer(buffer);
   c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
   c.check(3, scope != MemScope::Global, "the cache must be in shared memory or registers");
+  c.check(3, pad >= 0 && pad <= 64, "pad " + std::to_string(pad) + " must be between 0 and 64");
   Stmt body = site.loop->body;
   auto loads = loadsOf(body, buffer);
   c.check(4, !loads.empty(), "'" + buffer + "' is not read inside the loop");
   c.check(5, writesOf(body, buffer).empty(), "'" + buffer + "' is written inside the loop");
   auto local = loopsInside(body);
   Footprint fp = footprintOf(c, 6, buffer, loads, local);
-  checkSize(c, 7, scope, fp, buf->dtype);
-  Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, fp.extent, scope,
-               BufferRole::Temp, "", buffer, true, fp.base};
+  Footprint padded = fp;
+  if (!padded.extent.empty()) padded.extent.back() += pad;
+  checkSize(c, 7, scope, padded, buf->dtype);
+  Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, padded.extent, scope,
+               BufferRole::Temp, "", buffer, true, fp.base, pad};
   mapAllExprs(body, [&](const Expr& e) -> Expr {
     if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
     return Load::make(cache.name, e->dtype, relative(static_cast<const Load&>(*e).indices, local));
@@ -300,7 +303,7 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   uncache(trial, saved);
   std::vector<std::string> out;
   try {
-    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name);
+    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad);
   } catch (const ScheduleError& e) {
     c.fail(5, std::string("the cache cannot be placed there: ") + e.what());
   }

@@ -186,10 +186,10 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
   if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
 }
 
-// Stages every input read inside `ko` in shared memory, filled by the block's threads.
-void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims) {
+// Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`.
+void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0) {
   for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
-    auto fill = s.cacheRead(ko, operand, MemScope::Shared);
+    auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
     bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
   }
 }
@@ -252,7 +252,8 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
     ki = steps[1];
   }
   if (!ki.empty()) s.unroll(ki);
-  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}});
+  // 8 elements (16 bytes) of padding per row: the 8 row groups of an mma fragment read fall in distinct banks.
+  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}}, 8);
 }
 
 bool sixteenBitOperands(Kernel& k) {

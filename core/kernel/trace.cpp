@@ -49,7 +49,8 @@ const std::map<std::string, Apply>& primitives() {
          return std::vector<std::string>{};
        }},
       {"cache_read", [](Kernel& k, const Instruction& i) {
-         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
+         int64_t pad = i.attrs.contains("pad") ? attr<int64_t>(i, "pad") : 0;  // absent in traces without padding
+         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad);
        }},
       {"cache_write", [](Kernel& k, const Instruction& i) {
          return sched::cacheWrite(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
@@ -153,8 +154,11 @@ void TracedSchedule::parallel(const std::string& loop) { record({"parallel", {lo
 void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {
   record({"bind", {loop}, {{"thread", std::string(threadTagName(tag))}}, {}, nullptr});
 }
-std::vector<std::string> TracedSchedule::cacheRead(const std::string& loop, const std::string& buffer, MemScope scope) {
-  return record({"cache_read", {loop, buffer}, {{"scope", std::string(memScopeName(scope))}}, {}, nullptr});
+std::vector<std::string> TracedSchedule::cacheRead(const std::string& loop, const std::string& buffer, MemScope scope,
+                                                   int64_t pad) {
+  json attrs = {{"scope", std::string(memScopeName(scope))}};
+  if (pad != 0) attrs["pad"] = pad;
+  return record({"cache_read", {loop, buffer}, attrs, {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope) {
   return record({"cache_write", {loop, buffer}, {{"scope", std::string(memScopeName(scope))}}, {}, nullptr});

@@ -170,6 +170,7 @@ class TestGemm : public QObject {
     // 2 x 2 warps; each warp 2 x 4 tiles of 16 x 8 on the mma lanes; two 16-deep mma steps per k tile.
     QVERIFY(has(t, "tmp acc0: register f32[2, 2, 2, 4, 16, 8, 1]"));
     QVERIFY(has(t, "bind(threadIdx.z) {"));
+    QVERIFY(has(t, "tmp in0_shared: shared bf16[64, 40]  # read cache of in0, rows padded by 8"));
     QVERIFY(has(t, "for i_i_i_o in 0..2 unrolled {\n                for j_i_i_o in 0..4 unrolled {\n"
                    "                  for i_i_i_i in 0..16 bind(mma.row) {\n                    for j_i_i_i in 0..8 bind(mma.col) {\n"
                    "                      for k_i_i in 0..16 unrolled reduce {"));
