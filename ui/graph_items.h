@@ -3,12 +3,23 @@
 // (one rounded rect, two lines of text skipped when too small to read) and cached per item.
 #include <QGraphicsItem>
 #include <QGraphicsPathItem>
+#include <optional>
 
 #include "ui/graph_layout.h"
 
 namespace tessera::ui {
 
 enum ItemType { NodeItemType = QGraphicsItem::UserType + 1, EdgeItemType, ClusterItemType };
+
+// The timing overlay of one group after a run (shared/UI.md): its fill on one sequential scale by its share of
+// the total, and a badge with its time, share of the roofline and verdict. A failed verification stays red.
+struct GroupTiming {
+  double ms = -1;        // measured median; -1: did not run
+  double share = 0;      // of the run's total time, 0..1
+  double roofline = -1;  // share of the roofline, -1 when unknown
+  bool verified = false;
+  QString text() const;  // "182 µs · 91% of roofline · ✓"
+};
 
 class NodeItem : public QGraphicsItem {
  public:
@@ -17,9 +28,13 @@ class NodeItem : public QGraphicsItem {
   QRectF boundingRect() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   const LayoutNode& node() const { return node_; }
+  // A collapsed group shows the overlay of its group (null: none).
+  void setTiming(const GroupTiming* timing);
+  QString timingText() const { return timing_ ? timing_->text() : QString(); }
 
  private:
   const LayoutNode& node_;
+  std::optional<GroupTiming> timing_;
 };
 
 class EdgeItem : public QGraphicsPathItem {
@@ -46,9 +61,12 @@ class ClusterItem : public QGraphicsItem {
   QRectF boundingRect() const override;
   void paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget* widget) override;
   const LayoutCluster& cluster() const { return cluster_; }
+  void setTiming(const GroupTiming* timing);  // null: no overlay
+  QString timingText() const { return timing_ ? timing_->text() : QString(); }
 
  private:
   const LayoutCluster& cluster_;
+  std::optional<GroupTiming> timing_;
 };
 
 }  // namespace tessera::ui

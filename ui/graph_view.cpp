@@ -72,7 +72,40 @@ void GraphView::buildScene() {
   for (const LayoutEdge& e : l.edges) scene_->addItem(new EdgeItem(e));
   for (const LayoutNode& n : l.nodes) scene_->addItem(new NodeItem(n));
   scene_->setSceneRect(l.bounds.adjusted(-40, -40, 40, 40));
+  applyOverlay();
   syncing_ = false;
+}
+
+void GraphView::setTimeOverlay(std::map<QString, GroupTiming> overlay) {
+  overlay_ = std::move(overlay);
+  applyOverlay();
+}
+
+void GraphView::applyOverlay() {
+  auto find = [this](const QString& group) {
+    auto it = overlay_.find(group);
+    return it == overlay_.end() ? nullptr : &it->second;
+  };
+  for (QGraphicsItem* item : scene_->items()) {
+    if (item->type() == ClusterItemType) {
+      auto* c = static_cast<ClusterItem*>(item);
+      c->setTiming(find(c->cluster().id));
+    } else if (item->type() == NodeItemType && static_cast<NodeItem*>(item)->node().isGroup) {
+      auto* n = static_cast<NodeItem*>(item);
+      n->setTiming(find(n->node().id));
+    }
+  }
+}
+
+std::map<QString, QString> GraphView::overlayTexts() const {
+  std::map<QString, QString> out;
+  for (QGraphicsItem* item : scene_->items()) {
+    if (item->type() == ClusterItemType && !static_cast<ClusterItem*>(item)->timingText().isEmpty())
+      out[static_cast<ClusterItem*>(item)->cluster().id] = static_cast<ClusterItem*>(item)->timingText();
+    if (item->type() == NodeItemType && !static_cast<NodeItem*>(item)->timingText().isEmpty())
+      out[static_cast<NodeItem*>(item)->node().id] = static_cast<NodeItem*>(item)->timingText();
+  }
+  return out;
 }
 
 void GraphView::fit() {

@@ -3,9 +3,11 @@
 // showing another step while one is laid out supersedes it. Wheel and Ctrl+= / Ctrl+- zoom, drag pans,
 // fit() shows everything; right-click on an edge or a group offers the overrides.
 #include <QGraphicsView>
+#include <map>
 #include <memory>
 
 #include "fusion/overrides.h"
+#include "ui/graph_items.h"
 #include "ui/layout_runner.h"
 
 class QLabel;
@@ -42,6 +44,13 @@ class GraphView : public QGraphicsView {
   // The whole scene with the legend, at natural size or scaled down to fit `limit` (for headless rendering).
   QImage renderWhole(QSize limit) const;
 
+  // The timing overlay of a run: group id → timing (empty clears it). Kept across layouts until replaced, so
+  // stepping or collapsing keeps it; groups not in the map are drawn as usual.
+  void setTimeOverlay(std::map<QString, GroupTiming> overlay);
+  const std::map<QString, GroupTiming>& timeOverlay() const { return overlay_; }
+  // Group id → the overlay text drawn on it, for every group drawn with an overlay.
+  std::map<QString, QString> overlayTexts() const;
+
  signals:
   void layoutShown(double layoutMs, double sceneMs);
   void nodeClicked(const QString& id);
@@ -58,12 +67,14 @@ class GraphView : public QGraphicsView {
   void acceptLayout(quint64 job, std::shared_ptr<const GraphLayout> layout);
   void buildScene();
   void onSelectionChanged();
+  void applyOverlay();
 
   QGraphicsScene* scene_;
   LayoutRunner* runner_;
   QLabel* legend_;
   StepPicture step_;
   std::set<QString> collapsed_;
+  std::map<QString, GroupTiming> overlay_;
   std::shared_ptr<const GraphLayout> layout_;
   QString lastSearch_;
   int searchCursor_ = -1;

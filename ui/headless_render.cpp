@@ -14,6 +14,7 @@
 #include "ui/main_window.h"
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
+#include "ui/run_docks.h"
 #include "ui/session_controller.h"
 #include "ui/session_files.h"
 
@@ -27,9 +28,9 @@ const std::vector<RenderView>& renderViews() {
       {"inspector", "the inspector on the selection", [](MainWindow& w) -> QWidget* { return w.inspector(); }, {}},
       {"overrides", "the overrides list", [](MainWindow& w) -> QWidget* { return w.overridesPanel(); }, {}},
       {"window", "the whole window", [](MainWindow& w) -> QWidget* { return &w; }, {}},
-      {"schedule", "the schedule of the selected kernel", nullptr, {}},
+      {"schedule", "the schedule of the selected kernel", schedulePanelFor, scheduleBusy},
       {"code", "the levels and generated code of the selection", nullptr, {}},
-      {"run", "the run panel with per-kernel timings", nullptr, {}},
+      {"run", "the run panel with per-kernel timings (runs on --backend first)", runPanelFor, runBusy},
   };
   return views;
 }
@@ -124,6 +125,7 @@ int renderHeadless(const RenderRequest& r) {
   }
   if (r.step >= w.controller()->stepCount()) return failWith(QString("step %1 out of range (0..%2)").arg(r.step).arg(w.controller()->stepCount() - 1));
   if (r.step >= 0) w.controller()->setCurrentStep(r.step);
+  if (const QString why = chooseBackend(w, r.backend); !why.isEmpty()) return failWith(why);
   const bool session = r.model.endsWith(".tessera", Qt::CaseInsensitive);
   const QString select = !r.select.isEmpty() ? r.select : session ? QString() : firstHeavyNode(*w.controller());
   if (!select.isEmpty() && r.view != "graph") w.controller()->select({Selection::Node, select, {}, {}});

@@ -19,6 +19,7 @@ struct RenderRequest {
   int step = -1;           // pipeline row (0 = as imported); -1: the last step (or the session's)
   QString select;          // node id to select (inspector); empty: the first matmul or conv
   QString overrides;       // JSON file of overrides to apply before rendering (fusion/overrides.h)
+  QString backend = "cpu"; // what the run view runs on (reference, cpu, cuda)
   QString output;          // .png
   QSize size{1600, 1000};
   bool exactSize = false;  // the image is exactly `size` (the panel scaled to fit), not the panel's natural size

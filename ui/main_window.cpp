@@ -28,6 +28,7 @@
 #include "ui/node_table_model.h"
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
+#include "ui/run_docks.h"
 #include "ui/session_actions.h"
 #include "ui/session_controller.h"
 #include "ui/session_files.h"
@@ -47,6 +48,7 @@ MainWindow::MainWindow(QWidget* parent)
   buildMenus();
   buildToolBar();
   buildStatusBar();
+  connectRunStatus(*this);
   connect(controller_, &SessionController::modelLoaded, this, &MainWindow::onModelLoaded);
   connect(files_, &SessionFiles::message, this, [this](const QString& line) {
     showStatus(line);
@@ -92,6 +94,7 @@ void MainWindow::buildDocks() {
   QDockWidget* ir = dock(tr("IR / diff"), "irDock", ir_, Qt::BottomDockWidgetArea);
   // Beside IR / diff (shared/UI.md): one tab per level, computed only while shown.
   tabifyDockWidget(ir, dock(tr("Levels"), "levelsDock", new LevelsPanel(controller_, this), Qt::BottomDockWidgetArea));
+  addRunDocks(*this, ir);
   auto* table = new QTableView(this);
   table->setObjectName("nodeTable");
   table->setModel(nodes_);
@@ -152,7 +155,8 @@ void MainWindow::buildMenus() {
   for (QDockWidget* d : findChildren<QDockWidget*>()) viewMenu_->addAction(d->toggleViewAction());
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
-  run->addAction(tr("&Recompile"), QKeySequence(Qt::Key_F5), this, [this] { controller_->applyOverrides(controller_->overrides()); });
+  addRunActions(*this, *run);
+  run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
 }
 
@@ -165,7 +169,7 @@ void MainWindow::buildToolBar() {
   });
   bar->addAction(findChild<QAction*>("saveAction"));
   bar->addSeparator();
-  bar->addWidget(new QLabel(tr(" backend: reference "), this));
+  addRunActions(*this, *bar);
   bar->addSeparator();
   bar->addAction("◀", this, [this] { controller_->setCurrentStep(controller_->currentStep() - 1); })->setToolTip(tr("Previous step (Alt+←)"));
   bar->addAction("▶", this, [this] { controller_->setCurrentStep(controller_->currentStep() + 1); })->setToolTip(tr("Next step (Alt+→)"));

@@ -8,6 +8,7 @@
 #include "frontend/model_io.h"
 #include "ir/error.h"
 #include "ui/code_controller.h"
+#include "ui/run_controller.h"
 
 namespace tessera::ui {
 namespace {
@@ -25,6 +26,19 @@ class OverrideCommand : public QUndoCommand {
   std::vector<Override> before_, after_;
 };
 
+// One undoable schedule change: the whole set before and after.
+class ScheduleCommand : public QUndoCommand {
+ public:
+  ScheduleCommand(SessionController* c, execute::ScheduleSet before, execute::ScheduleSet after, const QString& text)
+      : QUndoCommand(text), c_(c), before_(std::move(before)), after_(std::move(after)) {}
+  void redo() override { c_->applySchedules(after_); }
+  void undo() override { c_->applySchedules(before_); }
+
+ private:
+  SessionController* c_;
+  execute::ScheduleSet before_, after_;
+};
+
 bool sameOverride(const Override& a, const Override& b) {
   return a.kind == b.kind && a.producer == b.producer && a.consumer == b.consumer && a.group == b.group &&
          a.pass == b.pass;
@@ -38,6 +52,7 @@ SessionController::SessionController(QObject* parent)
   qRegisterMetaType<Selection>();
   // Connected first, so every view's compiled() handler finds the code controller already on the new compile.
   connect(this, &SessionController::compiled, code_, [this] { code_->setCompile(compile_); });
+  runs_ = new RunController(this);  // after code_: it listens to the lowering
 }
 
 SessionController::~SessionController() { ++*latestJob_; }
@@ -95,6 +110,8 @@ void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
       pipeline_.overrides.clear();
       undo_->clear();
       selection_ = {};
+      schedules_ = {};
+      code_->setSchedules(schedules_);
     }
     input_ = result.graph;
     compile_ = result.compile;
@@ -110,6 +127,17 @@ void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
     emit stepChanged(step_);
     if (newModel) emit selectionChanged(selection_);
   }
+}
+
+void SessionController::changeSchedules(execute::ScheduleSet next, const QString& text) {
+  if (!input_) return;
+  undo_->push(new ScheduleCommand(this, schedules_, std::move(next), text));
+}
+
+void SessionController::applySchedules(execute::ScheduleSet schedules) {
+  schedules_ = std::move(schedules);
+  code_->setSchedules(schedules_);
+  emit schedulesChanged();
 }
 
 std::shared_ptr<const Graph> SessionController::graph() const {

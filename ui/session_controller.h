@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fusion/compile.h"
+#include "runtime/execute/compiled_model.h"
 #include "ui/graph_layout.h"
 #include "ui/session_parts.h"
 
@@ -39,6 +40,7 @@ struct Selection {
 };
 
 class CodeController;
+class RunController;
 
 class SessionController : public QObject {
   Q_OBJECT
@@ -78,6 +80,15 @@ class SessionController : public QObject {
   // Sets the overrides and recompiles, without touching the undo stack (the undo commands call it).
   void applyOverrides(std::vector<Override> overrides);
 
+  // --- schedule overrides: traces by group key (node ids) from parameter edits and tuning; undoable too ---
+  const execute::ScheduleSet& schedules() const { return schedules_; }
+  // Pushes an undoable change to `next`; the kernels are lowered again with it (the graph is not recompiled).
+  void changeSchedules(execute::ScheduleSet next, const QString& text);
+  // Sets them without the undo stack (the undo commands and session files call it).
+  void applySchedules(execute::ScheduleSet schedules);
+  // Runs and tuning of the kernels (ui/run_controller.h).
+  RunController* runs() const { return runs_; }
+
   // --- pipeline steps: 0 is the imported model, i is the IR after recorded step i-1 ---
   int stepCount() const;
   int currentStep() const { return step_; }
@@ -97,6 +108,7 @@ class SessionController : public QObject {
   void stepChanged(int step);
   void selectionChanged(const tessera::ui::Selection& selection);
   void overridesChanged();
+  void schedulesChanged();
 
  private:
   void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
@@ -114,6 +126,8 @@ class SessionController : public QObject {
   int step_ = 0;
   Selection selection_;
   CodeController* code_ = nullptr;
+  execute::ScheduleSet schedules_;
+  RunController* runs_ = nullptr;
   bool busy_ = false;
   std::shared_ptr<std::atomic<quint64>> latestJob_ = std::make_shared<std::atomic<quint64>>(0);
 };

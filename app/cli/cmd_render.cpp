@@ -17,7 +17,7 @@ namespace tessera::cli {
 namespace {
 
 struct RenderArgs {
-  std::string model, view = "graph", output, select, overrides;
+  std::string model, view = "graph", output, select, overrides, backend = "cpu";
   int step = -1, width = 1600, height = 1000;
 };
 
@@ -38,6 +38,7 @@ int render(const RenderArgs& args) {
   r.step = args.step;
   r.select = QString::fromStdString(args.select);
   r.overrides = QString::fromStdString(args.overrides);
+  r.backend = QString::fromStdString(args.backend);
   r.output = QString::fromStdString(args.output);
   r.size = QSize(args.width, args.height);
   r.exactSize = true;
@@ -70,6 +71,9 @@ void addRenderCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--height", args->height, "Image height in pixels")->check(CLI::Range(64, 16384))->capture_default_str();
   cmd->add_option("--select", args->select, "Node id to select (default: the first MatMul, Gemm or Conv)");
   cmd->add_option("--overrides", args->overrides, "JSON overrides to apply first")->check(CLI::ExistingFile);
+  cmd->add_option("--backend", args->backend, "What the run view runs on")
+      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+      ->capture_default_str();
   cmd->add_option("-o,--output", args->output, "PNG file to write")->required();
   cmd->callback([args, &exitCode] { exitCode = render(*args); });
 }

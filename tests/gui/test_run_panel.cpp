@@ -1,0 +1,183 @@
+// The Run panel: a cpu run of a sample from the panel fills the table (one verified row per kernel), the charts,
+// the graph's timing overlay and the status bar; a second run compares with the first; Tune explains why it is
+// unavailable. The overlay and roofline arithmetic are checked on hand-made reports.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QLabel>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QtTest>
+
+#include "gui_test_util.h"
+#include "ui/chart_kernel_times.h"
+#include "ui/graph_view.h"
+#include "ui/roofline_chart.h"
+#include "ui/run_controller.h"
+#include "ui/run_panel.h"
+#include "ui/run_table_model.h"
+#include "ui/session_controller.h"
+
+using namespace tessera;
+using namespace tessera::ui;
+using tessera::ui::test::sample;
+using tessera::ui::test::waitIdle;
+
+namespace {
+
+// Waits until the run controller has a run newer than `before`.
+bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> before, int timeoutMs = 90000) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (!deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (runs->lastRun() && runs->lastRun() != before && !runs->running()) return true;
+    QThread::msleep(5);
+  }
+  return false;
+}
+
+execute::KernelReport kernelReport(const char* group, double ms, double gbps, double gflops, bool verified) {
+  execute::KernelReport k;
+  k.group = group;
+  k.nodes = {std::string(group) + "_node"};
+  k.ms = ms;
+  k.gbps = gbps;
+  k.gflops = gflops;
+  k.verified = verified;
+  k.status = verified ? "ok" : "mismatch";
+  return k;
+}
+
+std::shared_ptr<RunResult> handMadeRun() {
+  auto r = std::make_shared<RunResult>();
+  r->backend = "cuda";
+  r->peaks = {"test GPU", 1000, 10000, "test"};
+  r->report.ran = true;
+  r->report.kernels = {kernelReport("k0", 3, 500, 5000, true), kernelReport("k1", 1, 900, 0, false)};
+  r->report.totalMs = 4;
+  r->report.baselineTotalMs = 8;
+  return r;
+}
+
+}  // namespace
+
+class TestRunPanel : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void overlayAndRooflineArithmetic() {
+    auto run = handMadeRun();
+    // k0: 5000 of 10000 GFLOP/s is half the compute roof; 500 of 1000 GB/s is half the bandwidth: 50%.
+    QCOMPARE(rooflineShare(run->report.kernels[0], run->peaks), 0.5);
+    QCOMPARE(rooflineShare(run->report.kernels[1], run->peaks), 0.9);
+    QCOMPARE(arithmeticIntensity(run->report.kernels[0]), 10.0);
+    auto overlay = timeOverlay(*run);
+    QCOMPARE(overlay.size(), size_t(2));
+    QCOMPARE(overlay["k0"].share, 0.75);
+    QCOMPARE(overlay["k0"].text(), QString("3.00 ms · 50% of roofline · ✓"));
+    QCOMPARE(overlay["k1"].text(), QString("1.00 ms · 90% of roofline · ✗"));
+    QVERIFY(runSummary(*run).contains("2.00× faster"));
+    QVERIFY(runSummary(*run).contains("not verified"));
+    RooflineChart roofline;
+    roofline.setRun(run);
+    QCOMPARE(roofline.pointCount(), 1);  // k1 moved bytes but did no arithmetic: it has no place on a log axis
+    QCOMPARE(roofline.leftOut(), 1);
+  }
+
+  void tableComparesWithThePreviousRun() {
+    RunTableModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    auto before = handMadeRun();
+    auto after = handMadeRun();
+    after->report.kernels[0].ms = 1.5;
+    model.setRuns(after, before);
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.index(0, RunTableModel::Delta).data(RunTableModel::ValueRole).toDouble(), -1.5);
+    QVERIFY(model.index(0, RunTableModel::Delta).data().toString().contains("-50%"));
+    QCOMPARE(model.index(1, RunTableModel::Verified).data().toString(), QString("✗ mismatch"));
+    QCOMPARE(model.index(0, RunTableModel::Predicted).data().toString(), QString("—"));
+    model.setRuns(nullptr, nullptr);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
+  void runsOnCpuFromThePanel() {
+    MainWindow w;
+    w.show();
+    auto* panel = w.findChild<RunPanel*>();
+    QVERIFY(panel);
+    QAbstractItemModelTester tester(panel->model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    QCOMPARE(runs->backend().name, QString("cpu"));
+    QVERIFY(panel->runButton()->isEnabled());
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(runs->running());
+    QVERIFY(waitForRun(runs, nullptr));
+    auto run = runs->lastRun();
+    QVERIFY2(run->error.isEmpty(), qPrintable(run->error));
+    QVERIFY2(run->report.ran, run->report.cannotRun.c_str());
+    // One row per kernel, all verified, each with a measured time.
+    const auto& groups = w.controller()->compile()->fusion->groups;
+    QCOMPARE(panel->model()->rowCount(), int(groups.size()));
+    for (int row = 0; row < panel->model()->rowCount(); ++row) {
+      QCOMPARE(panel->model()->index(row, RunTableModel::Verified).data(RunTableModel::ValueRole).toInt(), 1);
+      QVERIFY(panel->model()->index(row, RunTableModel::Measured).data(RunTableModel::ValueRole).toDouble() > 0);
+      QVERIFY(panel->model()->index(row, RunTableModel::Predicted).data(RunTableModel::ValueRole).toDouble() > 0);
+    }
+    QVERIFY(run->report.baselineTotalMs > 0);
+    QVERIFY(panel->summary().contains("unfused"));
+    // The graph: every group carries its time.
+    QVERIFY(waitIdle(w));
+    const auto texts = w.graphView()->overlayTexts();
+    QCOMPARE(texts.size(), groups.size());
+    for (const FusedGroup& g : groups) {
+      const QString text = texts.at(QString::fromStdString(g.id));
+      QVERIFY2(QRegularExpression("^[0-9.]+ (µs|ms) · ").match(text).hasMatch(), qPrintable(text));
+      QVERIFY2(text.endsWith("✓"), qPrintable(text));
+    }
+    // Charts and status bar.
+    QCOMPARE(panel->timesChart()->setNames(), QStringList({"measured", "predicted"}));
+    QVERIFY(panel->roofline()->pointCount() >= 1);
+    const auto labels = w.statusBar()->findChildren<QLabel*>();
+    QVERIFY(std::any_of(labels.begin(), labels.end(), [](QLabel* l) { return l->text().startsWith("last run: cpu"); }));
+    QVERIFY(std::any_of(labels.begin(), labels.end(), [](QLabel* l) { return l->text().startsWith("backend: cpu"); }));
+
+    // A second run compares with the first, kernel by kernel.
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(waitForRun(runs, run));
+    QCOMPARE(runs->previousRun(), run);
+    QVERIFY(panel->model()->index(0, RunTableModel::Delta).data().toString().contains(" ms ("));
+    QCOMPARE(panel->timesChart()->setNames(), QStringList({"measured", "previous", "predicted"}));
+    QVERIFY(panel->summary().contains("previous run"));
+
+    // An override regroups the graph: the old overlay goes, and the model re-runs by itself.
+    auto second = runs->lastRun();
+    w.controller()->addOverride(Override{OverrideKind::Split, {}, {}, "fc1", {}}, "split fc1");
+    QVERIFY(waitForRun(runs, second));
+    QVERIFY(waitIdle(w));
+    QCOMPARE(w.graphView()->overlayTexts().size(), w.controller()->compile()->fusion->groups.size());
+  }
+
+  void tuneSaysWhyItIsUnavailable() {
+    MainWindow w;
+    auto* panel = w.findChild<RunPanel*>();
+    QVERIFY(!panel->tuneButton()->isEnabled());
+    QVERIFY(panel->tuneButton()->toolTip().contains("no model"));
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    w.controller()->runs()->setBackend("reference");
+    QVERIFY(!panel->tuneButton()->isEnabled());
+    QVERIFY(panel->tuneButton()->toolTip().contains("reference"));
+    // cuda is listed with its device or with the reason it cannot run.
+    const BackendInfo& cuda = w.controller()->runs()->backends().back();
+    QCOMPARE(cuda.name, QString("cuda"));
+    QVERIFY(!cuda.device.isEmpty() || !cuda.unavailable.isEmpty());
+    const int row = panel->backendBox()->findData("cuda");
+    QVERIFY(panel->backendBox()->itemText(row).startsWith("cuda — "));
+  }
+};
+
+QTEST_MAIN(TestRunPanel)
+#include "test_run_panel.moc"

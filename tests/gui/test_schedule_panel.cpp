@@ -1,0 +1,144 @@
+// The Schedule panel: the kernel of the selection with its loop tree and tiling picture; editing a gemm tile
+// size re-lowers the kernel with the new value in its trace, and undo restores it; a refused combination shows
+// the schedule's error and changes nothing.
+#include <QAbstractItemModelTester>
+#include <QComboBox>
+#include <QTreeView>
+#include <QUndoStack>
+#include <QtTest>
+
+#include "gui_test_util.h"
+#include "ui/code_controller.h"
+#include "ui/code_levels.h"
+#include "ui/schedule_edit.h"
+#include "ui/schedule_loop_model.h"
+#include "ui/schedule_panel.h"
+#include "ui/schedule_picture.h"
+#include "ui/session_controller.h"
+
+using namespace tessera;
+using namespace tessera::ui;
+using tessera::ui::test::sample;
+using tessera::ui::test::waitIdle;
+
+namespace {
+
+// Waits until the panel shows kernel `id` lowered for the current compile and schedules.
+bool waitForKernel(MainWindow& w, SchedulePanel* panel, const QString& id, int timeoutMs = 30000) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (!deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    auto code = w.controller()->code()->kernels();
+    if (!w.controller()->code()->busy() && code && code->compile == w.controller()->compile() && panel->kernelId() == id &&
+        panel->picture()->tiling())
+      return true;
+    QThread::msleep(5);
+  }
+  return false;
+}
+
+const execute::CompiledKernel& kernelOf(MainWindow& w, const QString& id) {
+  return w.controller()->code()->kernels()->find(id)->compiled;
+}
+
+int64_t recorded(const execute::CompiledKernel& k, const std::string& name) {
+  return paramsOfTrace(k.trace).at(name);
+}
+
+}  // namespace
+
+class TestSchedulePanel : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+  void showsTheKernelOfTheSelection() {
+    MainWindow w;
+    auto* panel = w.findChild<SchedulePanel*>();
+    QVERIFY(panel);
+    QAbstractItemModelTester tester(panel->loopModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    w.controller()->select({Selection::Node, "fc2", {}, {}});  // a node selects its group's kernel
+    QVERIFY(waitForKernel(w, panel, "k1"));
+    const kernel::Kernel& k = kernelOf(w, "k1").kernel;
+    // The tree holds every loop of the nest, bound ones say their hardware index.
+    QCOMPARE(panel->loopModel()->rows().size(), loopRows(k).size());
+    const QModelIndex top = panel->loopModel()->index(0, ScheduleLoopModel::Runs);
+    QVERIFY(top.data().toString().startsWith("blockIdx"));
+    // The picture: gemm output 64 x 256 in block_m x block_n tiles, A and B tiles beside it.
+    const TilingPicture& t = *panel->picture()->tiling();
+    QCOMPARE(t.templateName, QString("gemm"));
+    QCOMPARE(t.gridX * t.tileCols, int64_t(256));
+    QCOMPARE(t.gridY * t.tileRows, int64_t(64));
+    QCOMPARE(t.tileRows, k.params.at("block_m"));
+    QCOMPARE(t.operands.size(), size_t(2));
+    QCOMPARE(t.operands[0].tileCols, k.params.at("block_k"));  // A: rows x block_k
+    QCOMPARE(t.operands[1].tileRows, k.params.at("block_k"));  // B: block_k x columns
+    QCOMPARE(t.waves, (t.blocks + t.slotsPerWave - 1) / t.slotsPerWave);
+    QCOMPARE(t.waveOf(t.gridX - 1, t.gridY - 1, t.gridZ - 1), t.waves - 1);
+    QVERIFY(t.sharedLimit > 0 && t.registerLimit > 0);
+    QVERIFY(!panel->picture()->grab().isNull());
+  }
+
+  void editsATileSizeAndUndoes() {
+    MainWindow w;
+    auto* panel = w.findChild<SchedulePanel*>();
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    w.controller()->select({Selection::Group, "k0", {}, {}});
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    const int64_t before = recorded(kernelOf(w, "k0"), "block_m");
+    QComboBox* box = panel->paramBox("block_m");
+    QVERIFY(box);
+    QCOMPARE(box->currentText(), QString::number(before));
+    // Choose another candidate in the box, as a user would.
+    const int other = box->findText(before == 32 ? "16" : "32");
+    QVERIFY(other >= 0);
+    const int64_t after = box->itemData(other).toLongLong();
+    box->setCurrentIndex(other);
+    emit box->activated(other);
+    QCOMPARE(w.controller()->undoStack()->count(), 1);
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    QCOMPARE(recorded(kernelOf(w, "k0"), "block_m"), after);  // re-lowered: its trace holds the new value
+    QCOMPARE(kernelOf(w, "k0").kernel.params.at("block_m"), after);
+    QVERIFY(kernelOf(w, "k0").replayed);
+    QCOMPARE(panel->picture()->tiling()->tileRows, after);
+    QCOMPARE(panel->paramBox("block_m")->currentText(), QString::number(after));
+    // The CUDA source follows the schedule.
+    QVERIFY(!w.controller()->code()->kernels()->find("k0")->cuda.source.empty());
+    w.controller()->undoStack()->undo();
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    QCOMPARE(recorded(kernelOf(w, "k0"), "block_m"), before);
+    QVERIFY(!kernelOf(w, "k0").replayed);  // back to the template's defaults
+    w.controller()->undoStack()->redo();
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    QCOMPARE(recorded(kernelOf(w, "k0"), "block_m"), after);
+    // Reset is one more undoable step.
+    panel->resetSchedule();
+    QCOMPARE(w.controller()->undoStack()->count(), 2);
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    QCOMPARE(recorded(kernelOf(w, "k0"), "block_m"), before);
+  }
+
+  void refusedCombinationShowsTheMessage() {
+    MainWindow w;
+    auto* panel = w.findChild<SchedulePanel*>();
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    w.controller()->select({Selection::Group, "k0", {}, {}});
+    QVERIFY(waitForKernel(w, panel, "k0"));
+    // Tensor cores on f32 operands: offered by the box, refused by the gemm template.
+    QVERIFY(panel->paramBox("mma")->findText("1") >= 0);
+    QVERIFY(!panel->editParam("mma", 1));
+    QVERIFY2(panel->error().contains("mma = 1 refused"), qPrintable(panel->error()));
+    QVERIFY2(panel->error().contains("f16 or bf16"), qPrintable(panel->error()));  // the template's rule
+    QCOMPARE(w.controller()->undoStack()->count(), 0);
+    QCOMPARE(w.controller()->schedules().traces.size(), size_t(0));
+    QCOMPARE(panel->paramBox("mma")->currentText(), QString("0"));
+    QCOMPARE(recorded(kernelOf(w, "k0"), "mma"), int64_t(0));
+  }
+};
+
+QTEST_MAIN(TestSchedulePanel)
+#include "test_schedule_panel.moc"

@@ -1,0 +1,305 @@
+#include "ui/run_controller.h"
+
+#include <QPointer>
+#include <chrono>
+#include <QtConcurrent/QtConcurrentRun>
+
+#include "runtime/execute/from_fusion.h"
+#include "tune/target.h"
+#include "tune/tuner.h"
+#include "ui/code_controller.h"
+#include "ui/code_levels.h"
+#include "ui/session_controller.h"
+
+namespace tessera::ui {
+namespace {
+
+BackendInfo probe(execute::BackendKind kind, const QString& name) {
+  BackendInfo b{kind, name, {}, {}};
+  if (kind == execute::BackendKind::Reference) {
+    b.device = QObject::tr("interpreter (no generated code)");
+    return b;
+  }
+  try {
+    tune::TargetOptions o;
+    o.calibrate = false;  // naming the device must not take a second; a run calibrates when it needs to
+    tune::Target t = tune::describeTarget(kind, o);
+    b.device = QString::fromStdString(t.costDevice.name.empty() ? t.device : t.costDevice.name);
+    b.unavailable = QString::fromStdString(t.cannotRun);
+  } catch (const std::exception& e) {
+    b.unavailable = QString::fromStdString(e.what());
+  }
+  return b;
+}
+
+DevicePeaks peaksOf(const cost::Device& d) {
+  return {QString::fromStdString(d.name), d.dramGBps, d.fp32Gflops,
+          QString::fromStdString(d.note.empty() ? "core/cost device data" : d.note)};
+}
+
+std::map<std::string, std::string> groupKinds(const CompileResult& compile) {
+  std::map<std::string, std::string> kinds;
+  if (compile.fusion)
+    for (const FusedGroup& g : compile.fusion->groups) kinds[g.id] = std::string(groupKindName(g.kind));
+  return kinds;
+}
+
+// The run itself, on a worker thread: the whole job's failure is the result's error, never an escape.
+std::shared_ptr<const RunResult> runOn(const execute::CompiledModel& model, const BackendInfo& backend,
+                                       std::map<std::string, std::string> kinds) {
+  auto r = std::make_shared<RunResult>();
+  r->backend = backend.name;
+  r->kinds = std::move(kinds);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    execute::RunOptions o;
+    o.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
+    if (backend.kind != execute::BackendKind::Reference) {
+      tune::Target t = tune::describeTarget(backend.kind, {});
+      r->peaks = peaksOf(t.costDevice);
+      o.predictMs = tune::costPredictor(t.costDevice);
+      r->predicted = true;
+    }
+    r->report = execute::executeWithBaseline(model, backend.kind, o);
+    for (const auto& s : model.staleSchedules) r->report.messages.push_back("stale schedule: " + s);
+    if (!r->report.device.empty()) r->peaks.name = QString::fromStdString(r->report.device);
+  } catch (const std::exception& e) {
+    r->error = QString::fromStdString(e.what());
+  }
+  r->wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace
+
+std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
+  std::map<QString, GroupTiming> out;
+  if (!run.report.ran) return out;
+  for (const auto& k : run.report.kernels) {
+    GroupTiming t;
+    t.ms = k.ms;
+    t.share = run.report.totalMs > 0 && k.ms > 0 ? k.ms / run.report.totalMs : 0;
+    t.roofline = rooflineShare(k, run.peaks);
+    t.verified = k.verified;
+    out[QString::fromStdString(k.group)] = t;
+  }
+  return out;
+}
+
+execute::CompiledModel compiledModelOf(const CodeResult& code) {
+  execute::CompiledModel m;
+  m.graph = code.compile ? code.compile->graph : nullptr;
+  for (const KernelCode& k : code.kernels) m.kernels.push_back(k.compiled);
+  return m;
+}
+
+RunController::RunController(SessionController* session) : QObject(session), session_(session) {
+  qRegisterMetaType<BackendInfo>();
+  connect(session_->code(), &CodeController::kernelsReady, this, &RunController::onKernels);
+  connect(session_, &SessionController::compiled, this, &RunController::onCompiled);
+  connect(session_, &SessionController::schedulesChanged, this, [this] {
+    if (autoRun_) wantRun();
+  });
+  registerSessionParts();
+}
+
+RunController::~RunController() {
+  ++*job_;
+  cancelTune_->store(true);
+}
+
+const std::vector<BackendInfo>& RunController::backends() {
+  if (backends_.empty())
+    backends_ = {probe(execute::BackendKind::Reference, "reference"), probe(execute::BackendKind::Cpu, "cpu"),
+                 probe(execute::BackendKind::Cuda, "cuda")};
+  return backends_;
+}
+
+const BackendInfo& RunController::backend() { return backends()[chosen_]; }
+
+void RunController::setBackend(const QString& name) {
+  const auto& all = backends();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name != name) continue;
+    if (!all[i].unavailable.isEmpty()) {
+      emit message(tr("%1 cannot run here: %2").arg(name, all[i].unavailable));
+      return;
+    }
+    if (i == chosen_) return;
+    chosen_ = i;
+    emit backendChanged(all[i]);
+    if (autoRun_) wantRun();  // a run on the new backend, to compare with the last
+    return;
+  }
+  emit message(tr("unknown backend '%1' (reference, cpu, cuda)").arg(name));
+}
+
+void RunController::onCompiled() {
+  if (session_->input() != model_) {  // a newly opened model: nothing to compare with
+    model_ = session_->input();
+    last_ = previous_ = nullptr;
+    autoRun_ = false;
+  }
+  emit overlayChanged(currentOverlay());
+  if (autoRun_) wantRun();
+}
+
+void RunController::wantRun() {
+  if (!session_->compile()) return;
+  runWanted_ = true;
+  session_->code()->requestKernels();
+}
+
+void RunController::run() {
+  if (!session_->compile()) return emit message(tr("Open a model first"));
+  if (!backend().unavailable.isEmpty()) return emit message(tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable));
+  autoRun_ = true;
+  setBusy(true, tuning_, tr("Lowering for a run on %1").arg(backend().name));
+  wantRun();
+}
+
+void RunController::tune() {
+  QString why;
+  if (!canTune(&why)) return emit message(tr("Cannot tune: %1").arg(why));
+  tuneWanted_ = true;
+  setBusy(running_, true, tr("Lowering for tuning on %1").arg(backend().name));
+  session_->code()->requestKernels();
+}
+
+bool RunController::canTune(QString* why) {
+  QString reason;
+  if (!session_->compile()) reason = tr("no model is open");
+  else if (backend().kind == execute::BackendKind::Reference) reason = tr("the reference backend runs no generated kernels; choose cpu or cuda");
+  else if (!backend().unavailable.isEmpty()) reason = tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable);
+  else if (tuning_) reason = tr("a tune is already running");
+  if (why) *why = reason;
+  return reason.isEmpty();
+}
+
+void RunController::cancel() {
+  if (!running_ && !tuning_) return;
+  ++*job_;
+  cancelTune_->store(true);
+  runWanted_ = tuneWanted_ = false;
+  setBusy(false, false, tr("Cancelled"));
+}
+
+void RunController::onKernels(std::shared_ptr<const CodeResult> code) {
+  if (!code || code->compile != session_->compile()) return;  // lowered for an older compile
+  if (tuneWanted_) {
+    tuneWanted_ = false;
+    startTune(code);
+  } else if (runWanted_) {
+    runWanted_ = false;
+    startRun(code);
+  }
+}
+
+void RunController::setBusy(bool running, bool tuning, const QString& what) {
+  running_ = running;
+  tuning_ = tuning;
+  emit busyChanged(running, tuning, what);
+}
+
+void RunController::startRun(std::shared_ptr<const CodeResult> code) {
+  const quint64 job = ++*job_;
+  setBusy(true, tuning_, tr("Running %n kernel(s) on %1", nullptr, int(code->kernels.size())).arg(backend().name));
+  emit progress(tr("run"), 0, 0);
+  auto model = std::make_shared<const execute::CompiledModel>(compiledModelOf(*code));
+  std::shared_ptr<const CompileResult> compile = code->compile;
+  QPointer<RunController> self(this);
+  auto latest = job_;
+  (void)QtConcurrent::run([self, latest, job, model, compile, b = backend(), kinds = groupKinds(*compile)] {
+    std::shared_ptr<const RunResult> result = runOn(*model, b, kinds);
+    if (*latest != job) return;
+    QMetaObject::invokeMethod(self.data(), [self, job, compile, result] {
+      if (self) self->acceptRun(job, compile, result);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void RunController::acceptRun(quint64 job, std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
+  if (job != *job_) return;  // cancelled or superseded
+  previous_ = last_;
+  last_ = std::move(run);
+  lastCompile_ = std::move(compile);
+  setBusy(false, tuning_, runSummary(*last_));
+  for (const auto& m : last_->report.messages) emit message(QString::fromStdString(m));
+  emit runFinished(last_);
+  emit overlayChanged(currentOverlay());
+}
+
+std::map<QString, GroupTiming> RunController::currentOverlay() const {
+  if (!last_ || !lastCompile_ || lastCompile_ != session_->compile()) return {};
+  return timeOverlay(*last_);
+}
+
+void RunController::startTune(std::shared_ptr<const CodeResult> code) {
+  const quint64 job = ++*job_;
+  cancelTune_->store(false);
+  auto model = std::make_shared<const execute::CompiledModel>(compiledModelOf(*code));
+  QPointer<RunController> self(this);
+  auto latest = job_;
+  auto cancelFlag = cancelTune_;
+  (void)QtConcurrent::run([self, latest, job, model, cancelFlag, b = backend()] {
+    tune::TuneOptions o;
+    o.cancel = cancelFlag.get();
+    o.progress = [self, latest, job](const tune::Progress& p) {
+      const QString what = QString::fromStdString(p.stage + (p.group.empty() ? "" : " " + p.group));
+      QMetaObject::invokeMethod(self.data(), [self, latest, job, what, p] {
+        if (self && *latest == job) emit self->progress(what, int(p.done), int(p.total));
+      }, Qt::QueuedConnection);
+    };
+    execute::ScheduleSet tuned;
+    QString summary;
+    try {
+      tune::TuneReport report = tune::tuneModel(*model, b.kind, o);
+      tuned = report.schedules();
+      int cached = 0;
+      for (const auto& k : report.kernels) cached += k.cacheHit;
+      summary = QObject::tr("Tuned %1 kernel(s) on %2 (%3 from the cache)").arg(tuned.traces.size()).arg(b.name).arg(cached);
+      for (const auto& w : report.warnings) summary += "\n" + QString::fromStdString(w);
+    } catch (const std::exception& e) {
+      summary = QObject::tr("Tuning failed: %1").arg(QString::fromStdString(e.what()));
+    }
+    if (*latest != job || cancelFlag->load()) return;
+    QMetaObject::invokeMethod(self.data(), [self, job, tuned, summary] {
+      if (self) self->acceptTune(job, tuned, summary);
+    }, Qt::QueuedConnection);
+  });
+}
+
+void RunController::acceptTune(quint64 job, const execute::ScheduleSet& tuned, const QString& summary) {
+  if (job != *job_) return;
+  setBusy(running_, false, summary.section('\n', 0, 0));
+  emit message(summary);
+  if (tuned.traces.empty()) return;
+  execute::ScheduleSet next = session_->schedules();
+  for (const auto& [key, trace] : tuned.traces) next.traces[key] = trace;
+  autoRun_ = true;  // measure what the tuner kept
+  session_->changeSchedules(next, tr("Tune on %1 (%n kernel(s))", nullptr, int(tuned.traces.size())).arg(backend().name));
+}
+
+void RunController::registerSessionParts() {
+  // schedule_traces: group key (node ids) → trace, as docs/sessions.md describes.
+  session_->sessionParts()->add(
+      "schedule_traces",
+      [this] {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto& [key, trace] : session_->schedules().traces) j[key] = trace.toJson();
+        return j;
+      },
+      [this](const nlohmann::json& j) {
+        execute::ScheduleSet s;
+        try {
+          if (j.is_object())
+            for (const auto& [key, trace] : j.items()) s.traces[key] = kernel::Trace::fromJson(trace);
+        } catch (const std::exception& e) {
+          emit message(tr("schedule_traces: %1 (the saved schedules were not restored)").arg(QString::fromStdString(e.what())));
+          return;
+        }
+        session_->applySchedules(std::move(s));
+      });
+}
+
+}  // namespace tessera::ui

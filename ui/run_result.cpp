@@ -1,0 +1,37 @@
+#include "ui/run_result.h"
+
+#include <QObject>
+#include <algorithm>
+
+namespace tessera::ui {
+
+double rooflineShare(const execute::KernelReport& k, const DevicePeaks& p) {
+  if (k.ms <= 0 || !p.known()) return -1;
+  return std::max(k.gflops / p.gflops, k.gbps / p.gbps);
+}
+
+double arithmeticIntensity(const execute::KernelReport& k) { return k.gbps > 0 ? k.gflops / k.gbps : 0; }
+
+std::string kernelKey(const execute::KernelReport& k) {
+  std::string key;
+  for (const auto& n : k.nodes) key += (key.empty() ? "" : ",") + n;
+  return key;
+}
+
+QString runSummary(const RunResult& run) {
+  if (!run.error.isEmpty()) return QObject::tr("%1: %2").arg(run.backend, run.error);
+  const execute::RunReport& r = run.report;
+  if (!r.ran) return QObject::tr("%1: cannot run (%2)").arg(run.backend, QString::fromStdString(r.cannotRun));
+  QString s = QObject::tr("%1 · %2 ms").arg(run.backend).arg(r.totalMs, 0, 'f', 3);
+  if (r.baselineTotalMs > 0)
+    s += QObject::tr(" · unfused %1 ms (%2× %3)")
+             .arg(r.baselineTotalMs, 0, 'f', 3)
+             .arg(r.totalMs > 0 ? std::max(r.baselineTotalMs / r.totalMs, r.totalMs / r.baselineTotalMs) : 0, 0, 'f', 2)
+             .arg(r.baselineTotalMs >= r.totalMs ? QObject::tr("faster") : QObject::tr("slower"));
+  const auto failed = std::count_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return !k.verified; });
+  s += failed == 0 && r.outputsVerified ? QObject::tr(" · all verified ✓")
+                                        : QObject::tr(" · %n kernel(s) not verified ✗", nullptr, int(failed));
+  return s;
+}
+
+}  // namespace tessera::ui

@@ -1,0 +1,41 @@
+#pragma once
+// What a run job hands back to the GUI thread as one object: the executor's report, the backend and device it
+// ran on, the peak rates its roofline shares are measured against, and the group kinds for labels.
+#include <QString>
+#include <map>
+#include <string>
+
+#include "runtime/execute/executor.h"
+
+namespace tessera::ui {
+
+// The device's ceilings for the roofline (from core/cost's device description when known).
+struct DevicePeaks {
+  QString name;        // "NVIDIA H200", "host CPU, 16 threads"
+  double gbps = 0;     // DRAM copy bandwidth
+  double gflops = 0;   // fp32 arithmetic (FMA counted as 2)
+  QString source;      // where the figures come from, for tooltips
+  bool known() const { return gbps > 0 && gflops > 0; }
+};
+
+struct RunResult {
+  QString backend;  // "reference", "cpu", "cuda"
+  execute::RunReport report;
+  DevicePeaks peaks;
+  std::map<std::string, std::string> kinds;  // group id → kind ("gemm+epilogue")
+  QString error;     // the job itself failed (no kernels, an exception): why
+  double wallMs = 0; // the whole job: generate, build, run, verify, baseline
+  bool predicted = false;  // the cost model filled KernelReport::predictedMs
+};
+
+// The fraction of the roofline a kernel reached: max(GFLOP/s ÷ peak, GB/s ÷ bandwidth), the larger of the two
+// because the slower resource is the one the kernel must saturate. -1 when it did not run or peaks are unknown.
+double rooflineShare(const execute::KernelReport& kernel, const DevicePeaks& peaks);
+// FLOPs per byte moved (GFLOP/s ÷ GB/s); 0 when nothing moved.
+double arithmeticIntensity(const execute::KernelReport& kernel);
+// The key that matches a kernel across runs even when group ids shift: its node ids.
+std::string kernelKey(const execute::KernelReport& kernel);
+// Summary for the status bar and the panel: "cpu · 0.82 ms · unfused 1.9 ms (2.3× faster) · all verified".
+QString runSummary(const RunResult& run);
+
+}  // namespace tessera::ui

@@ -1,0 +1,20 @@
+#include "ui/schedule_edit.h"
+
+namespace tessera::ui {
+
+kernel::Trace traceWithParams(const Graph& graph, const kernel::KernelSpec& spec, const kernel::TemplateParams& params) {
+  kernel::Kernel fresh = kernel::lowerToLoops(graph, spec);
+  kernel::TracedSchedule s(fresh);
+  kernel::applyTemplate(s, params);
+  return s.trace();
+}
+
+kernel::TemplateParams paramsOfTrace(const kernel::Trace& trace) {
+  kernel::TemplateParams p;
+  for (const kernel::Instruction& ins : trace.instructions)
+    if (ins.kind == "set_param" && !ins.inputs.empty() && ins.decision.is_number_integer())
+      p[ins.inputs.front()] = ins.decision.get<int64_t>();
+  return p;
+}
+
+}  // namespace tessera::ui
