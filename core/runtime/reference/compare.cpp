@@ -14,6 +14,23 @@ Tolerance toleranceFor(DType t) {
   }
 }
 
+namespace {
+
+// The root mean square of the finite expected values: the size of the tensor's entries.
+double rmsOf(const Tensor& t) {
+  double sum = 0;
+  int64_t n = 0;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    double v = t.getDouble(i);
+    if (!std::isfinite(v)) continue;
+    sum += v * v;
+    ++n;
+  }
+  return n ? std::sqrt(sum / double(n)) : 0.0;
+}
+
+}  // namespace
+
 Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   Comparison c;
   if (actual.type() != expected.type()) {
@@ -22,6 +39,10 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
     return c;
   }
   int64_t n = expected.numElements();
+  // A sum's rounding error scales with its terms, not with its result: an element that cancels toward zero
+  // (a 4096-term dot product that lands near 0) keeps the error of its neighbours. So the relative tolerance
+  // is applied to max(|e|, a tenth of the tensor's RMS) rather than to |e| alone.
+  double floor = 0.1 * rmsOf(expected);
   for (int64_t i = 0; i < n; ++i) {
     double a = actual.getDouble(i), e = expected.getDouble(i);
     if (std::isnan(a) || std::isnan(e)) {
@@ -42,7 +63,7 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
     double rel = err / std::max(std::fabs(e), 1e-30);
     c.maxAbsError = std::max(c.maxAbsError, err);
     if (err > 0) c.maxRelError = std::max(c.maxRelError, rel);
-    if (err > tol.abs + tol.rel * std::fabs(e) && c.ok) {
+    if (err > tol.abs + tol.rel * std::max(std::fabs(e), floor) && c.ok) {
       c.ok = false;
       c.message = "element " + std::to_string(i) + " is " + std::to_string(a) + ", expected " + std::to_string(e);
     }

@@ -18,7 +18,8 @@ struct Comparison {
   std::string message;  // why it failed: type mismatch, first bad index, NaN mismatch
 };
 
-// Element-wise |a-b| <= abs + rel*|b| (b is the expected value); NaN equals NaN.
+// Element-wise |a-b| <= abs + rel*max(|b|, rms(expected)/10) (b is the expected value; the RMS floor keeps
+// elements that cancel toward zero from failing on rounding alone); NaN equals NaN.
 Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol);
 inline Comparison compareTensors(const Tensor& actual, const Tensor& expected) {
   return compareTensors(actual, expected, toleranceFor(expected.dtype()));

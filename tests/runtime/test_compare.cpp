@@ -1,0 +1,41 @@
+// The comparator's tolerance: relative to each element, with a floor at a tenth of the tensor's RMS so that
+// elements a long sum cancels toward zero are judged by the sum's scale, while real errors still fail.
+#include <QtTest>
+
+#include <vector>
+
+#include "runtime/reference/compare.h"
+
+using namespace tessera;
+
+namespace {
+Tensor f32(const std::vector<double>& values) {
+  return Tensor::fromDoubles(DType::F32, Shape{int64_t(values.size())}, values);
+}
+}  // namespace
+
+class TestCompare : public QObject {
+  Q_OBJECT
+ private slots:
+  void cancelledElementIsJudgedByTheTensorsScale() {
+    // Entries of size ~20 and one that cancelled to 0.0433: 2.2e-5 off is rounding, not an error.
+    Tensor expected = f32({20.0, -21.0, 19.5, 0.043331});
+    Comparison c = compareTensors(f32({20.0, -21.0, 19.5, 0.043353}), expected);
+    QVERIFY2(c.ok, c.message.c_str());
+    QVERIFY(c.maxRelError > 1e-4);  // the element's own relative error is still reported
+  }
+  void errorsAboveTheFloorStillFail() {
+    Tensor expected = f32({20.0, -21.0, 19.5, 0.043331});
+    Comparison c = compareTensors(f32({20.0, -21.0, 19.5, 0.0533}), expected);  // 0.01 off: 5e-4 of the RMS
+    QVERIFY(!c.ok);
+    QVERIFY2(c.message.find("element 3") != std::string::npos, c.message.c_str());
+  }
+  void largeElementsKeepTheirRelativeTolerance() {
+    Tensor expected = f32({1000.0, 1.0});
+    QVERIFY(compareTensors(f32({1000.05, 1.0}), expected).ok);
+    QVERIFY(!compareTensors(f32({1000.5, 1.0}), expected).ok);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestCompare)
+#include "test_compare.moc"
