@@ -5,6 +5,7 @@
 
 #include "codegen/prelude.h"
 #include "ir/error.h"
+#include "kernel/launch.h"
 #include "kernel/visit.h"
 
 namespace tessera::codegen::detail {
@@ -37,18 +38,11 @@ std::string Generator::comment(const std::vector<std::string>& provenance) const
 }
 
 void Generator::computeLaunch() {
-  unsigned warps = 0;
-  walk(k_.body, [&](StmtNode& s) {
-    if (s.kind != StmtKind::For) return;
-    const LoopHeader& h = static_cast<ForStmt&>(s).h;
-    if (h.loopKind != LoopKind::Bound) return;
-    auto n = static_cast<unsigned>(std::max<int64_t>(1, h.extent));
-    if (h.tag == ThreadTag::Warp) warps = std::max(warps, n);
-    else if (isMmaTag(h.tag)) warps = std::max(warps, 1u);  // the lanes of one warp
-    else if (isBlockTag(h.tag)) out_.launch.grid[tagIndex(h.tag)] = std::max(out_.launch.grid[tagIndex(h.tag)], n);
-    else out_.launch.block[tagIndex(h.tag)] = std::max(out_.launch.block[tagIndex(h.tag)], n);
-  });
-  if (warps) out_.launch.block[0] = std::max(out_.launch.block[0], warps * 32);
+  kernel::LaunchShape shape = kernel::launchShape(k_);
+  for (int a = 0; a < 3; ++a) {
+    out_.launch.grid[a] = static_cast<unsigned>(shape.grid[a]);
+    out_.launch.block[a] = static_cast<unsigned>(shape.block[a]);
+  }
 }
 
 GeneratedKernel Generator::run() {

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 
+#include "kernel/launch.h"
 #include "kernel/visit.h"
 
 namespace tessera::cost {
@@ -266,27 +267,23 @@ double footprintPerBlock(const Access& a, bool gpu) {
   return elems;
 }
 
-void launchShape(const Kernel& k, KernelFigures& f) {
-  int64_t grid[3] = {1, 1, 1}, block[3] = {1, 1, 1}, warps = 0;
-  bool cpuParallelSeen = false;
+// The CPU generator parallelizes `parallel` loops and the outermost block-bound loop with extent > 1.
+int64_t cpuParallelIterations(const Kernel& k) {
+  int64_t found = 0;
   walk(k.body, [&](StmtNode& s) {
-    if (s.kind != StmtKind::For) return;
+    if (found || s.kind != StmtKind::For) return;
     const LoopHeader& h = static_cast<ForStmt&>(s).h;
-    int64_t n = std::max<int64_t>(1, h.extent);
-    // The CPU generator parallelizes `parallel` loops and the outermost block-bound loop with extent > 1.
-    if (!cpuParallelSeen && n > 1 && (h.loopKind == LoopKind::Parallel || (h.loopKind == LoopKind::Bound && isBlockTag(h.tag)))) {
-      f.cpuParallelIterations = n;
-      cpuParallelSeen = true;
-    }
-    if (h.loopKind != LoopKind::Bound) return;
-    int axis = (h.tag == ThreadTag::BlockY || h.tag == ThreadTag::ThreadY) ? 1 : (h.tag == ThreadTag::BlockZ || h.tag == ThreadTag::ThreadZ) ? 2 : 0;
-    if (h.tag == ThreadTag::Warp) warps = std::max(warps, n);
-    else if (isBlockTag(h.tag)) grid[axis] = std::max(grid[axis], n);
-    else block[axis] = std::max(block[axis], n);
+    if (h.extent > 1 && (h.loopKind == LoopKind::Parallel || (h.loopKind == LoopKind::Bound && isBlockTag(h.tag))))
+      found = h.extent;
   });
-  if (warps) block[0] = std::max(block[0], warps * 32);
-  f.blocks = grid[0] * grid[1] * grid[2];
-  f.threadsPerBlock = block[0] * block[1] * block[2];
+  return found;
+}
+
+void launchShape(const Kernel& k, KernelFigures& f) {
+  if (int64_t n = cpuParallelIterations(k)) f.cpuParallelIterations = n;
+  kernel::LaunchShape shape = kernel::launchShape(k);
+  f.blocks = shape.blocks();
+  f.threadsPerBlock = shape.threads();
 }
 
 // Registers: a base for indices and pointers, each thread's share of the register buffers (a buffer declared

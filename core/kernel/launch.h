@@ -1,0 +1,21 @@
+#pragma once
+// The launch shape a scheduled kernel implies: for each hardware index, the largest extent of a loop bound to
+// it (loops bound to the same index in sibling nests share it, the shorter ones guarded). Warps add 32 lanes
+// each to threadIdx.x; the mma lane tags stand for the 32 lanes of one warp. The CUDA generator launches this
+// shape and the cost model counts with it: one rule, here.
+#include <cstdint>
+
+#include "kernel/kernel_ir.h"
+
+namespace tessera::kernel {
+
+struct LaunchShape {
+  int64_t grid[3] = {1, 1, 1};
+  int64_t block[3] = {1, 1, 1};
+  int64_t blocks() const { return grid[0] * grid[1] * grid[2]; }
+  int64_t threads() const { return block[0] * block[1] * block[2]; }
+};
+
+LaunchShape launchShape(const Kernel& k);
+
+}  // namespace tessera::kernel
