@@ -11,6 +11,7 @@
 #include "fusion/overrides.h"
 #include "ui/graph_view.h"
 #include "ui/inspector_panel.h"
+#include "ui/levels_panel.h"
 #include "ui/main_window.h"
 #include "ui/overrides_panel.h"
 #include "ui/pipeline_panel.h"
@@ -29,7 +30,7 @@ const std::vector<RenderView>& renderViews() {
       {"overrides", "the overrides list", [](MainWindow& w) -> QWidget* { return w.overridesPanel(); }, {}},
       {"window", "the whole window", [](MainWindow& w) -> QWidget* { return &w; }, {}},
       {"schedule", "the schedule of the selected kernel", schedulePanelFor, scheduleBusy},
-      {"code", "the levels and generated code of the selection", nullptr, {}},
+      {"code", "the levels and generated code of the selection", levelsPanelFor, levelsBusy},
       {"run", "the run panel with per-kernel timings (runs on --backend first)", runPanelFor, runBusy},
   };
   return views;

@@ -15,6 +15,7 @@
 #include "ui/code_controller.h"
 #include "ui/code_kernel_model.h"
 #include "ui/code_view.h"
+#include "ui/main_window.h"
 #include "ui/session_controller.h"
 
 namespace tessera::ui {
@@ -116,6 +117,13 @@ void LevelsPanel::onDockVisibility(bool visible) {
 
 bool LevelsPanel::onScreen() const { return isVisible() && dockVisible_; }
 
+bool LevelsPanel::waiting() const {
+  CodeController* code = controller_->code();
+  if (!onScreen() || !controller_->compile()) return false;
+  if (code->busy() || !code->kernels()) return true;
+  return level() == Level::Ptx && (!code->ptx() || !code->ptx()->complete());
+}
+
 void LevelsPanel::onCompiled() {
   auto compile = controller_->compile();
   views_[size_t(Level::Graph)]->setLevelText(compile && compile->graph ? graphLevel(*compile->graph) : noteOnly(tr("No model.")));
@@ -194,6 +202,19 @@ void LevelsPanel::onLineClicked(CodeView* view, int line) {
   clicked_ = view;
   controller_->select(pick);
   clicked_ = nullptr;
+}
+
+QWidget* levelsPanelFor(MainWindow& window) {
+  auto* panel = window.findChild<LevelsPanel*>();
+  if (!panel) return nullptr;
+  panel->setLevel(Level::Cuda);
+  if (auto* dock = qobject_cast<QDockWidget*>(panel->parentWidget())) dock->show(), dock->raise();
+  return panel;
+}
+
+bool levelsBusy(MainWindow& window) {
+  auto* panel = window.findChild<LevelsPanel*>();
+  return panel && panel->waiting();
 }
 
 }  // namespace tessera::ui

@@ -18,6 +18,7 @@ class QTableView;
 namespace tessera::ui {
 
 class SessionController;
+class MainWindow;
 class CodeView;
 class CodeKernelModel;
 struct Selection;
@@ -32,6 +33,8 @@ class LevelsPanel : public QWidget {
   CodeKernelModel* kernelModel() const { return model_; }
   QTableView* kernelTable() const { return table_; }
   QLabel* statusLabel() const { return status_; }
+  // On screen with the level it shows still being computed (the kernels, or the PTX on the PTX tab).
+  bool waiting() const;
 
  protected:
   void showEvent(QShowEvent* event) override;
@@ -60,5 +63,10 @@ class LevelsPanel : public QWidget {
   CodeView* clicked_ = nullptr;
   bool dockVisible_ = true;  // from QDockWidget::visibilityChanged (false while another tab covers it)  // the view a line click came from: it keeps its scroll position
 };
+
+// For `tessera-cli render --view code`: the window's Levels panel brought forward at the CUDA tab (lowering
+// starts), and whether that lowering is still running.
+QWidget* levelsPanelFor(MainWindow& window);
+bool levelsBusy(MainWindow& window);
 
 }  // namespace tessera::ui

@@ -17,6 +17,7 @@
 #include "ui/code_controller.h"
 #include "ui/code_kernel_model.h"
 #include "ui/code_view.h"
+#include "ui/headless_render.h"
 #include "ui/inspector_panel.h"
 #include "ui/levels_panel.h"
 #include "ui/session_controller.h"
@@ -308,6 +309,18 @@ class TestLevels : public QObject {
     QVERIFY(text.contains("grid "));
     w.controller()->select({Selection::Group, "k1", {}, {}});
     QVERIFY(w.inspector()->toPlainText().contains("tessera_k1"));
+  }
+
+  void rendersTheCodeView() {
+    QTemporaryDir dir;
+    RenderRequest r;
+    r.model = sample("mlp.tsr");
+    r.view = "code";
+    r.select = "fc2";
+    r.output = dir.filePath("code.png");
+    QCOMPARE(renderHeadless(r), 0);
+    const QImage image(r.output);
+    QVERIFY(image.width() > 300 && image.height() > 300);
   }
 
   void highlightersColourTheirTokens() {
