@@ -41,7 +41,7 @@ QWidget* runPanelFor(MainWindow& w) {
   return w.findChild<RunPanel*>();
 }
 
-bool runBusy(MainWindow& w) { return w.controller()->runs()->running() || !w.controller()->runs()->lastRun(); }
+bool runBusy(MainWindow& w) { return w.controller()->runs()->running(); }
 
 QWidget* schedulePanelFor(MainWindow& w) { return w.findChild<SchedulePanel*>(); }
 

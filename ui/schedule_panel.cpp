@@ -50,6 +50,7 @@ SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
   split->addWidget(left);
   split->addWidget(picture_);
   split->setStretchFactor(1, 2);
+  split->setSizes({380, 620});  // room for the loop tree's columns
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(title_);

@@ -156,9 +156,10 @@ void SchedulePicture::paintOperands(QPainter& p, const QRectF& left, const QRect
     p.setBrush(QColor(0xd9, 0x5f, 0x0e, 200));
     p.drawRect(QRectF(stripe.topLeft(), QSizeF(o.tileCols * s, o.tileRows * s)));
     p.setPen(kInk);
-    p.drawText(QRectF(r.left(), r.bottom() + 1, std::max(r.width(), 200.0), 16), Qt::AlignLeft | Qt::AlignTop, o.caption);
+    p.drawText(QRectF(r.left(), r.bottom() + 1, vertical ? left.width() : std::max(r.width(), 200.0), 30),
+               Qt::AlignLeft | Qt::AlignTop | Qt::TextWordWrap, o.caption);
   };
-  draw(a, left.adjusted(0, 0, 0, -18), selected_.y(), 0, true);
+  draw(a, left.adjusted(0, 0, 0, -32), selected_.y(), 0, true);
   draw(b, top.adjusted(0, 0, 0, -18), 0, selected_.x(), false);
 }
 
