@@ -4,6 +4,8 @@
 #include <QPointer>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "cost/cost_model.h"
+#include "cost/device.h"
 #include "kernel/visit.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/from_fusion.h"
@@ -19,6 +21,18 @@ int countLoops(const kernel::Kernel& k) {
   return loops;
 }
 
+// The analytic cost model on the project's GPU (the device file is read once; a missing one is the reason).
+void predictCost(KernelCode& k, const Graph& graph) {
+  try {
+    static const cost::Device device = cost::loadDevice("h200");
+    const cost::Estimate e = cost::predict(k.compiled.kernel, device, cost::kernelFlops(graph, k.compiled.kernel));
+    k.predicted = QString::fromStdString(e.summary());
+    k.bound = e.feasible ? QString::fromStdString(std::string(cost::boundName(e.bound))) : QString();
+  } catch (const std::exception& e) {
+    k.predicted = QObject::tr("no estimate: %1").arg(QString::fromStdString(e.what()));
+  }
+}
+
 // Lowers and schedules one group, then prints both sources; a failure stays with the kernel.
 KernelCode buildKernel(const std::shared_ptr<const Graph>& graph, const kernel::KernelSpec& spec,
                        const execute::ScheduleSet& schedules) {
@@ -30,6 +44,7 @@ KernelCode buildKernel(const std::shared_ptr<const Graph>& graph, const kernel::
     return k;
   }
   k.loops = countLoops(k.compiled.kernel);
+  predictCost(k, *graph);
   try {
     k.cuda = codegen::generateCuda(k.compiled.kernel);
     k.cpp = codegen::generateCpp(k.compiled.kernel);

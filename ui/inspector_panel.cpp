@@ -70,6 +70,8 @@ QString kernelRows(const SessionController& c, const std::string& groupId) {
   if (!k->error.isEmpty()) return row("kernel", "<span style='color:#a03020'>✗ " + k->error.toHtmlEscaped() + "</span>");
   const codegen::LaunchDims& l = k->cuda.launch;
   return row("kernel", "<code>" + q(k->cuda.entry) + "</code>") + row("loops", QString::number(k->loops)) +
+         row("predicted", k->predicted.toHtmlEscaped() + " <span style='color:#666'>(H200, cost model)</span>") +
+         (k->bound.isEmpty() ? QString() : row("bound", k->bound)) +
          row("launch", QString("grid %1×%2×%3 · block %4×%5×%6")
                            .arg(l.grid[0]).arg(l.grid[1]).arg(l.grid[2]).arg(l.block[0]).arg(l.block[1]).arg(l.block[2]));
 }

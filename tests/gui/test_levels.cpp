@@ -307,6 +307,9 @@ class TestLevels : public QObject {
     const auto code = w.controller()->code()->kernels();
     QVERIFY(text.contains(QString("loops\n%1\n").arg(code->find("k0")->loops)));
     QVERIFY(text.contains("grid "));
+    // The cost model's estimate and bound for the kernel.
+    QVERIFY2(text.contains(QRegularExpression("predicted\\n[0-9.e+-]+ ms, (memory|compute|latency)-bound")), qPrintable(text));
+    QVERIFY(text.contains(QRegularExpression("bound\\n(memory|compute|latency)\\n")));
     w.controller()->select({Selection::Group, "k1", {}, {}});
     QVERIFY(w.inspector()->toPlainText().contains("tessera_k1"));
   }
