@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tessera against PyTorch on the GPU: one program run times, side by side, Tessera's tuned kernels, PyTorch
-eager, torch.compile (default) and torch.compile(mode="max-autotune") on the cases in bench/gpu/cases.py, checks
+eager, torch.compile (default) and torch.compile(mode="max-autotune-no-cudagraphs") on the cases in bench/gpu/cases.py, checks
 Tessera's output against PyTorch's on the same inputs, and writes gpu_suite.json and gpu_suite.md.
 
   python3 bench/gpu_suite.py --cli "gpubundle_bench/run tessera-cli" --out OUTDIR [--cases a,b] [--ncu auto]
@@ -39,7 +39,7 @@ def parse_args():
     p.add_argument("--budget-s", type=float, default=480, help="stop starting new stages after this many seconds")
     p.add_argument("--stage-timeout", type=float, default=150, help="limit for one tessera-cli tune or run")
     p.add_argument("--compile-reserve-s", type=float, default=45, help="skip a torch.compile left with less time")
-    p.add_argument("--no-max-autotune", action="store_true", help="skip torch.compile(mode='max-autotune')")
+    p.add_argument("--no-max-autotune", action="store_true", help="skip torch.compile(mode='max-autotune-no-cudagraphs')")
     p.add_argument("--run-flags", default="--no-baseline,--no-reference",
                    help="tessera-cli run flags to pass when the CLI has them (checked against `run --help`)")
     p.add_argument("--tune-skip", default="gemm_f32,gemm_bf16,attention",

@@ -86,7 +86,7 @@ def markdown(suite):
             lines.append(f"| {r['name']} | – | – | – | not measured ({'; '.join(t.get('notes', []))}) | "
                          + " | ".join(["–"] * 6) + " |")
             continue
-        if "copy_fraction" in d:
+        if r["kind"] == "memory" and "copy_fraction" in d:
             achieved = f"{d['copy_fraction']:.0%} of {COPY_TBPS} TB/s"
         elif r["kind"] == "gemm_bf16" and "bf16_rate_fraction" in d:
             achieved = f"{d['bf16_rate_fraction']:.0%} of {BF16_TFLOPS:.0f} TFLOP/s; {_f(d.get('library_fraction'))} of cuBLAS"
