@@ -280,7 +280,25 @@ void RunController::acceptTune(quint64 job, const execute::ScheduleSet& tuned, c
   session_->changeSchedules(next, tr("Tune on %1 (%n kernel(s))", nullptr, int(tuned.traces.size())).arg(backend().name));
 }
 
+void RunController::restoreRun(const nlohmann::json& j) {
+  if (!j.is_object() || j.empty()) return;
+  try {
+    previous_ = nullptr;
+    last_ = std::make_shared<const RunResult>(runFromJson(j));
+  } catch (const std::exception& e) {
+    emit message(tr("last_run: %1 (the saved run was not restored)").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  lastCompile_ = session_->compile();  // a session reopens with the groups it was saved with
+  model_ = session_->input();
+  emit runFinished(last_);
+  emit overlayChanged(currentOverlay());
+}
+
 void RunController::registerSessionParts() {
+  session_->sessionParts()->add(
+      "last_run", [this] { return last_ ? runToJson(*last_) : nlohmann::json::object(); },
+      [this](const nlohmann::json& j) { restoreRun(j); });
   // schedule_traces: group key (node ids) → trace, as docs/sessions.md describes.
   session_->sessionParts()->add(
       "schedule_traces",

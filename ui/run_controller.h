@@ -78,6 +78,7 @@ class RunController : public QObject {
   void wantRun();
   void setBusy(bool running, bool tuning, const QString& what);
   void registerSessionParts();
+  void restoreRun(const nlohmann::json& j);
 
   SessionController* session_;
   std::vector<BackendInfo> backends_;

@@ -84,6 +84,18 @@ class TestRunPanel : public QObject {
     QCOMPARE(roofline.leftOut(), 1);
   }
 
+  void runRoundTripsThroughTheSessionForm() {
+    auto run = handMadeRun();
+    run->kinds["k0"] = "gemm+epilogue";
+    const RunResult back = runFromJson(nlohmann::json::parse(runToJson(*run).dump()));
+    QCOMPARE(back.report.kernels.size(), size_t(2));
+    QCOMPARE(back.report.kernels[1].verified, false);
+    QCOMPARE(back.report.baselineTotalMs, 8.0);
+    QCOMPARE(back.peaks.gflops, 10000.0);
+    QCOMPARE(back.kinds.at("k0"), std::string("gemm+epilogue"));
+    QCOMPARE(timeOverlay(back)["k0"].text(), timeOverlay(*run)["k0"].text());
+  }
+
   void tableComparesWithThePreviousRun() {
     RunTableModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
