@@ -9,6 +9,7 @@
 
 #include "gui_test_util.h"
 #include "ui/code_controller.h"
+#include "ui/headless_render.h"
 #include "ui/code_levels.h"
 #include "ui/schedule_edit.h"
 #include "ui/schedule_loop_model.h"
@@ -137,6 +138,24 @@ class TestSchedulePanel : public QObject {
     QCOMPARE(w.controller()->schedules().traces.size(), size_t(0));
     QCOMPARE(panel->paramBox("mma")->currentText(), QString("0"));
     QCOMPARE(recorded(kernelOf(w, "k0"), "mma"), int64_t(0));
+  }
+
+  // tessera-cli render --view schedule: the panel on the kernel of --select, and run on cpu with its timings.
+  void rendersScheduleAndRunHeadless() {
+    QTemporaryDir dir;
+    RenderRequest r;
+    r.model = sample("mlp.tsr");
+    r.select = "fc2";
+    r.size = QSize(1000, 700);
+    for (const char* view : {"schedule", "run"}) {
+      r.view = view;
+      r.output = dir.filePath(QString(view) + ".png");
+      QCOMPARE(renderHeadless(r), 0);
+      QImage image(r.output);
+      QVERIFY(image.width() > 300 && image.height() > 300);
+    }
+    r.backend = "nonsense";
+    QCOMPARE(renderHeadless(r), 1);  // an unknown backend is refused, not ignored
   }
 };
 
