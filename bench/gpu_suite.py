@@ -93,6 +93,42 @@ def write(suite, out):
         f.write(report.markdown(suite) + "\n")
 
 
+def compile_modes(case, args):
+    """(modes now, modes put off to the end): max-autotune of the gemm-like cases takes a minute each."""
+    keys = ["compile"] + ([] if args.no_max_autotune else ["max_autotune"])
+    return (keys, []) if case.kind == "memory" else (keys[:1], keys[1:])
+
+
+def run_case(case, cli, args, clock, later):
+    tsr = find_case_file(case)
+    row = {"name": case.name, "kind": case.kind, "target": TARGETS[case.kind]}
+    if tsr is None:
+        row.update(tessera={"notes": [f"no bench/cases/{case.files[0]}"]}, torch={})
+    elif clock.left() < 30:
+        row.update(tessera={"notes": ["skipped: out of time"]}, torch={})
+    else:
+        now, deferred = compile_modes(case, args)
+        start = time.monotonic()
+        row.update(measure_case(case, tsr, cli, args, clock, now))
+        row["seconds"] = round(time.monotonic() - start, 1)
+        row["derived"] = report.derive(case, row)
+        if deferred:
+            later.append((case, tsr, row, deferred))
+    return row
+
+
+def run_deferred(later, suite, cli, args, clock):
+    for case, tsr, row, deferred in later:
+        if clock.left() < args.compile_reserve_s:
+            for key in deferred:
+                row["torch"][key] = {"skipped": "out of time"}
+            continue
+        measure_compiled_later(case, tsr, cli, args, clock, deferred, row["torch"])
+        row["derived"] = report.derive(case, row)
+        write(suite, args.out)
+        print(f"{case.name} (max-autotune): {json.dumps(row['torch'].get('max_autotune'))}", flush=True)
+
+
 def main():
     args = parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -108,43 +144,18 @@ def main():
                          "copy_tbps_target_basis": report.COPY_TBPS, "bf16_tflops_target_basis": report.BF16_TFLOPS}
     print(json.dumps(suite["environment"]), json.dumps(suite["ceilings"]), flush=True)
     wanted = set(filter(None, args.cases.split(",")))
-    later = []  # (case, file, row, modes): max-autotune of the non-memory-bound cases, after everything else
+    later = []  # (case, file, row, modes) whose slow compile modes run after everything else
     for case in CASES:
         if wanted and case.name not in wanted:
             continue
-        tsr = find_case_file(case)
-        row = {"name": case.name, "kind": case.kind, "target": TARGETS[case.kind]}
-        keys = ["compile"] + ([] if args.no_max_autotune else ["max_autotune"])
-        if case.kind != "memory" and len(keys) > 1:
-            keys, deferred = keys[:1], keys[1:]
-        else:
-            deferred = []
-        if tsr is None:
-            row.update(tessera={"notes": [f"no bench/cases/{case.files[0]}"]}, torch={})
-        elif clock.left() < 30:
-            row.update(tessera={"notes": ["skipped: out of time"]}, torch={})
-        else:
-            start = time.monotonic()
-            row.update(measure_case(case, tsr, cli, args, clock, keys))
-            row["seconds"] = round(time.monotonic() - start, 1)
-            row["derived"] = report.derive(case, row)
-            if deferred:
-                later.append((case, tsr, row, deferred))
+        row = run_case(case, cli, args, clock, later)
         suite["cases"].append(row)
         suite["cost_model"] = report.cost_model_summary(suite["cases"])
         write(suite, args.out)
         print(f"{case.name}: {json.dumps(row.get('derived', {}))} ({row.get('seconds')} s)", flush=True)
     suite["ncu"] = profile_misses(suite, cli, args, clock)
     write(suite, args.out)
-    for case, tsr, row, deferred in later:
-        if clock.left() < args.compile_reserve_s:
-            for key in deferred:
-                row["torch"][key] = {"skipped": "out of time"}
-            continue
-        measure_compiled_later(case, tsr, cli, args, clock, deferred, row["torch"])
-        row["derived"] = report.derive(case, row)
-        write(suite, args.out)
-        print(f"{case.name} (max-autotune): {json.dumps(row['torch'].get('max_autotune'))}", flush=True)
+    run_deferred(later, suite, cli, args, clock)
     write(suite, args.out)
     print(report.markdown(suite))
 
