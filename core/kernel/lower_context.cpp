@@ -73,6 +73,16 @@ Expr Emitter::rangeExpr(const Node& p) {
   return Binary::make(BinaryOp::Add, start, Binary::make(BinaryOp::Mul, Cast::make(start->dtype, idx_[0]), delta));
 }
 
+// ConstantOfShape: its `value` attribute (one element; 0.0 when absent) everywhere. The shape input is only
+// read by type inference, never by the kernel. Integers stay exact (no trip through double).
+Expr Emitter::fillExpr(const Node& p, DType type) {
+  if (!p.hasAttr("value")) return FloatImm::make(0.0, type);
+  const Tensor& t = p.attr("value")->t();
+  if (t.numElements() != 1) ctx_.fail(p, "value must have one element");
+  if (isFloat(t.dtype())) return FloatImm::make(t.getDouble(0), type);
+  return Cast::make(type, intImm(t.toInts()[0]));
+}
+
 // BatchNormalization's scale, bias, mean and variance are per channel (axis 1), not numpy-broadcast.
 Expr Emitter::channelParam(const Node& p, const Value* v) {
   if (ctx_.produced(v)) ctx_.fail(p, "per-channel inputs must come from outside the group");
@@ -99,6 +109,7 @@ Expr Emitter::value(const Value* v) {
     ctx_.fail(p, "only the first output can be used inside a kernel");
   }
   if (p.op() == "Range") return compute(v, p, rangeExpr(p));
+  if (p.op() == "ConstantOfShape") return compute(v, p, fillExpr(p, v->dtype()));
   std::vector<Expr> ins;
   for (size_t i = 0; i < p.numInputs(); ++i)
     ins.push_back(p.op() == "BatchNormalization" && i > 0 ? channelParam(p, p.input(i)) : value(p.input(i)));

@@ -52,6 +52,7 @@ class Emitter {
  private:
   Expr compute(const Value* v, const Node& producer, Expr e);
   Expr rangeExpr(const Node& p);
+  Expr fillExpr(const Node& p, DType type);
   Expr channelParam(const Node& p, const Value* v);
   LowerCtx& ctx_;
   Shape domain_;

@@ -128,6 +128,7 @@ const std::unordered_map<std::string, Builder>& table() {
          return bin(BinaryOp::Add, bin(BinaryOp::Mul, bin(BinaryOp::Mul, bin(BinaryOp::Sub, x, in[3]), in[1]), inv), in[2]);
        }},
       {"Range", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter (needs the index)
+      {"ConstantOfShape", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter
       {"IsInf", [](const Node& n, const Ins& in, DType) {
          const Expr& x = in[0];
          Expr inf = un(UnaryOp::IsInf, x);

@@ -153,9 +153,14 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
   kr.status = kr.verified ? "ok" : "mismatch";
 }
 
-void fillFromReference(const kernel::Kernel& k, size_t i, Arena& arena, const ReferenceResult& ref) {
-  for (const auto& b : k.buffers)
-    if (b.role == BufferRole::Output && ref.values.count(b.value)) arena.set(b.value, ref.values.at(b.value), i);
+// Every value the group's nodes produce, from the reference: by the group's node ids, since a kernel that
+// could not be lowered has no buffers to go by.
+void fillFromReference(const Graph& g, const CompiledKernel& ck, size_t i, Arena& arena, const ReferenceResult& ref) {
+  for (const std::string& id : ck.spec.nodeIds)
+    if (const Node* n = g.findNode(id))
+      for (size_t o = 0; o < n->numOutputs(); ++o)
+        if (const Value* v = n->output(o); v && ref.values.count(v->name()))
+          arena.set(v->name(), ref.values.at(v->name()), i);
 }
 
 }  // namespace
@@ -226,7 +231,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
         r.messages.push_back("kernel " + kr.group + ": " + kr.message);
       }
     }
-    fillFromReference(m.kernels[i].kernel, i, arena, ref);  // so the kernels after it can still run
+    fillFromReference(g, m.kernels[i], i, arena, ref);  // so the kernels after it can still run
   }
   r.ran = true;
   r.outputsVerified = o.verify;
