@@ -138,6 +138,7 @@ void RunController::onCompiled() {
   if (session_->input() != model_) {  // a newly opened model: nothing to compare with
     model_ = session_->input();
     last_ = previous_ = nullptr;
+    lastTune_ = nlohmann::json::object();
     autoRun_ = false;
   }
   emit overlayChanged(currentOverlay());
@@ -251,10 +252,12 @@ void RunController::startTune(std::shared_ptr<const CodeResult> code) {
       }, Qt::QueuedConnection);
     };
     execute::ScheduleSet tuned;
+    nlohmann::json reportJson;
     QString summary;
     try {
       tune::TuneReport report = tune::tuneModel(*model, b.kind, o);
       tuned = report.schedules();
+      reportJson = report.toJson();
       int cached = 0;
       for (const auto& k : report.kernels) cached += k.cacheHit;
       summary = QObject::tr("Tuned %1 kernel(s) on %2 (%3 from the cache)").arg(tuned.traces.size()).arg(b.name).arg(cached);
@@ -263,14 +266,16 @@ void RunController::startTune(std::shared_ptr<const CodeResult> code) {
       summary = QObject::tr("Tuning failed: %1").arg(QString::fromStdString(e.what()));
     }
     if (*latest != job || cancelFlag->load()) return;
-    QMetaObject::invokeMethod(self.data(), [self, job, tuned, summary] {
-      if (self) self->acceptTune(job, tuned, summary);
+    QMetaObject::invokeMethod(self.data(), [self, job, tuned, reportJson, summary] {
+      if (self) self->acceptTune(job, tuned, reportJson, summary);
     }, Qt::QueuedConnection);
   });
 }
 
-void RunController::acceptTune(quint64 job, const execute::ScheduleSet& tuned, const QString& summary) {
+void RunController::acceptTune(quint64 job, const execute::ScheduleSet& tuned, const nlohmann::json& report,
+                               const QString& summary) {
   if (job != *job_) return;
+  if (!report.is_null()) lastTune_ = report;
   setBusy(running_, false, summary.section('\n', 0, 0));
   emit message(summary);
   if (tuned.traces.empty()) return;
@@ -299,6 +304,9 @@ void RunController::registerSessionParts() {
   session_->sessionParts()->add(
       "last_run", [this] { return last_ ? runToJson(*last_) : nlohmann::json::object(); },
       [this](const nlohmann::json& j) { restoreRun(j); });
+  session_->sessionParts()->add(
+      "tuning", [this] { return lastTune_; },
+      [this](const nlohmann::json& j) { lastTune_ = j.is_object() ? j : nlohmann::json::object(); });
   // schedule_traces: group key (node ids) → trace, as docs/sessions.md describes.
   session_->sessionParts()->add(
       "schedule_traces",

@@ -56,6 +56,9 @@ class RunController : public QObject {
 
   std::shared_ptr<const RunResult> lastRun() const { return last_; }
   std::shared_ptr<const RunResult> previousRun() const { return previous_; }
+  // The last tune's report (tune::TuneReport::toJson: per kernel candidates, measured, cache, best and predicted
+  // ms); saved in a session as `tuning` and handed back as saved. Empty before any tune.
+  const nlohmann::json& lastTune() const { return lastTune_; }
   // The overlay of the last run while it belongs to the compile shown (empty after the groups changed).
   std::map<QString, GroupTiming> currentOverlay() const;
 
@@ -73,7 +76,7 @@ class RunController : public QObject {
   void startRun(std::shared_ptr<const CodeResult> code);
   void startTune(std::shared_ptr<const CodeResult> code);
   void acceptRun(quint64 job, std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run);
-  void acceptTune(quint64 job, const execute::ScheduleSet& tuned, const QString& summary);
+  void acceptTune(quint64 job, const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary);
   void onCompiled();
   void wantRun();
   void setBusy(bool running, bool tuning, const QString& what);
@@ -84,6 +87,7 @@ class RunController : public QObject {
   std::vector<BackendInfo> backends_;
   size_t chosen_ = 1;  // cpu
   std::shared_ptr<const RunResult> last_, previous_;
+  nlohmann::json lastTune_ = nlohmann::json::object();
   std::shared_ptr<const CompileResult> lastCompile_;  // the compile the last run was made from
   std::shared_ptr<const Graph> model_;  // to tell a newly opened model from a recompile
   bool running_ = false, tuning_ = false;

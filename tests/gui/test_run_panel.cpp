@@ -6,6 +6,7 @@
 #include <QLabel>
 #include <QPushButton>
 #include <QStatusBar>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include "gui_test_util.h"
@@ -16,6 +17,8 @@
 #include "ui/run_panel.h"
 #include "ui/run_table_model.h"
 #include "ui/session_controller.h"
+#include "ui/session_files.h"
+#include "ui/session_state.h"
 
 using namespace tessera;
 using namespace tessera::ui;
@@ -170,6 +173,45 @@ class TestRunPanel : public QObject {
     QVERIFY(waitForRun(runs, second));
     QVERIFY(waitIdle(w));
     QCOMPARE(w.graphView()->overlayTexts().size(), w.controller()->compile()->fusion->groups.size());
+  }
+
+  void tunedRunSurvivesASession() {
+    // Override, tune on cpu (which runs the kept schedules), save; a fresh window reopens the same groups,
+    // schedules, tune report and last run, as saved (nothing re-measured).
+    QTemporaryDir dir;
+    qputenv("TESSERA_CACHE_DIR", dir.filePath("cache").toUtf8());
+    qputenv("XDG_CACHE_HOME", dir.filePath("xdg").toUtf8());  // autosaves
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    SessionController* c = w.controller();
+    c->addOverride({OverrideKind::ForbidFuse, "fc2", "bias2", {}, {}}, "Forbid fuse fc2 → bias2");
+    QVERIFY(waitIdle(w));
+    RunController* runs = c->runs();
+    runs->setBackend("cpu");
+    QVERIFY(runs->canTune());
+    runs->tune();
+    QVERIFY(waitForRun(runs, nullptr, 240000));  // the tune's kept schedules are run by themselves
+    QVERIFY(waitIdle(w));
+    QVERIFY(!runs->tuning());
+    QVERIFY2(runs->lastTune().contains("kernels"), runs->lastTune().dump().c_str());
+    QVERIFY(!c->schedules().traces.empty());
+    const QString file = dir.filePath("mlp-tuned.tessera");
+    QVERIFY(w.sessionFiles()->saveAs(file));
+
+    MainWindow again;
+    again.sessionFiles()->setPrompts({});
+    again.openModel(file);
+    QVERIFY(waitIdle(again));
+    SessionController* d = again.controller();
+    QCOMPARE(compileFingerprint(*d->compile()), compileFingerprint(*c->compile()));
+    QCOMPARE(d->schedules().save(), c->schedules().save());
+    QCOMPARE(d->runs()->lastTune(), runs->lastTune());
+    QVERIFY(d->runs()->lastRun());
+    QCOMPARE(d->runs()->lastRun()->report.totalMs, runs->lastRun()->report.totalMs);
+    QCOMPARE(d->runs()->lastRun()->report.kernels.size(), runs->lastRun()->report.kernels.size());
+    QCOMPARE(d->runs()->currentOverlay().size(), runs->currentOverlay().size());
   }
 
   void tuneSaysWhyItIsUnavailable() {
