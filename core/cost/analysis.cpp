@@ -86,6 +86,8 @@ class Collector {
   double flops = 0;
   // FLOPs by the loop stack they run in (for the CPU's vectorization verdict).
   std::vector<std::pair<std::vector<const LoopHeader*>, double>> flopSites;
+  // Barriers and warp shuffles, by the loop stack they run in.
+  std::vector<std::vector<const LoopHeader*>> syncSites;
 
   void visit(const Stmt& s) {
     switch (s->kind) {
@@ -126,7 +128,8 @@ class Collector {
         add(c.dst, c.dstIndices, true);
         return;
       }
-      default: return;  // Allocate, Sync, PipelineMarker move no data
+      case StmtKind::Sync: syncSites.push_back(stack_); return;
+      default: return;  // Allocate, PipelineMarker move no data
     }
   }
 
@@ -306,6 +309,51 @@ int estimateRegisters(const Kernel& k, const std::vector<Access>& accesses, int6
   return int(std::min(255.0, 24 + words + std::min(64.0, unrolled)));
 }
 
+// Loops one thread runs in sequence. Unrolled loops count: measured on the H200, an unrolled k loop of a gemm
+// without shared tiles takes as long per step as a rolled one (the accumulation is loop-carried and the loads
+// are not hoisted ahead of it). Vectorized copies are one wide load.
+bool inSequence(const LoopHeader& h) { return h.loopKind == LoopKind::Serial || h.loopKind == LoopKind::Unrolled; }
+
+// Iterations of one thread's in-sequence loops the access runs in: those it uses or that enclose a loop it
+// uses (a loop-invariant inner loop keeps the value in a register). Bound and parallel loops are other threads.
+double serialExecutionsOf(const Access& a) {
+  int innermostUsed = -1;
+  for (int i = 0; i < int(a.loops.size()); ++i)
+    if (usedBy(a, a.loops[i]->var)) innermostUsed = i;
+  double n = 1;
+  for (int i = 0; i < int(a.loops.size()); ++i) {
+    const LoopHeader& h = *a.loops[i];
+    if (inSequence(h) && i <= innermostUsed) n *= double(std::max<int64_t>(1, h.extent));
+  }
+  return n;
+}
+
+const LoopHeader* innermostSerial(const std::vector<const LoopHeader*>& loops) {
+  for (size_t i = loops.size(); i-- > 0;)
+    if (inSequence(*loops[i])) return loops[i];
+  return nullptr;
+}
+
+// One thread's chain of dependent iterations: loads in the same loop iteration issue together, so each serial
+// loop counts once, at the slowest level it reads (global over shared), times the iterations it runs.
+void serialChain(const std::vector<Access>& accesses, const std::vector<std::vector<const LoopHeader*>>& syncs,
+                 KernelFigures& f) {
+  std::map<const LoopHeader*, std::pair<double, bool>> perLoop;  // iterations, reads global memory
+  for (const Access& a : accesses) {
+    if (a.write || a.buffer->scope == MemScope::Register) continue;
+    auto& [iterations, global] = perLoop[innermostSerial(a.loops)];
+    iterations = std::max(iterations, serialExecutionsOf(a));
+    global = global || a.buffer->scope == MemScope::Global;
+  }
+  for (const auto& [loop, entry] : perLoop) (entry.second ? f.serialGlobalLoads : f.serialSharedLoads) += entry.first;
+  for (const auto& loops : syncs) {
+    double n = 1;
+    for (const LoopHeader* h : loops)
+      if (inSequence(*h)) n *= double(std::max<int64_t>(1, h->extent));
+    f.syncSteps += n;
+  }
+}
+
 }  // namespace
 
 KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
@@ -342,6 +390,7 @@ KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
     fp = std::max(fp, footprintPerBlock(a, gpu) * size);
   }
   for (const auto& [name, bytes] : footprint) f.l2Bytes += bytes * blockCount;
+  serialChain(c.accesses, c.syncSites, f);
   for (const Buffer& b : k.buffers)
     if (b.scope == MemScope::Global && b.role == BufferRole::Output) f.l2Bytes += double(numElements(b.shape)) * double(dtypeSize(b.dtype));
   return f;

@@ -24,6 +24,9 @@ struct KernelFigures {
   double l1Bytes = 0;            // global load/store instructions, in 32-byte sectors (GPU) / cache lines (CPU)
   double sharedBytes = 0;        // shared-memory reads and writes
   double inputBytes = 0;         // global inputs' sizes (the working set the L2 must hold to avoid re-reads)
+  // One GPU thread's dependent chain: serial loop iterations that wait on a global load (L1/L2 hit latency),
+  // on a shared load only, and barrier / shuffle steps. Sets the time when few warps run per SM.
+  double serialGlobalLoads = 0, serialSharedLoads = 0, syncSteps = 0;
 };
 
 // `gpu` chooses how accesses coalesce: across the 32 lanes of a warp (GPU) or along the innermost loop (CPU).

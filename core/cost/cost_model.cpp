@@ -78,6 +78,11 @@ void predictGpu(const KernelFigures& f, const Device& d, Estimate& e) {
   e.sharedMs = msFor(f.sharedBytes, l1Rate);
   e.computeMs = msFor(e.flops, d.fp32Gflops * 1e9 * std::min<double>(1.0, double(active) / d.smCount));
   e.launchMs = d.launchUs / 1e3;
+  // Each wave's threads run their dependent chain start to end; the warps of an SM overlap their chains, so
+  // unless the per-SM throughput terms are longer, the chain's latency sets the wave's time.
+  double cycles = f.serialGlobalLoads * d.globalLoadCycles + f.serialSharedLoads * d.sharedLoadCycles +
+                  f.syncSteps * d.syncCycles;
+  e.chainMs = double(e.waves) * cycles / (d.clockMhz * 1e3);
 }
 
 void predictCpu(const KernelFigures& f, const Device& d, Estimate& e) {
@@ -110,12 +115,15 @@ void combine(Estimate& e) {
                                             {e.l2Ms / e.parallelEfficiency, "l2"},
                                             {e.l1Ms / e.waveEfficiency, "l1"},
                                             {e.sharedMs / e.waveEfficiency, "shared"},
-                                            {e.computeMs / e.waveEfficiency, "compute"}};
+                                            {e.computeMs / e.waveEfficiency, "compute"},
+                                            {e.chainMs, "chain"}};
   auto* top = std::max_element(std::begin(terms), std::end(terms), [](auto& a, auto& b) { return a.first < b.first; });
   double body = top->first;
   e.ms = body + e.launchMs;
   e.limiter = top->second;
-  e.bound = e.limiter == std::string("compute") ? Bound::Compute : Bound::Memory;
+  e.bound = e.limiter == std::string("compute") ? Bound::Compute
+            : e.limiter == std::string("chain")   ? Bound::Latency
+                                                  : Bound::Memory;
   if (e.launchMs >= body) {
     e.bound = Bound::Latency;
     e.limiter = "launch";
@@ -169,12 +177,15 @@ nlohmann::json Estimate::toJson() const {
                                   {"shared_bytes_per_block", f.sharedBytesPerBlock},
                                   {"registers_per_thread", f.registersPerThread},
                                   {"cpu_parallel_iterations", f.cpuParallelIterations}}},
+                      {"chain", {{"serial_global_loads", f.serialGlobalLoads},
+                                 {"serial_shared_loads", f.serialSharedLoads},
+                                 {"sync_steps", f.syncSteps}}},
                       {"occupancy", {{"blocks_per_sm", blocksPerSm}, {"fraction", occupancy}, {"limit", occupancyLimit}}},
                       {"waves", waves},
                       {"wave_efficiency", waveEfficiency},
                       {"parallel_efficiency", parallelEfficiency},
                       {"terms_ms", {{"dram", dramMs}, {"l2", l2Ms}, {"l1", l1Ms}, {"shared", sharedMs},
-                                    {"compute", computeMs}, {"launch", launchMs}}}};
+                                    {"compute", computeMs}, {"launch", launchMs}, {"chain", chainMs}}}};
   if (!feasible) j["infeasible"] = infeasible;
   return j;
 }

@@ -12,8 +12,8 @@
 
 namespace tessera::cost {
 
-// Memory: bytes through some level take longest. Compute: arithmetic does. Latency: the launch cost or too
-// little parallelism (few blocks, few resident warps) does.
+// Memory: bytes through some level take longest. Compute: arithmetic does. Latency: the launch cost, too
+// little parallelism (few blocks, few resident warps) or each thread's chain of dependent loads does.
 enum class Bound { Memory, Compute, Latency };
 std::string_view boundName(Bound b);  // "memory", "compute", "latency"
 
@@ -22,7 +22,7 @@ struct Estimate {
   std::string infeasible;
   double ms = 0;          // predicted time
   Bound bound = Bound::Latency;
-  std::string limiter;    // the term that sets the time: dram, l2, l1, shared, compute, launch, parallelism
+  std::string limiter;    // the term that sets the time: dram, l2, l1, shared, compute, launch, parallelism, chain
   KernelFigures figures;
   double flops = 0;
   double dramBytes = 0;   // compulsory plus re-reads that miss the L2 (last-level cache on the CPU)
@@ -36,6 +36,7 @@ struct Estimate {
   double parallelEfficiency = 1;  // the fraction of bandwidth the resident threads can draw (Little's law)
   // The terms, in ms, before the wave and parallelism factors (launch is added after).
   double dramMs = 0, l2Ms = 0, l1Ms = 0, sharedMs = 0, computeMs = 0, launchMs = 0;
+  double chainMs = 0;  // GPU: one thread's dependent loads and barriers, once per wave (already per wave)
   nlohmann::json toJson() const;
   std::string summary() const;  // one line: "0.012 ms, memory-bound (dram): 3.1 MB, 1.0 waves, occupancy 100%"
 };

@@ -73,6 +73,9 @@ nlohmann::json Device::toJson() const {
           {"max_registers_per_thread", maxRegistersPerThread},
           {"warps_to_saturate_per_sm", warpsToSaturatePerSm},
           {"launch_us", launchUs},
+          {"global_load_cycles", globalLoadCycles},
+          {"shared_load_cycles", sharedLoadCycles},
+          {"sync_cycles", syncCycles},
           {"parallel_overhead_us", parallelOverheadUs}};
 }
 
@@ -107,6 +110,9 @@ Device Device::fromJson(const nlohmann::json& j, const std::string& origin) {
   read(j, "max_registers_per_thread", d.maxRegistersPerThread, origin);
   read(j, "warps_to_saturate_per_sm", d.warpsToSaturatePerSm, origin);
   read(j, "launch_us", d.launchUs, origin);
+  read(j, "global_load_cycles", d.globalLoadCycles, origin);
+  read(j, "shared_load_cycles", d.sharedLoadCycles, origin);
+  read(j, "sync_cycles", d.syncCycles, origin);
   read(j, "parallel_overhead_us", d.parallelOverheadUs, origin);
   for (auto [field, value] : {std::pair{"dram_gbps", d.dramGBps}, std::pair{"fp32_gflops", d.fp32Gflops}})
     if (value <= 0) fail(origin + ": field '" + field + "' must be positive");

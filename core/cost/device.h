@@ -30,6 +30,10 @@ struct Device {
   int registersPerSm = 65536, registersPerBlock = 65536, maxRegistersPerThread = 255;
   double warpsToSaturatePerSm = 16;  // resident warps per SM needed to reach the bandwidth (Little's law)
   double launchUs = 3;               // fixed cost of one kernel launch (GPU) or call (CPU)
+  // GPU: cycles from issuing a load to using its value, for one thread's chain of dependent loop iterations
+  // (each iteration waits for its loads before the next: loop-carried accumulators, no unrolling), and for a
+  // barrier or warp-shuffle step. Fitted to H200 measurements of un-tiled and tiled gemms (docs/tuning.md).
+  double globalLoadCycles = 58, sharedLoadCycles = 34, syncCycles = 40;
   double parallelOverheadUs = 0;     // CPU: starting and joining the OpenMP team
 
   nlohmann::json toJson() const;
