@@ -81,6 +81,8 @@ Tally rank(const json& doc, const cost::Device& d, bool print) {
     for (const json& m : e.at("measured")) {
       double ms = m.at("ms"), p = predicted(lowered, m.at("params").get<TemplateParams>(), d);
       best = std::min(best, ms);
+      if (print && qEnvironmentVariableIsSet("TESSERA_COST_RANKING_ALL"))  // every candidate, for calibrating
+        qInfo("  %s predicted %.4f measured %.4f", m.at("params").dump().c_str(), p, ms);
       if (p < pickPredicted) pickPredicted = p, pickMs = ms;
     }
     bool ok = pickMs <= 1.25 * best;
