@@ -11,6 +11,7 @@
 #include "kernel/lower_context.h"
 #include "kernel/templates.h"
 #include "kernel_fixtures.h"
+#include "reference_check.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
@@ -32,24 +33,6 @@ Case wholeGraph(GraphBuilder& b, const std::string& kind) {
   return {std::move(g), spec};
 }
 
-std::string agrees(const Graph& g, const Kernel& k, const ReferenceResult& ref) {
-  std::vector<const Tensor*> inputs;
-  for (const Buffer& b : k.buffers) {
-    if (b.role != BufferRole::Input) continue;
-    auto it = ref.values.find(b.value);
-    const Value* v = g.findValue(b.value);
-    inputs.push_back(it != ref.values.end() ? &it->second : v ? v->initializer() : nullptr);
-  }
-  std::vector<Tensor> out = interpretKernel(k, inputs);
-  size_t o = 0;
-  for (const Buffer& b : k.buffers) {
-    if (b.role != BufferRole::Output) continue;
-    Comparison c = compareTensors(out[o++], ref.values.at(b.value));
-    if (!c.ok) return "output " + b.name + " (" + b.value + "): " + c.message + "\n" + printKernel(k);
-  }
-  return "";
-}
-
 // Lowered and default-scheduled kernels agree with the reference; the scheduled kernel's CUDA compiles.
 // Returns the lowered kernel's printed IR.
 std::string check(const Case& c, size_t outputs) {
@@ -60,11 +43,11 @@ std::string check(const Case& c, size_t outputs) {
   size_t n = 0;
   for (const Buffer& b : plain.buffers) n += b.role == BufferRole::Output;
   if (n != outputs) QTest::qFail(("expected " + std::to_string(outputs) + " outputs, got " + std::to_string(n)).c_str(), __FILE__, __LINE__);
-  std::string why = agrees(c.graph, plain, ref);
+  std::string why = agreesWithReference(c.graph, plain, ref);
   if (!why.empty()) QTest::qFail(("lowered: " + why).c_str(), __FILE__, __LINE__);
   Kernel scheduled = lower(c);
   applyDefaultSchedule(scheduled);
-  why = agrees(c.graph, scheduled, ref);
+  why = agreesWithReference(c.graph, scheduled, ref);
   if (!why.empty()) QTest::qFail(("scheduled: " + why).c_str(), __FILE__, __LINE__);
   cuda::NvrtcCompiler nvrtc;
   cuda::NvrtcResult r = nvrtc.compile(codegen::generateCuda(scheduled).source, "k.cu", {}, "sm_90");

@@ -9,6 +9,7 @@
 #include "kernel/templates.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
+#include "reference_check.h"
 #include "schedule_check.h"
 
 using namespace tessera;
@@ -27,25 +28,6 @@ double work(const Stmt& s, double mult = 1) {
   return w;
 }
 
-// Runs `k` on the reference values of its inputs and compares each output; returns an empty string or why not.
-std::string agrees(const Graph& g, const Kernel& k, const ReferenceResult& ref) {
-  std::vector<const Tensor*> inputs;
-  for (const Buffer& b : k.buffers) {
-    if (b.role != BufferRole::Input) continue;
-    auto it = ref.values.find(b.value);
-    const Value* v = g.findValue(b.value);
-    inputs.push_back(it != ref.values.end() ? &it->second : v ? v->initializer() : nullptr);
-  }
-  std::vector<Tensor> out = interpretKernel(k, inputs);
-  size_t o = 0;
-  for (const Buffer& b : k.buffers) {
-    if (b.role != BufferRole::Output) continue;
-    Comparison c = compareTensors(out[o++], ref.values.at(b.value));
-    if (!c.ok) return k.id + " output " + b.name + ": " + c.message + "\n" + printKernel(k);
-  }
-  return "";
-}
-
 ReferenceResult reference(const Graph& g, uint64_t seed = 7) {
   ReferenceOptions opt;
   opt.keepAll = true;
@@ -56,17 +38,17 @@ ReferenceResult reference(const Graph& g, uint64_t seed = 7) {
 void check(const Case& c, const std::function<void(TracedSchedule&)>& steps = {}) {
   ReferenceResult ref = reference(c.graph);
   Kernel plain = lower(c);
-  std::string why = agrees(c.graph, plain, ref);
+  std::string why = agreesWithReference(c.graph, plain, ref);
   QVERIFY2(why.empty(), why.c_str());
   Kernel def = lower(c);
   applyDefaultSchedule(def);
-  why = agrees(c.graph, def, ref);
+  why = agreesWithReference(c.graph, def, ref);
   QVERIFY2(why.empty(), why.c_str());
   if (!steps) return;
   Kernel custom = lower(c);
   TracedSchedule s(custom);
   steps(s);
-  why = agrees(c.graph, custom, ref);
+  why = agreesWithReference(c.graph, custom, ref);
   QVERIFY2(why.empty(), why.c_str());
 }
 
@@ -127,7 +109,7 @@ class TestKernelSemantics : public QObject {
           ++skipped;
           continue;
         }
-        std::string why = agrees(g, k, ref);
+        std::string why = agreesWithReference(g, k, ref);
         QVERIFY2(why.empty(), (e.path().stem().string() + ": " + why).c_str());
         ++checked;
       }
