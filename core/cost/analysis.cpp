@@ -75,6 +75,7 @@ struct Access {
   const std::vector<Expr>* indices;
   bool write;
   std::vector<const LoopHeader*> loops;  // enclosing loops, outermost first
+  const std::vector<Expr>* reduceTarget = nullptr;  // a read feeding a reduction: the accumulator's indices
 };
 
 bool isFloatArith(const ExprNode& n) { return (n.kind == ExprKind::Unary || n.kind == ExprKind::Binary) && isFloat(n.dtype); }
@@ -117,7 +118,9 @@ class Collector {
       }
       case StmtKind::Reduce: {
         auto& r = static_cast<ReduceStmt&>(*s);
+        reduceTarget_ = &r.indices;
         value(r.value);
+        reduceTarget_ = nullptr;
         countFlops(executions());
         add(r.buffer, r.indices, true);
         return;
@@ -155,9 +158,10 @@ class Collector {
     });
   }
   void add(const std::string& name, const std::vector<Expr>& indices, bool write) {
-    if (const Buffer* b = k_.findBuffer(name)) accesses.push_back({b, &indices, write, stack_});
+    if (const Buffer* b = k_.findBuffer(name)) accesses.push_back({b, &indices, write, stack_, write ? nullptr : reduceTarget_});
   }
   const Kernel& k_;
+  const std::vector<Expr>* reduceTarget_ = nullptr;
   std::vector<const LoopHeader*> stack_;
 };
 
@@ -309,10 +313,18 @@ int estimateRegisters(const Kernel& k, const std::vector<Access>& accesses, int6
   return int(std::min(255.0, 24 + words + std::min(64.0, unrolled)));
 }
 
-// Loops one thread runs in sequence. Unrolled loops count: measured on the H200, an unrolled k loop of a gemm
-// without shared tiles takes as long per step as a rolled one (the accumulation is loop-carried and the loads
-// are not hoisted ahead of it). Vectorized copies are one wide load.
-bool inSequence(const LoopHeader& h) { return h.loopKind == LoopKind::Serial || h.loopKind == LoopKind::Unrolled; }
+// Whether one thread runs the access's iterations of this loop one after another. Serial loops: yes. Unrolled
+// loops: only where the access feeds a reduction whose accumulator does not move with the loop (a loop-carried
+// chain: measured on the H200, a gemm's unrolled k loop without shared tiles takes as long per step as a rolled
+// one); the copies of a register micro-tile (accumulator indexed by the loop) are independent loads issued
+// together. Vectorized copies are one wide load.
+bool inSequence(const LoopHeader& h, const Access& a) {
+  if (h.loopKind == LoopKind::Serial) return true;
+  if (h.loopKind != LoopKind::Unrolled || !a.reduceTarget) return false;
+  for (const Expr& e : *a.reduceTarget)
+    if (usesVar(e, h.var)) return false;
+  return true;
+}
 
 // Iterations of one thread's in-sequence loops the access runs in: those it uses or that enclose a loop it
 // uses (a loop-invariant inner loop keeps the value in a register). Bound and parallel loops are other threads.
@@ -323,14 +335,14 @@ double serialExecutionsOf(const Access& a) {
   double n = 1;
   for (int i = 0; i < int(a.loops.size()); ++i) {
     const LoopHeader& h = *a.loops[i];
-    if (inSequence(h) && i <= innermostUsed) n *= double(std::max<int64_t>(1, h.extent));
+    if (inSequence(h, a) && i <= innermostUsed) n *= double(std::max<int64_t>(1, h.extent));
   }
   return n;
 }
 
 const LoopHeader* innermostSerial(const std::vector<const LoopHeader*>& loops) {
   for (size_t i = loops.size(); i-- > 0;)
-    if (inSequence(*loops[i])) return loops[i];
+    if (loops[i]->loopKind == LoopKind::Serial || loops[i]->loopKind == LoopKind::Unrolled) return loops[i];
   return nullptr;
 }
 
@@ -349,7 +361,7 @@ void serialChain(const std::vector<Access>& accesses, const std::vector<std::vec
   for (const auto& loops : syncs) {
     double n = 1;
     for (const LoopHeader* h : loops)
-      if (inSequence(*h)) n *= double(std::max<int64_t>(1, h->extent));
+      if (h->loopKind == LoopKind::Serial) n *= double(std::max<int64_t>(1, h->extent));
     f.syncSteps += n;
   }
 }

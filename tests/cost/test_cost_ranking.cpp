@@ -108,6 +108,7 @@ class TestCostRanking : public QObject {
  private slots:
   void firstPickWithinOneQuarterOfBest();
   void dependentChainsSeparateTiledFromUntiled();
+  void registerTileCopiesDoNotChain();
 };
 
 void TestCostRanking::firstPickWithinOneQuarterOfBest() {
@@ -145,6 +146,21 @@ void TestCostRanking::dependentChainsSeparateTiledFromUntiled() {
   QVERIFY2(et.figures.serialGlobalLoads < 1024, qPrintable(QString::number(et.figures.serialGlobalLoads)));
   QVERIFY2(eu.ms > et.ms, qPrintable(QString("%1 vs %2").arg(eu.ms).arg(et.ms)));
   QCOMPARE(eu.limiter, std::string("chain"));
+}
+
+// A 64x64 tile with 4x4 outputs a thread: the 16 accumulators are independent, so the unrolled micro-tile's
+// loads are issued together and only the k steps chain: a large gemm is set by its throughput, not the chain.
+void TestCostRanking::registerTileCopiesDoNotChain() {
+  json d = {{"op", "gemm"}, {"a", {2048, 2048}}, {"b", {2048, 2048}}};
+  Kernel k = fixtures::lower(rebuild(d));
+  TracedSchedule s(k);
+  applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4},
+                    {"warp_m", 0}, {"warp_n", 0}, {"mma", 0}, {"shared", 1}});
+  cost::Estimate e = cost::predict(k, cost::loadDevice("h200"));
+  QVERIFY2(e.feasible, e.infeasible.c_str());
+  QVERIFY2(e.figures.serialSharedLoads <= 2048 * 1.01, qPrintable(QString::number(e.figures.serialSharedLoads)));
+  QVERIFY2(e.chainMs < e.computeMs, qPrintable(QString("chain %1 ms, compute %2 ms").arg(e.chainMs).arg(e.computeMs)));
+  QVERIFY2(e.bound != cost::Bound::Latency, e.summary().c_str());
 }
 
 QTEST_GUILESS_MAIN(TestCostRanking)
