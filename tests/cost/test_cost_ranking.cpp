@@ -95,9 +95,12 @@ Tally rank(const json& doc, const cost::Device& d, bool print) {
   return t;
 }
 
+// $TESSERA_COST_RANKING_FILE: another run in the same format (to check the model against new measurements).
 json loadFixture() {
-  std::ifstream in(TESSERA_COST_FIXTURE);
-  if (!in) throw std::runtime_error(std::string("cannot read ") + TESSERA_COST_FIXTURE);
+  QByteArray other = qgetenv("TESSERA_COST_RANKING_FILE");
+  std::string path = other.isEmpty() ? TESSERA_COST_FIXTURE : other.toStdString();
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
   return json::parse(in);
 }
 
@@ -121,7 +124,8 @@ void TestCostRanking::firstPickWithinOneQuarterOfBest() {
   Tally after = rank(doc, h200, true);
   qInfo("first pick within 1.25x of the best: %d of %d kernels (without the chain term: %d of %d)", after.within,
         after.total, before.within, before.total);
-  QCOMPARE(after.total, 17);
+  QCOMPARE(size_t(after.total), doc.at("kernels").size());
+  QVERIFY(after.total > 0);
   QVERIFY2(after.within * 5 >= after.total * 4, qPrintable(QString("%1 of %2").arg(after.within).arg(after.total)));
 }
 
