@@ -20,6 +20,10 @@ struct FusionOptions {
   double bandwidthGBs = 2000;     // cost: bytes moved at this bandwidth
   double launchUs = 4;            //   plus this per kernel
   double gflops = 20000;          //   plus FLOPs at this throughput
+  // row-cache: a row kernel that reads its row in several passes (a layernorm's mean, variance and output)
+  // re-reads it from L1/L2 or shared memory; up to this many bytes a row (the H200's 227 KiB of shared
+  // memory a block) that stays on chip, above it every pass reads DRAM again.
+  int64_t rowCacheBytes = 227 * 1024;
 };
 
 enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Opaque };

@@ -22,7 +22,36 @@ std::vector<const Node*> readers(const Value* v) {
   return out;
 }
 
+std::string kib(int64_t bytes) { return fmt(double(bytes) / 1024.0, "KiB"); }
+
 }  // namespace
+
+Partitioner::RowPasses Partitioner::rowPasses(const std::vector<const std::vector<int>*>& groups,
+                                              const Space& space) const {
+  RowPasses r;
+  if (space.kind != SpaceKind::Reduction || space.windowed) return r;
+  int64_t k = 1;
+  for (int64_t a : space.axes) k *= space.shape[size_t(a)];
+  bool rowWide = false;
+  for (const auto* members : groups)
+    for (int m : *members) {
+      const Node* n = order_[size_t(m)];
+      const Space& s = spaces_[size_t(m)];
+      if (s.kind == SpaceKind::Reduction) {
+        bool twoPass = n->op() == "Softmax" || n->op() == "LogSoftmax" || n->op() == "LayerNormalization";
+        r.passes += twoPass ? 2 : 1;
+        rowWide |= twoPass;
+        if (r.rowBytes == 0 && n->numInputs() > 0 && n->input(0)) {
+          r.rowBytes = k * int64_t(dtypeSize(n->input(0)->dtype()));
+          r.rows = k > 0 ? numElements(space.shape) / k : 0;
+        }
+      } else if (s.kind == SpaceKind::Pointwise && s.shape == space.shape) {
+        rowWide = true;
+      }
+    }
+  if (r.passes > 0 && rowWide) ++r.passes;  // the row-wide outputs are computed in a last pass over the row
+  return r;
+}
 
 Partitioner::Partitioner(const Graph& graph, const FusionOptions& options)
     : graph_(graph), options_(options), order_(graph.topoOrder()) {
@@ -114,8 +143,29 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
     d.reason = "forced by override (" + check.rule + ": " + check.reason + ")";
     if (!cost.rule.empty()) d.reason += "; breaks " + cost.rule + ": " + cost.reason;
   }
+  d.reason += rowPassNote(g, t, *check.merged);
   decisions_.push_back(d);
   merge(g, t, check);
+}
+
+Partitioner::Traffic Partitioner::withRereads(int group) const {
+  const GroupState& s = groups_[size_t(group)];
+  Traffic tr = traffic(group, -1);
+  tr.bytes += rowPasses({&s.members}, s.space).rereadBytes(options_.rowCacheBytes);
+  return tr;
+}
+
+// Said once, on the edge that makes a row kernel read its row more than once.
+std::string Partitioner::rowPassNote(int g, int t, const Space& merged) const {
+  const GroupState& a = groups_[size_t(g)];
+  const GroupState& b = groups_[size_t(t)];
+  RowPasses rows = rowPasses({&a.members, &b.members}, merged);
+  if (rows.passes < 2 || rowPasses({&a.members}, a.space).passes > 1 || rowPasses({&b.members}, b.space).passes > 1)
+    return "";
+  bool onChip = rows.rowBytes <= options_.rowCacheBytes;
+  return "; the kernel reads each row of " + kib(rows.rowBytes) + " in " + std::to_string(rows.passes) + " passes, " +
+         (onChip ? "within" : "over") + " the " + kib(options_.rowCacheBytes) + " a block keeps on chip (row-cache" +
+         (onChip ? ")" : ": the later passes read DRAM again)");
 }
 
 std::string Partitioner::singleConsumerReason(const Value* v, int kernels) const {
@@ -153,9 +203,11 @@ bool Partitioner::wouldCycle(int g, int t) const {
 }
 
 Partitioner::Traffic Partitioner::traffic(int g, int t) const {
+  // A node not visited yet has group -1: it is outside both groups (it reads their values from memory), so
+  // t = -1 (one group alone) must not match it, or a lone group's outputs to later nodes would cost nothing.
   auto inside = [&](const Node* n) {
     int grp = groupOf_[size_t(index_.at(n))];
-    return grp == g || grp == t;
+    return grp >= 0 && (grp == g || grp == t);
   };
   Traffic tr;
   std::unordered_set<const Value*> read;
@@ -181,7 +233,7 @@ double Partitioner::timeUs(const Traffic& tr, double flops) const {
 }
 
 double Partitioner::estimateUs(int group) const {
-  return timeUs(traffic(group, -1), groups_[size_t(group)].flops);
+  return timeUs(withRereads(group), groups_[size_t(group)].flops);
 }
 
 ForcedCost Partitioner::profitability(int g, int t, const MergeCheck& check) const {
@@ -209,9 +261,18 @@ ForcedCost Partitioner::profitability(int g, int t, const MergeCheck& check) con
                std::to_string(options_.registerLimit);
     return c;
   }
+  RowPasses rows = rowPasses({&a.members, &b.members}, *check.merged);
+  int64_t reread = rows.rereadBytes(options_.rowCacheBytes);
+  merged.bytes += reread;
   double fused = timeUs(merged, a.flops * check.recompute + b.flops);
-  double apart = timeUs(traffic(g, -1), a.flops) + timeUs(traffic(t, -1), b.flops);
-  if (fused > apart) {
+  double apart = timeUs(withRereads(g), a.flops) + timeUs(withRereads(t), b.flops);
+  if (fused > apart && reread > 0) {
+    c.rule = "row-cache";
+    c.reason = "the kernel would read each row of " + kib(rows.rowBytes) + " in " + std::to_string(rows.passes) +
+               " passes, over the " + kib(options_.rowCacheBytes) + " a block keeps on chip, so every pass after "
+               "the first reads it from DRAM again: estimated at " + fmt(fused, "µs") + " against " +
+               fmt(apart, "µs") + " for the two kernels";
+  } else if (fused > apart) {
     c.rule = "cost";
     c.reason = "the fused kernel is estimated at " + fmt(fused, "µs") + " against " + fmt(apart, "µs") +
                " for the two kernels, since the group's work would repeat " +

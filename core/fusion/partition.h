@@ -57,6 +57,16 @@ class Partitioner {
     int64_t bytes = 0;
     int inputs = 0;
   };
+  struct RowPasses {
+    int passes = 0;        // reads of each row: one per reduction, two for Softmax/LayerNormalization, +1 row-wide
+    int64_t rowBytes = 0;  // one row of the first reduction's input
+    int64_t rows = 0;
+    // Bytes read from DRAM again when a row is too long to stay on chip between passes.
+    int64_t rereadBytes(int64_t onChip) const { return passes > 1 && rowBytes > onChip ? (passes - 1) * rows * rowBytes : 0; }
+  };
+  Traffic withRereads(int group) const;  // a lone group's traffic, its row re-reads included
+  RowPasses rowPasses(const std::vector<const std::vector<int>*>& groups, const Space& space) const;
+  std::string rowPassNote(int g, int t, const Space& merged) const;
   void decide(int p, int c, const Value* v, const Constraints& k, PassContext* ctx);
   bool wouldCycle(int g, int t) const;
   Traffic traffic(int g, int t) const;

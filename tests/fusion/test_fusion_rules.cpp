@@ -2,6 +2,8 @@
 // the edge each case is about.
 #include <QtTest>
 
+#include <cmath>
+
 #include "fusion/fusion.h"
 #include "ir/error.h"
 #include "ops/builder.h"
@@ -124,6 +126,44 @@ class TestFusionRules : public QObject {
     QCOMPARE(kernels(r), std::string("k0 reduction[max sub exp sum div]"));
     QCOMPARE(r.decisions.size(), size_t(5));
     for (const FusionDecision& d : r.decisions) QCOMPARE(d.rule, std::string("softmax-pattern"));
+  }
+
+  // Decomposed layer normalization over long rows (8192 columns, 32 KiB): one kernel that reads each row in
+  // three passes (mean, variance, output), not a kernel that writes the centred x and one that reads it back.
+  // When the row does not stay on chip (a 16 KiB limit here), the estimate counts the passes' DRAM re-reads;
+  // one kernel still moves the least, and a forbid-fuse splits it.
+  static Graph layernorm(int64_t rows, int64_t cols) {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({rows, cols}));
+    Value* ax = b.ints("ax", {1});
+    Value* m = b.op("ReduceMean", {x, ax}, {{"keepdims", 1}}, "mean");
+    Value* d = b.op("Sub", {x, m}, {}, "sub");
+    Value* v = b.op("ReduceMean", {b.op("Mul", {d, d}, {}, "sq"), ax}, {{"keepdims", 1}}, "var");
+    Value* eps = b.constant("eps", Tensor::scalar(DType::F32, 1e-5));
+    Value* sd = b.op("Sqrt", {b.op("Add", {v, eps}, {}, "addeps")}, {}, "std");
+    b.output(b.op("Div", {d, sd}, {}, "norm"));
+    return b.finish();
+  }
+  void layernormLongRowsOneKernel() {
+    Graph g = layernorm(8192, 8192);
+    FusionResult r = fuseGraph(g);
+    QCOMPARE(kernels(r), std::string("k0 reduction[mean sub sq var addeps std norm]"));
+    QCOMPARE(rule(r, "sub", "sq"), std::string("fused layernorm-pattern"));
+    const std::string& why = r.decision("mean", "sub")->reason;
+    QVERIFY2(why.find("reads each row of 32.0 KiB in 2 passes, within the 227.0 KiB") != std::string::npos, why.c_str());
+    // 256 MiB read + 256 MiB written at 2000 GB/s + 4 µs launch + 16.8 µs of FLOPs, no re-reads.
+    QVERIFY2(std::abs(r.groups[0].estimatedUs - 289.2) < 0.5, std::to_string(r.groups[0].estimatedUs).c_str());
+    FusionOptions smallChip;
+    smallChip.rowCacheBytes = 16 * 1024;
+    FusionResult s = fuseGraph(g, smallChip);
+    QCOMPARE(s.groups.size(), size_t(1));
+    const std::string& over = s.decision("mean", "sub")->reason;
+    QVERIFY2(over.find("over the 16.0 KiB a block keeps on chip (row-cache: the later passes read DRAM again)") !=
+                 std::string::npos, over.c_str());
+    QVERIFY(s.groups[0].estimatedUs > r.groups[0].estimatedUs + 200);  // two more reads of 256 MiB
+    s = fuseGraph(g, {}, {{OverrideKind::ForbidFuse, "sq", "var", "", ""}});
+    QCOMPARE(rule(s, "sq", "var"), std::string("separate override"));
+    QVERIFY(s.groups.size() > 1);
   }
 
   // A pointwise op before a reduction is its prologue; the Softmax op itself is one reduction.
