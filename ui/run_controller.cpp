@@ -306,7 +306,10 @@ void RunController::registerSessionParts() {
       [this](const nlohmann::json& j) { restoreRun(j); });
   session_->sessionParts()->add(
       "tuning", [this] { return lastTune_; },
-      [this](const nlohmann::json& j) { lastTune_ = j.is_object() ? j : nlohmann::json::object(); });
+      [this](const nlohmann::json& j) {
+        lastTune_ = j.is_object() ? j : nlohmann::json::object();
+        model_ = session_->input();  // restored with this model: the compile that follows must not clear it
+      });
   // schedule_traces: group key (node ids) → trace, as docs/sessions.md describes.
   session_->sessionParts()->add(
       "schedule_traces",
