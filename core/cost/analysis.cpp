@@ -171,14 +171,20 @@ bool usedBy(const Access& a, const std::string& var) {
   return false;
 }
 
+// The position (in a.loops) of the innermost loop the access's indices use; -1 for none.
+int innermostUsedLoop(const Access& a) {
+  int innermost = -1;
+  for (int i = 0; i < int(a.loops.size()); ++i)
+    if (usedBy(a, a.loops[i]->var)) innermost = i;
+  return innermost;
+}
+
 // How many times the access runs: every enclosing bound or parallel loop (each block and thread executes it),
 // and the serial loops down to the innermost one its indices use; loops inside that are loop-invariant for the
 // access, so the compiler keeps the value in a register. Unrolled and vectorized loops the indices do not use
 // never multiply: their copies load the same element, which the compiler loads once.
 double executionsOf(const Access& a) {
-  int innermostUsed = -1;
-  for (int i = 0; i < int(a.loops.size()); ++i)
-    if (usedBy(a, a.loops[i]->var)) innermostUsed = i;
+  int innermostUsed = innermostUsedLoop(a);
   double n = 1;
   for (int i = 0; i < int(a.loops.size()); ++i) {
     const LoopHeader& h = *a.loops[i];
@@ -329,9 +335,7 @@ bool inSequence(const LoopHeader& h, const Access& a) {
 // Iterations of one thread's in-sequence loops the access runs in: those it uses or that enclose a loop it
 // uses (a loop-invariant inner loop keeps the value in a register). Bound and parallel loops are other threads.
 double serialExecutionsOf(const Access& a) {
-  int innermostUsed = -1;
-  for (int i = 0; i < int(a.loops.size()); ++i)
-    if (usedBy(a, a.loops[i]->var)) innermostUsed = i;
+  int innermostUsed = innermostUsedLoop(a);
   double n = 1;
   for (int i = 0; i < int(a.loops.size()); ++i) {
     const LoopHeader& h = *a.loops[i];
