@@ -525,6 +525,14 @@ void applyTemplate(TracedSchedule& s, const TemplateParams& params) {
     if (!p.count(key)) fail("template " + name + " (kernel '" + s.kernel().id + "'): unknown parameter '" + key + "'");
     p[key] = value;
   }
+  // Sizes must be positive; 0 only where the space offers it as "off" (warp_m = 0, shared = 0, ...).
+  for (const TemplateParam& tp : t.space) {
+    int64_t v = p.at(tp.name);
+    bool zeroMeansOff = std::find(tp.candidates.begin(), tp.candidates.end(), 0) != tp.candidates.end();
+    if (v < 0 || (v == 0 && !zeroMeansOff))
+      fail("template " + name + " (kernel '" + s.kernel().id + "'): parameter '" + tp.name + "' = " + std::to_string(v) +
+           (zeroMeansOff ? " (must be 0 or more)" : " (must be 1 or more)"));
+  }
   for (const TemplateParam& tp : t.space) p[tp.name] = s.setParam(tp.name, p.at(tp.name));
   t.apply(s, p);
 }

@@ -164,6 +164,19 @@ class TestTemplates : public QObject {
       QVERIFY(std::string(e.what()).find("template gemm (kernel 'g0'): unknown parameter 'tile_q'") != std::string::npos);
     }
   }
+  void nonPositiveSizeIsRefused() {
+    Kernel k = lower(gemm());
+    TracedSchedule s(k);
+    try {
+      applyTemplate(s, {{"block_k", 0}});
+      QFAIL("no error");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).find("parameter 'block_k' = 0 (must be 1 or more)") != std::string::npos, e.what());
+    }
+    Kernel k2 = lower(gemm());
+    TracedSchedule s2(k2);
+    applyTemplate(s2, {{"warp_m", 0}, {"warp_n", 0}});  // 0 is the space's "no warp level"
+  }
   void illegalParameterFailsNamingTheLoop() {
     Kernel k = lower(pointwise());
     TracedSchedule s(k);
