@@ -46,6 +46,14 @@ int64_t recorded(const execute::CompiledKernel& k, const std::string& name) {
   return paramsOfTrace(k.trace).at(name);
 }
 
+// Opens mlp and selects `pick`; true once the panel shows kernel `id`.
+bool openMlpShowing(MainWindow& w, SchedulePanel* panel, const Selection& pick, const QString& id) {
+  w.openModel(sample("mlp.tsr"));
+  if (!waitIdle(w)) return false;
+  w.controller()->select(pick);
+  return waitForKernel(w, panel, id);
+}
+
 }  // namespace
 
 class TestSchedulePanel : public QObject {
@@ -58,10 +66,7 @@ class TestSchedulePanel : public QObject {
     auto* panel = w.findChild<SchedulePanel*>();
     QVERIFY(panel);
     QAbstractItemModelTester tester(panel->loopModel(), QAbstractItemModelTester::FailureReportingMode::QtTest);
-    w.openModel(sample("mlp.tsr"));
-    QVERIFY(waitIdle(w));
-    w.controller()->select({Selection::Node, "fc2", {}, {}});  // a node selects its group's kernel
-    QVERIFY(waitForKernel(w, panel, "k1"));
+    QVERIFY(openMlpShowing(w, panel, {Selection::Node, "fc2", {}, {}}, "k1"));  // a node selects its group's kernel
     const kernel::Kernel& k = kernelOf(w, "k1").kernel;
     // The tree holds every loop of the nest, bound ones say their hardware index.
     QCOMPARE(panel->loopModel()->rows().size(), loopRows(k).size());
@@ -85,10 +90,7 @@ class TestSchedulePanel : public QObject {
   void editsATileSizeAndUndoes() {
     MainWindow w;
     auto* panel = w.findChild<SchedulePanel*>();
-    w.openModel(sample("mlp.tsr"));
-    QVERIFY(waitIdle(w));
-    w.controller()->select({Selection::Group, "k0", {}, {}});
-    QVERIFY(waitForKernel(w, panel, "k0"));
+    QVERIFY(openMlpShowing(w, panel, {Selection::Group, "k0", {}, {}}, "k0"));
     const int64_t before = recorded(kernelOf(w, "k0"), "block_m");
     QComboBox* box = panel->paramBox("block_m");
     QVERIFY(box);
@@ -125,10 +127,7 @@ class TestSchedulePanel : public QObject {
   void refusedCombinationShowsTheMessage() {
     MainWindow w;
     auto* panel = w.findChild<SchedulePanel*>();
-    w.openModel(sample("mlp.tsr"));
-    QVERIFY(waitIdle(w));
-    w.controller()->select({Selection::Group, "k0", {}, {}});
-    QVERIFY(waitForKernel(w, panel, "k0"));
+    QVERIFY(openMlpShowing(w, panel, {Selection::Group, "k0", {}, {}}, "k0"));
     // Tensor cores on f32 operands: offered by the box, refused by the gemm template.
     QVERIFY(panel->paramBox("mma")->findText("1") >= 0);
     QVERIFY(!panel->editParam("mma", 1));
