@@ -34,6 +34,17 @@ CacheEntry sampleEntry(double ms) {
   return e;
 }
 
+// A one-kernel model (a rows x cols transpose) and tune options with top k = reps = `k` and cache `dir`.
+std::pair<execute::CompiledModel, TuneOptions> transposeToTune(int64_t rows, int64_t cols, int k, const std::string& dir) {
+  auto c = kernel::fixtures::transpose(rows, cols);
+  auto graph = std::make_shared<const Graph>(std::move(c.graph));
+  TuneOptions o;
+  o.topK = k;
+  o.reps = k;
+  o.cacheDir = dir;
+  return {execute::compileKernels(graph, {c.spec}), o};
+}
+
 void writeText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::trunc);
   out << text;
@@ -173,13 +184,9 @@ void TestTuneCache::candidatesAreDistinctAndRanked() {
 // A corrupt entry is reported and the kernel measured again; the next tune is a hit.
 void TestTuneCache::tunerRetunesCorruptEntry() {
   QTemporaryDir dir;
-  auto c = kernel::fixtures::transpose(64, 96);
-  auto graph = std::make_shared<const Graph>(std::move(c.graph));
-  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
-  TuneOptions o;
-  o.topK = 2;
-  o.reps = 2;
-  o.cacheDir = dir.path().toStdString();
+  auto [m, o] = transposeToTune(64, 96, 2, dir.path().toStdString());
+  std::shared_ptr<const Graph> graph = m.graph;
+  const kernel::KernelSpec spec = m.kernels[0].spec;
   TuneReport first = tuneModel(m, execute::BackendKind::Cpu, o);
   QCOMPARE(first.kernels.size(), size_t(1));
   QCOMPARE(first.kernels[0].status, std::string("tuned"));
@@ -200,7 +207,7 @@ void TestTuneCache::tunerRetunesCorruptEntry() {
   QVERIFY(tuneModel(m, execute::BackendKind::Cpu, o).kernels[0].cacheHit);
   // The tuned trace replays through the executor's saved schedules.
   execute::ScheduleSet s = third.schedules();
-  execute::CompiledModel replayed = execute::compileKernels(graph, {c.spec}, &s);
+  execute::CompiledModel replayed = execute::compileKernels(graph, {spec}, &s);
   QVERIFY(replayed.kernels[0].replayed);
   QVERIFY(replayed.staleSchedules.empty());
 }
@@ -209,13 +216,7 @@ void TestTuneCache::tunerRetunesCorruptEntry() {
 // candidates, measures and caches nothing, and says why.
 void TestTuneCache::cudaTuneMeasuresOnlyWithAGpu() {
   QTemporaryDir dir;
-  auto c = kernel::fixtures::transpose(256, 256);
-  auto graph = std::make_shared<const Graph>(std::move(c.graph));
-  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
-  TuneOptions o;
-  o.topK = 3;
-  o.reps = 3;
-  o.cacheDir = dir.path().toStdString();
+  auto [m, o] = transposeToTune(256, 256, 3, dir.path().toStdString());
   TuneReport r = tuneModel(m, execute::BackendKind::Cuda, o);
   QCOMPARE(r.kernels.size(), size_t(1));
   const KernelTuning& k = r.kernels[0];
