@@ -208,6 +208,15 @@ class TestKernelGeneral : public QObject {
     d.output(outs[1]);
     check(wholeGraph(d, "pointwise"), 2);
   }
+  void constantOfShapeFills() {
+    // Its value everywhere (an exact integer here), fused with the Add that reads it.
+    GraphBuilder b("c");
+    Value* x = b.input("x", {DType::I64, {2, 3}});
+    Value* fill = b.op("ConstantOfShape", {b.ints("shape", {2, 3})},
+                       {{"value", Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{(int64_t(1) << 40) + 7})}}, "fill");
+    b.output(b.op("Add", {x, fill}, {}, "add"));
+    check(wholeGraph(b, "pointwise"), 1);
+  }
 };
 
 QTEST_APPLESS_MAIN(TestKernelGeneral)
