@@ -1,0 +1,78 @@
+#include "kernel/template_util.h"
+
+#include "kernel/visit.h"
+
+namespace tessera::kernel::templ {
+
+// Transposes: the innermost output loop is not the input's innermost index.
+bool isTransposeLike(Kernel& k) {
+  if (k.kind != "data-movement") return false;
+  std::vector<std::string> loops = outerChain(k);
+  if (loops.size() < 2) return false;
+  bool transposed = false;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::Compute) return;
+    walkExpr(static_cast<ComputeStmt&>(n).value, [&](const ExprNode& e) {
+      if (e.kind != ExprKind::Load) return;
+      const auto& idx = static_cast<const Load&>(e).indices;
+      if (idx.size() >= 2 && !usesVar(idx.back(), loops.back()) && usesVar(idx.back(), loops[loops.size() - 2]))
+        transposed = true;
+    });
+  });
+  return transposed;
+}
+
+namespace {
+
+void transpose(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  std::string a = loops[loops.size() - 2], b = loops.back();
+  int64_t tile = p.at("tile");
+  auto t = s.tile({a, b}, {std::min(tile, extentOf(s.kernel(), a)), std::min(tile, extentOf(s.kernel(), b))});
+  std::vector<std::string> batch(loops.begin(), loops.end() - 2);
+  if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  s.bind(t[1], ThreadTag::BlockX);
+  if (p.at("shared_tile")) {
+    std::string input;
+    for (const Buffer& buf : s.kernel().buffers)
+      if (buf.role == BufferRole::Input && input.empty()) input = buf.name;
+    auto fill = s.cacheRead(t[1], input, MemScope::Shared);
+    s.bind(fill[fill.size() - 2], ThreadTag::ThreadY);
+    s.bind(fill.back(), ThreadTag::ThreadX);
+  }
+  s.bind(t[2], ThreadTag::ThreadY);
+  s.bind(t[3], ThreadTag::ThreadX);
+}
+
+// Each top-level nest (one per Split output) fused and spread over blocks and threads.
+void dataMovement(TracedSchedule& s, const TemplateParams& p) {
+  for (const auto& nest : topNests(s.kernel())) {
+    std::string f = fuseAll(s, nest);
+    if (f.empty()) continue;
+    auto [blk, tx] = splitBy(s, f, p.at("block_size"));
+    s.bind(tx.empty() ? blk : tx, ThreadTag::ThreadX);
+    if (!tx.empty()) s.bind(blk, ThreadTag::BlockX);
+  }
+}
+
+TemplateParams transposeDefaults(Kernel&) { return {{"tile", 32}, {"shared_tile", 1}}; }
+TemplateParams dataMovementDefaults(Kernel&) { return {{"block_size", 256}}; }
+
+}  // namespace
+
+const TemplateDef& transposeTemplate() {
+  static const TemplateDef def = {
+      transpose,
+      {{"tile", {8, 16, 32}, "side of the square tile one block moves"},
+       {"shared_tile", {0, 1}, "stage the tile in shared memory so reads and writes are both coalesced"}},
+      transposeDefaults};
+  return def;
+}
+
+const TemplateDef& dataMovementTemplate() {
+  static const TemplateDef def = {dataMovement, {{"block_size", {128, 256, 512}, "threads per block"}}, dataMovementDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ
