@@ -2,13 +2,6 @@
 
 namespace tessera::ui {
 
-kernel::Trace traceWithParams(const Graph& graph, const kernel::KernelSpec& spec, const kernel::TemplateParams& params) {
-  kernel::Kernel fresh = kernel::lowerToLoops(graph, spec);
-  kernel::TracedSchedule s(fresh);
-  kernel::applyTemplate(s, params);
-  return s.trace();
-}
-
 kernel::TemplateParams paramsOfTrace(const kernel::Trace& trace) {
   kernel::TemplateParams p;
   for (const kernel::Instruction& ins : trace.instructions)

@@ -185,7 +185,7 @@ bool SchedulePanel::editParam(const QString& name, int64_t value) {
   params[name.toStdString()] = value;
   kernel::Trace trace;
   try {
-    trace = traceWithParams(*compile->graph, k->compiled.spec, params);
+    trace = kernel::traceWithParams(*compile->graph, k->compiled.spec, params);
   } catch (const std::exception& e) {
     error_->setText(tr("%1 = %2 refused: %3").arg(name).arg(value).arg(QString::fromStdString(e.what())));
     error_->show();

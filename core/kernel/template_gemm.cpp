@@ -1,6 +1,7 @@
 #include "kernel/template_util.h"
 
 #include <algorithm>
+#include <initializer_list>
 
 #include "kernel/schedule_util.h"
 
@@ -40,8 +41,8 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
 }
 
 // mma = 1: as shared = 1, but each warp (threadIdx.z, threadIdx.y) computes a warp_m x warp_n tile as
-// 16 x 8 tiles bound to the mma lanes, each 16-deep step of which the code generator emits as one
-// tensor-core mma.sync; the accumulators stay in registers in the mma's layout.
+// 16 x 8 tiles bound to the mma lanes, each 16-deep step of which (8-deep for f32 operands with tf32 = 1) the
+// code generator emits as one tensor-core mma.sync; the accumulators stay in registers in the mma's layout.
 void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
   Kernel& k = s.kernel();
   int64_t bm = extentOf(k, blockTile[2]), bn = extentOf(k, blockTile[3]);
@@ -58,8 +59,9 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   s.bind(colsOf[1], ThreadTag::MmaCol);
   auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
   s.hoistReduction(ko, blockTile[1]);
-  if (!ki.empty() && extentOf(k, ki) > 16) {
-    auto steps = s.split(ki, 16);  // mma steps of one k tile, depth of one mma
+  int64_t depth = p.at("tf32") ? 8 : 16;  // of one mma: m16n8k8 on tf32, m16n8k16 on 16-bit operands
+  if (!ki.empty() && extentOf(k, ki) > depth) {
+    auto steps = s.split(ki, depth);  // mma steps of one k tile, depth of one mma
     s.reorder({steps[0], rowsOf[0], colsOf[0], rowsOf[1], colsOf[1], steps[1]});
     s.unroll(steps[0]);
     ki = steps[1];
@@ -70,21 +72,26 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}});
 }
 
-bool sixteenBitOperands(Kernel& k) {
+bool operandsOf(Kernel& k, std::initializer_list<DType> types) {
   auto inputs = inputsReadIn(k, "k");
   return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const std::string& b) {
-    DType t = k.findBuffer(b)->dtype;
-    return t == DType::F16 || t == DType::BF16;
+    return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
   });
 }
+bool sixteenBitOperands(Kernel& k) { return operandsOf(k, {DType::F16, DType::BF16}); }
 
-// The mma form's conditions, refused with the parameter at fault.
+// The mma form's conditions, refused with the parameter at fault. tf32 = 1 is the f32 operands' form: they are
+// rounded to tf32 (10-bit mantissa) for the tensor cores, so it is a choice of precision, never a default.
 void checkMma(Kernel& k, const TemplateParams& p) {
-  if (!sixteenBitOperands(k)) rejectParams(k, "gemm", "mma", "tensor cores need f16 or bf16 operands (tf32 is not implemented)");
+  bool tf32 = p.at("tf32") != 0;
+  if (tf32 && !operandsOf(k, {DType::F32})) rejectParams(k, "gemm", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+  if (!tf32 && !sixteenBitOperands(k)) rejectParams(k, "gemm", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
   if (!p.at("shared")) rejectParams(k, "gemm", "shared", "the mma form reads its operands from shared tiles: set shared = 1");
   if (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0) rejectParams(k, "gemm", "warp_m", "the mma form needs warp_m a multiple of 16");
   if (p.at("warp_n") % 8 != 0 || p.at("warp_n") == 0) rejectParams(k, "gemm", "warp_n", "the mma form needs warp_n a multiple of 8");
-  if (p.at("block_k") % 16 != 0) rejectParams(k, "gemm", "block_k", "the mma form needs block_k a multiple of 16");
+  int64_t depth = tf32 ? 8 : 16;
+  if (p.at("block_k") % depth != 0)
+    rejectParams(k, "gemm", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth));
 }
 
 // Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
@@ -97,6 +104,7 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
   bool mma = p.at("mma") != 0;
+  if (p.at("tf32") && !mma) rejectParams(s.kernel(), "gemm", "tf32", "tf32 is a mode of the tensor-core form: set mma = 1");
   if (mma) checkMma(s.kernel(), p);
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
@@ -173,7 +181,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   int64_t K = extentOf(k, "k");
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
-                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}};
+                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0}};
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
     p["mma"] = 1;
     p["block_k"] = K % 32 == 0 ? 32 : 16;
@@ -196,7 +204,8 @@ const TemplateDef& gemmTemplate() {
        {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
-       {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"}},
+       {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
+       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true}},
       gemmDefaults};
   return def;
 }

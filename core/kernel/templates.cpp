@@ -62,4 +62,11 @@ Trace applyDefaultSchedule(Kernel& k) {
   return s.trace();
 }
 
+Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const TemplateParams& params) {
+  Kernel fresh = lowerToLoops(graph, spec);
+  TracedSchedule s(fresh);
+  applyTemplate(s, params);
+  return s.trace();
+}
+
 }  // namespace tessera::kernel

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel/lower.h"
 #include "kernel/trace.h"
 
 namespace tessera::kernel {
@@ -15,6 +16,9 @@ struct TemplateParam {
   std::string name;
   std::vector<int64_t> candidates;
   std::string summary;  // one line for the inspector
+  // The parameter changes what the kernel computes (its precision), not only how fast: the tuner leaves it at
+  // the default, so tuning never trades accuracy for time unasked (gemm's tf32).
+  bool changesPrecision = false;
 };
 
 using TemplateParams = std::map<std::string, int64_t>;
@@ -27,5 +31,9 @@ TemplateParams defaultParams(const Kernel& k);
 void applyTemplate(TracedSchedule& s, const TemplateParams& params);
 // Applies the template with its defaults to `k` and returns the trace.
 Trace applyDefaultSchedule(Kernel& k);
+// The trace of the group's template applied with `params` to a fresh lowering of the group, exactly as a saved
+// schedule replays (so a parameter edit is a schedule override like a tuned one). Throws ScheduleError (naming
+// the parameter or loop) or Error when the template refuses the combination.
+Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const TemplateParams& params);
 
 }  // namespace tessera::kernel

@@ -58,9 +58,12 @@ CandidateSet rankCandidates(const kernel::Kernel& lowered, const cost::Device& d
                             size_t maxCombinations, const std::atomic<bool>* cancel) {
   CandidateSet set;
   std::vector<kernel::TemplateParam> space = kernel::parameterSpace(lowered);
+  kernel::TemplateParams defaults = kernel::defaultParams(lowered);
+  for (auto& p : space)
+    if (p.changesPrecision) p.candidates = {defaults.at(p.name)};  // tuning trades time, never accuracy
   set.combinations = 1;
   for (const auto& p : space) set.combinations *= std::max<size_t>(1, p.candidates.size());
-  std::vector<kernel::TemplateParams> tries = {kernel::defaultParams(lowered)};
+  std::vector<kernel::TemplateParams> tries = {defaults};
   for (size_t i : sampleIndices(set.combinations, maxCombinations)) tries.push_back(decode(space, i));
   std::set<std::string> seen;
   for (size_t i = 0; i < tries.size(); ++i) {

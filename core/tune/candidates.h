@@ -3,6 +3,8 @@
 // a template gains are picked up), applied to the lowered kernel; combinations the primitives refuse, that
 // schedule the same loops as an earlier one, or that cannot launch on the device are dropped; the rest are
 // ranked by the cost model. Spaces larger than `maxCombinations` are sampled evenly (the defaults always in).
+// Parameters that change the kernel's precision (TemplateParam::changesPrecision: gemm's tf32) stay at their
+// defaults.
 #include <atomic>
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
-// The tiled gemm: hoist_reduction (round trip, meaning, preconditions), the shared-memory form of the gemm
-// template, and that every point of the template's parameter space either schedules to a kernel that means
-// the same as the reference or is refused with a ScheduleError.
+// The tiled gemm: hoist_reduction (round trip, meaning, preconditions), the shared-memory, mma and tf32 forms of
+// the gemm template, and that every point of the template's parameter space either schedules to a kernel that
+// means the same as the reference or is refused with a ScheduleError.
 #include <QtTest>
 
 #include "kernel/interpret.h"
@@ -183,9 +183,46 @@ class TestGemm : public QObject {
     QVERIFY(failsNaming([&] { applyTemplate(b, {{"block_k", 8}}); }, "block_k", "multiple of 16"));
     QVERIFY(failsNaming([&] { applyTemplate(b, {{"warp_m", 0}}); }, "warp_m", "multiple of 16"));
   }
-  // Every point of the mma form's space on a bf16 shape no tile divides: correct, or refused.
+  // tf32 = 1: the f32 operands' tensor-core form, off by default; refused without mma, on 16-bit operands, and
+  // with a k tile that is not whole 8-deep steps.
+  void tf32IsAnF32MmaChoice() {
+    Case c = gemmWithoutEpilogue(64, 64, 64);
+    QCOMPARE(defaultParams(lower(c)).at("tf32"), int64_t(0));
+    QCOMPARE(defaultParams(lower(gemmWithoutEpilogue(64, 64, 64, DType::BF16))).at("tf32"), int64_t(0));
+    const TemplateParams mma = {{"mma", 1}, {"tf32", 1}, {"warp_m", 32}, {"warp_n", 32}, {"block_k", 16}};
+    Kernel noMma = lower(c);
+    TracedSchedule s(noMma);
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"tf32", 1}}); }, "tf32", "set mma = 1"));
+    Kernel bf = lower(gemmWithoutEpilogue(64, 64, 64, DType::BF16));
+    TracedSchedule b(bf);
+    QVERIFY(failsNaming([&] { applyTemplate(b, mma); }, "tf32", "not f32"));
+    Kernel shallow = lower(c);
+    TracedSchedule k4(shallow);
+    TemplateParams p = mma;
+    p["block_k"] = 4;
+    QVERIFY(failsNaming([&] { applyTemplate(k4, p); }, "block_k", "multiple of 8"));
+    // The form: 8-deep mma steps (m16n8k8), the choice recorded in the kernel's parameters for the generator.
+    std::string t = roundTrip(c, [&](TracedSchedule& sched) { applyTemplate(sched, mma); });
+    QVERIFY(has(t, "param tf32 = 1"));
+    QVERIFY(has(t, "for i_i_i_i in 0..16 bind(mma.row) {\n                    for j_i_i_i in 0..8 bind(mma.col) {\n"
+                   "                      for k_i_i in 0..8 unrolled reduce {"));
+    Kernel k = lower(c);
+    TracedSchedule sched(k);
+    applyTemplate(sched, mma);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+  }
+  // Every point of the mma form's space on a bf16 shape no tile divides, and of its tf32 form on f32: correct
+  // (the interpreter runs in double: tf32's rounding is the code generator's), or refused.
+  void everyMmaPointIsCorrectOrRefused_data() {
+    QTest::addColumn<int>("dtype");
+    QTest::addColumn<int>("tf32");
+    QTest::newRow("bf16") << int(DType::BF16) << 0;
+    QTest::newRow("f32 tf32") << int(DType::F32) << 1;
+  }
   void everyMmaPointIsCorrectOrRefused() {
-    Case c = gemmWithoutEpilogue(48, 40, 32, DType::BF16);
+    QFETCH(int, dtype);
+    QFETCH(int, tf32);
+    Case c = gemmWithoutEpilogue(48, 40, 32, DType(dtype));
     std::map<std::string, std::vector<int64_t>> space;
     for (const TemplateParam& p : parameterSpace(lower(c))) space[p.name] = p.candidates;
     int scheduled = 0, refused = 0, n = 0;
@@ -198,7 +235,8 @@ class TestGemm : public QObject {
               Kernel k = lower(c);
               TracedSchedule s(k);
               try {
-                applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"warp_m", wm}, {"warp_n", wn}, {"mma", 1}});
+                applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"warp_m", wm}, {"warp_n", wn},
+                                  {"mma", 1}, {"tf32", tf32}});
               } catch (const ScheduleError&) {
                 ++refused;
                 continue;

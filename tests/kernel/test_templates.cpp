@@ -34,7 +34,7 @@ class TestTemplates : public QObject {
     QCOMPARE(templateName(lower(maxpool())), std::string("pool"));
     QCOMPARE(templateName(lower(transpose())), std::string("transpose"));
     QCOMPARE(paramNames(lower(gemm())),
-             (std::vector<std::string>{"block_m", "block_n", "block_k", "warp_m", "warp_n", "thread_m", "thread_n", "shared", "mma"}));
+             (std::vector<std::string>{"block_m", "block_n", "block_k", "warp_m", "warp_n", "thread_m", "thread_n", "shared", "mma", "tf32"}));
     QCOMPARE(paramNames(lower(pointwise())),
              (std::vector<std::string>{"vector_width", "elems_per_thread", "block_size", "grid_stride", "max_blocks"}));
     for (const TemplateParam& p : parameterSpace(lower(softmax()))) QVERIFY(!p.candidates.empty() && !p.summary.empty());

@@ -61,6 +61,7 @@ class TestTuneCache : public QObject {
   void concurrentWritersLeaveAValidFile();
   void signatureIgnoresModelNames();
   void candidatesAreDistinctAndRanked();
+  void candidatesKeepThePrecision();
   void tunerRetunesCorruptEntry();
   void cudaTuneMeasuresOnlyWithAGpu();
 };
@@ -179,6 +180,21 @@ void TestTuneCache::candidatesAreDistinctAndRanked() {
   QVERIFY(set.ranked.size() + set.duplicates + set.refused + set.infeasible == set.tried);
   for (size_t i = 1; i < set.ranked.size(); ++i) QVERIFY(set.ranked[i - 1].estimate.ms <= set.ranked[i].estimate.ms);
   QVERIFY(std::any_of(set.ranked.begin(), set.ranked.end(), [](const Candidate& x) { return x.isDefault; }));
+}
+
+// tf32 trades accuracy for time: the tuner's space of an f32 gemm keeps it at its default (0).
+void TestTuneCache::candidatesKeepThePrecision() {
+  kernel::Kernel k = kernel::fixtures::lower(kernel::fixtures::gemm(64, 64, 32));
+  size_t full = 1, precise = 1;
+  for (const auto& p : kernel::parameterSpace(k)) {
+    full *= p.candidates.size();
+    if (!p.changesPrecision) precise *= p.candidates.size();
+  }
+  QVERIFY(full > precise);
+  CandidateSet set = rankCandidates(k, cost::loadDevice("h200"), -1, 64);
+  QCOMPARE(set.combinations, precise);
+  QVERIFY(!set.ranked.empty());
+  for (const Candidate& c : set.ranked) QCOMPARE(c.params.at("tf32"), int64_t(0));
 }
 
 // A corrupt entry is reported and the kernel measured again; the next tune is a hit.
