@@ -19,6 +19,7 @@ namespace {
 struct TuneArgs {
   std::string model, backend = "cpu", saveSchedules, arch, cacheDir;
   int topK = 8, reps = 5;
+  double referenceLimit = tune::TuneOptions{}.referenceLimit;
   bool json = false, noCache = false, calibrateCpu = false;
 };
 
@@ -26,12 +27,12 @@ std::atomic<bool> interrupted{false};
 
 void printText(const tune::TuneReport& r) {
   std::printf("tuned on %s (%s)\n", r.device.c_str(), r.backend.c_str());
-  std::printf("  %-8s %-14s %5s %5s %-5s %10s %10s %10s %10s\n", "group", "template", "cands", "meas", "cache",
-              "best_ms", "pred_ms", "pick_ms", "default_ms");
+  std::printf("  %-8s %-14s %5s %5s %-5s %10s %10s %10s %10s %-9s\n", "group", "template", "cands", "meas", "cache",
+              "best_ms", "pred_ms", "pick_ms", "default_ms", "checked");
   for (const auto& k : r.kernels) {
-    std::printf("  %-8s %-14s %5d %5d %-5s %10.4f %10.4f %10.4f %10.4f  %s\n", k.group.c_str(), k.templateName.c_str(),
-                k.candidates, k.measured, k.cacheHit ? "hit" : "miss", k.bestMs, k.predictedMs, k.modelPickMs,
-                k.defaultMs, k.status.c_str());
+    std::printf("  %-8s %-14s %5d %5d %-5s %10.4f %10.4f %10.4f %10.4f %-9s  %s\n", k.group.c_str(),
+                k.templateName.c_str(), k.candidates, k.measured, k.cacheHit ? "hit" : "miss", k.bestMs, k.predictedMs,
+                k.modelPickMs, k.defaultMs, k.verifiedAgainst.empty() ? "-" : k.verifiedAgainst.c_str(), k.status.c_str());
     if (!k.message.empty()) std::printf("    (%s)\n", k.message.c_str());
   }
   std::printf("cache: %s\n", r.cacheDir.c_str());
@@ -56,6 +57,7 @@ int runTune(const TuneArgs& a) {
   o.arch = a.arch;
   o.cacheDir = a.cacheDir;
   o.useCache = !a.noCache;
+  o.referenceLimit = a.referenceLimit;
   o.cancel = &interrupted;
   o.progress = [](const tune::Progress& p) {
     if (p.stage == "rank") std::fprintf(stderr, "tune: ranking kernel %zu/%zu (%s)\n", p.done + 1, p.total, p.group.c_str());
@@ -84,7 +86,11 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   cmd->add_option("--reps", a->reps, "Timed repetitions per candidate (median)")->check(CLI::Range(1, 10000))->capture_default_str();
-  cmd->add_flag("--json", a->json, "Print the result as JSON: {\"kernels\": [{group, candidates, candidates_measured, cache, best_ms, predicted_ms, model_pick_ms, ...}]}");
+  cmd->add_flag("--json", a->json, "Print the result as JSON: {\"kernels\": [{group, candidates, candidates_measured, cache, best_ms, predicted_ms, model_pick_ms, verified_against, ...}]}");
+  cmd->add_option("--reference-limit", a->referenceLimit,
+                  "Check candidates against the reference interpreter for kernels up to this many FLOPs (plus elements "
+                  "produced), above it against the default schedule's outputs; -1: always the reference")
+      ->capture_default_str();
   cmd->add_option("--save-schedules", a->saveSchedules, "Write the tuned schedules (for run/compile --schedules)");
   cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   cmd->add_option("--cache-dir", a->cacheDir, "Tuning cache folder (default $TESSERA_CACHE_DIR, $XDG_CACHE_HOME/tessera or ~/.cache/tessera)");

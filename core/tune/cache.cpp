@@ -34,7 +34,7 @@ nlohmann::json CacheEntry::toJson() const {
           {"params", params},            {"trace", trace.toJson()},
           {"best_ms", bestMs},           {"predicted_ms", predictedMs},
           {"model_pick_ms", modelPickMs}, {"candidates", candidates},
-          {"candidates_measured", measured}};
+          {"candidates_measured", measured}, {"verified_against", verifiedAgainst}};
 }
 
 CacheEntry CacheEntry::fromJson(const nlohmann::json& j, const std::string& origin) {
@@ -52,6 +52,7 @@ CacheEntry CacheEntry::fromJson(const nlohmann::json& j, const std::string& orig
     e.modelPickMs = j.at("model_pick_ms").get<double>();
     e.candidates = j.at("candidates").get<int>();
     e.measured = j.at("candidates_measured").get<int>();
+    e.verifiedAgainst = j.value("verified_against", "reference");  // entries before it: always the reference
   } catch (const nlohmann::json::exception& ex) {
     fail(origin + ": " + ex.what());
   }

@@ -29,6 +29,7 @@ struct CacheEntry {
   kernel::Trace trace;       // replays on the lowered kernel
   double bestMs = -1, predictedMs = -1, modelPickMs = -1;
   int candidates = 0, measured = 0;
+  std::string verifiedAgainst = "reference";  // see KernelTuning::verifiedAgainst
   nlohmann::json toJson() const;
   static CacheEntry fromJson(const nlohmann::json& j, const std::string& origin);  // throws Error naming a field
 };

@@ -52,6 +52,7 @@ bool fromCache(const TuningCache& cache, const Job& job, KernelTuning& kt, std::
   kt.bestMs = e->bestMs;
   kt.predictedMs = e->predictedMs;
   kt.modelPickMs = e->modelPickMs;
+  kt.verifiedAgainst = e->verifiedAgainst;
   kt.params = e->params;
   kt.trace = e->trace;
   return true;
@@ -68,8 +69,11 @@ std::vector<Candidate> choose(const CandidateSet& set, int topK) {
 }
 
 // Picks the fastest verified candidate of a job from the batch's timings and stores it.
-void conclude(const Job& job, const std::vector<execute::VariantTiming>& timings, const TuningCache& cache,
-              KernelTuning& kt, std::vector<std::string>& warnings) {
+void conclude(const Job& job, const execute::MeasureReport& mr, const TuningCache& cache, KernelTuning& kt,
+              std::vector<std::string>& warnings) {
+  const std::vector<execute::VariantTiming>& timings = mr.timings;
+  execute::Expected against = mr.expected.empty() ? execute::Expected::Nothing : mr.expected[job.kernel];
+  kt.verifiedAgainst = against == execute::Expected::Model ? "default" : execute::expectedName(against);
   int best = -1;
   for (size_t c = 0; c < job.chosen.size(); ++c) {
     const execute::VariantTiming& t = timings[job.firstVariant + c];
@@ -95,12 +99,23 @@ void conclude(const Job& job, const std::vector<execute::VariantTiming>& timings
   kt.predictedMs = pick.estimate.ms;
   scheduleWith(job.lowered, pick.params, &kt.trace);
   if (kt.measured < int(job.chosen.size())) return;  // cancelled part-way: not worth remembering
-  CacheEntry e{job.key, kt.params, kt.trace, kt.bestMs, kt.predictedMs, kt.modelPickMs, kt.candidates, kt.measured};
+  CacheEntry e{job.key, kt.params, kt.trace, kt.bestMs, kt.predictedMs, kt.modelPickMs, kt.candidates, kt.measured,
+               kt.verifiedAgainst};
   try {
     cache.store(e);
   } catch (const std::exception& ex) {
     warnings.push_back(std::string("tuning cache: ") + ex.what());
   }
+}
+
+// The model with every kernel at its template default: what candidates are compared with above the reference
+// limit (a session's model may carry replayed schedules).
+CompiledModel withDefaultSchedules(const CompiledModel& m) {
+  bool replayed = std::any_of(m.kernels.begin(), m.kernels.end(), [](const auto& k) { return k.replayed; });
+  if (!replayed) return m;
+  std::vector<kernel::KernelSpec> specs;
+  for (const auto& k : m.kernels) specs.push_back(k.spec);
+  return execute::compileKernels(m.graph, specs);
 }
 
 }  // namespace
@@ -125,6 +140,7 @@ nlohmann::json TuneReport::toJson() const {
                         {"model_pick_ms", k.modelPickMs},
                         {"default_ms", k.defaultMs},
                         {"status", k.status},
+                        {"verified_against", k.verifiedAgainst},
                         {"params", k.params}};
     if (!k.message.empty()) j["message"] = k.message;
     nlohmann::json ms = nlohmann::json::array();
@@ -185,9 +201,10 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     mo.arch = o.arch;
     mo.cancel = o.cancel;
     mo.pruneFactor = o.pruneFactor;
+    mo.referenceLimit = o.referenceLimit;
     mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
-    execute::MeasureReport mr = execute::measureVariants(m, variants, backend, mo);
-    for (const Job& job : jobs) conclude(job, mr.timings, cache, r.kernels[job.kernel], r.warnings);
+    execute::MeasureReport mr = execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
+    for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
   } else if (!variants.empty()) {
     r.warnings.push_back(target.cannotRun + ": ranked by the cost model only, nothing measured or cached");
     for (const Job& job : jobs) {

@@ -32,6 +32,10 @@ struct TuneOptions {
   bool useCache = true;           // read entries (results are stored either way)
   size_t maxCombinations = 4096;  // larger parameter spaces are sampled
   double pruneFactor = 3;         // a candidate 3x slower than the best so far on its first run is not timed further
+  // Candidates are checked against the reference interpreter (run on the kernel's nodes alone) up to this much
+  // work (FLOPs + elements produced: 2e9 multiply-adds, a few seconds); above it against the template
+  // default's outputs on the same backend (verified_against "default"). < 0: always the reference.
+  double referenceLimit = 4e9;
   const std::atomic<bool>* cancel = nullptr;
   std::function<void(const Progress&)> progress;
 };
@@ -56,6 +60,7 @@ struct KernelTuning {
   kernel::TemplateParams params;   // of the kept candidate
   kernel::Trace trace;
   std::vector<Measurement> measurements;  // rank order (cache misses only)
+  std::string verifiedAgainst;     // "reference", "default" (the default's own outputs: unchecked), "" = not measured
   std::string status;              // tuned, cached, untuned (why in `message`), skipped
   std::string message;
 };

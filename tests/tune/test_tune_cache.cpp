@@ -8,15 +8,16 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernel/kernel_fixtures.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/compiled_model.h"
 #include "tune/cache.h"
 #include "tune/candidates.h"
 #include "tune/tuner.h"
+#include "tune_fixtures.h"
 
 using namespace tessera;
 using namespace tessera::tune;
+using tessera::tune::fixtures::transposeToTune;
 namespace fs = std::filesystem;
 
 namespace {
@@ -31,18 +32,8 @@ CacheEntry sampleEntry(double ms) {
   e.modelPickMs = 0.7;
   e.candidates = 12;
   e.measured = 3;
+  e.verifiedAgainst = "default";
   return e;
-}
-
-// A one-kernel model (a rows x cols transpose) and tune options with top k = reps = `k` and cache `dir`.
-std::pair<execute::CompiledModel, TuneOptions> transposeToTune(int64_t rows, int64_t cols, int k, const std::string& dir) {
-  auto c = kernel::fixtures::transpose(rows, cols);
-  auto graph = std::make_shared<const Graph>(std::move(c.graph));
-  TuneOptions o;
-  o.topK = k;
-  o.reps = k;
-  o.cacheDir = dir;
-  return {execute::compileKernels(graph, {c.spec}), o};
 }
 
 void writeText(const std::string& path, const std::string& text) {
@@ -82,6 +73,7 @@ void TestTuneCache::roundTrip() {
   QCOMPARE(got->params, e.params);
   QCOMPARE(got->trace, e.trace);
   QCOMPARE(got->measured, 3);
+  QCOMPARE(got->verifiedAgainst, std::string("default"));
   CacheKey other = e.key;
   other.device = "another device";
   QVERIFY(cache.pathFor(other) != cache.pathFor(e.key));

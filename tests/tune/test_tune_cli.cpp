@@ -52,6 +52,7 @@ void TestTuneCli::secondTuneIsServedFromCache() {
     QVERIFY(k["best_ms"].get<double>() > 0);
     QVERIFY(k["predicted_ms"].get<double>() > 0);
     QVERIFY(k["model_pick_ms"].get<double>() >= k["best_ms"].get<double>());
+    QCOMPARE(k["verified_against"].get<std::string>(), std::string("reference"));  // mlp is far below the limit
     QVERIFY(k.contains("group"));
   }
   t.restart();

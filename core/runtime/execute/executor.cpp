@@ -163,6 +163,12 @@ void fillFromReference(const Graph& g, const CompiledKernel& ck, size_t i, Arena
           arena.set(v->name(), ref.values.at(v->name()), i);
 }
 
+// Copies what kernel i wrote (its outputs, or the reference's stand-ins) before a later kernel reuses the memory.
+void keepOutputs(const CompiledKernel& ck, Arena& arena, RunReport& r) {
+  for (const auto& b : ck.kernel.buffers)
+    if (b.role == BufferRole::Output && arena.find(b.value)) r.values[b.value] = arena.read(b.value);
+}
+
 }  // namespace
 
 RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
@@ -218,20 +224,26 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ro.keepAll = true;
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   Arena arena(g, inputs, m.kernels);
+  if (o.keepValues) {
+    for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
+    for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
+  }
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
+    bool ran = false;
     if (kr.status == "not run") {
       try {
         runKernel(*be, i, m, arena, ref, o, kr);
         r.totalMs += kr.ms;
-        continue;
+        ran = true;
       } catch (const std::exception& e) {
         kr.status = "failed";
         kr.message = e.what();
         r.messages.push_back("kernel " + kr.group + ": " + kr.message);
       }
     }
-    fillFromReference(g, m.kernels[i], i, arena, ref);  // so the kernels after it can still run
+    if (!ran) fillFromReference(g, m.kernels[i], i, arena, ref);  // so the kernels after it can still run
+    if (o.keepValues && (ran || o.verify)) keepOutputs(m.kernels[i], arena, r);  // a failed kernel's are garbage
   }
   r.ran = true;
   r.outputsVerified = o.verify;

@@ -6,6 +6,7 @@
 // back as messages; the run goes on with the reference's values in place of a kernel that failed.
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +31,9 @@ struct RunOptions {
   // themselves): kernels that ran report "unchecked", outputsVerified stays false, and a kernel that fails
   // leaves its outputs unwritten.
   bool verify = true;
+  // Fill RunReport::values with every value the kernels read or wrote (for the tuner's measurements: the inputs
+  // each kernel saw and what the model's own kernels made of them).
+  bool keepValues = false;
 };
 
 struct KernelReport {
@@ -55,6 +59,7 @@ struct RunReport {
   bool outputsVerified = false;  // every graph output matched the reference
   std::vector<std::string> messages;  // errors and notes, one line each
   std::vector<Tensor> outputs;   // in graph output order, when ran
+  std::unordered_map<std::string, Tensor> values;  // by value name (RunOptions::keepValues): inputs, initializers, kernel outputs
   std::vector<codegen::GeneratedKernel> generated;  // per kernel (empty source when it could not be generated)
   nlohmann::json toJson() const;
 };

@@ -2,6 +2,7 @@
 // The reference interpreter: executes nodes in topological order with each op's reference semantics,
 // freeing intermediates after their last use.
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct ReferenceResult {
 
 // `inputs` in graph input order. Throws Error naming the node or input at fault.
 ReferenceResult runReference(const Graph& graph, const std::vector<Tensor>& inputs, const ReferenceOptions& options = {});
+
+// Runs only the nodes `nodeIds` (in the graph's topological order) on `values` (by value name; initializers are
+// taken from the graph), which must hold every other value they read; returns the values they produce, by name.
+// For checking one kernel (a group of nodes) on the inputs it was given, without running the whole graph.
+std::unordered_map<std::string, Tensor> runReferenceNodes(const Graph& graph, const std::vector<std::string>& nodeIds,
+                                                          const std::unordered_map<std::string, Tensor>& values);
 
 // Deterministic random inputs for every graph input (floats uniform in [-1, 1), ints in [0, 4), bools).
 std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed);

@@ -1,0 +1,131 @@
+// What the tuner's measurements are checked against (execute::measureVariants): the reference interpreter on a
+// kernel's nodes alone, or, above MeasureOptions::referenceLimit, the model's own kernel on the backend. Either
+// way a variant whose outputs differ is reported unverified and never chosen; the tuner says per kernel which
+// check it ran ("verified_against").
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "kernel/visit.h"
+#include "ops/builder.h"
+#include "runtime/execute/measure.h"
+#include "runtime/reference/compare.h"
+#include "runtime/reference/interpreter.h"
+#include "tune_fixtures.h"
+
+using namespace tessera;
+using execute::Expected;
+
+namespace {
+
+// x -> transpose (kernel 0) -> exp (kernel 1): kernel 1's inputs are what kernel 0 made of x.
+execute::CompiledModel twoKernels() {
+  GraphBuilder b("two");
+  Value* x = b.input("x", {DType::F32, {24, 40}});
+  Value* t = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{1, 0}}}, "t");
+  b.output(b.op("Exp", {t}, {}, "e"));
+  auto graph = std::make_shared<const Graph>(b.finish());
+  return execute::compileKernels(graph, {{"g0", "data-movement", {"t"}}, {"g1", "pointwise", {"e"}}});
+}
+
+// The kernel with 1 added to every element it stores to an output: same buffers and launch, wrong values.
+kernel::Kernel offByOne(const kernel::Kernel& k) {
+  kernel::Kernel wrong = k.clone();
+  kernel::walk(wrong.body, [&](kernel::StmtNode& s) {
+    if (s.kind != kernel::StmtKind::Store) return;
+    auto& store = static_cast<kernel::StoreStmt&>(s);
+    const kernel::Buffer* b = wrong.findBuffer(store.buffer);
+    if (b && b->role == kernel::BufferRole::Output)
+      store.value = kernel::Binary::make(kernel::BinaryOp::Add, store.value, kernel::FloatImm::make(1.0, store.value->dtype));
+  });
+  return wrong;
+}
+
+// Each kernel's own schedule and its off-by-one copy, measured with the given reference limit.
+execute::MeasureReport measureRightAndWrong(const execute::CompiledModel& m, double referenceLimit) {
+  std::vector<execute::KernelVariant> variants;
+  for (size_t k = 0; k < m.kernels.size(); ++k) {
+    variants.push_back({k, m.kernels[k].kernel.clone()});
+    variants.push_back({k, offByOne(m.kernels[k].kernel)});
+  }
+  execute::MeasureOptions o;
+  o.reps = 1;
+  o.referenceLimit = referenceLimit;
+  return execute::measureVariants(m, variants, execute::BackendKind::Cpu, o);
+}
+
+}  // namespace
+
+class TestTuneVerify : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void referenceNodesMatchTheWholeGraph();
+  void wrongVariantFailsAgainstTheReference();
+  void wrongVariantFailsAgainstTheModel();
+  void tunerSaysWhatItCheckedAgainst();
+};
+
+void TestTuneVerify::initTestCase() {
+  if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
+    QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+}
+
+// One group's nodes on the values before it give what the whole graph gives; a missing input is named.
+void TestTuneVerify::referenceNodesMatchTheWholeGraph() {
+  execute::CompiledModel m = twoKernels();
+  ReferenceOptions ro;
+  ro.keepAll = true;
+  ReferenceResult whole = runReference(*m.graph, randomInputs(*m.graph, 3), ro);
+  auto made = runReferenceNodes(*m.graph, {"e"}, {{"t", whole.values.at("t")}});
+  QCOMPARE(made.size(), size_t(1));
+  QVERIFY(compareTensors(made.at("e"), whole.values.at("e"), Tolerance{}).ok);
+  try {
+    runReferenceNodes(*m.graph, {"e"}, {});
+    QFAIL("a missing input must be refused");
+  } catch (const std::exception& e) {
+    QVERIFY2(std::string(e.what()).find("'t'") != std::string::npos, e.what());
+  }
+}
+
+void TestTuneVerify::wrongVariantFailsAgainstTheReference() {
+  execute::MeasureReport r = measureRightAndWrong(twoKernels(), -1);
+  QCOMPARE(r.timings.size(), size_t(4));
+  QCOMPARE(r.expected, (std::vector<Expected>{Expected::Reference, Expected::Reference}));
+  for (size_t k = 0; k < 2; ++k) {
+    QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
+    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QVERIFY(!r.timings[2 * k + 1].verified);
+  }
+}
+
+// Above the limit the model's own kernels are the expectation: the same schedule matches, the wrong one does not.
+void TestTuneVerify::wrongVariantFailsAgainstTheModel() {
+  execute::MeasureReport r = measureRightAndWrong(twoKernels(), 0);
+  QCOMPARE(r.expected, (std::vector<Expected>{Expected::Model, Expected::Model}));
+  for (size_t k = 0; k < 2; ++k) {
+    QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
+    QCOMPARE(r.timings[2 * k].maxRelErr, 0.0);
+    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QVERIFY(!r.timings[2 * k + 1].verified);
+  }
+}
+
+void TestTuneVerify::tunerSaysWhatItCheckedAgainst() {
+  QTemporaryDir dir;
+  auto [m, o] = tune::fixtures::transposeToTune(64, 96, 2, dir.path().toStdString());
+  o.useCache = false;
+  tune::TuneReport checked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
+  QCOMPARE(checked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(checked.kernels[0].verifiedAgainst, std::string("reference"));
+  o.referenceLimit = 0;
+  tune::TuneReport unchecked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
+  QCOMPARE(unchecked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(unchecked.kernels[0].verifiedAgainst, std::string("default"));
+  QCOMPARE(unchecked.toJson()["kernels"][0]["verified_against"].get<std::string>(), std::string("default"));
+  o.useCache = true;  // a hit says what the stored result was checked against
+  QCOMPARE(tune::tuneModel(m, execute::BackendKind::Cpu, o).kernels[0].verifiedAgainst, std::string("default"));
+}
+
+QTEST_GUILESS_MAIN(TestTuneVerify)
+#include "test_tune_verify.moc"
