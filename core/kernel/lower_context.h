@@ -85,11 +85,24 @@ DType accType(DType t);
 // Stores every group output with shape `domain` through the emitter; others are left to the caller.
 void storeOutputs(Emitter& em, const std::set<const Value*>& skip = {});
 
+// Shared by the lowerings with an anchor op (gemm, conv, pool, LRN), defined in lower_linalg.cpp.
+// Refuses pointwise prologues: the anchor's inputs must come from outside the group.
+void requireExternalInputs(LowerCtx& ctx, const Node& anchor);
+// Runs the pointwise epilogue on `result` (the anchor's output at the current point of the nest `outVars` x
+// `domain`), stores the group's outputs in `body` and makes the nest the kernel's body.
+void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& outVars, const Shape& domain,
+            std::shared_ptr<BlockStmt> body, Expr result);
+// begin <= i < end
+Expr inBounds(const Expr& i, int64_t begin, int64_t end);
+// Names of the spatial loops: ow; oh, ow; od, oh, ow; beyond three axes o0, o1, ...
+std::vector<std::string> spatialNames(const std::string& prefix, size_t rank);
+
 void lowerPointwise(LowerCtx& ctx);
 void lowerRowReduction(LowerCtx& ctx);
 void lowerGemm(LowerCtx& ctx, const Node& anchor);
 void lowerConv(LowerCtx& ctx, const Node& anchor);
 void lowerPool(LowerCtx& ctx, const Node& anchor);
+void lowerLrn(LowerCtx& ctx, const Node& anchor);
 void lowerDataMovement(LowerCtx& ctx, const Node& anchor);
 
 }  // namespace tessera::kernel

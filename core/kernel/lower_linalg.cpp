@@ -8,13 +8,6 @@
 namespace tessera::kernel {
 namespace {
 
-// Refuses pointwise prologues: the anchor's inputs must come from outside the group.
-void requireExternalInputs(LowerCtx& ctx, const Node& anchor) {
-  for (size_t i = 0; i < anchor.numInputs(); ++i)
-    if (anchor.input(i) && ctx.produced(anchor.input(i)))
-      ctx.fail(anchor, "input " + std::to_string(i) + " is computed inside the group; only epilogues are fused");
-}
-
 Expr loadInput(LowerCtx& ctx, const Value* v, std::vector<Expr> idx) {
   return Load::make(ctx.inputBuffer.at(v), v->dtype(), std::move(idx));
 }
@@ -29,6 +22,21 @@ void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& l
   storeOutputs(em);
   ctx.k.body = BlockStmt::make({loopNest(loopVars, loopShape, body)});
 }
+
+Expr allOf(const std::vector<Expr>& conds) {
+  Expr r = conds.front();
+  for (size_t i = 1; i < conds.size(); ++i) r = Binary::make(BinaryOp::And, r, conds[i]);
+  return r;
+}
+
+}  // namespace
+
+void requireExternalInputs(LowerCtx& ctx, const Node& anchor) {
+  for (size_t i = 0; i < anchor.numInputs(); ++i)
+    if (anchor.input(i) && ctx.produced(anchor.input(i)))
+      ctx.fail(anchor, "input " + std::to_string(i) + " is computed inside the group; only epilogues are fused");
+}
+
 void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& outVars, const Shape& domain,
             std::shared_ptr<BlockStmt> body, Expr result) {
   finish(ctx, anchor, outVars, domain, std::move(body), std::move(result), vars(outVars), domain);
@@ -37,19 +45,15 @@ void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& o
 Expr inBounds(const Expr& i, int64_t begin, int64_t end) {
   return Binary::make(BinaryOp::And, Binary::make(BinaryOp::Ge, i, intImm(begin)), Binary::make(BinaryOp::Lt, i, intImm(end)));
 }
-Expr allOf(const std::vector<Expr>& conds) {
-  Expr r = conds.front();
-  for (size_t i = 1; i < conds.size(); ++i) r = Binary::make(BinaryOp::And, r, conds[i]);
-  return r;
-}
 
-// Names of the spatial loops: ow; oh, ow; od, oh, ow; beyond three axes o0, o1, ...
 std::vector<std::string> spatialNames(const std::string& prefix, size_t rank) {
   if (rank > 3) return names(prefix, rank);
   std::vector<std::string> out;
   for (size_t a = 0; a < rank; ++a) out.push_back(prefix + "dhw"[3 - rank + a]);
   return out;
 }
+
+namespace {
 
 // The window of a conv or pool over the spatial axes of an [N, C, spatial...] input, with auto_pad and
 // ceil_mode resolved to explicit pads from the shapes (ops::windowGeometry, as the reference does).
