@@ -33,4 +33,24 @@ LaunchShape launchShape(const Kernel& k) {
   return out;
 }
 
+int64_t bufferCopies(const Kernel& k, const std::string& buffer) {
+  int64_t copies = 1;
+  if (!k.body) return copies;
+  walk(k.body, [&](StmtNode& s) {
+    if (s.kind != StmtKind::For || static_cast<ForStmt&>(s).h.pipelineStages <= 1) return;
+    int64_t stages = static_cast<ForStmt&>(s).h.pipelineStages;
+    walk(static_cast<ForStmt&>(s).body, [&](StmtNode& n) {
+      if (n.kind == StmtKind::AsyncCopy && static_cast<AsyncCopyStmt&>(n).dst == buffer) copies = std::max(copies, stages);
+    });
+  });
+  return copies;
+}
+
+int64_t sharedBytesPerBlock(const Kernel& k) {
+  int64_t bytes = 0;
+  for (const Buffer& b : k.buffers)
+    if (b.scope == MemScope::Shared) bytes += numElements(b.shape) * int64_t(dtypeSize(b.dtype)) * bufferCopies(k, b.name);
+  return bytes;
+}
+
 }  // namespace tessera::kernel

@@ -4,6 +4,7 @@
 // each to threadIdx.x; the mma lane tags stand for the 32 lanes of one warp. The CUDA generator launches this
 // shape and the cost model counts with it: one rule, here.
 #include <cstdint>
+#include <string>
 
 #include "kernel/kernel_ir.h"
 
@@ -17,5 +18,11 @@ struct LaunchShape {
 };
 
 LaunchShape launchShape(const Kernel& k);
+
+// The copies of `buffer` a block holds: the stages of the pipelined loop whose body copies into it
+// asynchronously (docs/kernel-ir.md, Pipelines: one copy per stage), else 1.
+int64_t bufferCopies(const Kernel& k, const std::string& buffer);
+// The shared memory one block allocates: each shared buffer times its copies, in bytes.
+int64_t sharedBytesPerBlock(const Kernel& k);
 
 }  // namespace tessera::kernel

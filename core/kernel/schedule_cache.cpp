@@ -1,6 +1,7 @@
 // Memory-scope primitives: cache_read, cache_write, compute_at, pipeline; and set_param.
 #include <algorithm>
 
+#include "kernel/launch.h"
 #include "kernel/printer.h"
 #include "kernel/schedule_util.h"
 #include "kernel/visit.h"
@@ -327,6 +328,15 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
     if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
   }
   c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
+  // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
+  int64_t extra = 0;
+  for (const std::string& cache : caches) {
+    const Buffer& b = *k.findBuffer(cache);
+    extra += (stages - 1) * numElements(b.shape) * int64_t(dtypeSize(b.dtype));
+  }
+  int64_t total = sharedBytesPerBlock(k) + extra;
+  c.check(7, total <= kSharedBytes,
+          std::to_string(stages) + " stages need " + std::to_string(total) + " bytes of shared memory per block (limit 48 KiB)");
   auto isFill = [&](const Stmt& s) {
     for (const std::string& cache : caches)
       if (!writesOf(s, cache).empty()) return true;
@@ -342,16 +352,20 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
     }
     forEachChild(*slot, convert);
   };
+  // The markers follow the last fill of the run of fills and cache allocations the body starts with.
+  size_t lastFill = block->stmts.size();
+  for (size_t i = 0; i < block->stmts.size(); ++i) {
+    const Stmt& s = block->stmts[i];
+    if (isFill(s)) lastFill = i;
+    else if (s->kind != StmtKind::Allocate) break;
+  }
+  c.check(8, lastFill < block->stmts.size(), "its body does not start with the fills of its shared caches");
   std::vector<Stmt> out;
   for (size_t i = 0; i < block->stmts.size(); ++i) {
     Stmt s = block->stmts[i];
-    if (!isFill(s)) {
-      out.push_back(s);
-      continue;
-    }
-    convert(s);
+    if (isFill(s)) convert(s);
     out.push_back(s);
-    if (i + 1 == block->stmts.size() || !isFill(block->stmts[i + 1])) {
+    if (i == lastFill) {
       out.push_back(PipelineMarkerStmt::make(false, 0));
       out.push_back(PipelineMarkerStmt::make(true, stages - 1));
     }

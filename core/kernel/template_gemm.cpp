@@ -8,6 +8,20 @@
 namespace tessera::kernel::templ {
 namespace {
 
+// stages > 1: each thread fills the shared tiles in 16-byte runs, which the pipelined loop copies with cp.async.
+int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0; }
+
+// stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
+// S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile.
+void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
+  int64_t stages = p.at("stages"), steps = extentOf(s.kernel(), ko);
+  if (stages <= 1) return;
+  if (steps < stages)
+    rejectParams(s.kernel(), "gemm", "stages", std::to_string(stages) + " stages need as many k steps; there are " +
+                                                   std::to_string(steps) + " (K / block_k)");
+  s.pipeline(ko, int(stages));
+}
+
 // shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
 // stages an A tile (block_m x block_k) and a B tile (block_k x block_n) in shared memory, filled by all the
 // block's threads, and each thread accumulates a thread_m x thread_n micro-tile in registers. A thread's rows
@@ -37,7 +51,8 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
     if (inner.size() >= 2) s.reorder(inner);
     s.unroll(ki);
   }
-  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}});
+  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, 0, copyBytes(p));
+  pipelineStages(s, ko, p);
 }
 
 // mma = 1: as shared = 1, but each warp (threadIdx.z, threadIdx.y) computes a warp_m x warp_n tile as
@@ -69,7 +84,9 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   if (!ki.empty()) s.unroll(ki);
   // Unpadded: padding the rows by 8 elements (distinct banks for the fragment reads) measured 12% slower at
   // 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md); left to overrides.
-  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}});
+  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}}, 0,
+                copyBytes(p));
+  pipelineStages(s, ko, p);
 }
 
 bool operandsOf(Kernel& k, std::initializer_list<DType> types) {
@@ -108,6 +125,7 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   if (mma) checkMma(s.kernel(), p);
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
+  if (p.at("stages") > 1 && !shared) rejectParams(s.kernel(), "gemm", "stages", "pipelining stages the shared tiles: set shared = 1");
   if (shared && warps && !mma) rejectParams(s.kernel(), "gemm", "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
   int64_t threads = warps || mma ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
@@ -170,6 +188,19 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
   return best;
 }
 
+// The default stages: kDefaultStages, fewer when the k steps or 48 KiB of shared memory for the tiles' copies
+// do not allow them (1: not pipelined).
+constexpr int64_t kDefaultStages = 1;
+int64_t pickStages(Kernel& k, const TemplateParams& p) {
+  int64_t K = extentOf(k, "k"), bk = std::min(p.at("block_k"), K);
+  int64_t elem = 1;
+  for (const std::string& b : inputsReadIn(k, "k")) elem = std::max<int64_t>(elem, int64_t(dtypeSize(k.findBuffer(b)->dtype)));
+  int64_t bytesPerStage = (p.at("block_m") + p.at("block_n")) * bk * elem;
+  int64_t stages = std::min(kDefaultStages, (K + bk - 1) / bk);
+  while (stages > 1 && stages * bytesPerStage > 48 * 1024) --stages;
+  return std::max<int64_t>(1, stages);
+}
+
 // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile; or, for 16-bit operands, warps of up
 // to 64 x 64 on the tensor cores.
 TemplateParams gemmDefaults(Kernel& k) {
@@ -188,6 +219,7 @@ TemplateParams gemmDefaults(Kernel& k) {
     p["warp_m"] = std::min<int64_t>(64, bm);
     p["warp_n"] = std::min<int64_t>(64, bn);
   }
+  p["stages"] = pickStages(k, p);
   return p;
 }
 
@@ -205,6 +237,7 @@ const TemplateDef& gemmTemplate() {
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
+       {"stages", {1, 2, 3, 4}, "k tiles in flight: the k-outer loop pipelined with cp.async into that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true}},
       gemmDefaults};
   return def;

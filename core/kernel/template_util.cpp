@@ -94,8 +94,14 @@ std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
   return out;
 }
 
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims) {
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
   std::string rest = fuseAll(s, fillLoops);
+  int64_t n = extentOf(s.kernel(), rest);
+  if (lanes > 1 && n > lanes && n % lanes == 0) {
+    auto [outer, inner] = splitBy(s, rest, lanes);
+    s.unroll(inner);
+    rest = outer;
+  }
   for (auto [threads, tag] : dims) {
     if (threads <= 1) continue;
     if (extentOf(s.kernel(), rest) <= threads) return s.bind(rest, tag);
@@ -106,10 +112,11 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
   if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
 }
 
-void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad) {
+void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad, int64_t copyBytes) {
   for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
+    int64_t lanes = copyBytes / int64_t(dtypeSize(s.kernel().findBuffer(operand)->dtype));
     auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
-    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
   }
 }
 
