@@ -1,5 +1,6 @@
 #include "ops/op_support.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <thread>
@@ -54,18 +55,19 @@ void requireWorkBuffer(const Node& node, int64_t elements) {
 }
 
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body) {
-  // Below about a million multiply-adds a second thread costs more than it saves.
-  constexpr int64_t kMinParallelWork = int64_t(1) << 20;
-  bool parallel = n >= 2 && std::thread::hardware_concurrency() >= 2 &&
-                  (costPerItem >= kMinParallelWork || n * costPerItem >= kMinParallelWork);
-  if (!parallel) {
+  // Below about a million multiply-adds per thread a thread costs more than it saves.
+  constexpr double kMinWorkPerThread = double(int64_t(1) << 20);
+  double work = double(n) * double(std::max<int64_t>(costPerItem, 1));
+  int64_t cores = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  int64_t parts = std::min({n, cores, int64_t(std::min(work / kMinWorkPerThread, double(cores)))});
+  if (parts < 2) {
     body(0, n);
     return;
   }
-  int64_t mid = n / 2;
-  std::thread second([&] { body(mid, n); });
-  body(0, mid);
-  second.join();
+  std::vector<std::thread> others;
+  for (int64_t t = 1; t < parts; ++t) others.emplace_back([&body, n, parts, t] { body(n * t / parts, n * (t + 1) / parts); });
+  body(0, n / parts);
+  for (std::thread& t : others) t.join();
 }
 
 namespace {

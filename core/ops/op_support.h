@@ -76,8 +76,8 @@ struct AxisSplit {
 };
 AxisSplit splitAtAxis(const Shape& shape, int64_t axis);
 
-// Runs body(begin, end) over [0, n), split in two halves on two threads when n * costPerItem is large
-// enough to pay for a thread. The body must not throw.
+// Runs body(begin, end) over [0, n), split into equal ranges on up to one thread per hardware thread, as many
+// as n * costPerItem pays for (about a million multiply-adds each). The body must not throw.
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body);
 
 // Copies elements into a new tensor of `outType`: output element at coordinates o comes from

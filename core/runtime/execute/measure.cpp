@@ -97,41 +97,38 @@ Expectation expectationFor(const CompiledModel& m, size_t k, ValueMap& values, c
 void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, const ValueMap& values,
                 const Expectation& expected, const MeasureOptions& o, double cutoffMs, VariantTiming& t) {
   if (expected.from == Expected::Nothing) fail(expected.error.empty() ? "nothing to compare with" : expected.error);
-  std::vector<std::vector<std::byte>> storage;
+  std::vector<std::vector<std::byte>> inputs;
+  std::vector<std::pair<std::string, Tensor>> outputs;  // written in place by the backend (no copy to compare)
   std::vector<detail::ParamBuffer> params;
   for (const auto& b : k.buffers) {
     if (b.role == BufferRole::Temp) continue;
-    storage.emplace_back(std::max<size_t>(bytesOf(b), 1));
-    bool out = b.role == BufferRole::Output;
-    if (!out) {
-      auto it = values.find(b.value);
-      if (it == values.end()) fail("value '" + b.value + "' read by kernel " + k.id + " has no value (the model's run did not make it)");
-      std::memcpy(storage.back().data(), it->second.bytes().data(), bytesOf(b));
+    if (b.role == BufferRole::Output) {
+      outputs.emplace_back(b.value, Tensor(b.dtype, b.shape));
+      params.push_back({outputs.back().second.mutableBytes().data(), bytesOf(b), true});
+      continue;
     }
-    params.push_back({storage.back().data(), bytesOf(b), out});
+    auto it = values.find(b.value);
+    if (it == values.end()) fail("value '" + b.value + "' read by kernel " + k.id + " has no value (the model's run did not make it)");
+    inputs.emplace_back(std::max<size_t>(bytesOf(b), 1));
+    std::memcpy(inputs.back().data(), it->second.bytes().data(), bytesOf(b));
+    params.push_back({inputs.back().data(), bytesOf(b), false});
   }
   t.ms = be.run(i, params, 0, 1);
   t.pruned = cutoffMs > 0 && t.ms > cutoffMs;
   if (!t.pruned) t.ms = be.run(i, params, std::max(0, o.warmup - 1), o.reps);
   t.verified = true;
-  size_t slot = 0;
-  for (const auto& b : k.buffers) {
-    if (b.role == BufferRole::Temp) continue;
-    size_t mine = slot++;
-    if (b.role != BufferRole::Output) continue;
-    auto want = expected.outputs.find(b.value);
+  for (const auto& [value, got] : outputs) {
+    auto want = expected.outputs.find(value);
     if (want == expected.outputs.end()) {
       t.verified = false;
-      t.message = "output '" + b.value + "': no expected value (the model's kernel did not run)";
+      t.message = "output '" + value + "': no expected value (the model's kernel did not run)";
       continue;
     }
-    Tensor got(b.dtype, b.shape);
-    std::memcpy(got.mutableBytes().data(), storage[mine].data(), bytesOf(b));
     Comparison c = compareTensors(got, want->second);
     t.maxRelErr = std::max(t.maxRelErr, c.maxRelError);
     if (!c.ok) {
       t.verified = false;
-      t.message = "output '" + b.value + "': " + c.message;
+      t.message = "output '" + value + "': " + c.message;
     }
   }
   t.status = t.verified ? "ok" : "mismatch";

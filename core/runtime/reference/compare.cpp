@@ -1,6 +1,10 @@
 #include "runtime/reference/compare.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
+
+#include "ops/op_support.h"
 
 namespace tessera {
 
@@ -16,34 +20,40 @@ Tolerance toleranceFor(DType t) {
 
 namespace {
 
+// Tensors are compared in chunks on every hardware thread (parallelFor): the tuner compares a 32x16x2048x2048
+// attention score matrix per candidate, 2e9 elements, which took over a minute on one thread. Per-chunk results
+// are merged in chunk order, so the outcome (and the first bad element named) does not depend on the threads.
+constexpr int64_t kChunk = int64_t(1) << 16;
+
+int64_t chunksOf(int64_t n) { return (n + kChunk - 1) / kChunk; }
+
 // The root mean square of the finite expected values: the size of the tensor's entries.
 double rmsOf(const Tensor& t) {
+  int64_t n = t.numElements();
+  std::vector<double> sums(size_t(chunksOf(n)), 0.0);
+  std::vector<int64_t> counts(sums.size(), 0);
+  ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
+    for (int64_t c = c0; c < c1; ++c)
+      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+        double v = t.getDouble(i);
+        if (!std::isfinite(v)) continue;
+        sums[size_t(c)] += v * v;
+        ++counts[size_t(c)];
+      }
+  });
   double sum = 0;
-  int64_t n = 0;
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    double v = t.getDouble(i);
-    if (!std::isfinite(v)) continue;
-    sum += v * v;
-    ++n;
+  int64_t finite = 0;
+  for (size_t c = 0; c < sums.size(); ++c) {
+    sum += sums[c];
+    finite += counts[c];
   }
-  return n ? std::sqrt(sum / double(n)) : 0.0;
+  return finite ? std::sqrt(sum / double(finite)) : 0.0;
 }
 
-}  // namespace
-
-Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol) {
-  Comparison c;
-  if (actual.type() != expected.type()) {
-    c.ok = false;
-    c.message = "type " + actual.type().toString() + " differs from expected " + expected.type().toString();
-    return c;
-  }
-  int64_t n = expected.numElements();
-  // A sum's rounding error scales with its terms, not with its result: an element that cancels toward zero
-  // (a 4096-term dot product that lands near 0) keeps the error of its neighbours. So the relative tolerance
-  // is applied to max(|e|, a tenth of the tensor's RMS) rather than to |e| alone.
-  double floor = 0.1 * rmsOf(expected);
-  for (int64_t i = 0; i < n; ++i) {
+// Elements [begin, end) into `c` (which keeps its first failure).
+void compareRange(const Tensor& actual, const Tensor& expected, Tolerance tol, double floor, int64_t begin,
+                  int64_t end, Comparison& c) {
+  for (int64_t i = begin; i < end; ++i) {
     double a = actual.getDouble(i), e = expected.getDouble(i);
     if (std::isnan(a) || std::isnan(e)) {
       if (std::isnan(a) != std::isnan(e) && c.ok) {
@@ -66,6 +76,35 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
     if (err > tol.abs + tol.rel * std::max(std::fabs(e), floor) && c.ok) {
       c.ok = false;
       c.message = "element " + std::to_string(i) + " is " + std::to_string(a) + ", expected " + std::to_string(e);
+    }
+  }
+}
+
+}  // namespace
+
+Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol) {
+  Comparison c;
+  if (actual.type() != expected.type()) {
+    c.ok = false;
+    c.message = "type " + actual.type().toString() + " differs from expected " + expected.type().toString();
+    return c;
+  }
+  int64_t n = expected.numElements();
+  // A sum's rounding error scales with its terms, not with its result: an element that cancels toward zero
+  // (a 4096-term dot product that lands near 0) keeps the error of its neighbours. So the relative tolerance
+  // is applied to max(|e|, a tenth of the tensor's RMS) rather than to |e| alone.
+  double floor = 0.1 * rmsOf(expected);
+  std::vector<Comparison> parts(size_t(chunksOf(n)));
+  ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
+    for (int64_t k = c0; k < c1; ++k)
+      compareRange(actual, expected, tol, floor, k * kChunk, std::min(n, (k + 1) * kChunk), parts[size_t(k)]);
+  });
+  for (const Comparison& p : parts) {
+    c.maxAbsError = std::max(c.maxAbsError, p.maxAbsError);
+    c.maxRelError = std::max(c.maxRelError, p.maxRelError);
+    if (!p.ok && c.ok) {
+      c.ok = false;
+      c.message = p.message;
     }
   }
   return c;
