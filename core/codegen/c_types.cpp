@@ -109,6 +109,7 @@ std::string ExprPrinter::print(const Expr& e) const {
     } else if constexpr (std::is_same_v<N, Var>) {
       return identifier(n.name);
     } else if constexpr (std::is_same_v<N, Load>) {
+      if (auto it = loadText_.find(&n); it != loadText_.end()) return it->second;
       return fromStorage(n.buffer, identifier(n.buffer) + "[" + linear(n.buffer, n.indices) + "]");
     } else if constexpr (std::is_same_v<N, Unary>) {
       return unary(n);

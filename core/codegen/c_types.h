@@ -1,5 +1,6 @@
 #pragma once
 // Internal: C types and expressions of the kernel IR for either target.
+#include <map>
 #include <string>
 
 #include "codegen/codegen.h"
@@ -32,6 +33,9 @@ class ExprPrinter {
   bool storedAsStorage(const std::string& buffer) const;
   const kernel::Buffer& buffer(const std::string& name) const;
   Target target() const { return target_; }
+  // Loads printed as the given text instead of a memory access, until replaced again (the CUDA vector path
+  // reads its lanes from registers it filled with one wide load).
+  void setLoadText(std::map<const kernel::ExprNode*, std::string> text) { loadText_ = std::move(text); }
 
  private:
   std::string unary(const kernel::Unary& u) const;
@@ -41,6 +45,7 @@ class ExprPrinter {
   std::string fn(const std::string& base, DType t) const;  // expf / exp by type
   const kernel::Kernel& k_;
   Target target_;
+  std::map<const kernel::ExprNode*, std::string> loadText_;
 };
 
 std::string reduceCombine(kernel::ReduceOp op, DType t, Target target, const std::string& a, const std::string& b);

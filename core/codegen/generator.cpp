@@ -198,6 +198,7 @@ void Generator::forLoop(const ForStmt& f) {
     mmaLanes(f);
   } else if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound) {
     boundLoop(f);
+  } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
   } else {
     if (target_ == Target::Cpu) {
       bool blockLoop = h.loopKind == LoopKind::Bound && isBlockTag(h.tag) && h.extent > 1;

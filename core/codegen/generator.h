@@ -24,6 +24,7 @@ class Generator {
   void boundLoop(const kernel::ForStmt& f);
   void mmaLanes(const kernel::ForStmt& f);       // a loop bound to mma.row / mma.col (mma.cpp)
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
+  bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   void combineAcrossThreads(const kernel::ForStmt& outer);
   void computeLaunch();
   std::string comment(const std::vector<std::string>& provenance) const;
