@@ -37,7 +37,7 @@ def kernel_rows(report):
 
 def tune_rows(report):
     keep = ("group", "template", "candidates", "candidates_measured", "cache", "best_ms", "predicted_ms",
-            "model_pick_ms", "default_ms", "status", "params", "measurements")
+            "model_pick_ms", "default_ms", "status", "verified_against", "params", "measurements")
     return [{k: v for k, v in k.items() if k in keep} for k in report.get("kernels", [])]
 
 
@@ -45,7 +45,7 @@ def run_tessera(case, tsr, cli, args, clock, work):
     """tune (when the CLI has it) then run --check, writing the inputs and outputs under work/data."""
     t = {"file": os.path.relpath(tsr), "tuned": False, "notes": []}
     if case.name in args.tune_skip:
-        t["notes"].append("not tuned (--tune-skip): tune checks every candidate against the reference interpreter, "
+        t["notes"].append("not tuned (--tune-skip): tune moves and compares every candidate's outputs on the host, "
                           "which takes minutes at this size; run used the default schedules")
     elif cli.has_tune and clock.left() > 60:
         res = cli.tune(tsr, args.backend, timeout=min(args.stage_timeout, clock.left() - 30))
