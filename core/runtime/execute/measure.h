@@ -46,7 +46,7 @@ struct MeasureOptions {
   double pruneFactor = 0;
   // The most work (nodeFlops of the kernel's nodes plus the elements they produce) the reference interpreter is
   // given for one kernel; a larger kernel's variants are compared with the model's own kernel (Expected::Model).
-  // The interpreter does ~1-2 GFLOP/s: a 4096^3 gemm (1.4e11 FLOPs) takes over a minute. < 0: no limit.
+  // The interpreter did ~1.6 GFLOP/s on two cores: a 4096^3 gemm (1.4e11 FLOPs) took 85 s. < 0: no limit.
   double referenceLimit = -1;
   const std::atomic<bool>* cancel = nullptr;            // checked between variants
   std::function<void(size_t done, size_t total)> progress;  // after each variant
