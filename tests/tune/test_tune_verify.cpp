@@ -63,6 +63,7 @@ class TestTuneVerify : public QObject {
   void referenceNodesMatchTheWholeGraph();
   void wrongVariantFailsAgainstTheReference();
   void wrongVariantFailsAgainstTheModel();
+  void failedKernelLeavesItsValuesToTheReference();
   void tunerSaysWhatItCheckedAgainst();
 };
 
@@ -109,6 +110,17 @@ void TestTuneVerify::wrongVariantFailsAgainstTheModel() {
     QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
     QVERIFY(!r.timings[2 * k + 1].verified);
   }
+}
+
+// A kernel that cannot run (here: marked as not lowered) makes no values; the kernels after it get the reference's.
+void TestTuneVerify::failedKernelLeavesItsValuesToTheReference() {
+  execute::CompiledModel m = twoKernels();
+  m.kernels[0].error = "not lowered (test)";
+  execute::MeasureOptions o;
+  o.reps = 1;
+  execute::MeasureReport r = execute::measureVariants(m, {{1, m.kernels[1].kernel.clone()}}, execute::BackendKind::Cpu, o);
+  QCOMPARE(r.expected[1], Expected::Reference);
+  QVERIFY2(r.timings[0].verified, r.timings[0].message.c_str());
 }
 
 void TestTuneVerify::tunerSaysWhatItCheckedAgainst() {

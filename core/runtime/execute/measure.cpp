@@ -72,8 +72,7 @@ double referenceWork(const Graph& g, const kernel::KernelSpec& spec) {
   return work;
 }
 
-// Kernel k's expected outputs. A value the model's run lacks (its kernel failed) is taken from the reference,
-// so the kernels after it still have inputs.
+// Kernel k's expected outputs. The reference's also stand in for values the model's run lacks (fillMissing).
 Expectation expectationFor(const CompiledModel& m, size_t k, ValueMap& values, const MeasureOptions& o) {
   const CompiledKernel& ck = m.kernels[k];
   Expectation e;
@@ -91,6 +90,22 @@ Expectation expectationFor(const CompiledModel& m, size_t k, ValueMap& values, c
     e.error = std::string("reference: ") + ex.what();
   }
   return e;
+}
+
+// A kernel the model's run could not run (not lowered, not compiled, failed) leaves its values unwritten: they
+// come from the reference, as in a verified executeModel, so the kernels after it still have inputs (else their
+// variants fail naming the value).
+void fillMissing(const CompiledModel& m, size_t k, ValueMap& values) {
+  bool missing = false;
+  for (const std::string& id : m.kernels[k].spec.nodeIds)
+    if (const Node* n = m.graph->findNode(id))
+      for (size_t i = 0; i < n->numOutputs(); ++i) missing = missing || (n->output(i) && !values.count(n->output(i)->name()));
+  if (!missing) return;
+  try {
+    for (auto& [name, t] : runReferenceNodes(*m.graph, m.kernels[k].spec.nodeIds, values)) values.emplace(name, t);
+  } catch (const std::exception&) {
+    // left missing: the variants that read them fail with a message naming the value
+  }
 }
 
 // Runs variant i on its kernel's inputs from `values` and compares its outputs with `expected`.
@@ -160,12 +175,17 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   if (!r.cannotRun.empty()) return r;
   ValueMap values = modelValues(m, backend, o);
   r.expected.assign(m.kernels.size(), Expected::Nothing);
-  std::map<size_t, Expectation> expected;  // per kernel with variants, made in model order (inputs come first)
+  std::map<size_t, Expectation> expected;  // per kernel with variants
   for (const auto& v : variants) expected[v.kernel];
-  for (auto& [k, e] : expected) {
+  size_t last = expected.empty() ? 0 : expected.rbegin()->first;
+  for (size_t k = 0; k <= last && !expected.empty(); ++k) {  // in model order: a kernel's inputs come first
     if (o.cancel && o.cancel->load()) break;
-    e = expectationFor(m, k, values, o);
-    r.expected[k] = e.from;
+    if (!expected.count(k)) {
+      fillMissing(m, k, values);
+      continue;
+    }
+    expected[k] = expectationFor(m, k, values, o);
+    r.expected[k] = expected[k].from;
   }
   std::map<size_t, double> bestMs;  // per kernel, verified medians
   for (size_t i = 0; i < variants.size(); ++i) {
