@@ -155,7 +155,6 @@ class Planner {
 
   VectorPlan run(const Stmt& body) {
     VectorPlan plan;
-    plan.width = width_;
     if (width_ < 2 || width_ > 16 || !collect(body)) return plan;
     planLoads(plan);
     for (const StoreStmt* s : stores_) planStore(plan, *s);
@@ -231,7 +230,7 @@ class Planner {
       const Load& l = *s.load;
       const Buffer* b = k_.findBuffer(l.buffer);
       if (!b || sometimes.count(&l) || written(l.buffer) || b->scope != MemScope::Global) continue;
-      bool fixed = true;  // the same position on every run of the body, known before it
+      bool fixed = true;  // its position is known before the lanes run
       for (const Expr& i : l.indices) fixed = fixed && !usesAnyVar(i, locals_) && !readsMemory(i);
       if (!fixed) continue;
       auto at = laneOffset(*b, l.indices, lane_, width_);

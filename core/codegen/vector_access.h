@@ -47,7 +47,6 @@ struct VectorPlan {
     std::vector<const kernel::ExprNode*> loads;  // the Load nodes reading it
     std::vector<std::string> provenance;
   };
-  int64_t width = 0;
   std::vector<Wide> wide;
   std::vector<Broadcast> broadcast;
   bool empty() const { return wide.empty(); }
