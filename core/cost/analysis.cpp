@@ -76,6 +76,7 @@ struct Access {
   bool write;
   std::vector<const LoopHeader*> loops;  // enclosing loops, outermost first
   const std::vector<Expr>* reduceTarget = nullptr;  // a read feeding a reduction: the accumulator's indices
+  bool async = false;  // an asynchronous copy's read: in flight while the pipelined loop computes
 };
 
 bool isFloatArith(const ExprNode& n) { return (n.kind == ExprKind::Unary || n.kind == ExprKind::Binary) && isFloat(n.dtype); }
@@ -128,6 +129,7 @@ class Collector {
       case StmtKind::AsyncCopy: {
         auto& c = static_cast<AsyncCopyStmt&>(*s);
         add(c.src, c.srcIndices, false);
+        accesses.back().async = true;
         add(c.dst, c.dstIndices, true);
         return;
       }
@@ -356,7 +358,7 @@ void serialChain(const std::vector<Access>& accesses, const std::vector<std::vec
                  KernelFigures& f) {
   std::map<const LoopHeader*, std::pair<double, bool>> perLoop;  // iterations, reads global memory
   for (const Access& a : accesses) {
-    if (a.write || a.buffer->scope == MemScope::Register) continue;
+    if (a.write || a.async || a.buffer->scope == MemScope::Register) continue;
     auto& [iterations, global] = perLoop[innermostSerial(a.loops)];
     iterations = std::max(iterations, serialExecutionsOf(a));
     global = global || a.buffer->scope == MemScope::Global;
@@ -382,10 +384,13 @@ KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
   for (const auto& [loops, n] : c.flopSites) {
     const LoopHeader* l = vectorLoop(loops);
     if (l && l->extent >= 4 && verdicts.count(l) && verdicts.at(l)) f.vectorFlops += n;
+    if (std::any_of(loops.begin(), loops.end(), [](const LoopHeader* h) { return h->loopKind == LoopKind::Bound && isMmaTag(h->tag); }))
+      f.tensorFlops += n;
   }
+  f.tf32 = k.params.count("tf32") && k.params.at("tf32") != 0;
+  f.sharedBytesPerBlock = sharedBytesPerBlock(k);  // a pipelined loop's caches count once per stage
   for (const Buffer& b : k.buffers) {
     double bytes = double(numElements(b.shape)) * double(dtypeSize(b.dtype));
-    if (b.scope == MemScope::Shared) f.sharedBytesPerBlock += int64_t(bytes);
     if (b.scope != MemScope::Global) continue;
     if (b.role == BufferRole::Input) f.inputBytes += bytes;
     if (b.role != BufferRole::Temp) f.compulsoryBytes += bytes;

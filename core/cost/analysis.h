@@ -18,6 +18,8 @@ struct KernelFigures {
   // Work.
   double irFlops = 0;            // floating-point operations counted from the IR (per element executed)
   double vectorFlops = 0;        // CPU: the part in loops a C++ compiler can vectorize (contiguous accesses)
+  double tensorFlops = 0;        // GPU: the part in tiles bound to the mma lanes (run on the tensor cores)
+  bool tf32 = false;             // the tensor-core tiles take f32 operands as TF32 (template parameter tf32)
   // Bytes per level.
   double compulsoryBytes = 0;    // each global input read once, each output written once
   double l2Bytes = 0;            // global reads as blocks fetch them (per-block footprint x blocks) + writes

@@ -76,7 +76,12 @@ void predictGpu(const KernelFigures& f, const Device& d, Estimate& e) {
   double l1Rate = d.l1GBpsPerSm * 1e9 * double(std::min<int64_t>(active, d.smCount));
   e.l1Ms = msFor(f.l1Bytes, l1Rate);
   e.sharedMs = msFor(f.sharedBytes, l1Rate);
-  e.computeMs = msFor(e.flops, d.fp32Gflops * 1e9 * std::min<double>(1.0, double(active) / d.smCount));
+  // The mma tiles' share of the FLOPs runs at the matrix rate (TF32 at its own), the rest on the CUDA cores.
+  double smShare = std::min<double>(1.0, double(active) / d.smCount);
+  double tensorShare = f.irFlops > 0 ? std::min(1.0, f.tensorFlops / f.irFlops) : 0.0;
+  double matrixGflops = f.tf32 ? d.tf32MatrixGflops : d.bf16MatrixGflops;
+  e.computeMs = msFor(e.flops * (1 - tensorShare), d.fp32Gflops * 1e9 * smShare) +
+                msFor(e.flops * tensorShare, matrixGflops * 1e9 * smShare);
   e.launchMs = d.launchUs / 1e3;
   // Each wave's threads run their dependent chain start to end; the warps of an SM overlap their chains, so
   // unless the per-SM throughput terms are longer, the chain's latency sets the wave's time.
@@ -167,6 +172,7 @@ nlohmann::json Estimate::toJson() const {
                       {"limiter", limiter},
                       {"flops", flops},
                       {"vector_flops_share", figures.irFlops > 0 ? figures.vectorFlops / figures.irFlops : 0.0},
+                      {"tensor_flops_share", figures.irFlops > 0 ? figures.tensorFlops / figures.irFlops : 0.0},
                       {"bytes", {{"dram", dramBytes},
                                  {"compulsory", f.compulsoryBytes},
                                  {"l2", f.l2Bytes},

@@ -61,6 +61,7 @@ nlohmann::json Device::toJson() const {
           {"l2_bytes", l2Bytes},
           {"fp32_gflops", fp32Gflops},
           {"bf16_matrix_gflops", bf16MatrixGflops},
+          {"tf32_matrix_gflops", tf32MatrixGflops},
           {"simd_lanes", simdLanes},
           {"max_threads_per_block", maxThreadsPerBlock},
           {"max_threads_per_sm", maxThreadsPerSm},
@@ -97,6 +98,7 @@ Device Device::fromJson(const nlohmann::json& j, const std::string& origin) {
   read(j, "l2_bytes", d.l2Bytes, origin);
   read(j, "fp32_gflops", d.fp32Gflops, origin);
   read(j, "bf16_matrix_gflops", d.bf16MatrixGflops, origin);
+  read(j, "tf32_matrix_gflops", d.tf32MatrixGflops, origin);
   read(j, "simd_lanes", d.simdLanes, origin);
   if (d.simdLanes < 1) fail(origin + ": field 'simd_lanes' must be at least 1");
   read(j, "max_threads_per_block", d.maxThreadsPerBlock, origin);

@@ -25,6 +25,7 @@ struct Device {
   double fp32Gflops = 66900;        // FMA counted as 2 (CPU: vectorized code)
   int simdLanes = 1;                // CPU: f32 lanes per vector; scalar code runs at fp32Gflops / simdLanes
   double bf16MatrixGflops = 790000; // tensor-core rate (used by kernels that use mma)
+  double tf32MatrixGflops = 395000; // tensor-core rate with TF32 operands (half the 16-bit rate on Hopper)
   int maxThreadsPerBlock = 1024, maxThreadsPerSm = 2048, maxBlocksPerSm = 32;
   int sharedBytesPerBlock = 48 << 10, sharedBytesPerBlockOptin = 227 << 10, sharedBytesPerSm = 228 << 10;
   int registersPerSm = 65536, registersPerBlock = 65536, maxRegistersPerThread = 255;
