@@ -265,13 +265,17 @@ std::map<const LoopHeader*, bool> vectorVerdicts(const std::vector<Access>& acce
 }
 
 // Elements of the buffer one block (one parallel iteration on the CPU) touches at this access: the index ranges
-// over the loops that run inside the block, block indices held fixed.
+// over the loops that run inside the block, block indices held fixed; at most one element per iteration of
+// those loops the indices use (a grid-stride loop's range spans the buffer, its elements do not).
 double footprintPerBlock(const Access& a, bool gpu) {
   std::map<std::string, Interval> inner;
+  double points = 1;
   for (const LoopHeader* h : a.loops) {
     bool blockLevel = gpu ? (h->loopKind == LoopKind::Bound && isBlockTag(h->tag))
                           : (h->loopKind == LoopKind::Bound && isBlockTag(h->tag)) || h->loopKind == LoopKind::Parallel;
-    if (!blockLevel) inner[h->var] = {0, std::max<int64_t>(1, h->extent) - 1};
+    if (blockLevel) continue;
+    inner[h->var] = {0, std::max<int64_t>(1, h->extent) - 1};
+    if (usedBy(a, h->var)) points *= double(std::max<int64_t>(1, h->extent));
   }
   double elems = 1;
   for (size_t d = 0; d < a.indices->size() && d < a.buffer->shape.size(); ++d) {
@@ -279,7 +283,7 @@ double footprintPerBlock(const Access& a, bool gpu) {
     Interval r = range((*a.indices)[d], inner, {0, dim - 1});
     elems *= double(std::clamp<int64_t>(r.hi - r.lo + 1, 1, dim));
   }
-  return elems;
+  return std::min(elems, points);
 }
 
 // The CPU generator parallelizes `parallel` loops and the outermost block-bound loop with extent > 1.

@@ -43,6 +43,8 @@ class TestCostModel : public QObject {
  private slots:
   void smallerTilesRereadMore();
   void pointwiseIsMemoryBound();
+  void gridStrideFootprintIsItsElements();
+  void tensorCoreTilesRunAtTheMatrixRate();
   void waveQuantizationStepsAtFullWaves();
   void occupancyFromSharedMemoryAndThreads();
   void uncoalescedReadsCostMore();
@@ -81,6 +83,37 @@ void TestCostModel::pointwiseIsMemoryBound() {
   // A tiny kernel is latency-bound (the launch dominates).
   cost::Estimate tiny = cost::predict(scheduled(bigPointwise(1024), onePerThread(256)), cost::loadDevice("h200"));
   QCOMPARE(tiny.bound, cost::Bound::Latency);
+}
+
+// A grid-stride block's index range spans the whole buffer, but it reads only its own elements: the L2 traffic
+// stays near the compulsory bytes and the prediction near the one-element-per-thread form (it was 80x slower).
+void TestCostModel::gridStrideFootprintIsItsElements() {
+  auto c = bigPointwise(int64_t(1) << 24);
+  cost::Device h200 = cost::loadDevice("h200");
+  cost::Estimate plain = cost::predict(scheduled(c, onePerThread(256)), h200);
+  TemplateParams strided = {{"vector_width", 4}, {"elems_per_thread", 1}, {"block_size", 1024}, {"grid_stride", 1}, {"max_blocks", 264}};
+  cost::Estimate e = cost::predict(scheduled(c, strided), h200);
+  QVERIFY(e.feasible);
+  QVERIFY2(e.figures.l2Bytes < 1.5 * e.figures.compulsoryBytes, qPrintable(QString::number(e.figures.l2Bytes)));
+  QVERIFY2(e.ms < 2 * plain.ms, qPrintable(QString("%1 vs %2 ms").arg(e.ms).arg(plain.ms)));
+}
+
+// The FLOPs of tiles bound to the mma lanes are priced at the matrix rate (TF32 here), the CUDA-core form's at
+// the fp32 rate: the tensor-core schedule's compute term is several times smaller.
+void TestCostModel::tensorCoreTilesRunAtTheMatrixRate() {
+  auto c = fixtures::gemm(2048, 2048, 2048);
+  cost::Device h200 = cost::loadDevice("h200");
+  TemplateParams cores = {{"block_m", 128}, {"block_n", 128}, {"block_k", 16}, {"thread_m", 8}, {"thread_n", 8},
+                          {"shared", 1}, {"mma", 0}, {"warp_m", 0}, {"warp_n", 0}};
+  TemplateParams tensor = {{"block_m", 128}, {"block_n", 128}, {"block_k", 32}, {"shared", 1}, {"mma", 1},
+                           {"tf32", 1}, {"warp_m", 64}, {"warp_n", 64}};
+  cost::Estimate a = cost::predict(scheduled(c, cores), h200);
+  cost::Estimate b = cost::predict(scheduled(c, tensor), h200);
+  QVERIFY(a.feasible && b.feasible);
+  QCOMPARE(a.figures.tensorFlops, 0.0);
+  QVERIFY2(b.figures.tensorFlops > 0.9 * b.figures.irFlops, qPrintable(QString::number(b.figures.tensorFlops / b.figures.irFlops)));
+  QVERIFY(b.figures.tf32);
+  QVERIFY2(b.computeMs * 4 < a.computeMs, qPrintable(QString("%1 vs %2 ms").arg(b.computeMs).arg(a.computeMs)));
 }
 
 // Blocks run in waves of (blocks per SM) x 132: one block past a full wave costs a whole wave of the per-SM
