@@ -3,23 +3,25 @@
 #include <algorithm>
 #include <initializer_list>
 
+#include "kernel/launch.h"
 #include "kernel/schedule_util.h"
 
 namespace tessera::kernel::templ {
 namespace {
 
+constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
+
 // stages > 1: each thread fills the shared tiles in 16-byte runs, which the pipelined loop copies with cp.async.
 int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0; }
 
 // stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
-// S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile.
+// S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
+// is an upper bound: fewer stages where the k steps or 48 KiB of shared memory for the copies do not allow S.
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
-  int64_t stages = p.at("stages"), steps = extentOf(s.kernel(), ko);
-  if (stages <= 1) return;
-  if (steps < stages)
-    rejectParams(s.kernel(), "gemm", "stages", std::to_string(stages) + " stages need as many k steps; there are " +
-                                                   std::to_string(steps) + " (K / block_k)");
-  s.pipeline(ko, int(stages));
+  int64_t stages = std::min(p.at("stages"), extentOf(s.kernel(), ko));
+  int64_t perStage = sharedBytesPerBlock(s.kernel());  // the tiles staged at ko: all the block's shared memory
+  while (stages > 1 && stages * perStage > kStaticSharedBytes) --stages;
+  if (stages > 1) s.pipeline(ko, int(stages));
 }
 
 // shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
@@ -125,7 +127,6 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   if (mma) checkMma(s.kernel(), p);
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
-  if (p.at("stages") > 1 && !shared) rejectParams(s.kernel(), "gemm", "stages", "pipelining stages the shared tiles: set shared = 1");
   if (shared && warps && !mma) rejectParams(s.kernel(), "gemm", "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
   int64_t threads = warps || mma ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
@@ -189,15 +190,16 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
 }
 
 // The default stages: kDefaultStages, fewer when the k steps or 48 KiB of shared memory for the tiles' copies
-// do not allow them (1: not pipelined).
-constexpr int64_t kDefaultStages = 1;
+// do not allow them (1: not pipelined). 2 measured best at 4096^3 on the H200 (docs/codegen.md): f32 38.2
+// TFLOP/s (3 stages 37.5, 1 stage 28.1), bf16 136 (3 stages 134, 1 stage 65).
+constexpr int64_t kDefaultStages = 2;
 int64_t pickStages(Kernel& k, const TemplateParams& p) {
   int64_t K = extentOf(k, "k"), bk = std::min(p.at("block_k"), K);
   int64_t elem = 1;
   for (const std::string& b : inputsReadIn(k, "k")) elem = std::max<int64_t>(elem, int64_t(dtypeSize(k.findBuffer(b)->dtype)));
   int64_t bytesPerStage = (p.at("block_m") + p.at("block_n")) * bk * elem;
   int64_t stages = std::min(kDefaultStages, (K + bk - 1) / bk);
-  while (stages > 1 && stages * bytesPerStage > 48 * 1024) --stages;
+  while (stages > 1 && stages * bytesPerStage > kStaticSharedBytes) --stages;
   return std::max<int64_t>(1, stages);
 }
 
@@ -237,7 +239,7 @@ const TemplateDef& gemmTemplate() {
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
-       {"stages", {1, 2, 3, 4}, "k tiles in flight: the k-outer loop pipelined with cp.async into that many shared copies (1: off)"},
+       {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true}},
       gemmDefaults};
   return def;

@@ -74,7 +74,7 @@ class TestGemm : public QObject {
   void sharedTemplateForm() {
     Case c = gemm(128, 128, 64);
     std::string t = roundTrip(c, [](TracedSchedule& s) {
-      applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}});
+      applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}, {"stages", 1}});
     });
     // 16 x 16 threads, 4 x 4 outputs each, a thread apart; A and B tiles staged at k_o by all 256 threads.
     QVERIFY(has(t, "tmp acc0: register f32[16, 16, 4, 4, 1]"));
@@ -87,7 +87,7 @@ class TestGemm : public QObject {
     QVERIFY(has(t, "sum= in0_shared[i_i_i + i_i_o * 16, k_i] * in1_shared[k_i, j_i_i + j_i_o * 16]"));
     Kernel k = lower(c);
     TracedSchedule s(k);
-    applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}});
+    applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}, {"stages", 1}});
     QCOMPARE(agreesWithReference(c.graph, k), std::string());
   }
   void defaultsFillTheMachine() {
@@ -111,34 +111,39 @@ class TestGemm : public QObject {
     QVERIFY(failsNaming([&] { applyTemplate(s2, {{"block_m", 128}, {"block_n", 128}, {"thread_m", 1}, {"thread_n", 2}}); },
                         "thread_m", "a block of 8192 threads exceeds 1024"));
   }
-  // Every (block, thread) combination of the space with shared tiles, on a shape no tile divides.
+  // Every (block, thread) combination of the space with shared tiles, on a shape no tile divides, with the
+  // block_k and stages candidates in turn (pipelined where the k steps and shared memory allow).
   void everySharedPointIsCorrectOrRefused() {
     Case c = gemm(40, 24, 20);
     Kernel plain = lower(c);
     std::map<std::string, std::vector<int64_t>> space;
     for (const TemplateParam& p : parameterSpace(plain)) space[p.name] = p.candidates;
-    int scheduled = 0, refused = 0, n = 0;
+    int scheduled = 0, refused = 0, pipelined = 0, n = 0;
     for (int64_t bm : space["block_m"])
       for (int64_t bn : space["block_n"])
         for (int64_t tm : space["thread_m"])
           for (int64_t tn : space["thread_n"]) {
-            int64_t bk = space["block_k"][size_t(n++) % space["block_k"].size()];
+            int64_t bk = space["block_k"][size_t(n) % space["block_k"].size()];
+            int64_t stages = space["stages"][size_t(n++ / 3) % space["stages"].size()];
             Kernel k = lower(c);
             TracedSchedule s(k);
             try {
               applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"thread_m", tm}, {"thread_n", tn},
-                                {"warp_m", 0}, {"warp_n", 0}, {"shared", 1}});
+                                {"warp_m", 0}, {"warp_n", 0}, {"shared", 1}, {"stages", stages}});
             } catch (const ScheduleError&) {
               ++refused;
               continue;
             }
             std::string why = agreesWithReference(c.graph, k);
             QVERIFY2(why.empty(), (std::to_string(bm) + "x" + std::to_string(bn) + "/" + std::to_string(tm) + "x" +
-                                   std::to_string(tn) + ": " + why).c_str());
+                                   std::to_string(tn) + " k " + std::to_string(bk) + " stages " + std::to_string(stages) +
+                                   ": " + why).c_str());
+            pipelined += printKernel(k).find(" pipeline(") != std::string::npos;
             ++scheduled;
           }
-    qInfo() << scheduled << "scheduled and checked," << refused << "refused";
+    qInfo() << scheduled << "scheduled and checked," << pipelined << "of them pipelined," << refused << "refused";
     QVERIFY(scheduled >= 200);
+    QVERIFY(pipelined >= 40);
   }
   void mmaTemplateForm() {
     Case c = gemmWithoutEpilogue(64, 64, 64, DType::BF16);
@@ -225,30 +230,34 @@ class TestGemm : public QObject {
     Case c = gemmWithoutEpilogue(48, 40, 32, DType(dtype));
     std::map<std::string, std::vector<int64_t>> space;
     for (const TemplateParam& p : parameterSpace(lower(c))) space[p.name] = p.candidates;
-    int scheduled = 0, refused = 0, n = 0;
+    int scheduled = 0, refused = 0, pipelined = 0, n = 0;
     for (int64_t bm : space["block_m"])
       for (int64_t bn : space["block_n"])
         for (int64_t wm : space["warp_m"])
           for (int64_t wn : space["warp_n"]) {
             {
-              int64_t bk = space["block_k"][size_t(n++) % space["block_k"].size()];
+              int64_t bk = space["block_k"][size_t(n) % space["block_k"].size()];
+              int64_t stages = space["stages"][size_t(n++ / 5) % space["stages"].size()];
               Kernel k = lower(c);
               TracedSchedule s(k);
               try {
                 applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"warp_m", wm}, {"warp_n", wn},
-                                  {"mma", 1}, {"tf32", tf32}});
+                                  {"mma", 1}, {"tf32", tf32}, {"stages", stages}});
               } catch (const ScheduleError&) {
                 ++refused;
                 continue;
               }
               std::string why = agreesWithReference(c.graph, k);
               QVERIFY2(why.empty(), (std::to_string(bm) + "x" + std::to_string(bn) + " warps " + std::to_string(wm) + "x" +
-                                     std::to_string(wn) + " k " + std::to_string(bk) + ": " + why).c_str());
+                                     std::to_string(wn) + " k " + std::to_string(bk) + " stages " + std::to_string(stages) +
+                                     ": " + why).c_str());
               ++scheduled;
+              pipelined += printKernel(k).find(" pipeline(") != std::string::npos;
             }
           }
-    qInfo() << scheduled << "scheduled and checked," << refused << "refused";
+    qInfo() << scheduled << "scheduled and checked," << pipelined << "of them pipelined," << refused << "refused";
     QVERIFY(scheduled >= 40);
+    QVERIFY(pipelined >= 10);
   }
 };
 

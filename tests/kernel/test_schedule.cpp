@@ -2,6 +2,7 @@
 // expected IR fragments, and its precondition failures naming the loop at fault.
 #include <QtTest>
 
+#include "kernel/launch.h"
 #include "schedule_check.h"
 
 using namespace tessera;
@@ -154,6 +155,18 @@ class TestSchedule : public QObject {
     QVERIFY(at(t, "<- async") < at(t, "pipeline commit"));
     QVERIFY(at(t, "pipeline commit") < at(t, "pipeline wait(2)"));
     QVERIFY(at(t, "pipeline wait(2)") < at(t, "sync block"));
+    // Two caches filled at one loop: one commit and wait after both fills (the allocation between them is part
+    // of the run of fills).
+    std::string two = roundTrip(gemm(32, 16, 32), [](TracedSchedule& s) {
+      s.tile({"i", "j"}, {16, 8});
+      s.split("k", 8);
+      s.hoistReduction("k_o", "j_o");
+      s.cacheRead("k_o", "in0", MemScope::Shared);
+      s.cacheRead("k_o", "in1", MemScope::Shared);
+      s.pipeline("k_o", 2);
+    });
+    QCOMPARE(two.find("pipeline commit"), two.rfind("pipeline commit"));
+    QVERIFY(two.rfind("<- async") < at(two, "pipeline commit"));
   }
   void setParam() {
     Trace trace;
@@ -306,6 +319,13 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::pipeline(k, "k0", 9); }, "k0", "stages 9 must be between 2 and 8"));
     sched::split(k, "k0", 32);
     QVERIFY(failsNaming([&] { sched::pipeline(k, "k0_o", 3); }, "k0_o", "extent 2 is less than the stages"));
+    // 16 KiB rows of 4096 f32: three copies fit the 48 KiB a block has without opting in, four do not.
+    Kernel wide = lower(softmax(4, 16384));
+    sched::split(wide, "k0", 4096);
+    sched::cacheRead(wide, "k0_o", "in0", MemScope::Shared);
+    QVERIFY(failsNaming([&] { sched::pipeline(wide, "k0_o", 4); }, "k0_o", "step 7: 4 stages need 65536 bytes"));
+    sched::pipeline(wide, "k0_o", 3);
+    QCOMPARE(sharedBytesPerBlock(wide), int64_t(3 * 4096 * 4));
   }
   void setParamPreconditions() {
     Kernel k = lower(pointwise());
