@@ -174,13 +174,9 @@ void Generator::stmt(const Stmt& s) {
     } else if constexpr (std::is_same_v<N, SyncStmt>) {
       if (target_ == Target::Cuda) line(n.warpOnly ? "__syncwarp();" : "__syncthreads();", prov);
     } else if constexpr (std::is_same_v<N, AsyncCopyStmt>) {
-      // Issued as a plain load: the copies complete before the barrier that follows them.
-      std::string src = ep_.fromStorage(n.src, identifier(n.src) + "[" + ep_.linear(n.src, n.srcIndices) + "]");
-      line(identifier(n.dst) + "[" + ep_.linear(n.dst, n.dstIndices) + "] = " + ep_.toStorage(n.dst, src) + ";" +
-               comment(prov),
-           prov);
+      asyncCopy(n);
     } else {
-      // Pipeline markers: nothing to do while the copies are synchronous.
+      // Pipeline markers outside a loop generated as a pipeline (pipeline.cpp): the copies were synchronous.
       if (n.wait) line("// pipeline wait(" + std::to_string(n.pending) + ")", prov);
       else line("// pipeline commit", prov);
     }
@@ -198,6 +194,8 @@ void Generator::forLoop(const ForStmt& f) {
     mmaLanes(f);
   } else if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound) {
     boundLoop(f);
+  } else if (target_ == Target::Cuda && h.pipelineStages > 1 && pipelinedLoop(f)) {  // pipeline.cpp
+  } else if (asyncFill_ && copyGroup(f)) {                                          // lanes of a pipelined fill
   } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
   } else {
     if (target_ == Target::Cpu) {

@@ -25,6 +25,14 @@ class Generator {
   void mmaLanes(const kernel::ForStmt& f);       // a loop bound to mma.row / mma.col (mma.cpp)
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
+  // CUDA, pipeline.cpp: a pipelined loop with multi-buffered caches and cp.async fills, when it can be;
+  // the fills of one iteration into one copy of the caches; a copy (cp.async inside a fill, else a plain load);
+  // a fill's lanes as wide cp.async copies, when they can be.
+  bool pipelinedLoop(const kernel::ForStmt& f);
+  void fillStage(const kernel::ForStmt& f, const std::vector<std::string>& caches, const std::vector<kernel::Stmt>& fills,
+                 const std::string& iteration, const std::string& stage);
+  void asyncCopy(const kernel::AsyncCopyStmt& n);
+  bool copyGroup(const kernel::ForStmt& f);
   void combineAcrossThreads(const kernel::ForStmt& outer);
   void computeLaunch();
   std::string comment(const std::vector<std::string>& provenance) const;
@@ -41,6 +49,7 @@ class Generator {
   int combineCount_ = 0;
   size_t preludeLines_ = 0;
   bool usesHalf_ = false;
+  bool asyncFill_ = false;  // CUDA: generating the fills of a pipelined loop (cp.async)
 };
 
 }  // namespace tessera::codegen::detail
