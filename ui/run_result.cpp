@@ -45,6 +45,8 @@ RunResult runFromJson(const nlohmann::json& j) {
     kr.gflops = k.value("gflops", 0.0);
     kr.verified = k.value("verified", false);
     kr.maxRelErr = k.value("max_rel_err", 0.0);
+    kr.maxAbsErr = k.value("max_abs_err", 0.0);
+    kr.precision = k.value("precision", "");
     kr.status = k.value("status", "");
     kr.message = k.value("message", "");
     kr.nodes = k.value("nodes", std::vector<std::string>{});

@@ -63,7 +63,7 @@ QVariant RunTableModel::display(const execute::KernelReport& k, int column) cons
     case GBps: case GFlops: return v < 0 ? kDash : QString::number(v, 'f', 1);
     case Roofline: return v < 0 ? kDash : QStringLiteral("%1%").arg(100 * v, 0, 'f', 0);
     case Verified:
-      if (k.verified) return QStringLiteral("✓");
+      if (k.verified) return k.precision.empty() ? QStringLiteral("✓") : QStringLiteral("✓ %1").arg(QString::fromStdString(k.precision));
       return QStringLiteral("✗ %1").arg(QString::fromStdString(k.status));
     case MaxRelErr: return v < 0 ? kDash : QString::number(v, 'g', 3);
     default: return {};
@@ -77,8 +77,11 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole: return display(k, index.column());
     case ValueRole: return index.column() <= Kind ? display(k, index.column()) : QVariant(value(k, index.column()));
     case Qt::ToolTipRole:
-      if (index.column() == Verified || !k.message.empty())
-        return QString::fromStdString(k.message.empty() ? k.status : k.status + ": " + k.message);
+      if (index.column() == Verified || !k.message.empty()) {
+        QString text = QString::fromStdString(k.message.empty() ? k.status : k.status + ": " + k.message);
+        if (!k.precision.empty()) text += tr(" (computed in %1, checked at its tolerance)").arg(QString::fromStdString(k.precision));
+        return text;
+      }
       if (index.column() == Roofline && run_->peaks.known())
         return tr("against %1 GB/s and %2 GFLOP/s (%3)").arg(run_->peaks.gbps).arg(run_->peaks.gflops).arg(run_->peaks.source);
       return {};

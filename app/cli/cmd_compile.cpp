@@ -1,6 +1,8 @@
 // tessera-cli compile: runs the pass pipeline and fusion, printing the recorded steps, the fused graph, the
 // fusion decisions, override statuses and the memory plan (as text, or as one JSON object with --json).
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "app/cli/commands.h"
@@ -10,6 +12,7 @@
 #include "fusion/report.h"
 #include "codegen/codegen.h"
 #include "kernel/printer.h"
+#include "kernel/templates.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/from_fusion.h"
 #include <fstream>
@@ -25,7 +28,7 @@ struct CompileArgs {
   std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit, arch, saveSchedules, schedules;
   std::string saveSession;  // --save-session: the model, options and overrides as a .tessera file
   bool embedModel = false;
-  std::vector<std::string> disabled;
+  std::vector<std::string> disabled, params;
   int64_t fuel = -1;
   bool printAfterAll = false, explain = false, memory = false, json = false;
 };
@@ -65,11 +68,43 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+// --param GROUP.NAME=VALUE (the schedule panel's parameter edit): the group's template with those parameters
+// (the rest at their defaults) replaces its schedule in `saved`.
+void applyParamOptions(const CompileResult& r, const std::vector<std::string>& options, execute::ScheduleSet& saved) {
+  std::map<std::string, kernel::TemplateParams> byGroup;
+  for (const std::string& o : options) {
+    size_t dot = o.find('.'), eq = o.find('=');
+    if (dot == std::string::npos || eq == std::string::npos || eq < dot)
+      fail("--param '" + o + "': expected GROUP.NAME=VALUE (e.g. k0.block_m=64)");
+    std::string value = o.substr(eq + 1);
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(value, &used);
+    } catch (const std::exception&) {
+    }
+    if (value.empty() || used != value.size()) fail("--param '" + o + "': '" + value + "' is not an integer");
+    byGroup[o.substr(0, dot)][o.substr(dot + 1, eq - dot - 1)] = v;
+  }
+  execute::CompiledModel m = execute::compileKernels(r, &saved);
+  for (const auto& [group, params] : byGroup) {
+    auto it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const auto& ck) { return ck.spec.id == group; });
+    if (it == m.kernels.end()) fail("--param: no kernel '" + group + "' in the fused graph");
+    try {
+      saved.traces[execute::ScheduleSet::keyOf(it->spec.nodeIds)] = kernel::traceWithParams(*m.graph, it->spec, params);
+    } catch (const std::exception& e) {
+      fail("--param for kernel " + group + ": " + e.what());
+    }
+  }
+}
+
 // --emit kernel|cuda|ptx|cpp and the schedule files: lower and schedule every group, print each level.
 int emitKernels(const CompileResult& r, const CompileArgs& a) {
   execute::ScheduleSet saved;
   if (!a.schedules.empty()) saved = execute::ScheduleSet::load(readFile(a.schedules));
-  execute::CompiledModel m = execute::compileKernels(r, a.schedules.empty() ? nullptr : &saved);
+  if (!a.params.empty()) applyParamOptions(r, a.params, saved);
+  bool replay = !a.schedules.empty() || !a.params.empty();
+  execute::CompiledModel m = execute::compileKernels(r, replay ? &saved : nullptr);
   int rc = 0;
   for (const auto& s : m.staleSchedules) std::fprintf(stderr, "stale schedule: %s\n", s.c_str());
   if (!a.saveSchedules.empty()) {
@@ -121,7 +156,7 @@ int runCompile(const CompileArgs& a) {
     jo.elideAbove = kElideAbove;
     std::fputs(compileReportJson(r, jo).c_str(), stdout);
   } else if (a.emit == "kernel" || a.emit == "cuda" || a.emit == "ptx" || a.emit == "cpp" ||
-             !a.saveSchedules.empty()) {
+             !a.saveSchedules.empty() || !a.params.empty()) {
     if (!r.error.empty()) {
       std::fprintf(stderr, "error: %s\n", r.error.c_str());
       return 2;
@@ -154,6 +189,9 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--arch", a->arch, "CUDA architecture for --emit ptx (default sm_90)");
   cmd->add_option("--save-schedules", a->saveSchedules, "Write every kernel's schedule trace (JSON) to FILE");
   cmd->add_option("--schedules", a->schedules, "Replay the schedules saved in FILE instead of the template defaults");
+  cmd->add_option("--param", a->params,
+                  "GROUP.NAME=VALUE: schedule the group by its template with this parameter (repeatable; e.g. "
+                  "k0.tf32=1); with --save-schedules, for run --schedules");
   auto* save = cmd->add_option("--save-session", a->saveSession, "Save the model, options and overrides as a .tessera session");
   cmd->add_flag("--embed-model", a->embedModel, "With --save-session: also embed the model as .tsr text")->needs(save);
   cmd->add_flag("--explain-fusion", a->explain, "One line per fusion decision: verdict, rule, reason");

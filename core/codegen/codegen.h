@@ -29,6 +29,9 @@ struct GeneratedKernel {
   // Source map: lineNodes[n] = node ids of line n+1 (empty for lines that stand for no statement).
   std::vector<std::vector<std::string>> lineNodes;
   std::vector<std::string> params;  // parameter buffer names in order (inputs then outputs)
+  // How exactly it computes: "tf32" when products ran on operands rounded to tf32 (CUDA, a schedule with
+  // tf32 = 1 on the tensor cores); empty when every operation is exact in its buffers' dtypes.
+  std::string precision;
 };
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.

@@ -56,6 +56,8 @@ GeneratedKernel Generator::run() {
   for (const auto& id : k_.nodeIds) nodes += (nodes.empty() ? "" : ", ") + sanitizeComment(id);
   line("// kernel " + sanitizeComment(k_.id) + " (" + sanitizeComment(k_.kind) + "), nodes: " + nodes, k_.nodeIds);
   launchComment();
+  if (target_ == Target::Cpu && k_.params.count("tf32") && k_.params.at("tf32"))
+    line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
   signature();
   indent_ = 1;
   body(k_.body);

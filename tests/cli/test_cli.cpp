@@ -141,6 +141,26 @@ class TestCli : public QObject {
     QCOMPARE(r.out.count("\"status\": \"ok\""), 2);
     QVERIFY2(!r.out.contains("never written"), qPrintable(r.out));
   }
+  void compileParamSchedulesAGroup() {
+    // --param GROUP.NAME=VALUE: the schedule panel's edit; tf32 on an f32 gemm emits the m16n8k8 tf32 mma, the
+    // saved schedule replays in run, and a refused value exits 2 naming the parameter.
+    QString model = writeFile("gemm_f32.tsr",
+                              "graph g {\n  input %a: f32[64,32]\n  input %b: f32[32,48]\n  node mm = MatMul(%a, %b) -> %y\n"
+                              "  output %y\n}\n");
+    QStringList tf32 = {"--param", "k0.mma=1", "--param", "k0.tf32=1", "--param", "k0.warp_m=32", "--param", "k0.warp_n=16"};
+    Result r = cli(QStringList{"compile", model, "--emit", "cuda"} + tf32);
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), qPrintable(r.out + r.err));
+    QString saved = dir_.filePath("tf32.json");
+    QCOMPARE(cli(QStringList{"compile", model, "--save-schedules", saved} + tf32).code, 0);
+    Result run = cli({"run", model, "--backend", "cpu", "--schedules", saved, "--json", "--no-baseline", "--reps", "1"});
+    QVERIFY2(run.out.contains("\"status\": \"ok\""), qPrintable(run.out + run.err));  // the CPU keeps exact f32
+    Result refused = cli({"compile", model, "--param", "k0.tf32=1"});
+    QCOMPARE(refused.code, 2);
+    QVERIFY2(refused.err.contains("tf32") && refused.err.contains("mma = 1"), qPrintable(refused.err));
+    QCOMPARE(cli({"compile", model, "--param", "k9.mma=1"}).code, 2);
+    QCOMPARE(cli({"compile", model, "--param", "k0.mma=one"}).code, 2);
+  }
   void conformanceCountsAndExitCodes() {
     // A test made from a run of a sample passes; one whose expected output comes from other inputs fails.
     QString root = dir_.filePath("conf");

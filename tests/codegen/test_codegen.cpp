@@ -7,6 +7,8 @@
 #include "codegen/codegen.h"
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
+#include "kernel/templates.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
@@ -24,6 +26,21 @@ std::vector<std::string> samples() {
 execute::CompiledModel compileSample(const std::string& path, const execute::ScheduleSet* saved = nullptr) {
   CompileResult r = compileGraph(loadModel(path), CompileOptions{});
   return execute::compileKernels(r, saved);
+}
+// relu(a·b + c) in one gemm kernel, a: t[m, k], b: t[k, n].
+CompileResult gemmModel(const std::string& t, int m, int k, int n) {
+  std::string text = "graph g {\n  input %a: " + t + "[" + std::to_string(m) + "," + std::to_string(k) + "]\n  input %b: " + t +
+                     "[" + std::to_string(k) + "," + std::to_string(n) + "]\n  input %c: " + t + "[" + std::to_string(n) +
+                     "]\n  node mm = MatMul(%a, %b) -> %p\n  node add = Add(%p, %c) -> %q\n  node act = Relu(%q) -> %y\n"
+                     "  output %y\n}\n";
+  return compileGraph(parseTsr(text), CompileOptions{});
+}
+// The model's one kernel scheduled by the template with `params` (a saved schedule, as a user's override is).
+execute::CompiledModel withParams(const CompileResult& cr, const kernel::TemplateParams& params) {
+  execute::CompiledModel m = execute::compileKernels(cr, nullptr);
+  execute::ScheduleSet set;
+  set.traces[execute::ScheduleSet::keyOf(m.kernels[0].spec.nodeIds)] = kernel::traceWithParams(*m.graph, m.kernels[0].spec, params);
+  return execute::compileKernels(cr, &set);
 }
 }  // namespace
 
@@ -95,10 +112,7 @@ class TestCodegen : public QObject {
   // NVRTC compiles both for sm_90 and the cpu backend runs both verified (the mma tiles as plain loops there).
   void tiledGemmsOnBothTargets() {
     for (const char* t : {"f32", "bf16"}) {
-      std::string text = std::string("graph g {\n  input %a: ") + t + "[96,64]\n  input %b: " + t + "[64,80]\n  input %c: " + t +
-                         "[80]\n  node mm = MatMul(%a, %b) -> %p\n  node add = Add(%p, %c) -> %q\n  node act = Relu(%q) -> %y\n"
-                         "  output %y\n}\n";
-      execute::CompiledModel m = execute::compileKernels(compileGraph(parseTsr(text), CompileOptions{}), nullptr);
+      execute::CompiledModel m = execute::compileKernels(gemmModel(t, 96, 64, 80), nullptr);
       QCOMPARE(m.kernels.size(), size_t(1));
       codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
       QVERIFY(g.source.find("__shared__") != std::string::npos);
@@ -112,6 +126,40 @@ class TestCodegen : public QObject {
       execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
       QVERIFY2(run.outputsVerified, t);
     }
+  }
+
+  // tf32 = 1 on an f32 gemm: CUDA rounds the operands (cvt.rna) and runs m16n8k8 tf32 mma.sync, says so in its
+  // precision, and NVRTC compiles it for sm_90; the C++ keeps exact f32 (with a note) and runs verified at f32's
+  // tolerance; on a GPU the CUDA kernel runs verified at tf32's.
+  void tf32GemmOnBothTargets() {
+    CompileResult cr = gemmModel("f32", 96, 64, 80);
+    execute::CompiledModel m =
+        withParams(cr, {{"block_m", 32}, {"block_n", 16}, {"warp_m", 32}, {"warp_n", 16}, {"block_k", 32}, {"mma", 1}, {"tf32", 1}});
+    QCOMPARE(m.kernels.size(), size_t(1));
+    QVERIFY2(m.kernels[0].error.empty() && m.kernels[0].replayed, m.kernels[0].error.c_str());
+    codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
+    QVERIFY(g.source.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
+    QVERIFY(g.source.find("cvt.rna.tf32.f32") != std::string::npos);
+    QCOMPARE(g.precision, std::string("tf32"));
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    codegen::GeneratedKernel cpp = codegen::generateCpp(m.kernels[0].kernel);
+    QCOMPARE(cpp.precision, std::string());
+    QVERIFY(cpp.source.find("tf32 = 1 is a tensor-core format, not used on the CPU") != std::string::npos);
+    execute::RunOptions o;
+    o.reps = 1;
+    o.warmup = 0;
+    execute::RunReport cpu = execute::executeModel(m, execute::BackendKind::Cpu, o);
+    QVERIFY(cpu.outputsVerified);
+    QCOMPARE(cpu.kernels[0].precision, std::string());
+    cuda::Availability gpu = cuda::cudaAvailability();
+    if (!gpu.available) QSKIP(("no GPU to run the tf32 kernel on: " + gpu.reason).c_str());
+    execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cuda, o);
+    std::string why;
+    for (const auto& msg : run.messages) why += msg + "; ";
+    QVERIFY2(run.outputsVerified, why.c_str());
+    QCOMPARE(run.kernels[0].precision, std::string("tf32"));
+    QVERIFY(run.toJson()["kernels"][0]["precision"] == "tf32");
   }
 };
 

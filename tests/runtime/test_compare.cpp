@@ -35,6 +35,19 @@ class TestCompare : public QObject {
     QVERIFY(compareTensors(f32({1000.05, 1.0}), expected).ok);
     QVERIFY(!compareTensors(f32({1000.5, 1.0}), expected).ok);
   }
+  // tf32 products (operands rounded to a 10-bit mantissa) are off by ~3e-4 of the result's RMS, per standard
+  // deviation: f32's tolerance fails them, tf32's takes them; an error of 10% still fails; other dtypes keep
+  // at least their own tolerance, integers stay exact.
+  void tf32IsJudgedAtItsOwnTolerance() {
+    Tensor expected = f32({20.0, -21.0, 19.5, 0.5});
+    Tensor rounded = f32({20.0, -21.0, 19.5, 0.53});  // ~6 standard deviations of tf32 at this RMS (17.5)
+    QVERIFY(!compareTensors(rounded, expected).ok);
+    QVERIFY(compareTensors(rounded, expected, toleranceFor(DType::F32, "tf32")).ok);
+    QVERIFY(!compareTensors(f32({22.0, -21.0, 19.5, 0.5}), expected, toleranceFor(DType::F32, "tf32")).ok);
+    QCOMPARE(toleranceFor(DType::F32, "").rel, toleranceFor(DType::F32).rel);
+    QVERIFY(toleranceFor(DType::BF16, "tf32").rel >= toleranceFor(DType::BF16).rel);
+    QCOMPARE(toleranceFor(DType::I32, "tf32").abs, 0.0);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCompare)

@@ -116,9 +116,20 @@ void runReferenceBackend(const CompiledModel& m, const std::vector<Tensor>& inpu
   r.outputsVerified = true;
 }
 
-// Runs one kernel, times it and checks its outputs; on failure the reference's values stand in.
+// Values made from tf32-rounded products: a kernel's rounding reaches the kernels after it, so a kernel that reads
+// such a value (and every graph output made of one) is checked at tf32's tolerance too.
+void noteRounded(const kernel::Kernel& k, const KernelReport& kr, std::set<std::string>& rounded) {
+  bool reads = false;
+  for (const auto& b : k.buffers) reads = reads || (b.role == BufferRole::Input && rounded.count(b.value));
+  if (kr.precision != "tf32" && !reads) return;
+  for (const auto& b : k.buffers)
+    if (b.role == BufferRole::Output) rounded.insert(b.value);
+}
+
+// Runs one kernel, times it and checks its outputs (at tf32's tolerance for values in `rounded`); on failure the
+// reference's values stand in.
 void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Arena& arena, const ReferenceResult& ref,
-               const RunOptions& o, KernelReport& kr) {
+               const RunOptions& o, const std::set<std::string>& rounded, KernelReport& kr) {
   const kernel::Kernel& k = m.kernels[i].kernel;
   std::vector<detail::ParamBuffer> params;
   size_t bytes = 0;
@@ -143,8 +154,9 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
     if (b.role != BufferRole::Output) continue;
     auto it = ref.values.find(b.value);
     if (it == ref.values.end()) continue;
-    Comparison c = compareTensors(arena.read(b.value), it->second);
+    Comparison c = compareTensors(arena.read(b.value), it->second, toleranceFor(b.dtype, rounded.count(b.value) ? "tf32" : ""));
     kr.maxRelErr = std::max(kr.maxRelErr, c.maxRelError);
+    kr.maxAbsErr = std::max(kr.maxAbsErr, c.maxAbsError);
     if (!c.ok) {
       kr.verified = false;
       kr.message = "output '" + b.value + "': " + c.message;
@@ -202,6 +214,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     try {
       r.generated[i] = codegen::generate(ck.kernel, target);
       kr.entry = r.generated[i].entry;
+      kr.precision = r.generated[i].precision;
       gen[i] = &r.generated[i];
     } catch (const std::exception& e) {
       kr.message = std::string("codegen: ") + e.what();
@@ -224,6 +237,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ro.keepAll = true;
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   Arena arena(g, inputs, m.kernels);
+  std::set<std::string> rounded;  // noteRounded
   if (o.keepValues) {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
@@ -233,7 +247,8 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     bool ran = false;
     if (kr.status == "not run") {
       try {
-        runKernel(*be, i, m, arena, ref, o, kr);
+        noteRounded(m.kernels[i].kernel, kr, rounded);
+        runKernel(*be, i, m, arena, ref, o, rounded, kr);
         r.totalMs += kr.ms;
         ran = true;
       } catch (const std::exception& e) {
@@ -255,7 +270,8 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       continue;
     }
     Tensor t = arena.read(g.outputs()[i]->name());
-    Comparison c = o.verify ? compareTensors(t, ref.outputs[i]) : Comparison{};
+    std::string precision = rounded.count(g.outputs()[i]->name()) ? "tf32" : "";
+    Comparison c = o.verify ? compareTensors(t, ref.outputs[i], toleranceFor(t.dtype(), precision)) : Comparison{};
     if (!c.ok) {
       r.outputsVerified = false;
       r.messages.push_back("graph output '" + g.outputs()[i]->name() + "': " + c.message);
@@ -282,8 +298,10 @@ nlohmann::json RunReport::toJson() const {
   for (const auto& k : kernels) {
     nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
                         {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
+                        {"max_abs_err", k.maxAbsErr},
                         {"status", k.status},       {"nodes", k.nodes}};
     if (!k.message.empty()) j["message"] = k.message;
+    if (!k.precision.empty()) j["precision"] = k.precision;
     ks.push_back(j);
   }
   nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},

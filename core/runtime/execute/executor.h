@@ -45,6 +45,8 @@ struct KernelReport {
   double gflops = 0;   // nodeFlops summed over the group / time
   bool verified = false;
   double maxRelErr = 0;
+  double maxAbsErr = 0;  // against the reference (relative errors blow up where a relu leaves 0)
+  std::string precision;  // codegen's GeneratedKernel::precision: "tf32", or "" (its dtypes' own); sets the tolerance
   std::string status;  // "ok", "mismatch", "unchecked" (RunOptions::verify off), "not compiled", "not run", "failed"
   std::string message; // why, when not ok
 };

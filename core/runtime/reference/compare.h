@@ -11,6 +11,10 @@ struct Tolerance {
 };
 // f64 1e-9, f32 1e-4 relative (1e-5 absolute), f16 and bf16 looser, integers and bool exact.
 Tolerance toleranceFor(DType t);
+// The tolerance for values of dtype t computed at `precision` (codegen's GeneratedKernel::precision): "" is t's
+// own; "tf32" (f32 products of operands rounded to a 10-bit mantissa) is looser than f16's, since the rounding
+// error of a K-deep sum grows with its terms, not its result (compare.cpp says how much).
+Tolerance toleranceFor(DType t, const std::string& precision);
 
 struct Comparison {
   bool ok = true;
