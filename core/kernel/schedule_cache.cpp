@@ -342,10 +342,12 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
       if (!writesOf(s, cache).empty()) return true;
     return false;
   };
-  // Turns the fill's stores into asynchronous copies.
+  // Turns the fill's stores of plain loads into asynchronous copies (a store of a computed value, such as a
+  // select that writes 0 outside the source, stays a store: a generator then keeps the loop unpipelined).
   std::function<void(Stmt&)> convert = [&](Stmt& slot) {
     if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
       auto& st = static_cast<StoreStmt&>(*slot);
+      if (st.value->kind != ExprKind::Load) return;
       const auto& ld = static_cast<const Load&>(*st.value);
       slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices);
       return;
