@@ -204,8 +204,11 @@ void Generator::forLoop(const ForStmt& f) {
       bool blockLoop = h.loopKind == LoopKind::Bound && isBlockTag(h.tag) && h.extent > 1;
       parallel = parallelDepth_ == 0 && !h.reduction && (h.loopKind == LoopKind::Parallel || blockLoop);
       if (parallel) line("#pragma omp parallel for", f.provenance);
-      else if (h.loopKind == LoopKind::Vectorized) line("#pragma omp simd", f.provenance);
-      else if (h.loopKind == LoopKind::Unrolled) line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(h.extent, 64)), f.provenance);
+      // A vectorized reduction loop carries its accumulator from lane to lane: `omp simd` without a reduction
+      // clause would race on it, so its lanes are unrolled in order (the IR's meaning, docs/kernel-ir.md).
+      else if (h.loopKind == LoopKind::Vectorized && !h.reduction) line("#pragma omp simd", f.provenance);
+      else if (h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized)
+        line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(h.extent, 64)), f.provenance);
     } else if (h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized) {
       line("#pragma unroll", f.provenance);
     }

@@ -218,14 +218,27 @@ int64_t laneStride(const Access& a, bool gpu) {
   return std::llabs(flatAt(a, {{lane, {1, 1}}}) - flatAt(a, {}));
 }
 
+// The lanes of a vectorized loop around the access that reach consecutive elements of it (one wide access of
+// that many elements per thread on the GPU, docs/codegen.md); 1 when there is none.
+int64_t wideLanes(const Access& a) {
+  for (const LoopHeader* h : a.loops)
+    if (h->loopKind == LoopKind::Vectorized && h->extent > 1 && usedBy(a, h->var) &&
+        flatAt(a, {{h->var, {1, 1}}}) - flatAt(a, {}) == 1)
+      return h->extent;
+  return 1;
+}
+
 // Bytes the memory system moves per executed global access. GPU: the 32 lanes of a warp touch
-// ceil(32 * stride * size / 32) sectors of 32 bytes, shared by the 32 lanes. CPU: each access costs
+// ceil(32 * stride * size / 32) sectors of 32 bytes (at least those of each lane's run when its accesses are
+// one wide access of `wide` elements), shared by the 32 lanes and the `wide` copies. CPU: each access costs
 // min(64, stride * size) bytes of cache line along the innermost loop.
 double globalBytesPerAccess(const Access& a, bool gpu) {
   double size = double(dtypeSize(a.buffer->dtype));
   int64_t stride = laneStride(a, gpu);
-  if (gpu) return std::clamp(std::ceil(32.0 * double(stride) * size / 32.0), 1.0, 32.0);  // sectors * 32 / 32 lanes
-  return std::min(64.0, size * double(std::max<int64_t>(stride, 1)));
+  if (!gpu) return std::min(64.0, size * double(std::max<int64_t>(stride, 1)));
+  double wide = double(wideLanes(a));
+  double runSectors = std::ceil(wide * size / 32.0);
+  return std::clamp(std::ceil(32.0 * double(stride) * size / 32.0), runSectors, 32.0 * runSectors) / wide;
 }
 
 // Shared memory serves a warp in one pass unless lanes hit the same bank (32 banks of 4 bytes) at different

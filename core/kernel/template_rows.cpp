@@ -1,6 +1,7 @@
 #include "kernel/template_util.h"
 
 #include <cctype>
+#include <optional>
 
 #include "kernel/schedule_util.h"
 #include "kernel/visit.h"
@@ -29,17 +30,30 @@ std::vector<std::string> rowLoops(Kernel& k, std::string* rowBuffer) {
   return out;
 }
 
+// One pass over the row: runs of `width` consecutive elements (a vectorized loop, which the CUDA generator
+// reads as one float4 / float2 per operand where it can prove the run aligned), the runs spread over the
+// threads, so a warp's threads read consecutive runs (coalesced).
+void bindRowPass(TracedSchedule& s, const std::string& loop, int64_t threads, int64_t width) {
+  if (width > 1 && extentOf(s.kernel(), loop) % width != 0)
+    rejectParams(s.kernel(), "row-reduction", "vector_width",
+                 "vector_width " + std::to_string(width) + " does not divide loop '" + loop + "' (extent " +
+                     std::to_string(extentOf(s.kernel(), loop)) + ")");
+  auto [runs, lanes] = splitBy(s, loop, width);
+  if (!lanes.empty()) s.vectorize(lanes);
+  bindThreads(s, runs, threads);
+}
+
 void rowReduction(TracedSchedule& s, const TemplateParams& p) {
-  int64_t threads = p.at("threads");
+  int64_t threads = p.at("threads"), width = p.at("vector_width");
   std::string row = fuseAll(s, outerChain(s.kernel()));
   std::string buffer;
   std::vector<std::string> loops = rowLoops(s.kernel(), &buffer);
   if (!row.empty()) s.bind(row, ThreadTag::BlockX);
   if (p.at("cache_row") && !row.empty() && !buffer.empty()) {
     auto fill = s.cacheRead(row, buffer, MemScope::Shared);
-    bindThreads(s, fill.back(), threads);
+    bindRowPass(s, fill.back(), threads, width);
   }
-  for (const std::string& l : loops) bindThreads(s, l, threads);
+  for (const std::string& l : loops) bindRowPass(s, l, threads, width);
 }
 
 int64_t rowExtent(Kernel& k) {
@@ -47,30 +61,66 @@ int64_t rowExtent(Kernel& k) {
   return loops.empty() ? 1 : extentOf(k, loops[0]);
 }
 
-// A row can be staged in shared memory when the first pass reads it at indices affine in the pass's loop:
-// one reduced axis, or several that a flat index maps onto by division (not affine) are read from global.
-bool rowCacheable(Kernel& k) {
+// The indices of the first pass's reads of the row buffer, as affine forms in the pass's loop (nullopt for
+// one that is not: several reduced axes that a flat index maps onto by division).
+std::vector<std::vector<std::optional<detail::Affine>>> rowReads(Kernel& k) {
   std::string buffer;
   auto loops = rowLoops(k, &buffer);
-  if (loops.empty() || buffer.empty()) return false;
-  bool affine = true;
+  std::vector<std::vector<std::optional<detail::Affine>>> out;
+  if (loops.empty() || buffer.empty()) return out;
   walk(detail::findLoop(k, loops[0])->loop->body, [&](StmtNode& n) {
     mapDirectExprs(n, [&](const Expr& e) {
       walkExpr(e, [&](const ExprNode& x) {
         if (x.kind != ExprKind::Load || static_cast<const Load&>(x).buffer != buffer) return;
-        for (const Expr& i : static_cast<const Load&>(x).indices) affine = affine && detail::affine(i, {loops[0]}).has_value();
+        out.emplace_back();
+        for (const Expr& i : static_cast<const Load&>(x).indices) out.back().push_back(detail::affine(i, {loops[0]}));
       });
       return e;
     });
   });
+  return out;
+}
+
+// A row can be staged in shared memory when the first pass reads it at indices affine in the pass's loop.
+bool rowCacheable(Kernel& k) {
+  auto reads = rowReads(k);
+  bool affine = !reads.empty();
+  for (const auto& r : reads)
+    for (const auto& i : r) affine = affine && i.has_value();
   return affine;
+}
+
+// The row is read in memory order: only the last index of each read moves with the pass, one element a step
+// (a reduction over trailing axes). Only then do vector lanes touch consecutive elements.
+bool rowContiguous(Kernel& k) {
+  auto reads = rowReads(k);
+  if (reads.empty()) return false;
+  bool contiguous = true;
+  std::string loop = rowLoops(k, nullptr)[0];
+  for (const auto& r : reads)
+    for (size_t d = 0; d < r.size(); ++d) {
+      int64_t step = r[d] && r[d]->coef.count(loop) ? r[d]->coef.at(loop) : 0;
+      contiguous = contiguous && r[d] && step == (d + 1 == r.size() ? 1 : 0);
+    }
+  return contiguous;
+}
+
+// The widest run (4, 2, 1) that divides the row and still gives every one of `threads` threads a run.
+int64_t defaultWidth(Kernel& k, int64_t rowLength, int64_t threads) {
+  if (!rowContiguous(k)) return 1;
+  for (int64_t w : {4, 2})
+    if (rowLength % w == 0 && threads * w <= rowLength) return w;
+  return 1;
 }
 
 TemplateParams rowReductionDefaults(Kernel& k) {
   int64_t K = rowExtent(k);
   int64_t bytes = K * 4;
   int phases = int(rowLoops(k, nullptr).size());
-  return {{"threads", K <= 1024 ? 32 : 256}, {"cache_row", phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0}};
+  int64_t threads = K <= 1024 ? 32 : 256;
+  return {{"threads", threads},
+          {"cache_row", phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0},
+          {"vector_width", defaultWidth(k, K, threads)}};
 }
 
 }  // namespace
@@ -79,7 +129,8 @@ const TemplateDef& rowReductionTemplate() {
   static const TemplateDef def = {
       rowReduction,
       {{"threads", {32, 64, 128, 256, 512, 1024}, "threads per row: 32 is one warp per row, more is one block per row"},
-       {"cache_row", {0, 1}, "keep the row in shared memory across the passes over it"}},
+       {"cache_row", {0, 1}, "keep the row in shared memory across the passes over it"},
+       {"vector_width", {1, 2, 4}, "consecutive elements a thread reads per step of each pass (vector loads; must divide the row)"}},
       rowReductionDefaults};
   return def;
 }

@@ -79,7 +79,10 @@ Tally rank(const json& doc, const cost::Device& d, bool print) {
                                e.at("template").get<std::string>() + "'");
     double best = INFINITY, pickPredicted = INFINITY, pickMs = 0;
     for (const json& m : e.at("measured")) {
-      double ms = m.at("ms"), p = predicted(lowered, m.at("params").get<TemplateParams>(), d);
+      TemplateParams params = m.at("params").get<TemplateParams>();
+      // Row reductions measured before vector_width existed read scalars: schedule them as measured.
+      if (templateName(lowered) == "row-reduction") params.emplace("vector_width", 1);
+      double ms = m.at("ms"), p = predicted(lowered, params, d);
       best = std::min(best, ms);
       if (print && qEnvironmentVariableIsSet("TESSERA_COST_RANKING_ALL"))  // every candidate, for calibrating
         qInfo("  %s predicted %.4f measured %.4f", m.at("params").dump().c_str(), p, ms);

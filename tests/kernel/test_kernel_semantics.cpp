@@ -52,6 +52,22 @@ void check(const Case& c, const std::function<void(TracedSchedule&)>& steps = {}
   QVERIFY2(why.empty(), why.c_str());
 }
 
+// One row op over rows of `cols`: Softmax, LogSoftmax, LayerNormalization (scale and bias inputs) or ReduceSum.
+Case rowOp(const std::string& op, int64_t rows, int64_t cols) {
+  GraphBuilder b("row");
+  Value* x = b.input("x", {DType::F32, {rows, cols}});
+  if (op == "LayerNormalization") {
+    Value* scale = b.input("scale", {DType::F32, {cols}});
+    Value* bias = b.input("bias", {DType::F32, {cols}});
+    b.output(b.op(op, {x, scale, bias}, {{"axis", int64_t(-1)}, {"epsilon", 1e-5}}, "n"));
+  } else if (op == "ReduceSum") {
+    b.output(b.op(op, {x, b.ints("axes", {1})}, {{"keepdims", int64_t(0)}}, "n"));
+  } else {
+    b.output(b.op(op, {x}, {{"axis", int64_t(-1)}}, "n"));
+  }
+  return {b.finish(), {"g0", "reduction", {"n"}}};
+}
+
 }  // namespace
 
 class TestKernelSemantics : public QObject {
@@ -92,6 +108,41 @@ class TestKernelSemantics : public QObject {
       s.cacheRead("i1_o", "in0", MemScope::Shared);
       s.computeAt("in0_shared", "i0_i");
     });
+  }
+  // Every point of the row-reduction template's space (threads x cache_row x vector_width) on rows that 4, 2
+  // or nothing divides and on rows of 8192: each schedules to a kernel that agrees with the reference, or is
+  // refused with a ScheduleError (a width that does not divide the row).
+  void rowReductionSpace() {
+    int agreed = 0, refused = 0;
+    for (const char* op : {"Softmax", "LogSoftmax", "LayerNormalization", "ReduceSum"})
+      for (int64_t cols : {8192, 64, 42, 37}) {
+        Case c = rowOp(op, cols == 8192 ? 1 : 3, cols);
+        ReferenceResult ref = reference(c.graph);
+        Kernel lowered = lower(c);
+        std::vector<std::vector<int64_t>> grid;
+        for (const TemplateParam& p : parameterSpace(lowered)) grid.push_back(p.candidates);
+        QCOMPARE(grid.size(), size_t(3));  // threads, cache_row, vector_width
+        for (int64_t threads : grid[0])
+          for (int64_t cache : grid[1])
+            for (int64_t width : grid[2]) {
+              Kernel k = lowered.clone();
+              TracedSchedule s(k);
+              try {
+                applyTemplate(s, {{"threads", threads}, {"cache_row", cache}, {"vector_width", width}});
+              } catch (const ScheduleError& e) {
+                QVERIFY2(cols % width != 0, e.what());
+                ++refused;
+                continue;
+              }
+              std::string why = agreesWithReference(c.graph, k, ref);
+              QVERIFY2(why.empty(), (std::string(op) + " threads " + std::to_string(threads) + " cache_row " +
+                                     std::to_string(cache) + " vector_width " + std::to_string(width) + ": " + why)
+                                        .c_str());
+              ++agreed;
+            }
+      }
+    qInfo() << agreed << "schedules agreed with the reference," << refused << "refused";
+    QCOMPARE(refused, 4 * 6 * 2 * 3);  // per op: 42 refuses width 4; 37 widths 2 and 4
   }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";

@@ -74,16 +74,34 @@ class TestTemplates : public QObject {
     QVERIFY(has(s, "out0[i0_o_o * 16896 + i0_o_i * 64 + i0_i] = v0  # relu"));
   }
   void rowReductionTemplate() {
-    std::string t = scheduled(softmax(4, 64));
+    std::string t = scheduled(softmax(4, 64), {{"vector_width", 1}});
     QVERIFY(has(t, "tmp in0_shared: shared f32[1, 64]  # read cache of in0"));
     QVERIFY(has(t, "  for i0 in 0..4 bind(blockIdx.x) {\n    alloc in0_shared\n"));
     QVERIFY(has(t, "for in0_shared_ax1_i in 0..32 bind(threadIdx.x) {"));
     QVERIFY(has(t, "    for k0_o in 0..2 reduce {\n      for k0_i in 0..32 bind(threadIdx.x) reduce {\n"
                    "        acc0[0] max= in0_shared[0, k0_o * 32 + k0_i]  # softmax\n"));
     QVERIFY(has(t, "        out0[i0, j_o * 32 + j_i] = v1  # softmax\n"));
-    std::string block = scheduled(softmax(4, 64), {{"threads", 128}, {"cache_row", 0}});
+    std::string block = scheduled(softmax(4, 64), {{"threads", 128}, {"cache_row", 0}, {"vector_width", 1}});
     QVERIFY(has(block, "    for k0 in 0..64 bind(threadIdx.x) reduce {\n      acc0[0] max= in0[i0, k0]  # softmax\n"));
     QVERIFY(block.find("shared") == std::string::npos);
+  }
+  // vector_width: each pass (and the row cache's fill) reads runs of consecutive elements, one run a thread per
+  // step, the runs of a warp's threads adjacent (coalesced).
+  void rowReductionVectorWidth() {
+    QCOMPARE(defaultParams(lower(softmax(4, 8192))).at("vector_width"), int64_t(4));
+    QCOMPARE(defaultParams(lower(softmax(4, 64))).at("vector_width"), int64_t(2));  // 32 threads x 2 = the row
+    QCOMPARE(defaultParams(lower(softmax(4, 40))).at("vector_width"), int64_t(1));  // 32 x 2 > 40: threads would idle
+    QCOMPARE(defaultParams(lower(softmax(4, 4098))).at("vector_width"), int64_t(2));
+    QCOMPARE(defaultParams(lower(layernorm())).at("vector_width"), int64_t(1));  // rows of 16 < 32 threads
+    std::string t = scheduled(softmax(4, 1024), {{"vector_width", 4}, {"threads", 64}});
+    QVERIFY(has(t, "in0_shared[in0_shared_ax0, in0_shared_ax1_o_o * 256 + in0_shared_ax1_o_i * 4 + in0_shared_ax1_i] = "
+                   "in0[i0 + in0_shared_ax0, in0_shared_ax1_o_o * 256 + in0_shared_ax1_o_i * 4 + in0_shared_ax1_i]"));
+    QVERIFY(has(t, "    for k0_o_o in 0..4 reduce {\n      for k0_o_i in 0..64 bind(threadIdx.x) reduce {\n"
+                   "        for k0_i in 0..4 vectorized reduce {\n"));
+    QVERIFY(has(t, "for j_i in 0..4 vectorized {"));
+    Kernel k = lower(softmax(4, 42));
+    TracedSchedule s(k);
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"vector_width", 4}}); }, "vector_width", "vector_width 4 does not divide loop"));
   }
   void layerNormTemplate() {
     std::string t = scheduled(layernorm());
