@@ -121,6 +121,8 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
   auto sc = k.singleConsumer.find(v);
   if (!d.forced && sc != k.singleConsumer.end()) return separate("single-consumer", singleConsumerReason(v, sc->second));
   MergeCheck check = mergeSpaces(groups_[size_t(g)].space, groups_[size_t(t)].space);
+  if (groups_[size_t(g)].members.size() == 1)
+    if (auto folded = transposeIntoConv(*order_[size_t(p)], *order_[size_t(c)], groups_[size_t(t)].space)) check = *folded;
   if (!check.merged) return separate(check.rule, check.reason);
   if (wouldCycle(g, t))
     return separate("cycle", d.consumer + " also reads, through another kernel, a value computed from " + d.producer +

@@ -138,6 +138,17 @@ Space nodeSpace(const Node& node) {
   }
 }
 
+std::optional<MergeCheck> transposeIntoConv(const Node& producer, const Node& consumer, const Space& convGroup) {
+  if (producer.op() != "Transpose" || consumer.op() != "Conv" || convGroup.kind != SpaceKind::Conv) return std::nullopt;
+  const Value* t = producer.output(0);
+  if (consumer.input(0) != t || t->isGraphOutput()) return std::nullopt;
+  for (const Use& u : t->uses())
+    if (u.node != &consumer) return std::nullopt;
+  return legal(convGroup, "input-transpose",
+               "the Transpose's index map folds into the " + describeSpace(convGroup) +
+                   "'s input loads, so the conv reads " + sh(producer.input(0)->shape()) + " where it lies");
+}
+
 std::string describeSpace(const Space& s) {
   switch (s.kind) {
     case SpaceKind::Pointwise: return "pointwise space " + sh(s.shape);

@@ -32,6 +32,9 @@ struct MergeCheck {
   double recompute = 1.0;       // how many times the producer side's work repeats in the merged space
 };
 MergeCheck mergeSpaces(const Space& producer, const Space& consumer);
+// A lone Transpose whose result only the Conv `consumer` reads, as its input 0, folds into the conv's input
+// loads (an NHWC input read where it lies, docs/fusion.md): the merged space is the conv's. Null otherwise.
+std::optional<MergeCheck> transposeIntoConv(const Node& producer, const Node& consumer, const Space& convGroup);
 
 std::string describeSpace(const Space& s);  // "row reduction of [256,1024] over axis 1"
 

@@ -82,6 +82,8 @@ std::vector<std::string> names(const std::string& prefix, size_t n);  // prefix0
 std::string numbered(std::string prefix, size_t n);
 // Accumulation type: f32 for 16-bit floats, else the type itself.
 DType accType(DType t);
+// The input index a Transpose node `n` (input shape `in`) reads for its output index `idx`.
+std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vector<Expr>& idx);
 // Stores every group output with shape `domain` through the emitter; others are left to the caller.
 void storeOutputs(Emitter& em, const std::set<const Value*>& skip = {});
 

@@ -12,6 +12,31 @@ Expr loadInput(LowerCtx& ctx, const Value* v, std::vector<Expr> idx) {
   return Load::make(ctx.inputBuffer.at(v), v->dtype(), std::move(idx));
 }
 
+// The conv's input may be a Transpose in the group that reads an input of the group (x in NHWC turned
+// NCHW for the conv, docs/fusion.md): its index map folds into the conv's loads, so the kernel reads x where
+// it lies. Null when input 0 comes from outside the group; the conv's other inputs must.
+const Node* foldedInputTranspose(LowerCtx& ctx, const Node& anchor) {
+  const Value* x = anchor.input(0);
+  if (!x || !ctx.produced(x)) return nullptr;
+  const Node& t = *x->producer();
+  if (t.op() != "Transpose" || !t.input(0) || ctx.produced(t.input(0)))
+    ctx.fail(anchor, "input 0 is computed inside the group by " + t.op() + " '" + t.id() +
+                         "'; only a Transpose of a group input folds into the conv's loads");
+  for (const Use& u : x->uses())
+    if (u.node != &anchor) ctx.fail(t, "its result is also read by '" + u.node->id() + "'; it folds into a conv only");
+  if (ctx.outputBuffer.count(x)) ctx.fail(t, "its result is also needed outside the group; it cannot fold into the conv");
+  for (size_t i = 1; i < anchor.numInputs(); ++i)
+    if (anchor.input(i) && ctx.produced(anchor.input(i)))
+      ctx.fail(anchor, "input " + std::to_string(i) + " is computed inside the group; only epilogues are fused");
+  return &t;
+}
+
+Expr loadConvInput(LowerCtx& ctx, const Node& anchor, const Node* transpose, std::vector<Expr> idx) {
+  if (!transpose) return loadInput(ctx, anchor.input(0), std::move(idx));
+  const Value* src = transpose->input(0);
+  return loadInput(ctx, src, transposeIndex(*transpose, src->shape(), idx));
+}
+
 // Runs the epilogue and stores the outputs over the loop nest `loopVars` x `loopShape`; `result` is the
 // anchor's output value at the current point, which is `storeIdx` in the output domain `storeDomain` (the
 // same as the loops but for MatMul's 1-D operands, whose axes of extent 1 are dropped).
@@ -176,7 +201,8 @@ void lowerGemm(LowerCtx& ctx, const Node& anchor) {
 }
 
 void lowerConv(LowerCtx& ctx, const Node& anchor) {
-  requireExternalInputs(ctx, anchor);
+  const Node* transpose = foldedInputTranspose(ctx, anchor);
+  if (!transpose) requireExternalInputs(ctx, anchor);
   const Value* x = anchor.input(0);
   const Value* w = anchor.input(1);
   const Shape& xs = x->shape();
@@ -190,7 +216,7 @@ void lowerConv(LowerCtx& ctx, const Node& anchor) {
   auto body = BlockStmt::make();
   std::string acc = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
   Expr c = groups == 1 ? var("ic") : add(mul(idiv(var("oc"), intImm(ocPerGroup)), intImm(cPerGroup)), var("ic"));
-  Expr ex = Cast::make(at, loadInput(ctx, x, concat({var("n"), c}, win.coords)));
+  Expr ex = Cast::make(at, loadConvInput(ctx, anchor, transpose, concat({var("n"), c}, win.coords)));
   if (win.padded) ex = Select::make(insideInput(win), ex, FloatImm::make(0, at));
   Expr ew = Cast::make(at, loadInput(ctx, w, concat({var("oc"), var("ic")}, vars(win.taps))));
   Stmt red = ReduceStmt::make(ReduceOp::Sum, acc, {intImm(0)}, Binary::make(BinaryOp::Mul, ex, ew));

@@ -4,7 +4,6 @@
 #include "kernel/lower_context.h"
 
 namespace tessera::kernel {
-namespace {
 
 std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vector<Expr>& idx) {
   std::vector<int64_t> perm = n.attrInts("perm");
@@ -14,6 +13,8 @@ std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vect
   for (size_t d = 0; d < perm.size(); ++d) out[size_t(perm[d])] = idx[d];
   return out;
 }
+
+namespace {
 
 // Same elements in row-major order: linearize the output index, split it by the input's strides.
 std::vector<Expr> reshapeWhole(const Shape& in, const Shape& out, const std::vector<Expr>& idx) {

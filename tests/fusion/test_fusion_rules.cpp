@@ -225,6 +225,25 @@ class TestFusionRules : public QObject {
     QCOMPARE(rule(r, "t", "flat"), std::string("fused index-chain"));
   }
 
+  // x in NHWC → Transpose → Conv: the transpose folds into the conv's input loads; one read elsewhere too
+  // stays a copy of its own.
+  void transposeFoldsIntoConvInput() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({1, 8, 8, 3}));
+    Value* t = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}, "t");
+    Value* y = b.op("Conv", {t, b.constant("w", zeros({4, 3, 3, 3}))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+    b.output(b.op("Relu", {y}, {}, "relu"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(kernels(r), std::string("k0 conv+epilogue[t conv relu]"));
+    QCOMPARE(rule(r, "t", "conv"), std::string("fused input-transpose"));
+    GraphBuilder twice;
+    Value* x2 = twice.input("x", f32({1, 8, 8, 3}));
+    Value* t2 = twice.op("Transpose", {x2}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}}, "t");
+    twice.output(twice.op("Conv", {t2, twice.constant("w", zeros({4, 3, 3, 3}))}, {}, "conv"));
+    twice.output(t2);
+    QCOMPARE(rule(fuseGraph(twice.finish()), "t", "conv"), std::string("separate no-template"));
+  }
+
   // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
   void overridesOnEdges() {
     GraphBuilder b;
