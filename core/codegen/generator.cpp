@@ -148,7 +148,8 @@ void Generator::stmt(const Stmt& s) {
       const Buffer& b = ep_.buffer(n.buffer);
       bool shared = b.scope == MemScope::Shared;
       std::string type = shared ? storageType(b.dtype, target_) : computeType(b.dtype, target_);
-      std::string qual = shared && target_ == Target::Cuda ? "__shared__ " : "";
+      // Aligned for the vector path's wide shared accesses (vector_access.h).
+      std::string qual = shared && target_ == Target::Cuda ? "__shared__ __align__(16) " : "";
       line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(std::max<int64_t>(1, numElements(b.shape))) +
                "];" + comment(prov),
            prov);

@@ -3,6 +3,7 @@
 #include <map>
 #include <numeric>
 
+#include "kernel/launch.h"
 #include "kernel/printer.h"
 #include "kernel/visit.h"
 
@@ -216,7 +217,11 @@ class Planner {
     }
   }
 
-  bool isParameter(const Buffer& b) const {
+  // Buffers whose start is aligned for any wide access: kernel parameters (separate allocations, 256-byte
+  // aligned) and shared buffers, which the generator declares __align__(16), unless a pipelined loop keeps
+  // several copies of one (pipeline.cpp places those).
+  bool alignedBuffer(const Buffer& b) const {
+    if (b.scope == MemScope::Shared) return bufferCopies(k_, b.name) == 1;
     return b.scope == MemScope::Global && (b.role == BufferRole::Input || b.role == BufferRole::Output);
   }
   bool written(const std::string& buffer) const { return storeCount_.count(buffer) || reduced_.count(buffer); }
@@ -229,7 +234,7 @@ class Planner {
     for (const LoadSite& s : loads_) {
       const Load& l = *s.load;
       const Buffer* b = k_.findBuffer(l.buffer);
-      if (!b || sometimes.count(&l) || written(l.buffer) || b->scope != MemScope::Global) continue;
+      if (!b || sometimes.count(&l) || written(l.buffer) || b->scope == MemScope::Register) continue;
       bool fixed = true;  // its position is known before the lanes run
       for (const Expr& i : l.indices) fixed = fixed && !usesAnyVar(i, locals_) && !readsMemory(i);
       if (!fixed) continue;
@@ -243,7 +248,7 @@ class Planner {
         continue;
       }
       bool aligned = at->coef == 1 && at->divisor % width_ == 0;
-      if (!aligned || !isParameter(*b) || !wideDType(b->dtype, width_)) continue;
+      if (!aligned || !alignedBuffer(*b) || !wideDType(b->dtype, width_)) continue;
       auto [it, fresh] = wideAt.emplace(key, plan.wide.size());
       if (fresh) plan.wide.push_back({l.buffer, at->base, false, {}, nullptr, s.stmt->provenance});
       plan.wide[it->second].loads.push_back(&l);
@@ -252,7 +257,7 @@ class Planner {
 
   void planStore(VectorPlan& plan, const StoreStmt& s) {
     const Buffer* b = k_.findBuffer(s.buffer);
-    if (!b || !isParameter(*b) || !wideDType(b->dtype, width_)) return;
+    if (!b || !alignedBuffer(*b) || !wideDType(b->dtype, width_)) return;
     if (storeCount_.at(s.buffer) != 1 || read_.count(s.buffer) || reduced_.count(s.buffer)) return;
     for (const Expr& i : s.indices)
       if (usesAnyVar(i, locals_) || readsMemory(i)) return;

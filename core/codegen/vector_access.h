@@ -53,7 +53,8 @@ struct VectorPlan {
 };
 // The plan for a loop of kind Vectorized: empty (no wide access) when none of its accesses can be one, or
 // when its body holds anything but computes, stores and reductions. Wide accesses are made only on kernel
-// parameters (global buffers from separate allocations, so aligned to at least 256 bytes), only of elements
+// parameters (global buffers from separate allocations, so aligned to at least 256 bytes) and on shared
+// buffers (declared __align__(16); not the copies of a pipelined loop's caches), only of elements
 // of 2, 4 or 8 bytes making 4, 8 or 16 bytes a lane group; a buffer the body writes is never read wide, a
 // wide store's buffer is stored once and not read in the body, and loads under a select arm or the right
 // side of && / || (which C evaluates only sometimes) stay as written.

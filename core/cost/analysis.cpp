@@ -245,7 +245,9 @@ double globalBytesPerAccess(const Access& a, bool gpu) {
 // addresses: a stride of s words costs gcd(s, 32) passes; the same word for all lanes is a broadcast.
 double sharedBytesPerAccess(const Access& a) {
   double size = double(dtypeSize(a.buffer->dtype));
-  int64_t words = std::max<int64_t>(1, int64_t(size) / 4) * laneStride(a, true);
+  int64_t stride = laneStride(a, true), wide = wideLanes(a);
+  if (wide > 1 && stride == wide) return size;  // one wide access a thread, the runs adjacent: no conflicts
+  int64_t words = std::max<int64_t>(1, int64_t(size) / 4) * stride;
   int64_t passes = words == 0 ? 1 : std::gcd(words, int64_t(32));
   return size * double(passes);
 }

@@ -166,6 +166,19 @@ std::string gelu(const std::string& dtype) {
   return s;
 }
 
+// One row op over f32[rows, cols]: Softmax, LogSoftmax, LayerNormalization or ReduceSum over the last axis.
+std::string rowModel(const std::string& op, int64_t rows, int64_t cols) {
+  std::string shape = "[" + std::to_string(rows) + "," + std::to_string(cols) + "]";
+  std::string c = std::to_string(cols);
+  std::string head = "graph g {\n  input %x: f32" + shape + "\n";
+  if (op == "LayerNormalization")
+    return head + "  input %s: f32[" + c + "]\n  input %b: f32[" + c + "]\n" +
+           "  node n = LayerNormalization(%x, %s, %b) {axis=-1, epsilon=1e-5} -> %y\n  output %y\n}\n";
+  if (op == "ReduceSum")
+    return head + "  const %axes: i64[1] = [1]\n  node n = ReduceSum(%x, %axes) {keepdims=0} -> %y\n  output %y\n}\n";
+  return head + "  node n = " + op + "(%x) {axis=-1} -> %y\n  output %y\n}\n";
+}
+
 }  // namespace
 
 class TestVectorLoads : public QObject {
@@ -270,6 +283,55 @@ class TestVectorLoads : public QObject {
     QVERIFY(!has(g.source, "lanes_in0"));
     QVERIFY(has(g.source, "? in0[(i) * 8 + ((j_o * 4) + j_i)] : 0.0f)"));
     QVERIFY(has(g.source, "lanes_out0"));
+  }
+
+  // The row-reduction template's default vector_width (4 on rows of 8192): every pass reads the row as one float4
+  // per thread a step and the output pass stores float4; the C++ form unrolls the reduction lanes in order
+  // (omp simd would race on the accumulator). Runs verified on the CPU (and the GPU when there is one).
+  void rowReductionsReadFloat4() {
+    for (const char* op : {"Softmax", "LayerNormalization", "LogSoftmax", "ReduceSum"}) {
+      execute::CompiledModel m = compiled(rowModel(op, 4, 8192));
+      QCOMPARE(m.kernels.size(), size_t(1));
+      const Kernel& k = m.kernels[0].kernel;
+      QCOMPARE(k.params.at("vector_width"), int64_t(4));
+      codegen::GeneratedKernel g = codegen::generateCuda(k);
+      QVERIFY2(has(g.source, "= *reinterpret_cast<const float4*>(&in0["), op);
+      QVERIFY2(has(g.source, "tsr_red"), op);  // the threads' partial results are still combined
+      std::string cpp = codegen::generateCpp(k).source;
+      QVERIFY2(has(cpp, "#pragma GCC unroll 4"), op);
+      if (std::string(op) == "ReduceSum") QVERIFY(!has(cpp, "#pragma omp simd"));
+      if (std::string(op) != "ReduceSum") QVERIFY2(has(g.source, "*reinterpret_cast<float4*>(&out0["), op);
+      if (TESSERA_HAVE_CUDA) {
+        cuda::NvrtcResult r = compileForSm90(g);
+        QVERIFY2(r.ok, r.error.c_str());
+        QVERIFY2(has(r.ptx, "ld.global.nc.v4.f32"), op);
+      }
+      runsVerified(m);
+    }
+    // Rows of 42: the default width is 1 (32 threads x 2 lanes would pass the row's end).
+    execute::CompiledModel odd = compiled(rowModel("Softmax", 3, 42));
+    QCOMPARE(odd.kernels[0].kernel.params.at("vector_width"), int64_t(1));
+    runsVerified(odd);
+  }
+
+  // Rows of 1024 keep the row in shared memory (cache_row): the fill reads float4 from global and stores float4
+  // to the 16-byte aligned shared row, and the passes read it as float4 (a warp's 512 bytes, conflict-free).
+  void sharedRowIsReadWide() {
+    execute::CompiledModel m = compiled(rowModel("Softmax", 4, 1024));
+    const Kernel& k = m.kernels[0].kernel;
+    QCOMPARE(k.params.at("cache_row"), int64_t(1));
+    QCOMPARE(k.params.at("vector_width"), int64_t(4));
+    codegen::GeneratedKernel g = codegen::generateCuda(k);
+    QVERIFY(has(g.source, "__shared__ __align__(16) float in0_shared[1024];"));
+    QVERIFY(has(g.source, "*reinterpret_cast<float4*>(&in0_shared["));
+    QVERIFY(has(g.source, "= *reinterpret_cast<const float4*>(&in0_shared["));
+    if (TESSERA_HAVE_CUDA) {
+      cuda::NvrtcResult r = compileForSm90(g);
+      QVERIFY2(r.ok, r.error.c_str());
+      QVERIFY(has(r.ptx, "ld.shared.v4.f32"));
+      QVERIFY(has(r.ptx, "st.shared.v4.f32"));
+    }
+    runsVerified(m);
   }
 
   // A reduction whose lanes are a vectorized loop reads the row 4 floats at a time; the lanes add in order.
