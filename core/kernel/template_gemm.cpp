@@ -238,7 +238,7 @@ const TemplateDef& gemmTemplate() {
        {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
-       {"mma", {0, 1}, "tensor cores (f16/bf16 operands): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
+       {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true}},
       gemmDefaults};
