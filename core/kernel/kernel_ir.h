@@ -274,6 +274,9 @@ struct Buffer {
   bool cacheIsRead = true;
   std::vector<Expr> cacheBase;
   int64_t cachePad = 0;  // elements added to the last dimension of a read cache (shifts shared-memory banks)
+  // A read cache whose fill writes 0 where its box leaves the source (a conv's padding), so the selects that
+  // masked those reads are gone (cache_read).
+  bool cacheZeroOutside = false;
 };
 
 struct Kernel {

@@ -96,7 +96,8 @@ bool mayBeNegative(const Expr& e) {
 
 // The copy loops between `buffer` (at base + ax) and the cache (at ax), guarded where the box may leave the buffer.
 Stmt copyNest(Kernel& k, const std::string& cache, const Buffer& buf, const Footprint& fp,
-              const std::map<std::string, int64_t>& outerExtents, bool toCache, std::vector<std::string>& loopNames) {
+              const std::map<std::string, int64_t>& outerExtents, bool toCache, std::vector<std::string>& loopNames,
+              bool zeroOutside = false) {
   std::vector<LoopHeader> headers;
   std::vector<Expr> cacheIdx, bufIdx, guards;
   for (size_t d = 0; d < fp.extent.size(); ++d) {
@@ -114,6 +115,12 @@ Stmt copyNest(Kernel& k, const std::string& cache, const Buffer& buf, const Foot
   }
   Stmt copy = toCache ? StoreStmt::make(cache, cacheIdx, Load::make(buf.name, buf.dtype, bufIdx))
                       : StoreStmt::make(buf.name, bufIdx, Load::make(cache, buf.dtype, cacheIdx));
+  if (zeroOutside && !guards.empty()) {  // every entry written: the source's, or 0 outside it
+    Expr inside = guards[0];
+    for (size_t i = 1; i < guards.size(); ++i) inside = Binary::make(BinaryOp::And, inside, guards[i]);
+    copy = StoreStmt::make(cache, cacheIdx, Select::make(inside, Load::make(buf.name, buf.dtype, bufIdx), FloatImm::make(0, buf.dtype)));
+    guards.clear();
+  }
   return buildNest(headers, guards, copy);
 }
 
@@ -130,6 +137,54 @@ std::vector<Expr> relative(const std::vector<Expr>& idx, const std::map<std::str
   std::vector<Expr> out;
   for (const Expr& i : idx) out.push_back(linearPart(*affine(i, vars)));
   return out;
+}
+
+void conjuncts(const Expr& e, std::vector<Expr>& out) {
+  if (e->kind == ExprKind::Binary && static_cast<const Binary&>(*e).op == BinaryOp::And) {
+    conjuncts(static_cast<const Binary&>(*e).a, out);
+    conjuncts(static_cast<const Binary&>(*e).b, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// The load of `buffer` that select(cond, load, 0) masks by its own bounds: every term of cond is
+// `idx[d] >= 0` or `idx[d] < shape[d]` of that load (a conv's padding). Null for any other select.
+const Load* boundsMaskedLoad(const ExprNode& e, const Buffer& buf) {
+  if (e.kind != ExprKind::Select) return nullptr;
+  const auto& s = static_cast<const Select&>(e);
+  const Expr& f = s.f->kind == ExprKind::Cast ? static_cast<const Cast&>(*s.f).a : s.f;
+  const Expr& t = s.t->kind == ExprKind::Cast ? static_cast<const Cast&>(*s.t).a : s.t;
+  if (f->kind != ExprKind::FloatImm || static_cast<const FloatImm&>(*f).value != 0.0) return nullptr;
+  if (t->kind != ExprKind::Load || static_cast<const Load&>(*t).buffer != buf.name) return nullptr;
+  const auto& load = static_cast<const Load&>(*t);
+  std::vector<Expr> terms;
+  conjuncts(s.cond, terms);
+  for (const Expr& term : terms) {
+    if (term->kind != ExprKind::Binary) return nullptr;
+    const auto& b = static_cast<const Binary&>(*term);
+    if (b.b->kind != ExprKind::IntImm) return nullptr;
+    int64_t bound = static_cast<const IntImm&>(*b.b).value;
+    bool matched = false;
+    for (size_t d = 0; d < load.indices.size() && !matched; ++d)
+      matched = printExpr(b.a) == printExpr(load.indices[d]) &&
+                ((b.op == BinaryOp::Ge && bound == 0) || (b.op == BinaryOp::Lt && bound == buf.shape[d]));
+    if (!matched) return nullptr;
+  }
+  return &load;
+}
+
+bool hasBoundsMasks(const Stmt& body, const Buffer& buf) {
+  bool found = false;
+  forEachExprOf(body, [&](const ExprNode& n) {
+    found |= boundsMaskedLoad(n, buf) != nullptr;
+  });
+  return found;
+}
+
+// Drops the selects masking reads of `buffer` by its bounds inside `body` (the cache's fill writes 0 there).
+void dropBoundsMasks(const Stmt& body, const Buffer& buf) {
+  mapAllExprs(body, [&](const Expr& e) -> Expr { return boundsMaskedLoad(*e, buf) ? static_cast<const Select&>(*e).t : e; });
 }
 
 bool isSharedCache(const Kernel& k, const std::string& name) {
@@ -167,11 +222,15 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   c.check(5, writesOf(body, buffer).empty(), "'" + buffer + "' is written inside the loop");
   auto local = loopsInside(body);
   Footprint fp = footprintOf(c, 6, buffer, loads, local);
+  // Reads masked by the buffer's own bounds (select(inside, x, 0)) read the cache unmasked: its fill writes 0
+  // outside the buffer (floating-point buffers; the mask's zero must be the type's).
+  bool zeroOutside = isFloat(buf->dtype) && hasBoundsMasks(body, *buf);
   Footprint padded = fp;
   if (!padded.extent.empty()) padded.extent.back() += pad;
   checkSize(c, 7, scope, padded, buf->dtype);
   Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, padded.extent, scope,
-               BufferRole::Temp, "", buffer, true, fp.base, pad};
+               BufferRole::Temp, "", buffer, true, fp.base, pad, zeroOutside};
+  if (zeroOutside) dropBoundsMasks(body, *buf);
   mapAllExprs(body, [&](const Expr& e) -> Expr {
     if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
     return Load::make(cache.name, e->dtype, relative(static_cast<const Load&>(*e).indices, local));
@@ -179,7 +238,7 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   Buffer source = *buf;
   k.buffers.push_back(cache);
   std::vector<std::string> outputs = {cache.name};
-  Stmt fill = copyNest(k, cache.name, source, fp, enclosingExtents(site), true, outputs);
+  Stmt fill = copyNest(k, cache.name, source, fp, enclosingExtents(site), true, outputs, zeroOutside);
   auto block = std::static_pointer_cast<BlockStmt>(asBlock(body));
   std::vector<Stmt> head = {AllocateStmt::make(cache.name), fill};
   if (scope == MemScope::Shared) {
@@ -274,7 +333,17 @@ void uncache(Kernel& k, const Buffer& cache) {
     const auto& idx = static_cast<const Load&>(*e).indices;
     std::vector<Expr> back;
     for (size_t d = 0; d < idx.size(); ++d) back.push_back(add(cache.cacheBase[d], idx[d]));
-    return Load::make(cache.cacheOf, e->dtype, back);
+    Expr load = Load::make(cache.cacheOf, e->dtype, back);
+    if (!cache.cacheZeroOutside) return load;
+    // The cache held 0 outside the source: the read gets its mask back.
+    const Buffer& source = *k.findBuffer(cache.cacheOf);
+    Expr inside;
+    for (size_t d = 0; d < back.size(); ++d) {
+      Expr in = Binary::make(BinaryOp::And, Binary::make(BinaryOp::Ge, back[d], intImm(0)),
+                             Binary::make(BinaryOp::Lt, back[d], intImm(source.shape[d])));
+      inside = inside ? Binary::make(BinaryOp::And, inside, in) : in;
+    }
+    return Select::make(inside, load, FloatImm::make(0, e->dtype));
   });
   k.buffers.erase(std::remove_if(k.buffers.begin(), k.buffers.end(), [&](const Buffer& b) { return b.name == cache.name; }),
                   k.buffers.end());
@@ -328,6 +397,9 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
     if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
   }
   c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
+  for (const std::string& cache : caches)
+    c.check(6, !k.findBuffer(cache)->cacheZeroOutside,
+            "the fill of '" + cache + "' writes 0 outside its source, which an asynchronous copy cannot");
   // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
   int64_t extra = 0;
   for (const std::string& cache : caches) {
