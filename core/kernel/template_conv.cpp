@@ -48,6 +48,25 @@ bool dividedIndexIn(Kernel& k, const std::string& loop) {
   return found;
 }
 
+// Some read of `buffer` inside `loop` has `var` in its last index.
+bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var) {
+  auto site = detail::findLoop(k, loop);
+  bool found = false;
+  if (site)
+    walk(site->loop->body, [&](StmtNode& n) {
+      mapDirectExprs(n, [&](const Expr& e) {
+        walkExpr(e, [&](const ExprNode& x) {
+          if (x.kind != ExprKind::Load || static_cast<const Load&>(x).buffer != buffer) return;
+          walkExpr(static_cast<const Load&>(x).indices.back(), [&](const ExprNode& y) {
+            found |= y.kind == ExprKind::Var && static_cast<const Var&>(y).name == var;
+          });
+        });
+        return e;
+      });
+    });
+  return found;
+}
+
 // The implicit-GEMM form needs a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
 // chunk of channels is a box: no groups (a grouped conv's channel is oc / ... + ic).
 bool gemmApplies(Kernel& k) {
@@ -106,7 +125,13 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
     if (extentOf(k, inner[i]) <= 16) s.unroll(inner[i]);
   ThreadDims dims = {{tw, ThreadTag::ThreadX}, {rowThreads, ThreadTag::ThreadY}, {channelThreads, ThreadTag::ThreadZ}};
   try {
-    stageOperands(s, ko, dims);
+    for (const std::string& operand : inputsReadIn(k, ko)) {
+      // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
+      // row of block_k floats would put them in few banks; one element of padding spreads them.
+      int64_t pad = !ki.empty() && lastIndexUses(k, ko, operand, ki) ? 1 : 0;
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+    }
   } catch (const ScheduleError& e) {
     rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
   }
