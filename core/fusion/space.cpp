@@ -93,7 +93,15 @@ MergeCheck pointwiseIntoPointwise(const Space& p, const Space& c) {
                                                  "the group's space " + sh(p.shape));
 }
 
+// Pools (windowed or global) and LRN are lowered as a window nest that reads its input from memory.
+bool poolTemplate(const Space& s) {
+  return s.windowed || s.anchorOp.find("Pool") != std::string::npos || s.anchorOp == "LRN";
+}
+
 MergeCheck intoReduction(const Space& p, const Space& c) {
+  if (p.kind == SpaceKind::Pointwise && poolTemplate(c))
+    return illegal("no-template", "the " + describeSpace(c) + " (" + c.anchorOp + ") reads its input from memory; "
+                                  "it has no prologue slot for the pointwise group over " + sh(p.shape));
   if (p.kind == SpaceKind::Pointwise) {
     if (p.shape == c.shape) return legal(c, "prologue", "the pointwise group over " + sh(p.shape) + " feeds the " +
                                                             describeSpace(c) + " as its prologue");

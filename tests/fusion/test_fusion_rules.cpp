@@ -244,6 +244,21 @@ class TestFusionRules : public QObject {
     QCOMPARE(rule(fuseGraph(twice.finish()), "t", "conv"), std::string("separate no-template"));
   }
 
+  // A pool's template reads its input from memory: a pointwise producer stays its own kernel (densenet121's
+  // BatchNorm + Relu before GlobalAveragePool was fused in and then refused by the lowering).
+  void noPrologueIntoPools() {
+    for (const char* pool : {"GlobalAveragePool", "MaxPool", "LRN"}) {
+      GraphBuilder b;
+      Value* x = b.input("x", f32({1, 4, 8, 8}));
+      Value* r = b.op("Relu", {x}, {}, "relu");
+      Attributes attrs;
+      if (std::string(pool) == "MaxPool") attrs = {{"kernel_shape", std::vector<int64_t>{2, 2}}};
+      if (std::string(pool) == "LRN") attrs = {{"size", int64_t(3)}};
+      b.output(b.op(pool, {r}, attrs, "pool"));
+      QCOMPARE(rule(fuseGraph(b.finish()), "relu", "pool"), std::string("separate no-template"));
+    }
+  }
+
   // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
   void overridesOnEdges() {
     GraphBuilder b;
