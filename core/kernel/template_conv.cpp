@@ -147,6 +147,31 @@ void conv(TracedSchedule& s, const TemplateParams& p) {
 
 TemplateParams windowedDefaults(Kernel&) { return {{"threads", 128}, {"unroll_window", 1}}; }
 
+// Whether the implicit-GEMM form applies with `p` (its tiles within shared memory and the thread limits).
+bool applies(Kernel& k, const TemplateParams& p) {
+  Kernel trial = k.clone();
+  TracedSchedule s(trial);
+  try {
+    implicitGemm(s, p);
+    return true;
+  } catch (const ScheduleError&) {
+    return false;
+  }
+}
+
+// Large windows (11 x 11 at stride 4) or wide inputs make the default tiles' halo and weights exceed 48 KiB:
+// fewer input channels per step, then fewer rows per block, until they fit; false when nothing does.
+bool fitShared(Kernel& k, TemplateParams& p) {
+  for (int64_t th = p.at("tile_h"); th >= 1; th /= 2)
+    for (int64_t bk : {int64_t(8), int64_t(4), int64_t(2), int64_t(1)}) {
+      p["tile_h"] = th;
+      p["block_k"] = bk;
+      p["thread_m"] = std::min<int64_t>(4, th);
+      if (applies(k, p)) return true;
+    }
+  return false;
+}
+
 // The implicit-GEMM tile: rows as wide as a dividing width up to 16 (8 x 14 ran 1.6x faster than 4 x 28 on
 // the H200 bench conv), rows up to 128 pixels per block, up to 64 channels, 4 x 8 outputs per thread, 8 input
 // channels per step.
@@ -162,6 +187,7 @@ TemplateParams convDefaults(Kernel& k) {
   int64_t bn = std::min<int64_t>(64, oc);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8}, {"thread_m", 4},
             {"thread_n", std::max<int64_t>(1, bn / 8)}});
+  if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   return p;
 }
 
@@ -174,7 +200,7 @@ const TemplateDef& convTemplate() {
        {"tile_h", {1, 2, 4, 8, 16}, "gemm: output rows of one block's pixel tile"},
        {"tile_w", {7, 8, 14, 16, 28, 32}, "gemm: output columns of one block's pixel tile (threadIdx.x)"},
        {"block_n", {16, 32, 64, 128}, "gemm: output channels of one block"},
-       {"block_k", {4, 8, 16}, "gemm: input channels staged per step (with all their taps)"},
+       {"block_k", {1, 2, 4, 8, 16}, "gemm: input channels staged per step (with all their taps)"},
        {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},

@@ -181,6 +181,33 @@ class TestConv : public QObject {
     TracedSchedule s(grouped);
     QVERIFY(failsNaming([&] { applyTemplate(s, {{"gemm", 1}}); }, "gemm", "without groups"));
   }
+  // AlexNet's first conv (11 x 11 at stride 4, 3 into 64 channels): the default tiles' halo and weights need
+  // 92 KiB, so the defaults stage fewer channels per step until they fit in 48 KiB; a 23 x 23 filter's weights
+  // alone exceed it at one channel, so its default is the window form.
+  void defaultsFitInSharedMemory() {
+    auto bigFilter = [](int64_t side, int64_t stride) {
+      GraphBuilder b("big_filter");
+      Value* x = b.input("x", {DType::F32, {1, 3, 67, 67}});
+      std::vector<double> wv(size_t(64 * 3 * side * side));
+      for (size_t i = 0; i < wv.size(); ++i) wv[i] = double(int64_t(i % 5) - 2) * 0.01;
+      Value* w = b.constant("w", Tensor::fromDoubles(DType::F32, {64, 3, side, side}, wv));
+      Value* y = b.op("Conv", {x, w}, {{"strides", Ints{stride, stride}}, {"pads", Ints{2, 2, 2, 2}}}, "conv");
+      b.output(b.op("Relu", {y}, {}, "relu"));
+      return Case{b.finish(), {"g0", "conv+epilogue", {"conv", "relu"}}};
+    };
+    Case alex = bigFilter(11, 4);
+    Kernel k = lower(alex);
+    TemplateParams d = defaultParams(k);
+    QCOMPARE(d.at("gemm"), int64_t(1));
+    QVERIFY2(d.at("block_k") < 8, qPrintable(QString::number(d.at("block_k"))));
+    TracedSchedule s(k);
+    applyTemplate(s, {});
+    QCOMPARE(agreesWithReference(alex.graph, k), std::string());
+    Kernel huge = lower(bigFilter(23, 4));
+    QCOMPARE(defaultParams(huge).at("gemm"), int64_t(0));
+    TracedSchedule s2(huge);
+    applyTemplate(s2, {});
+  }
   void refusalsNameTheParameter() {
     Case wide = convCase(false, 1, 1, {32, 32, 16, 128});
     auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {
