@@ -200,6 +200,7 @@ void Generator::forLoop(const ForStmt& f) {
   } else if (target_ == Target::Cuda && h.pipelineStages > 1 && pipelinedLoop(f)) {  // pipeline.cpp
   } else if (asyncFill_ && copyGroup(f)) {                                          // lanes of a pipelined fill
   } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
+  } else if (target_ == Target::Cuda && mmaNest(f)) {                // mma.cpp: a warp's tiles
   } else {
     if (target_ == Target::Cpu) {
       bool blockLoop = h.loopKind == LoopKind::Bound && isBlockTag(h.tag) && h.extent > 1;

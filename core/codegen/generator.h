@@ -24,6 +24,7 @@ class Generator {
   void boundLoop(const kernel::ForStmt& f);
   void mmaLanes(const kernel::ForStmt& f);       // a loop bound to mma.row / mma.col (mma.cpp)
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
+  bool mmaNest(const kernel::ForStmt& outer);    // two loops of mma tiles, each fragment loaded once, when they are
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   // CUDA, pipeline.cpp: a pipelined loop with multi-buffered caches and cp.async fills, when it can be;
   // the fills of one iteration into one copy of the caches; a copy (cp.async inside a fill, else a plain load);

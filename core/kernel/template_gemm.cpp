@@ -214,7 +214,8 @@ TemplateParams gemmDefaults(Kernel& k) {
   int64_t K = extentOf(k, "k");
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
-                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0}};
+                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
+                      {"ldmatrix", 1}};
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
     p["mma"] = 1;
     p["block_k"] = K % 32 == 0 ? 32 : 16;
@@ -240,7 +241,8 @@ const TemplateDef& gemmTemplate() {
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
-       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true}},
+       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"ldmatrix", {0, 1}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile)"}},
       gemmDefaults};
   return def;
 }
