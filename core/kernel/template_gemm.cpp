@@ -84,9 +84,10 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
     ki = steps[1];
   }
   if (!ki.empty()) s.unroll(ki);
-  // Unpadded: padding the rows by 8 elements (distinct banks for the fragment reads) measured 12% slower at
-  // 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md); left to overrides.
-  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}}, 0,
+  // Unpadded by default: padding the rows by 8 elements (distinct banks for the fragment reads) measured 12%
+  // slower at 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md), both with scalar
+  // fragment loads; ldmatrix reads 8 rows of 16 bytes at once, which unpadded rows put in the same banks.
+  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}}, p.at("pad"),
                 copyBytes(p));
   pipelineStages(s, ko, p);
 }
@@ -215,7 +216,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
-                      {"ldmatrix", 1}};
+                      {"ldmatrix", 1}, {"pad", 0}};
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
     p["mma"] = 1;
     p["block_k"] = K % 32 == 0 ? 32 : 16;
@@ -242,7 +243,8 @@ const TemplateDef& gemmTemplate() {
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
-       {"ldmatrix", {0, 1}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile)"}},
+       {"ldmatrix", {0, 1}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile)"},
+       {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"}},
       gemmDefaults};
   return def;
 }

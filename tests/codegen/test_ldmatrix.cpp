@@ -138,36 +138,41 @@ class TestLdmatrix : public QObject {
     QTest::addColumn<int>("m");
     QTest::addColumn<int>("k");
     QTest::addColumn<int>("n");
-    QTest::addColumn<int>("padA");      // elements added to each row of A's shared tile
+    QTest::addColumn<int>("pad");       // the template parameter: elements added to each row of both shared tiles
+    QTest::addColumn<int>("padA");      // elements added to each row of A's shared tile, by editing the schedule
     QTest::addColumn<int>("ldmatrix");  // the template parameter
     QTest::addColumn<int>("x4");        // ldmatrix .x4 (A) instructions expected in the CUDA
     QTest::addColumn<int>("x2trans");   // ldmatrix .x2.trans (B)
     // Default tiles (128 x 128 blocks of 64 x 64 warps, block_k 32): per k step 4 A loads and 8 B loads,
     // written once each in loops.
-    QTest::newRow("bf16 256x128x192") << "bf16" << 256 << 128 << 192 << 0 << 1 << 1 << 1;
-    QTest::newRow("f16 256x128x192") << "f16" << 256 << 128 << 192 << 0 << 1 << 1 << 1;
+    QTest::newRow("bf16 256x128x192") << "bf16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1;
+    QTest::newRow("f16 256x128x192") << "f16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1;
     // Smaller shapes: the default tiles of 96 x 128 x 80, and 64 x 64 blocks of 32 x 32 warps (block_k 16)
     // over 3 x 5 blocks. (Shapes the block tiles do not divide keep plain loops on their edge tiles, no mma.)
-    QTest::newRow("bf16 96x128x80") << "bf16" << 96 << 128 << 80 << 0 << 1 << 1 << 1;
-    QTest::newRow("f16 192x48x320 tiles 64") << "f16" << 192 << 48 << 320 << 0 << 1 << 1 << 1;
+    QTest::newRow("bf16 96x128x80") << "bf16" << 96 << 128 << 80 << 0 << 0 << 1 << 1 << 1;
+    QTest::newRow("f16 192x48x320 tiles 64") << "f16" << 192 << 48 << 320 << 0 << 0 << 1 << 1 << 1;
+    // Both tiles' rows padded by 8 elements (pad = 8: conflict-free ldmatrix rows), still aligned.
+    QTest::newRow("bf16 pad 8") << "bf16" << 256 << 128 << 192 << 8 << 0 << 1 << 1 << 1;
+    QTest::newRow("f16 pad 8 tiles 64") << "f16" << 192 << 48 << 320 << 8 << 0 << 1 << 1 << 1;
     // A's rows padded by 8 elements (16 bytes): still aligned, still ldmatrix.
-    QTest::newRow("bf16 A pad 8") << "bf16" << 128 << 64 << 128 << 8 << 1 << 1 << 1;
+    QTest::newRow("bf16 A pad 8") << "bf16" << 128 << 64 << 128 << 0 << 8 << 1 << 1 << 1;
     // Padded by 1: A's rows start at odd elements, so A keeps the scalar loads; B is still ldmatrix.
-    QTest::newRow("bf16 A pad 1") << "bf16" << 128 << 64 << 128 << 1 << 1 << 0 << 1;
+    QTest::newRow("bf16 A pad 1") << "bf16" << 128 << 64 << 128 << 0 << 1 << 1 << 0 << 1;
     // ldmatrix = 0: every tile its own scalar loads, as before.
-    QTest::newRow("bf16 ldmatrix 0") << "bf16" << 128 << 64 << 128 << 0 << 0 << 0 << 0;
+    QTest::newRow("bf16 ldmatrix 0") << "bf16" << 128 << 64 << 128 << 0 << 0 << 0 << 0 << 0;
   }
   void gemms() {
     QFETCH(QString, dtype);
     QFETCH(int, m);
     QFETCH(int, k);
     QFETCH(int, n);
+    QFETCH(int, pad);
     QFETCH(int, padA);
     QFETCH(int, ldmatrix);
     QFETCH(int, x4);
     QFETCH(int, x2trans);
     CompileResult cr = gemmModel(dtype.toStdString(), m, k, n);
-    kernel::TemplateParams params = {{"ldmatrix", ldmatrix}};
+    kernel::TemplateParams params = {{"ldmatrix", ldmatrix}, {"pad", pad}};
     if (QByteArray(QTest::currentDataTag()).endsWith("tiles 64")) params.insert({{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"block_k", 16}, {"mma", 1}});
     execute::ScheduleSet set = scheduleWith(cr, params);
     if (padA) set = withPaddedA(set, padA);
@@ -189,6 +194,11 @@ class TestLdmatrix : public QObject {
     QCOMPARE(count(r.ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") > 0, x2trans > 0);
     // With both operands by ldmatrix, the product loop reads shared memory only through it.
     if (x4 && x2trans) QCOMPARE(count(r.ptx, "ld.shared"), size_t(0));
+    // The schedule's meaning (padded caches included) on the CPU, where the mma tiles are plain loops.
+    if (pad || padA) {
+      execute::RunReport cpu = execute::executeModel(model, execute::BackendKind::Cpu, once());
+      QVERIFY2(cpu.outputsVerified, messages(cpu).c_str());
+    }
     cuda::Availability gpu = cuda::cudaAvailability();
     if (!gpu.available) QSKIP(("no GPU to run the ldmatrix gemm on: " + gpu.reason).c_str());
     execute::RunReport run = execute::executeModel(model, execute::BackendKind::Cuda, once());
