@@ -132,13 +132,22 @@ std::optional<bool> ldmatrixForm(const MmaTile& m, const ExprPrinter& ep, MmaOpe
   return std::nullopt;
 }
 
-bool ldmatrixEnabled(const std::map<std::string, int64_t>& params) {
+// The gemm template's ldmatrix parameter (absent in traces saved before it: on).
+int64_t ldmatrixParam(const std::map<std::string, int64_t>& params) {
   auto p = params.find("ldmatrix");
-  return p == params.end() || p->second != 0;
+  return p == params.end() ? 1 : p->second;
 }
+bool ldmatrixEnabled(const std::map<std::string, int64_t>& params) { return ldmatrixParam(params) != 0; }
 
 // The line that loads a whole 16-bit operand fragment into `regs` with one ldmatrix (tsr_lane = this lane).
-std::string ldmatrixLine(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, bool trans, const std::vector<std::string>& regs) {
+std::vector<Expr> shifted(std::vector<Expr> idx, const std::map<std::string, Expr>& shift) {
+  for (Expr& e : idx) e = substitute(e, shift);
+  return idx;
+}
+
+// `shift` substitutes a loop variable in the row addresses (B's n-tile pairs: j -> j + pairedTile(lane)).
+std::string ldmatrixLine(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, bool trans, const std::vector<std::string>& regs,
+                         const std::map<std::string, Expr>& shift = {}) {
   ElementAt<Expr> row = ldmatrixRowStart<Expr>(op, trans, var("tsr_lane"));
   const Load& ld = operandLoad(m, op);
   std::string operands, outputs;
@@ -147,7 +156,7 @@ std::string ldmatrixLine(const MmaTile& m, const ExprPrinter& ep, MmaOperand op,
     outputs += std::string(i ? ", " : "") + "\"=r\"(" + regs[i] + ")";
   }
   std::string address = "(unsigned)__cvta_generic_to_shared(" + identifier(ld.buffer) + " + (" +
-                        ep.linear(ld.buffer, operandIndices(m, op, row.outer, row.depth)) + "))";
+                        ep.linear(ld.buffer, shifted(operandIndices(m, op, row.outer, row.depth), shift)) + "))";
   return "asm volatile(\"ldmatrix.sync.aligned.m8n8.x" + std::to_string(regs.size()) + (trans ? ".trans" : "") +
          ".shared.b16 {" + operands + "}, [%" + std::to_string(regs.size()) + "];\" : " + outputs + " : \"r\"(" + address + "));";
 }
@@ -321,9 +330,24 @@ bool Generator::mmaNest(const ForStmt& outer) {
   header(*n->aLoop);
   for (const std::string& l : operandLines(m, ep_, MmaOperand::A, registerRow("tsr_fa", av, 4), true)) line(l, prov);
   close(*n->aLoop);
-  header(*n->bLoop);
-  for (const std::string& l : operandLines(m, ep_, MmaOperand::B, registerRow("tsr_fb", bv, 2), true)) line(l, prov);
-  close(*n->bLoop);
+  std::optional<bool> bTrans = ldmatrixForm(m, ep_, MmaOperand::B);
+  if (ldmatrixParam(k_.params) == 2 && bTrans && n->bLoop->h.extent % 2 == 0) {
+    // ldmatrix = 2: B's n-tiles in pairs, one .x4 each (lanes 16..31 address tile j + 1).
+    std::string e = std::to_string(n->bLoop->h.extent);
+    line("#pragma unroll", n->bLoop->provenance);
+    line("for (long long " + bv + " = 0; " + bv + " < " + e + "; " + bv + " += 2) {  // n-tiles " + bv + " and " + bv + " + 1",
+         n->bLoop->provenance);
+    ++indent_;
+    std::vector<std::string> regs = registerRow("tsr_fb", bv, 2), next = registerRow("tsr_fb", bv + " + 1", 2);
+    regs.insert(regs.end(), next.begin(), next.end());
+    const std::string& j = n->bLoop->h.var;
+    line(ldmatrixLine(m, ep_, MmaOperand::B, *bTrans, regs, {{j, add(var(j), pairedTile<Expr>(var("tsr_lane")))}}), prov);
+    close(*n->bLoop);
+  } else {
+    header(*n->bLoop);
+    for (const std::string& l : operandLines(m, ep_, MmaOperand::B, registerRow("tsr_fb", bv, 2), true)) line(l, prov);
+    close(*n->bLoop);
+  }
   header(outer);
   header(*n->inner);
   for (const std::string& l : mmaLines(m, ep_, registerRow("tsr_fa", av, 4), registerRow("tsr_fb", bv, 2))) line(l, prov);

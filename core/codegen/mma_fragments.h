@@ -56,4 +56,12 @@ ElementAt<N> ldmatrixRowStart(MmaOperand op, bool trans, const N& lane) {
   return {add(outer, r), depth};
 }
 
+// B fragments of two neighbouring tiles (n-tiles j and j + 1) in one ldmatrix .x4: lanes 0..15 give tile j's
+// rows as for .x2 (registers 0, 1), lanes 16..31 the same rows of tile j + pairedTile(lane) = j + 1
+// (registers 2, 3).
+template <class N>
+N pairedTile(const N& lane) {
+  return idiv(lane, constant(16, lane));
+}
+
 }  // namespace tessera::codegen::detail

@@ -243,7 +243,7 @@ const TemplateDef& gemmTemplate() {
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
-       {"ldmatrix", {0, 1}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile)"},
+       {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
        {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"}},
       gemmDefaults};
   return def;

@@ -116,6 +116,27 @@ class TestLdmatrix : public QObject {
             }
   }
 
+  // ldmatrix = 2: one .x4 (plain or .trans) loads B's fragments of n-tiles j and j + 1, lanes 16..31 giving
+  // tile j + pairedTile(lane)'s rows: its registers 2 and 3 hold tile j + 1's registers 0 and 1.
+  void pairedLdmatrixDeliversTwoBFragments() {
+    for (bool trans : {false, true})
+      for (int lane = 0; lane < 32; ++lane)
+        for (int reg = 0; reg < 4; ++reg)
+          for (int half = 0; half < 2; ++half) {
+            // As ldmatrixDelivers, with the supplying lane's tile.
+            int64_t row = lane / 4, column = 2 * (lane % 4) + half;
+            int supplier = 8 * reg + int(trans ? column : row);
+            ElementAt<int64_t> start = codegen::detail::ldmatrixRowStart<int64_t>(MmaOperand::B, trans, supplier);
+            ElementAt<int64_t> got = trans ? ElementAt<int64_t>{start.outer + row, start.depth} : ElementAt<int64_t>{start.outer, start.depth + column};
+            int64_t tile = codegen::detail::pairedTile<int64_t>(supplier);
+            ElementAt<int64_t> want = codegen::detail::fragmentElement<int64_t>(MmaOperand::B, lane, reg % 2, half);
+            QVERIFY2(tile == reg / 2 && got.outer == want.outer && got.depth == want.depth,
+                     qPrintable(QString("B%1 x4 lane %2 reg %3 half %4: tile %5 (%6, %7), mma needs tile %8 (%9, %10)")
+                                    .arg(trans ? " trans" : "").arg(lane).arg(reg).arg(half)
+                                    .arg(tile).arg(got.outer).arg(got.depth).arg(reg / 2).arg(want.outer).arg(want.depth)));
+          }
+  }
+
   // The fragment layout itself, spot-checked against the PTX ISA's table: A's register 1 of lane 5 holds row
   // 1 + 8, depths 2 and 3; B's register 1 of lane 30 holds depths 8 + 4 and 8 + 5, column 7.
   void fragmentLayoutFollowsThePtxIsa() {
@@ -143,23 +164,27 @@ class TestLdmatrix : public QObject {
     QTest::addColumn<int>("ldmatrix");  // the template parameter
     QTest::addColumn<int>("x4");        // ldmatrix .x4 (A) instructions expected in the CUDA
     QTest::addColumn<int>("x2trans");   // ldmatrix .x2.trans (B)
+    QTest::addColumn<int>("x4trans");   // ldmatrix .x4.trans (B, ldmatrix = 2: n-tiles in pairs)
     // Default tiles (128 x 128 blocks of 64 x 64 warps, block_k 32): per k step 4 A loads and 8 B loads,
     // written once each in loops.
-    QTest::newRow("bf16 256x128x192") << "bf16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1;
-    QTest::newRow("f16 256x128x192") << "f16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1;
+    QTest::newRow("bf16 256x128x192") << "bf16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1 << 0;
+    QTest::newRow("f16 256x128x192") << "f16" << 256 << 128 << 192 << 0 << 0 << 1 << 1 << 1 << 0;
     // Smaller shapes: the default tiles of 96 x 128 x 80, and 64 x 64 blocks of 32 x 32 warps (block_k 16)
     // over 3 x 5 blocks. (Shapes the block tiles do not divide keep plain loops on their edge tiles, no mma.)
-    QTest::newRow("bf16 96x128x80") << "bf16" << 96 << 128 << 80 << 0 << 0 << 1 << 1 << 1;
-    QTest::newRow("f16 192x48x320 tiles 64") << "f16" << 192 << 48 << 320 << 0 << 0 << 1 << 1 << 1;
+    QTest::newRow("bf16 96x128x80") << "bf16" << 96 << 128 << 80 << 0 << 0 << 1 << 1 << 1 << 0;
+    QTest::newRow("f16 192x48x320 tiles 64") << "f16" << 192 << 48 << 320 << 0 << 0 << 1 << 1 << 1 << 0;
     // Both tiles' rows padded by 8 elements (pad = 8: conflict-free ldmatrix rows), still aligned.
-    QTest::newRow("bf16 pad 8") << "bf16" << 256 << 128 << 192 << 8 << 0 << 1 << 1 << 1;
-    QTest::newRow("f16 pad 8 tiles 64") << "f16" << 192 << 48 << 320 << 8 << 0 << 1 << 1 << 1;
+    QTest::newRow("bf16 pad 8") << "bf16" << 256 << 128 << 192 << 8 << 0 << 1 << 1 << 1 << 0;
+    QTest::newRow("f16 pad 8 tiles 64") << "f16" << 192 << 48 << 320 << 8 << 0 << 1 << 1 << 1 << 0;
     // A's rows padded by 8 elements (16 bytes): still aligned, still ldmatrix.
-    QTest::newRow("bf16 A pad 8") << "bf16" << 128 << 64 << 128 << 0 << 8 << 1 << 1 << 1;
+    QTest::newRow("bf16 A pad 8") << "bf16" << 128 << 64 << 128 << 0 << 8 << 1 << 1 << 1 << 0;
     // Padded by 1: A's rows start at odd elements, so A keeps the scalar loads; B is still ldmatrix.
-    QTest::newRow("bf16 A pad 1") << "bf16" << 128 << 64 << 128 << 0 << 1 << 1 << 0 << 1;
+    QTest::newRow("bf16 A pad 1") << "bf16" << 128 << 64 << 128 << 0 << 1 << 1 << 0 << 1 << 0;
+    // ldmatrix = 2: B's n-tiles in pairs, one .x4.trans a pair (8 and 4 n-tiles a warp, 2 and 4 in a loop).
+    QTest::newRow("bf16 ldmatrix 2") << "bf16" << 256 << 128 << 192 << 0 << 0 << 2 << 1 << 0 << 1;
+    QTest::newRow("f16 ldmatrix 2 pad 8 tiles 64") << "f16" << 192 << 48 << 320 << 8 << 0 << 2 << 1 << 0 << 1;
     // ldmatrix = 0: every tile its own scalar loads, as before.
-    QTest::newRow("bf16 ldmatrix 0") << "bf16" << 128 << 64 << 128 << 0 << 0 << 0 << 0 << 0;
+    QTest::newRow("bf16 ldmatrix 0") << "bf16" << 128 << 64 << 128 << 0 << 0 << 0 << 0 << 0 << 0;
   }
   void gemms() {
     QFETCH(QString, dtype);
@@ -171,6 +196,7 @@ class TestLdmatrix : public QObject {
     QFETCH(int, ldmatrix);
     QFETCH(int, x4);
     QFETCH(int, x2trans);
+    QFETCH(int, x4trans);
     CompileResult cr = gemmModel(dtype.toStdString(), m, k, n);
     kernel::TemplateParams params = {{"ldmatrix", ldmatrix}, {"pad", pad}};
     if (QByteArray(QTest::currentDataTag()).endsWith("tiles 64")) params.insert({{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"block_k", 16}, {"mma", 1}});
@@ -183,17 +209,19 @@ class TestLdmatrix : public QObject {
     QVERIFY(count(g.source, "mma.sync.aligned.m16n8k16") > 0);
     QCOMPARE(int(count(g.source, "ldmatrix.sync.aligned.m8n8.x4.shared.b16")), x4);
     QCOMPARE(int(count(g.source, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16")), x2trans);
+    QCOMPARE(int(count(g.source, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16")), x4trans);
     // Fragments loaded once per k step (tsr_fa, tsr_fb) unless ldmatrix = 0.
     QCOMPARE(count(g.source, "unsigned tsr_fa[") > 0, ldmatrix != 0);
     QCOMPARE(count(g.source, "tsr_pack2(in0_shared") > 0, x4 == 0);
-    QCOMPARE(count(g.source, "tsr_pack2(in1_shared") > 0, x2trans == 0);
+    QCOMPARE(count(g.source, "tsr_pack2(in1_shared") > 0, x2trans + x4trans == 0);
     QCOMPARE(g.lineNodes.size(), size_t(std::count(g.source.begin(), g.source.end(), '\n')));
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
     QCOMPARE(count(r.ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") > 0, x4 > 0);
     QCOMPARE(count(r.ptx, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") > 0, x2trans > 0);
+    QCOMPARE(count(r.ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16") > 0, x4trans > 0);
     // With both operands by ldmatrix, the product loop reads shared memory only through it.
-    if (x4 && x2trans) QCOMPARE(count(r.ptx, "ld.shared"), size_t(0));
+    if (x4 && x2trans + x4trans) QCOMPARE(count(r.ptx, "ld.shared"), size_t(0));
     // The schedule's meaning (padded caches included) on the CPU, where the mma tiles are plain loops.
     if (pad || padA) {
       execute::RunReport cpu = execute::executeModel(model, execute::BackendKind::Cpu, once());
