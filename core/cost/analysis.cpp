@@ -190,6 +190,9 @@ double executionsOf(const Access& a) {
   double n = 1;
   for (int i = 0; i < int(a.loops.size()); ++i) {
     const LoopHeader& h = *a.loops[i];
+    // The mma lanes are not threads: a 16 x 8 tile is spread over one warp's 32 lanes, and an operand the tile's
+    // other dimension does not index is loaded once for it (a fragment), not once per row or column.
+    if (h.loopKind == LoopKind::Bound && isMmaTag(h.tag) && !usedBy(a, h.var) && !a.write) continue;
     bool parallelHw = h.loopKind == LoopKind::Bound || h.loopKind == LoopKind::Parallel;
     bool copies = h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized;
     bool used = usedBy(a, h.var);
