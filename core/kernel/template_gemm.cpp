@@ -222,6 +222,10 @@ TemplateParams gemmDefaults(Kernel& k) {
     p["block_k"] = K % 32 == 0 ? 32 : 16;
     p["warp_m"] = std::min<int64_t>(64, bm);
     p["warp_n"] = std::min<int64_t>(64, bn);
+    // Measured on the H200 at 4096^3 bf16 (2 stages): ldmatrix 1, unpadded 139.9 TFLOP/s; padded 295.1; B's
+    // n-tiles in pairs and padded 299.7 (bench/results/2026-11-29/s3_final).
+    p["ldmatrix"] = 2;
+    p["pad"] = 8;
   }
   p["stages"] = pickStages(k, p);
   return p;

@@ -117,7 +117,9 @@ TemplateParams rowReductionDefaults(Kernel& k) {
   int64_t K = rowExtent(k);
   int64_t bytes = K * 4;
   int phases = int(rowLoops(k, nullptr).size());
-  int64_t threads = K <= 1024 ? 32 : 256;
+  // 512 threads for long rows: softmax over 8192 columns (float4) took 0.150 ms with 256, 0.133 with 512 and
+  // 0.146 with 1024 on the H200; layernorm's tuner picked 512 there too.
+  int64_t threads = K <= 1024 ? 32 : K > 4096 ? 512 : 256;
   return {{"threads", threads},
           {"cache_row", phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0},
           {"vector_width", defaultWidth(k, K, threads)}};

@@ -48,6 +48,7 @@ class TestTemplates : public QObject {
     TemplateParams r = defaultParams(lower(softmax(4, 4096)));
     QCOMPARE(r.at("threads"), int64_t(256));  // long rows: one block per row
     QCOMPARE(r.at("cache_row"), int64_t(1));  // 16 KiB row, three passes
+    QCOMPARE(defaultParams(lower(softmax(2, 8192))).at("threads"), int64_t(512));  // measured best at 8192 on the H200
     QCOMPARE(defaultParams(lower(softmax(4, 64))).at("threads"), int64_t(32));  // short rows: one warp per row
     QCOMPARE(defaultParams(lower(pointwise())).at("vector_width"), int64_t(4));
   }
