@@ -19,11 +19,6 @@ using namespace kernel;
 
 namespace {
 
-Stmt unwrapBlocks(Stmt s) {
-  while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
-  return s;
-}
-
 const Load* operandLoad(const Expr& e) {
   const ExprNode* n = e.get();
   if (n->kind == ExprKind::Cast) n = static_cast<const Cast&>(*n).a.get();

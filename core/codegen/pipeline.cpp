@@ -16,11 +16,6 @@ using namespace kernel;
 
 namespace {
 
-Stmt unwrapBlocks(Stmt s) {
-  while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
-  return s;
-}
-
 bool containsKind(const Stmt& s, StmtKind kind) {
   bool found = false;
   walk(s, [&](StmtNode& n) { found = found || n.kind == kind; });

@@ -12,7 +12,7 @@ namespace tessera::kernel::templ {
 std::vector<std::string> chainFrom(Stmt s) {
   std::vector<std::string> out;
   for (;;) {
-    while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
+    s = unwrapBlocks(s);
     if (s->kind != StmtKind::For || static_cast<ForStmt&>(*s).h.reduction) return out;
     out.push_back(static_cast<ForStmt&>(*s).h.var);
     s = static_cast<ForStmt&>(*s).body;

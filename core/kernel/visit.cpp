@@ -124,4 +124,9 @@ bool usesVar(const Expr& e, const std::string& name) {
   return found;
 }
 
+Stmt unwrapBlocks(Stmt s) {
+  while (s->kind == StmtKind::Block && static_cast<BlockStmt&>(*s).stmts.size() == 1) s = static_cast<BlockStmt&>(*s).stmts[0];
+  return s;
+}
+
 }  // namespace tessera::kernel

@@ -26,5 +26,7 @@ void walkExpr(const Expr& e, const std::function<void(const ExprNode&)>& f);
 Expr substitute(const Expr& e, const std::map<std::string, Expr>& vars);
 void substitute(const Stmt& s, const std::map<std::string, Expr>& vars);
 bool usesVar(const Expr& e, const std::string& name);
+// The statement inside any blocks of a single statement (a body written as { s }).
+Stmt unwrapBlocks(Stmt s);
 
 }  // namespace tessera::kernel

@@ -12,27 +12,13 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
+#include "gemm_fixture.h"
 
 using namespace tessera;
+using testing::gemmModel;
+using testing::withParams;
 
 namespace {
-
-// relu(a·b + c) in one gemm kernel, a: t[m, k], b: t[k, n].
-CompileResult gemmModel(const std::string& t, int m, int k, int n) {
-  std::string text = "graph g {\n  input %a: " + t + "[" + std::to_string(m) + "," + std::to_string(k) + "]\n  input %b: " + t +
-                     "[" + std::to_string(k) + "," + std::to_string(n) + "]\n  input %c: " + t + "[" + std::to_string(n) +
-                     "]\n  node mm = MatMul(%a, %b) -> %p\n  node add = Add(%p, %c) -> %q\n  node act = Relu(%q) -> %y\n"
-                     "  output %y\n}\n";
-  return compileGraph(parseTsr(text), CompileOptions{});
-}
-
-// The model's one kernel scheduled by the template with `params`, as a saved schedule (an override) is.
-execute::CompiledModel withParams(const CompileResult& cr, const kernel::TemplateParams& params) {
-  execute::CompiledModel m = execute::compileKernels(cr, nullptr);
-  execute::ScheduleSet set;
-  set.traces[execute::ScheduleSet::keyOf(m.kernels[0].spec.nodeIds)] = kernel::traceWithParams(*m.graph, m.kernels[0].spec, params);
-  return execute::compileKernels(cr, &set);
-}
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
 
