@@ -1,6 +1,7 @@
 #include "kernel/template_util.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "kernel/launch.h"
 #include "kernel/schedule_util.h"
@@ -27,43 +28,39 @@ void windowed(TracedSchedule& s, const TemplateParams& p) {
       if (detail::findLoop(s.kernel(), tap) && extentOf(s.kernel(), tap) <= 8) s.unroll(tap);
 }
 
+// Calls f on every load inside `loop` (none when there is no such loop).
+void forEachLoadIn(Kernel& k, const std::string& loop, const std::function<void(const Load&)>& f) {
+  auto site = detail::findLoop(k, loop);
+  if (!site) return;
+  walk(site->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind == ExprKind::Load) f(static_cast<const Load&>(x));
+      });
+      return e;
+    });
+  });
+}
+
 // Some load inside `loop` indexes with a division or remainder (a grouped conv's input channel).
 bool dividedIndexIn(Kernel& k, const std::string& loop) {
-  auto site = detail::findLoop(k, loop);
   bool found = false;
-  if (site)
-    walk(site->loop->body, [&](StmtNode& n) {
-      mapDirectExprs(n, [&](const Expr& e) {
-        walkExpr(e, [&](const ExprNode& x) {
-          if (x.kind != ExprKind::Load) return;
-          for (const Expr& i : static_cast<const Load&>(x).indices)
-            walkExpr(i, [&](const ExprNode& y) {
-              auto op = y.kind == ExprKind::Binary ? static_cast<const Binary&>(y).op : BinaryOp::Add;
-              found |= op == BinaryOp::Div || op == BinaryOp::Mod;
-            });
-        });
-        return e;
+  forEachLoadIn(k, loop, [&](const Load& ld) {
+    for (const Expr& i : ld.indices)
+      walkExpr(i, [&](const ExprNode& y) {
+        auto op = y.kind == ExprKind::Binary ? static_cast<const Binary&>(y).op : BinaryOp::Add;
+        found |= op == BinaryOp::Div || op == BinaryOp::Mod;
       });
-    });
+  });
   return found;
 }
 
 // Some read of `buffer` inside `loop` has `var` in its last index.
 bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var) {
-  auto site = detail::findLoop(k, loop);
   bool found = false;
-  if (site)
-    walk(site->loop->body, [&](StmtNode& n) {
-      mapDirectExprs(n, [&](const Expr& e) {
-        walkExpr(e, [&](const ExprNode& x) {
-          if (x.kind != ExprKind::Load || static_cast<const Load&>(x).buffer != buffer) return;
-          walkExpr(static_cast<const Load&>(x).indices.back(), [&](const ExprNode& y) {
-            found |= y.kind == ExprKind::Var && static_cast<const Var&>(y).name == var;
-          });
-        });
-        return e;
-      });
-    });
+  forEachLoadIn(k, loop, [&](const Load& ld) {
+    if (ld.buffer == buffer && usesVar(ld.indices.back(), var)) found = true;
+  });
   return found;
 }
 

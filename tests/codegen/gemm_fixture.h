@@ -27,6 +27,22 @@ inline execute::ScheduleSet scheduleWith(const CompileResult& cr, const kernel::
   return set;
 }
 
+// One timed repetition, no warm-up: a correctness run.
+inline execute::RunOptions once() {
+  execute::RunOptions o;
+  o.reps = 1;
+  o.warmup = 0;
+  return o;
+}
+
+// A run's messages and each kernel's status, for a failed check's text.
+inline std::string messages(const execute::RunReport& r) {
+  std::string out;
+  for (const auto& m : r.messages) out += m + "; ";
+  for (const auto& k : r.kernels) out += k.status + " " + k.message + "; ";
+  return out;
+}
+
 inline execute::CompiledModel withParams(const CompileResult& cr, const kernel::TemplateParams& params) {
   execute::ScheduleSet set = scheduleWith(cr, params);
   return execute::compileKernels(cr, &set);

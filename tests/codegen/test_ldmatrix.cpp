@@ -18,6 +18,8 @@
 
 using namespace tessera;
 using testing::gemmModel;
+using testing::messages;
+using testing::once;
 using testing::scheduleWith;
 using codegen::detail::ElementAt;
 using codegen::detail::MmaOperand;
@@ -46,20 +48,6 @@ size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-std::string messages(const execute::RunReport& r) {
-  std::string out;
-  for (const auto& m : r.messages) out += m + "; ";
-  for (const auto& k : r.kernels) out += k.status + " " + k.message + "; ";
-  return out;
-}
-
-execute::RunOptions once() {
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  return o;
 }
 
 // What ldmatrix gives lane `lane` in half `half` of register `reg` (the PTX ISA's m8n8 .b16 distribution):

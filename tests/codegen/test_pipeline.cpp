@@ -16,25 +16,13 @@
 
 using namespace tessera;
 using testing::gemmModel;
+using testing::messages;
+using testing::once;
 using testing::withParams;
 
 namespace {
 
 bool has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
-
-std::string messages(const execute::RunReport& r) {
-  std::string out;
-  for (const auto& m : r.messages) out += m + "; ";
-  for (const auto& k : r.kernels) out += k.status + " " + k.message + "; ";
-  return out;
-}
-
-execute::RunOptions once() {
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  return o;
-}
 
 }  // namespace
 
