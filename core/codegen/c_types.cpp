@@ -201,6 +201,7 @@ std::string reduceCombine(ReduceOp op, DType t, Target target, const std::string
     case ReduceOp::Sum: return a + " + " + b;
     case ReduceOp::Max: return fl ? "fmax" + suffix + "(" + a + ", " + b + ")" : "tsr_max(" + a + ", " + b + ")";
     case ReduceOp::Min: return fl ? "fmin" + suffix + "(" + a + ", " + b + ")" : "tsr_min(" + a + ", " + b + ")";
+    case ReduceOp::MaxSumExp: break;  // a pair, combined by tsr_maxsumexp_merge (combine.cpp)
   }
   return a;
 }

@@ -165,6 +165,11 @@ void Generator::stmt(const Stmt& s) {
     } else if constexpr (std::is_same_v<N, ReduceStmt>) {
       const Buffer& b = ep_.buffer(n.buffer);
       std::string ref = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + "]";
+      if (n.op == ReduceOp::MaxSumExp) {  // a register pair [m, s] in its compute type (see prelude.cpp)
+        std::string second = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + " + 1]";
+        line("tsr_maxsumexp(" + ref + ", " + second + ", " + ep_.print(n.value) + ");" + comment(prov), prov);
+        return;
+      }
       std::string cur = ep_.fromStorage(n.buffer, ref);
       std::string v = reduceCombine(n.op, b.dtype, target_, cur, ep_.print(n.value));
       line(ref + " = " + ep_.toStorage(n.buffer, v) + ";" + comment(prov), prov);

@@ -19,6 +19,24 @@ std::string cudaPrelude(bool halfTypes) {
 #endif
 template <class T> __device__ __forceinline__ T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> __device__ __forceinline__ T tsr_min(T a, T b) { return a < b ? a : b; }
+// Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far; one exp a
+// value. merge combines two threads' pairs.
+__device__ __forceinline__ void tsr_maxsumexp(float& m, float& s, float x) {
+  if (x > m) { s = s * expf(m - x) + 1.0f; m = x; } else if (x != -INFINITY) { s += expf(x - m); }
+}
+__device__ __forceinline__ void tsr_maxsumexp(double& m, double& s, double x) {
+  if (x > m) { s = s * exp(m - x) + 1.0; m = x; } else if (x != -INFINITY) { s += exp(x - m); }
+}
+__device__ __forceinline__ void tsr_maxsumexp_merge(float& m, float& s, float m2, float s2) {
+  const float n = fmaxf(m, m2);
+  if (n != -INFINITY) s = s * expf(m - n) + s2 * expf(m2 - n);
+  m = n;
+}
+__device__ __forceinline__ void tsr_maxsumexp_merge(double& m, double& s, double m2, double s2) {
+  const double n = fmax(m, m2);
+  if (n != -INFINITY) s = s * exp(m - n) + s2 * exp(m2 - n);
+  m = n;
+}
 // Float to integer, saturating (C leaves out-of-range conversions undefined); NaN gives 0.
 __device__ __forceinline__ long long tsr_ftoi(double v) {
   if (v != v) return 0;
@@ -36,6 +54,10 @@ std::string cppPrelude() {
 #include <cstring>
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
+// Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far.
+template <class T> static inline void tsr_maxsumexp(T& m, T& s, T x) {
+  if (x > m) { s = s * std::exp(m - x) + T(1); m = x; } else if (x != -INFINITY) { s += std::exp(x - m); }
+}
 static inline int64_t tsr_ftoi(double v) {
   if (v != v) return 0;
   if (v >= 9.2233720368547758e18) return INT64_MAX;

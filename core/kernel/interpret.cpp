@@ -94,9 +94,24 @@ class Interpreter {
   void operator()(const ReduceStmt& s) {
     double& acc = slot(s.buffer, s.indices);
     double v = eval(s.value);
+    if (s.op == ReduceOp::MaxSumExp) return maxSumExp(s, acc, v);
     double r = s.op == ReduceOp::Sum ? acc + v : s.op == ReduceOp::Max ? binary(BinaryOp::Max, acc, v, false)
                                                                         : binary(BinaryOp::Min, acc, v, false);
     acc = roundTo(k_.findBuffer(s.buffer)->dtype, r);
+  }
+  // The pair [m, s] at acc: the same update as the generated code's tsr_maxsumexp (codegen/prelude.cpp).
+  void maxSumExp(const ReduceStmt& r, double& acc, double x) {
+    const Buffer* b = k_.findBuffer(r.buffer);
+    if (b->shape.empty() || b->shape.back() != 2 || !isConst(r.indices.back(), 0))
+      fail("kernel '" + k_.id + "': maxsumexp on '" + r.buffer + "' must address element 0 of a last dimension of 2");
+    double& m = acc;
+    double& sum = (&acc)[1];
+    if (x > m) {
+      sum = roundTo(b->dtype, sum * roundTo(b->dtype, std::exp(m - x)) + 1);
+      m = x;
+    } else if (x != -INFINITY) {
+      sum = roundTo(b->dtype, sum + roundTo(b->dtype, std::exp(x - m)));
+    }
   }
   void operator()(const IfThenStmt& s) {
     if (eval(s.cond) != 0) run(s.body);

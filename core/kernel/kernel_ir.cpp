@@ -87,6 +87,7 @@ std::string_view reduceOpName(ReduceOp op) {
     case ReduceOp::Sum: return "sum";
     case ReduceOp::Max: return "max";
     case ReduceOp::Min: return "min";
+    case ReduceOp::MaxSumExp: return "maxsumexp";
   }
   return "?";
 }

@@ -67,7 +67,11 @@ bool isBlockTag(ThreadTag t);
 bool isThreadTag(ThreadTag t);  // threadIdx.*, warp and the mma lanes
 bool isMmaTag(ThreadTag t);     // mma.row, mma.col
 
-enum class ReduceOp : uint8_t { Sum, Max, Min };
+// MaxSumExp is online softmax's pair (Milakov and Gimelshein, 2018): the accumulator's last dimension holds
+// [m, s], the running max and the sum of exp(x - m) so far; a Reduce addresses element 0 of the pair, and each
+// value x updates both (s rescaled by exp(m - m') when the max grows), so one pass gives what a max pass and
+// a sum-of-exponentials pass give.
+enum class ReduceOp : uint8_t { Sum, Max, Min, MaxSumExp };
 std::string_view reduceOpName(ReduceOp op);
 
 // ---------------------------------------------------------------- expressions
@@ -277,6 +281,9 @@ struct Buffer {
   // A read cache whose fill writes 0 where its box leaves the source (a conv's padding), so the selects that
   // masked those reads are gone (cache_read).
   bool cacheZeroOutside = false;
+  // A register copy indexed by the iterations of the loops that read it (keep_in_registers), not by a box of
+  // the source: cacheBase is empty, and compute_at cannot move it.
+  bool cacheByIteration = false;
 };
 
 struct Kernel {

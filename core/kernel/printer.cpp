@@ -168,6 +168,7 @@ std::string printKernel(const Kernel& k) {
     if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
     if (b.cachePad) os << ", rows padded by " << b.cachePad;
     if (b.cacheZeroOutside) os << ", zero outside " << b.cacheOf;
+    if (b.cacheByIteration) os << ", by iteration";
     os << "\n";
   }
   os << printStmt(k.body, 1);

@@ -56,6 +56,14 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
 // reduction gain one leading dimension per loop between, and their initial values and the statements after
 // the reduction get their own copies of those loops (named <loop>_init, <loop>_epi). Returns the copies' names.
 std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction, const std::string& loop);
+// The passes directly in the body of `loop` that read `buffer` the same way (equal loops, bindings, guards and
+// indices) read one register copy of it, filled before the first of them and indexed by the passes' loop
+// iterations (a thread-bound loop's dimension is one element per thread on the GPU). Returns the copy's name,
+// then the fill's loops.
+std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, const std::string& buffer);
+// Merges max reduction loop `loop` with the loop after it that sums exp(x - max) over the same x into one pass
+// over a (max, sum) pair (ReduceOp::MaxSumExp, online softmax); both loops unsplit. Returns the pair's name.
+std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop);
 // Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
 // `stages` iterations in flight.
 void pipeline(Kernel& k, const std::string& loop, int stages);

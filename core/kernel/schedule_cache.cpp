@@ -365,6 +365,7 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   Checker c(k, "compute_at", loop);
   const Buffer* buf = k.findBuffer(cache);
   c.check(1, buf && !buf->cacheOf.empty() && buf->cacheIsRead, "'" + cache + "' is not a read cache");
+  c.check(1, !buf->cacheByIteration, "'" + cache + "' is indexed by iterations (keep_in_registers), not by a box of its source");
   LoopSite site = requireLoop(k, c, 2, loop);
   c.check(3, !loadsOf(site.loop->body, cache).empty(), "'" + cache + "' is not read inside the loop");
   c.check(4, !pipelinedAround(k, cache), "the fill of '" + cache + "' is in a pipelined loop");

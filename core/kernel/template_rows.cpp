@@ -30,35 +30,78 @@ std::vector<std::string> rowLoops(Kernel& k, std::string* rowBuffer) {
   return out;
 }
 
+int64_t rowExtent(Kernel& k) {
+  auto loops = rowLoops(k, nullptr);
+  return loops.empty() ? 1 : extentOf(k, loops[0]);
+}
+
 // One pass over the row: runs of `width` consecutive elements (a vectorized loop, which the CUDA generator
 // reads as one float4 / float2 per operand where it can prove the run aligned), the runs spread over the
-// threads, so a warp's threads read consecutive runs (coalesced).
-void bindRowPass(TracedSchedule& s, const std::string& loop, int64_t threads, int64_t width) {
+// threads, so a warp's threads read consecutive runs (coalesced). Returns the serial loop over a thread's runs
+// ("" when every thread has one run).
+std::string bindRowPass(TracedSchedule& s, const std::string& loop, int64_t threads, int64_t width) {
   if (width > 1 && extentOf(s.kernel(), loop) % width != 0)
     rejectParams(s.kernel(), "row-reduction", "vector_width",
                  "vector_width " + std::to_string(width) + " does not divide loop '" + loop + "' (extent " +
                      std::to_string(extentOf(s.kernel(), loop)) + ")");
   auto [runs, lanes] = splitBy(s, loop, width);
   if (!lanes.empty()) s.vectorize(lanes);
-  bindThreads(s, runs, threads);
+  if (extentOf(s.kernel(), runs) <= threads) {
+    s.bind(runs, ThreadTag::ThreadX);
+    return "";
+  }
+  auto [outer, inner] = splitBy(s, runs, threads);
+  s.bind(inner, ThreadTag::ThreadX);
+  return outer;
 }
 
+// The max pass of a softmax (its single statement a max=), which online_softmax merges with the sum after it.
+std::string maxPass(Kernel& k, const std::vector<std::string>& loops) {
+  for (const std::string& l : loops) {
+    Stmt body = unwrapBlocks(detail::findLoop(k, l)->loop->body);
+    if (body->kind == StmtKind::Reduce && static_cast<ReduceStmt&>(*body).op == ReduceOp::Max) return l;
+  }
+  return "";
+}
+
+void applyOnline(TracedSchedule& s) {
+  std::string max = maxPass(s.kernel(), rowLoops(s.kernel(), nullptr));
+  if (max.empty()) rejectParams(s.kernel(), "row-reduction", "online", "the kernel has no max pass to merge (not a softmax)");
+  try {
+    s.onlineSoftmax(max);
+  } catch (const ScheduleError& e) {
+    rejectParams(s.kernel(), "row-reduction", "online", e.what());
+  }
+}
+
+// The elements of the row a thread keeps in registers (cache_row = 2) beyond which the template refuses: a
+// thread of a 1024-thread block has 64 registers in all.
+constexpr int64_t kRowRegisters = 32;
+
 void rowReduction(TracedSchedule& s, const TemplateParams& p) {
-  int64_t threads = p.at("threads"), width = p.at("vector_width");
+  int64_t threads = p.at("threads"), width = p.at("vector_width"), cache = p.at("cache_row");
+  if (p.at("online")) applyOnline(s);
   std::string row = fuseAll(s, outerChain(s.kernel()));
   std::string buffer;
   std::vector<std::string> loops = rowLoops(s.kernel(), &buffer);
   if (!row.empty()) s.bind(row, ThreadTag::BlockX);
-  if (p.at("cache_row") && !row.empty() && !buffer.empty()) {
+  if (cache == 2 && (row.empty() || buffer.empty()))
+    rejectParams(s.kernel(), "row-reduction", "cache_row", "cache_row 2 needs a row loop and an input read along the row");
+  int64_t perThread = (rowExtent(s.kernel()) + threads - 1) / threads;
+  if (cache == 2 && perThread > kRowRegisters)
+    rejectParams(s.kernel(), "row-reduction", "cache_row",
+                 "cache_row 2 keeps " + std::to_string(perThread) + " elements a thread in registers (limit " +
+                     std::to_string(kRowRegisters) + "): use more threads or the shared cache");
+  if (cache == 1 && !row.empty() && !buffer.empty()) {
     auto fill = s.cacheRead(row, buffer, MemScope::Shared);
     bindRowPass(s, fill.back(), threads, width);
   }
-  for (const std::string& l : loops) bindRowPass(s, l, threads, width);
-}
-
-int64_t rowExtent(Kernel& k) {
-  auto loops = rowLoops(k, nullptr);
-  return loops.empty() ? 1 : extentOf(k, loops[0]);
+  for (const std::string& l : loops) {
+    std::string runs = bindRowPass(s, l, threads, width);
+    // Registers stay registers only when every index is a constant: the runs are unrolled.
+    if (cache == 2 && !runs.empty()) s.unroll(runs);
+  }
+  if (cache == 2) s.keepInRegisters(row, buffer);
 }
 
 // The indices of the first pass's reads of the row buffer, as affine forms in the pass's loop (nullopt for
@@ -122,7 +165,8 @@ TemplateParams rowReductionDefaults(Kernel& k) {
   int64_t threads = K <= 1024 ? 32 : K > 4096 ? 512 : 256;
   return {{"threads", threads},
           {"cache_row", phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0},
-          {"vector_width", defaultWidth(k, K, threads)}};
+          {"vector_width", defaultWidth(k, K, threads)},
+          {"online", 0}};
 }
 
 }  // namespace
@@ -131,8 +175,9 @@ const TemplateDef& rowReductionTemplate() {
   static const TemplateDef def = {
       rowReduction,
       {{"threads", {32, 64, 128, 256, 512, 1024}, "threads per row: 32 is one warp per row, more is one block per row"},
-       {"cache_row", {0, 1}, "keep the row in shared memory across the passes over it"},
-       {"vector_width", {1, 2, 4}, "consecutive elements a thread reads per step of each pass (vector loads; must divide the row)"}},
+       {"cache_row", {0, 1, 2}, "keep the row across the passes over it: 0 re-read it, 1 in shared memory, 2 in each thread's registers"},
+       {"vector_width", {1, 2, 4}, "consecutive elements a thread reads per step of each pass (vector loads; must divide the row)"},
+       {"online", {0, 1}, "softmax: the max and the sum of exp(x - max) in one pass over a (max, sum) pair (online softmax)"}},
       rowReductionDefaults};
   return def;
 }

@@ -57,6 +57,8 @@ const std::map<std::string, Apply>& primitives() {
        }},
       {"hoist_reduction", [](Kernel& k, const Instruction& i) { return sched::hoistReduction(k, input(i, 0), input(i, 1)); }},
       {"compute_at", [](Kernel& k, const Instruction& i) { return sched::computeAt(k, input(i, 0), input(i, 1)); }},
+      {"keep_in_registers", [](Kernel& k, const Instruction& i) { return sched::keepInRegisters(k, input(i, 0), input(i, 1)); }},
+      {"online_softmax", [](Kernel& k, const Instruction& i) { return sched::onlineSoftmax(k, input(i, 0)); }},
       {"pipeline", [](Kernel& k, const Instruction& i) {
          sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
          return std::vector<std::string>{};
@@ -168,6 +170,12 @@ std::vector<std::string> TracedSchedule::computeAt(const std::string& cache, con
 }
 std::vector<std::string> TracedSchedule::hoistReduction(const std::string& reduction, const std::string& loop) {
   return record({"hoist_reduction", {reduction, loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::keepInRegisters(const std::string& loop, const std::string& buffer) {
+  return record({"keep_in_registers", {loop, buffer}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::onlineSoftmax(const std::string& loop) {
+  return record({"online_softmax", {loop}, json::object(), {}, nullptr});
 }
 void TracedSchedule::pipeline(const std::string& loop, int stages) {
   record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});

@@ -15,7 +15,7 @@ namespace tessera::kernel {
 struct Instruction {
   std::string kind;                  // split, tile, reorder, fuse, vectorize, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
-                                     // pipeline, set_param
+                                     // keep_in_registers, online_softmax, pipeline, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
   std::vector<std::string> outputs;  // names created
@@ -56,6 +56,8 @@ class TracedSchedule {
   std::vector<std::string> cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope);
   std::vector<std::string> computeAt(const std::string& cache, const std::string& loop);
   std::vector<std::string> hoistReduction(const std::string& reduction, const std::string& loop);
+  std::vector<std::string> keepInRegisters(const std::string& loop, const std::string& buffer);
+  std::vector<std::string> onlineSoftmax(const std::string& loop);
   void pipeline(const std::string& loop, int stages);
   // Records a template parameter; returns the value in effect (the decision).
   int64_t setParam(const std::string& name, int64_t value);

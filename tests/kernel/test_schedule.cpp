@@ -128,6 +128,27 @@ class TestSchedule : public QObject {
     QVERIFY(has(t, "tmp in0_local: register f32[1, 8]  # read cache of in0"));
     QVERIFY(has(t, "acc0[0] sum= in0_local[0, k_i] * in1[k_o * 8 + k_i, j]"));
   }
+  void onlineSoftmax() {
+    std::string t = roundTrip(softmax(4, 64), [](TracedSchedule& s) { QCOMPARE(s.onlineSoftmax("k0"), std::vector<std::string>{"acc0_pair"}); });
+    QVERIFY(has(t, "tmp acc0_pair: register f32[2]\n"));
+    QVERIFY(has(t, "    acc0_pair[0] = -inf  # softmax\n    acc0_pair[1] = 0.0  # softmax\n"
+                   "    for k0 in 0..64 reduce {\n      acc0_pair[0] maxsumexp= in0[i0, k0]  # softmax\n    }\n"));
+    QVERIFY(!has(t, "for k1 ") && !has(t, "acc1"));
+    QVERIFY(has(t, "exp(in0[i0, j] - acc0_pair[0])"));
+  }
+  void keepInRegisters() {
+    std::string t = roundTrip(softmax(4, 64), [](TracedSchedule& s) {
+      s.bind("i0", ThreadTag::BlockX);
+      for (const char* l : {"k0", "k1", "j"}) s.bind(s.split(l, 32)[1], ThreadTag::ThreadX);
+      s.keepInRegisters("i0", "in0");
+    });
+    QVERIFY(has(t, "tmp in0_regs: register f32[2, 32]  # read cache of in0, by iteration\n"));
+    QVERIFY(has(t, "    alloc in0_regs\n    for in0_regs_ax0 in 0..2 {\n      for in0_regs_ax1 in 0..32 bind(threadIdx.x) {\n"
+                   "        in0_regs[in0_regs_ax0, in0_regs_ax1] = in0[i0, in0_regs_ax0 * 32 + in0_regs_ax1]\n"));
+    QVERIFY(has(t, "acc0[0] max= in0_regs[k0_o, k0_i]"));
+    QVERIFY(has(t, "exp(in0_regs[k1_o, k1_i] - acc0[0])"));
+    QVERIFY(has(t, "exp(in0_regs[j_o, j_i] - acc0[0])"));
+  }
   void cacheWrite() {
     std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
       auto out = s.cacheWrite("i0", "out0", MemScope::Register);
@@ -332,6 +353,27 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::pipeline(wide, "k0_o", 4); }, "k0_o", "step 7: 4 stages need 65536 bytes"));
     sched::pipeline(wide, "k0_o", 3);
     QCOMPARE(sharedBytesPerBlock(wide), int64_t(3 * 4096 * 4));
+  }
+  void onlineSoftmaxPreconditions() {
+    Kernel ln = lower(layernorm());
+    QVERIFY(failsNaming([&] { sched::onlineSoftmax(ln, "k0"); }, "k0", "step 3: its body is not computes and one max="));
+    Kernel k = lower(softmax(4, 64));
+    QVERIFY(failsNaming([&] { sched::onlineSoftmax(k, "j"); }, "j", "step 2: is not a serial reduction loop"));
+    sched::split(k, "k1", 16);
+    QVERIFY(failsNaming([&] { sched::onlineSoftmax(k, "k0"); }, "k1_o", "step 6: is not a serial reduction loop of the same extent"));
+    Kernel m = lower(reduceMean());
+    QVERIFY(failsNaming([&] { sched::onlineSoftmax(m, "k0"); }, "k0", "step 3"));
+  }
+  void keepInRegistersPreconditions() {
+    Kernel k = lower(softmax(4, 64));
+    QVERIFY(failsNaming([&] { sched::keepInRegisters(k, "i0", "nope"); }, "i0", "step 2: no global buffer named 'nope'"));
+    QVERIFY(failsNaming([&] { sched::keepInRegisters(k, "i0", "out0"); }, "i0", "step 3: 'out0' is written inside the loop"));
+    sched::split(k, "k1", 16);
+    QVERIFY(failsNaming([&] { sched::keepInRegisters(k, "i0", "in0"); }, "i0", "step 6: the pass at 'k1_o' has 2 loops, not 1"));
+    Kernel wide = lower(softmax(2, 512));
+    QVERIFY(failsNaming([&] { sched::keepInRegisters(wide, "i0", "in0"); }, "i0", "step 8: each thread would keep 512 elements"));
+    Kernel c = lower(conv());  // the padding's select guards the input's reads
+    QVERIFY(failsNaming([&] { sched::keepInRegisters(c, "n", "in0"); }, "n", "step 4"));
   }
   void setParamPreconditions() {
     Kernel k = lower(pointwise());
