@@ -29,6 +29,17 @@ struct GeneratedKernel {
   // Source map: lineNodes[n] = node ids of line n+1 (empty for lines that stand for no statement).
   std::vector<std::vector<std::string>> lineNodes;
   std::vector<std::string> params;  // parameter buffer names in order (inputs then outputs)
+  // CUDA: global workspaces (kernel buffers in global memory that hold no graph value: the partials of a row
+  // split over blocks), passed after the outputs, in this order; the backend allocates them. The CPU form
+  // allocates its own.
+  struct Scratch {
+    std::string name;
+    size_t bytes = 0;
+  };
+  std::vector<Scratch> scratch;
+  // CUDA: launches in order, the phase number (0 ..) the kernel's last parameter when more than one; each phase
+  // sees every write of the phases before it (kernel IR grid barriers).
+  int phases = 1;
   // How exactly it computes: "tf32" when products ran on operands rounded to tf32 (CUDA, a schedule with
   // tf32 = 1 on the tensor cores); empty when every operation is exact in its buffers' dtypes.
   std::string precision;

@@ -60,7 +60,7 @@ GeneratedKernel Generator::run() {
     line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
   signature();
   indent_ = 1;
-  body(k_.body);
+  if (!phasedBody()) body(k_.body);
   indent_ = 0;
   line("}");
   if (target_ == Target::Cpu) callWrapper();
@@ -99,16 +99,25 @@ void Generator::signature() {
          out_.entry + "(");
   else
     line("extern \"C\" void " + out_.entry + "(");
+  if (target_ == Target::Cuda)  // workspaces come from the backend on the GPU; the CPU form allocates its own
+    for (const Buffer& b : k_.buffers)
+      if (b.role == BufferRole::Temp && b.scope == MemScope::Global) {
+        params.push_back(&b);
+        out_.scratch.push_back({b.name, size_t(numElements(b.shape)) * dtypeSize(b.dtype)});
+      }
   std::string restrict_ = target_ == Target::Cuda ? "__restrict__" : "__restrict";
+  std::string phase = target_ == Target::Cuda && phaseCount() > 1 ? "const int tsr_phase" : "";
   for (size_t i = 0; i < params.size(); ++i) {
     const Buffer& b = *params[i];
-    out_.params.push_back(b.name);
+    if (b.role != BufferRole::Temp) out_.params.push_back(b.name);
     std::string cst = b.role == BufferRole::Input ? "const " : "";
-    std::string sep = i + 1 < params.size() ? "," : ") {";
+    std::string sep = i + 1 < params.size() || !phase.empty() ? "," : ") {";
+    std::string what = b.role == BufferRole::Temp ? "workspace" : sanitizeComment(b.value);
     line("    " + cst + storageType(b.dtype, target_) + "* " + restrict_ + " " + identifier(b.name) + sep +
-         "  // " + std::string(dtypeName(b.dtype)) + shapeToString(b.shape) + " " + sanitizeComment(b.value));
+         "  // " + std::string(dtypeName(b.dtype)) + shapeToString(b.shape) + " " + what);
   }
-  if (params.empty()) line(") {");
+  if (!phase.empty()) line("    " + phase + ") {  // launched once per phase, in order");
+  else if (params.empty()) line(") {");
 }
 
 // A uniform entry point for the host: every parameter is a pointer, passed in order through an array.
@@ -146,6 +155,7 @@ void Generator::stmt(const Stmt& s) {
       line("}", prov);
     } else if constexpr (std::is_same_v<N, AllocateStmt>) {
       const Buffer& b = ep_.buffer(n.buffer);
+      if (b.scope == MemScope::Global) return globalWorkspace(b, prov);
       bool shared = b.scope == MemScope::Shared;
       std::string type = shared ? storageType(b.dtype, target_) : computeType(b.dtype, target_);
       // Aligned for the vector path's wide shared accesses (vector_access.h).
@@ -180,7 +190,8 @@ void Generator::stmt(const Stmt& s) {
       --indent_;
       line("}", prov);
     } else if constexpr (std::is_same_v<N, SyncStmt>) {
-      if (target_ == Target::Cuda) line(n.warpOnly ? "__syncwarp();" : "__syncthreads();", prov);
+      if (n.grid) line("// grid barrier: every block has finished the loops above", prov);
+      else if (target_ == Target::Cuda) line(n.warpOnly ? "__syncwarp();" : "__syncthreads();", prov);
     } else if constexpr (std::is_same_v<N, AsyncCopyStmt>) {
       asyncCopy(n);
     } else {
@@ -266,6 +277,57 @@ void Generator::boundLoop(const ForStmt& f) {
   }
   --indent_;
   line("}", f.provenance);
+}
+
+}  // namespace tessera::codegen::detail
+
+namespace tessera::codegen::detail {
+
+using namespace kernel;
+
+// The statements of the kernel's top-level block split at its grid barriers (one segment without any).
+std::vector<std::vector<Stmt>> phaseSegments(const Kernel& k) {
+  std::vector<std::vector<Stmt>> out(1);
+  if (k.body->kind != StmtKind::Block) return {{k.body}};
+  for (const Stmt& s : static_cast<BlockStmt&>(*k.body).stmts) {
+    if (s->kind == StmtKind::Sync && static_cast<SyncStmt&>(*s).grid) out.emplace_back();
+    else out.back().push_back(s);
+  }
+  return out;
+}
+
+int Generator::phaseCount() const {
+  int n = static_cast<int>(phaseSegments(k_).size());
+  int nested = 0;
+  walk(k_.body, [&](StmtNode& s) { nested += s.kind == StmtKind::Sync && static_cast<SyncStmt&>(s).grid; });
+  if (nested != n - 1) fail("kernel '" + k_.id + "': a grid barrier stands inside a loop; it can only separate the top-level nests");
+  return n;
+}
+
+// CUDA: one launch per phase, the phase a parameter; the CPU runs the phases in order (OpenMP's parallel loops
+// end with a barrier).
+bool Generator::phasedBody() {
+  int phases = phaseCount();
+  if (target_ != Target::Cuda || phases == 1) return false;
+  out_.phases = phases;
+  auto segments = phaseSegments(k_);
+  for (size_t p = 0; p < segments.size(); ++p) {
+    line("if (tsr_phase == " + std::to_string(p) + ") {");
+    ++indent_;
+    for (const Stmt& s : segments[p]) stmt(s);
+    --indent_;
+    line("}");
+  }
+  return true;
+}
+
+// A buffer in global memory that holds no graph value: a parameter on the GPU, allocated here on the CPU.
+void Generator::globalWorkspace(const Buffer& b, const std::vector<std::string>& provenance) {
+  std::string name = identifier(b.name), n = std::to_string(std::max<int64_t>(1, numElements(b.shape)));
+  if (target_ == Target::Cuda) return line("// " + name + ": workspace of " + n + " elements, a parameter", provenance);
+  std::string t = storageType(b.dtype, target_);
+  line("std::unique_ptr<" + t + "[]> " + name + "_owner(new " + t + "[" + n + "]());  // workspace", provenance);
+  line(t + "* const " + name + " = " + name + "_owner.get();", provenance);
 }
 
 }  // namespace tessera::codegen::detail

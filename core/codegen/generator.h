@@ -35,6 +35,9 @@ class Generator {
   void asyncCopy(const kernel::AsyncCopyStmt& n);
   bool copyGroup(const kernel::ForStmt& f);
   void combineAcrossThreads(const kernel::ForStmt& outer);
+  int phaseCount() const;  // launches the kernel's grid barriers separate (1 without any)
+  bool phasedBody();       // CUDA: the body as one `if (tsr_phase == p)` per phase, when it has several
+  void globalWorkspace(const kernel::Buffer& b, const std::vector<std::string>& provenance);
   void computeLaunch();
   std::string comment(const std::vector<std::string>& provenance) const;
 

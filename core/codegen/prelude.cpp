@@ -52,6 +52,7 @@ std::string cppPrelude() {
   return R"(#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
 // Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far.

@@ -15,6 +15,7 @@ struct KernelFigures {
   int64_t sharedBytesPerBlock = 0;
   int registersPerThread = 0;    // an estimate: base + register buffers + values kept live by unrolling
   int64_t cpuParallelIterations = 1;  // CPU: extent of the OpenMP-parallel loop (1: serial)
+  int launches = 1;              // GPU: one per phase its grid barriers separate (a row split over blocks)
   // Work.
   double irFlops = 0;            // floating-point operations counted from the IR (per element executed)
   double vectorFlops = 0;        // CPU: the part in loops a C++ compiler can vectorize (contiguous accesses)

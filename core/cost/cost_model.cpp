@@ -82,7 +82,7 @@ void predictGpu(const KernelFigures& f, const Device& d, Estimate& e) {
   double matrixGflops = f.tf32 ? d.tf32MatrixGflops : d.bf16MatrixGflops;
   e.computeMs = msFor(e.flops * (1 - tensorShare), d.fp32Gflops * 1e9 * smShare) +
                 msFor(e.flops * tensorShare, matrixGflops * 1e9 * smShare);
-  e.launchMs = d.launchUs / 1e3;
+  e.launchMs = d.launchUs * f.launches / 1e3;
   // Each wave's threads run their dependent chain start to end; the warps of an SM overlap their chains, so
   // unless the per-SM throughput terms are longer, the chain's latency sets the wave's time.
   double cycles = f.serialGlobalLoads * d.globalLoadCycles + f.serialSharedLoads * d.sharedLoadCycles +

@@ -293,6 +293,11 @@ std::shared_ptr<SyncStmt> SyncStmt::make(bool warpOnly) {
   n->warpOnly = warpOnly;
   return n;
 }
+std::shared_ptr<SyncStmt> SyncStmt::makeGrid() {
+  auto n = make(false);
+  n->grid = true;
+  return n;
+}
 std::shared_ptr<AsyncCopyStmt> AsyncCopyStmt::make(const std::string& dst, std::vector<Expr> dstIndices,
                                                    const std::string& src, std::vector<Expr> srcIndices) {
   auto n = stmt<AsyncCopyStmt>(StmtKind::AsyncCopy);

@@ -218,10 +218,14 @@ struct IfThenStmt : StmtNode {
   Stmt body;
   static std::shared_ptr<IfThenStmt> make(Expr cond, Stmt body);
 };
-// Barrier: all threads of the block (__syncthreads) or of the warp (__syncwarp).
+// Barrier: all threads of the block (__syncthreads) or of the warp (__syncwarp). A grid barrier (only
+// directly in the kernel's top-level block, between loop nests) waits for every block: on the GPU the kernel
+// is launched once per phase it separates (docs/kernel-ir.md, Phases).
 struct SyncStmt : StmtNode {
   bool warpOnly = false;
+  bool grid = false;
   static std::shared_ptr<SyncStmt> make(bool warpOnly = false);
+  static std::shared_ptr<SyncStmt> makeGrid();
 };
 // dst[dstIndices] = src[srcIndices] issued asynchronously (cp.async global → shared); completes at a wait.
 struct AsyncCopyStmt : StmtNode {

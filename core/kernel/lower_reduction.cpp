@@ -83,7 +83,13 @@ class RowLowering {
     rowEm_ = std::make_unique<Emitter>(ctx_, rowDomain, rowIdx, *row_);
     for (const Node* n : ctx_.nodes) lowerNode(*n);
     storeRowOutputs();
-    ctx_.k.body = BlockStmt::make({outer_.empty() ? Stmt(row_) : loopNest(outer_, outerShape, row_)});
+    // A reduction over every axis is one row: a loop of one iteration still holds it, so that schedules find
+    // the row loop they act on (a row split over blocks, say).
+    if (outer_.empty()) {
+      ctx_.k.body = BlockStmt::make({loopNest({"i0"}, {1}, row_)});
+      return;
+    }
+    ctx_.k.body = BlockStmt::make({loopNest(outer_, outerShape, row_)});
   }
 
  private:

@@ -126,7 +126,7 @@ struct StmtPrinter {
     os << pad() << "}\n";
   }
   void operator()(const SyncStmt& s) const {
-    os << pad() << (s.warpOnly ? "sync warp" : "sync block") << provenance(s) << "\n";
+    os << pad() << (s.grid ? "sync grid" : s.warpOnly ? "sync warp" : "sync block") << provenance(s) << "\n";
   }
   void operator()(const AsyncCopyStmt& s) const {
     os << pad() << access(s.dst, s.dstIndices) << " <- async " << access(s.src, s.srcIndices) << provenance(s) << "\n";

@@ -64,6 +64,12 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
 // Merges max reduction loop `loop` with the loop after it that sums exp(x - max) over the same x into one pass
 // over a (max, sum) pair (ReduceOp::MaxSumExp, online softmax); both loops unsplit. Returns the pair's name.
 std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop);
+// Spreads each row of row loop `loop` (the kernel's only top-level loop; its passes unsplit) over `blocks`
+// blocks: one phase per pass, separated by grid barriers. Phase p combines the partials of passes before p
+// from their global workspaces, runs pass p over its block's part of the row and writes the part's partial;
+// the last phase combines every pass and runs the row's output loops over its part. Each phase is a nest
+// `row { part { ... } }`. Returns each phase's row and part loops, then the workspaces.
+std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int64_t blocks);
 // Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
 // `stages` iterations in flight.
 void pipeline(Kernel& k, const std::string& loop, int stages);

@@ -59,6 +59,9 @@ const std::map<std::string, Apply>& primitives() {
       {"compute_at", [](Kernel& k, const Instruction& i) { return sched::computeAt(k, input(i, 0), input(i, 1)); }},
       {"keep_in_registers", [](Kernel& k, const Instruction& i) { return sched::keepInRegisters(k, input(i, 0), input(i, 1)); }},
       {"online_softmax", [](Kernel& k, const Instruction& i) { return sched::onlineSoftmax(k, input(i, 0)); }},
+      {"split_reduction", [](Kernel& k, const Instruction& i) {
+         return sched::splitReduction(k, input(i, 0), attr<int64_t>(i, "blocks"));
+       }},
       {"pipeline", [](Kernel& k, const Instruction& i) {
          sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
          return std::vector<std::string>{};
@@ -176,6 +179,9 @@ std::vector<std::string> TracedSchedule::keepInRegisters(const std::string& loop
 }
 std::vector<std::string> TracedSchedule::onlineSoftmax(const std::string& loop) {
   return record({"online_softmax", {loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::splitReduction(const std::string& loop, int64_t blocks) {
+  return record({"split_reduction", {loop}, {{"blocks", blocks}}, {}, nullptr});
 }
 void TracedSchedule::pipeline(const std::string& loop, int stages) {
   record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});

@@ -159,6 +159,43 @@ class TestRowForms : public QObject {
       QVERIFY(has(e.what(), "keeps 64 elements a thread in registers (limit 32)"));
     }
   }
+  // blocks_per_row: a phase per pass, each a launch of rows x parts blocks; the partials go through a global
+  // workspace the CUDA form takes as a parameter after the outputs, the phase its last parameter.
+  void rowSplitOverBlocks() {
+    struct Form {
+      const char* op;
+      int64_t online, blocks, phases;
+    };
+    for (Form f : {Form{"Softmax", 1, 4, 2}, Form{"Softmax", 0, 8, 3}, Form{"LogSoftmax", 1, 2, 2},
+                   Form{"LayerNormalization", 0, 4, 3}, Form{"ReduceSum", 0, 16, 2}}) {
+      std::string model = std::string(f.op) == "ReduceSum"
+                              ? "graph g {\n  input %x: f32[3,16384]\n  const %a: i64[1] = [1]\n"
+                                "  node n = ReduceSum(%x, %a) {keepdims=0} -> %y\n  output %y\n}\n"
+                              : rowModel(f.op, 3, 16384);
+      execute::CompiledModel m = withParams(model, {{"blocks_per_row", f.blocks}, {"online", f.online}, {"cache_row", 0}, {"threads", 256}});
+      const Kernel& k = rowKernel(m);
+      codegen::GeneratedKernel g = codegen::generateCuda(k);
+      QCOMPARE(g.phases, int(f.phases));
+      QVERIFY(!g.scratch.empty());
+      QCOMPARE(g.scratch[0].name, std::string("ws0"));
+      QCOMPARE(g.launch.grid[0], unsigned(3 * f.blocks));
+      QVERIFY2(has(g.source, "float* __restrict__ ws0,  // f32[3," + std::to_string(f.blocks)) && has(g.source, "const int tsr_phase) {"),
+               g.source.c_str());
+      QVERIFY(has(g.source, "if (tsr_phase == " + std::to_string(f.phases - 1) + ") {"));
+      QVERIFY(!ptxOf(k).empty());
+      codegen::GeneratedKernel cpp = codegen::generateCpp(k);
+      QVERIFY(has(cpp.source, "std::unique_ptr<float[]> ws0_owner(new float["));
+      QVERIFY2(runsVerified(m), f.op);
+    }
+  }
+  // A reduction over every axis is one row: split over 32 blocks it no longer runs on one SM.
+  void wholeTensorSumOverBlocks() {
+    const char* model = "graph g {\n  input %x: f32[64,4096]\n  node n = ReduceSum(%x) {keepdims=0} -> %y\n  output %y\n}\n";
+    execute::CompiledModel def = execute::compileKernels(compileGraph(parseTsr(model), CompileOptions{}));
+    QCOMPARE(rowKernel(def).params.at("blocks_per_row"), int64_t(32));
+    QCOMPARE(codegen::generateCuda(rowKernel(def)).launch.grid[0], 32u);
+    QVERIFY(runsVerified(def));
+  }
 };
 
 QTEST_APPLESS_MAIN(TestRowForms)

@@ -109,10 +109,11 @@ class TestKernelSemantics : public QObject {
       s.computeAt("in0_shared", "i0_i");
     });
   }
-  // Every point of the row-reduction template's space (threads x cache_row x vector_width x online) on rows
-  // that 4, 2 or nothing divides and on rows of 8192: each schedules to a kernel that agrees with the
-  // reference, or is refused with a ScheduleError for one of three reasons: a width that does not divide the
-  // row, online softmax on a kernel without a max pass, or a row in registers of more than 32 elements a thread.
+  // Every point of the row-reduction template's space (threads x cache_row x vector_width x online x
+  // blocks_per_row) on rows that 4, 2 or nothing divides and on rows of 8192: each schedules to a kernel that
+  // agrees with the reference, or is refused with a ScheduleError for a reason the template gives: a width that
+  // does not divide the row (or its part), online softmax on a kernel without a max pass, a row in registers
+  // of more than 32 elements a thread, a row split over blocks that do not divide it or with a row cache.
   void rowReductionSpace() {
     int agreed = 0, refused = 0, expectedRefusals = 0;
     for (const char* op : {"Softmax", "LogSoftmax", "LayerNormalization", "ReduceSum"})
@@ -123,33 +124,40 @@ class TestKernelSemantics : public QObject {
         Kernel lowered = lower(c);
         std::vector<std::vector<int64_t>> grid;
         for (const TemplateParam& p : parameterSpace(lowered)) grid.push_back(p.candidates);
-        QCOMPARE(grid.size(), size_t(4));  // threads, cache_row, vector_width, online
+        QCOMPARE(grid.size(), size_t(5));  // threads, cache_row, vector_width, online, blocks_per_row
         for (int64_t threads : grid[0])
           for (int64_t cache : grid[1])
             for (int64_t width : grid[2])
-              for (int64_t online : grid[3]) {
-                bool refusable = cols % width != 0 || (online && !softmaxLike) || (cache == 2 && (cols + threads - 1) / threads > 32);
-                expectedRefusals += refusable;
-                std::string point = std::string(op) + " cols " + std::to_string(cols) + " threads " + std::to_string(threads) +
-                                    " cache_row " + std::to_string(cache) + " vector_width " + std::to_string(width) +
-                                    " online " + std::to_string(online);
-                Kernel k = lowered.clone();
-                TracedSchedule s(k);
-                try {
-                  applyTemplate(s, {{"threads", threads}, {"cache_row", cache}, {"vector_width", width}, {"online", online}});
-                } catch (const ScheduleError& e) {
-                  QVERIFY2(refusable, (point + ": " + e.what()).c_str());
-                  ++refused;
-                  continue;
+              for (int64_t online : grid[3])
+                for (int64_t blocks : grid[4]) {
+                  bool split = blocks > 1;
+                  int64_t part = split && cols % blocks == 0 ? cols / blocks : cols;
+                  bool refusable = part % width != 0 || (online && !softmaxLike) ||
+                                   (split && (cache != 0 || cols % blocks != 0)) ||
+                                   (!split && cache == 2 && (cols + threads - 1) / threads > 32);
+                  expectedRefusals += refusable;
+                  std::string point = std::string(op) + " cols " + std::to_string(cols) + " threads " + std::to_string(threads) +
+                                      " cache_row " + std::to_string(cache) + " vector_width " + std::to_string(width) +
+                                      " online " + std::to_string(online) + " blocks_per_row " + std::to_string(blocks);
+                  Kernel k = lowered.clone();
+                  TracedSchedule s(k);
+                  try {
+                    applyTemplate(s, {{"threads", threads}, {"cache_row", cache}, {"vector_width", width}, {"online", online},
+                                      {"blocks_per_row", blocks}});
+                  } catch (const ScheduleError& e) {
+                    QVERIFY2(refusable, (point + ": " + e.what()).c_str());
+                    ++refused;
+                    continue;
+                  }
+                  QVERIFY2(!refusable, (point + ": accepted").c_str());
+                  std::string why = agreesWithReference(c.graph, k, ref);
+                  QVERIFY2(why.empty(), (point + ": " + why).c_str());
+                  ++agreed;
                 }
-                std::string why = agreesWithReference(c.graph, k, ref);
-                QVERIFY2(why.empty(), (point + ": " + why).c_str());
-                ++agreed;
-              }
       }
     qInfo() << agreed << "schedules agreed with the reference," << refused << "refused";
     QCOMPARE(refused, expectedRefusals);
-    QVERIFY(agreed > 400);
+    QVERIFY(agreed > 1500);
   }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";

@@ -149,6 +149,21 @@ class TestSchedule : public QObject {
     QVERIFY(has(t, "exp(in0_regs[k1_o, k1_i] - acc0[0])"));
     QVERIFY(has(t, "exp(in0_regs[j_o, j_i] - acc0[0])"));
   }
+  void splitReduction() {
+    std::string t = roundTrip(softmax(2, 64), [](TracedSchedule& s) {
+      QCOMPARE(s.splitReduction("i0", 4), (std::vector<std::string>{"i0", "part0", "i0_1", "part1", "i0_2", "part2", "ws0", "ws1"}));
+    });
+    QVERIFY(has(t, "tmp ws0: global f32[2, 4, 1]\n  tmp ws1: global f32[2, 4, 1]\n  alloc ws0\n  alloc ws1\n"));
+    // Phase 0: the max over part0's 16 columns, to the workspace.
+    QVERIFY(has(t, "  for i0 in 0..2 {\n    for part0 in 0..4 {\n      alloc acc0  # softmax\n      acc0[0] = -inf  # softmax\n"
+                   "      for k0 in 0..16 reduce {\n        acc0[0] max= in0[i0, part0 * 16 + k0]  # softmax\n      }\n"
+                   "      ws0[i0, part0, 0] = acc0[0]\n    }\n  }\n  sync grid\n"));
+    // Phase 1: the parts' maxima combined, then the sum over part1's columns.
+    QVERIFY(has(t, "      for ws0_part in 0..4 reduce {\n        acc0[0] max= ws0[i0_1, ws0_part, 0]\n      }\n"));
+    QVERIFY(has(t, "acc1[0] sum= exp(in0[i0_1, part1 * 16 + k1] - acc0[0])"));
+    // Phase 2: both combined, the outputs of part2's columns.
+    QVERIFY(has(t, "        out0[i0_2, part2 * 16 + j] = v1  # softmax\n"));
+  }
   void cacheWrite() {
     std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
       auto out = s.cacheWrite("i0", "out0", MemScope::Register);
@@ -374,6 +389,19 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::keepInRegisters(wide, "i0", "in0"); }, "i0", "step 8: each thread would keep 512 elements"));
     Kernel c = lower(conv());  // the padding's select guards the input's reads
     QVERIFY(failsNaming([&] { sched::keepInRegisters(c, "n", "in0"); }, "n", "step 4"));
+  }
+  void splitReductionPreconditions() {
+    Kernel k = lower(softmax(2, 64));
+    QVERIFY(failsNaming([&] { sched::splitReduction(k, "i0", 1); }, "i0", "step 2: blocks 1 must be between 2 and 64"));
+    QVERIFY(failsNaming([&] { sched::splitReduction(k, "i0", 3); }, "i0", "step 8: blocks 3 does not divide the row's 64 elements"));
+    QVERIFY(failsNaming([&] { sched::splitReduction(k, "k0", 2); }, "k0", "step 3: is not the kernel's only top-level statement"));
+    sched::split(k, "k1", 16);
+    QVERIFY(failsNaming([&] { sched::splitReduction(k, "i0", 2); }, "k1_o", "step 5: is not one serial loop"));
+    Kernel c = lower(softmax(2, 64));
+    sched::cacheRead(c, "i0", "in0", MemScope::Shared);
+    QVERIFY(failsNaming([&] { sched::splitReduction(c, "i0", 2); }, "in0_shared_ax0", "step 5: is not one serial loop"));
+    Kernel g = lower(gemm());
+    QVERIFY(failsNaming([&] { sched::splitReduction(g, "i", 2); }, "j", "step 5: is not one serial loop"));
   }
   void setParamPreconditions() {
     Kernel k = lower(pointwise());

@@ -76,14 +76,14 @@ class TestTemplates : public QObject {
     QVERIFY(has(s, "out0[i0_o_o * 16896 + i0_o_i * 64 + i0_i] = v0  # relu"));
   }
   void rowReductionTemplate() {
-    std::string t = scheduled(softmax(4, 64), {{"vector_width", 1}});
+    std::string t = scheduled(softmax(4, 64), {{"vector_width", 1}, {"online", 0}});
     QVERIFY(has(t, "tmp in0_shared: shared f32[1, 64]  # read cache of in0"));
     QVERIFY(has(t, "  for i0 in 0..4 bind(blockIdx.x) {\n    alloc in0_shared\n"));
     QVERIFY(has(t, "for in0_shared_ax1_i in 0..32 bind(threadIdx.x) {"));
     QVERIFY(has(t, "    for k0_o in 0..2 reduce {\n      for k0_i in 0..32 bind(threadIdx.x) reduce {\n"
                    "        acc0[0] max= in0_shared[0, k0_o * 32 + k0_i]  # softmax\n"));
     QVERIFY(has(t, "        out0[i0, j_o * 32 + j_i] = v1  # softmax\n"));
-    std::string block = scheduled(softmax(4, 64), {{"threads", 128}, {"cache_row", 0}, {"vector_width", 1}});
+    std::string block = scheduled(softmax(4, 64), {{"threads", 128}, {"cache_row", 0}, {"vector_width", 1}, {"online", 0}});
     QVERIFY(has(block, "    for k0 in 0..64 bind(threadIdx.x) reduce {\n      acc0[0] max= in0[i0, k0]  # softmax\n"));
     QVERIFY(block.find("shared") == std::string::npos);
   }
@@ -95,7 +95,7 @@ class TestTemplates : public QObject {
     QCOMPARE(defaultParams(lower(softmax(4, 40))).at("vector_width"), int64_t(1));  // 32 x 2 > 40: threads would idle
     QCOMPARE(defaultParams(lower(softmax(4, 4098))).at("vector_width"), int64_t(2));
     QCOMPARE(defaultParams(lower(layernorm())).at("vector_width"), int64_t(1));  // rows of 16 < 32 threads
-    std::string t = scheduled(softmax(4, 1024), {{"vector_width", 4}, {"threads", 64}});
+    std::string t = scheduled(softmax(4, 1024), {{"vector_width", 4}, {"threads", 64}, {"online", 0}});
     QVERIFY(has(t, "in0_shared[in0_shared_ax0, in0_shared_ax1_o_o * 256 + in0_shared_ax1_o_i * 4 + in0_shared_ax1_i] = "
                    "in0[i0 + in0_shared_ax0, in0_shared_ax1_o_o * 256 + in0_shared_ax1_o_i * 4 + in0_shared_ax1_i]"));
     QVERIFY(has(t, "    for k0_o_o in 0..4 reduce {\n      for k0_o_i in 0..64 bind(threadIdx.x) reduce {\n"
@@ -104,6 +104,27 @@ class TestTemplates : public QObject {
     Kernel k = lower(softmax(4, 42));
     TracedSchedule s(k);
     QVERIFY(failsNaming([&] { applyTemplate(s, {{"vector_width", 4}}); }, "vector_width", "vector_width 4 does not divide loop"));
+  }
+  // online = 1 is the default where a max pass meets a sum of exp(x - max); blocks_per_row splits long rows
+  // that are too few to fill the GPU.
+  void rowReductionDefaultsOnlineAndSplit() {
+    QCOMPARE(defaultParams(lower(softmax(4, 64))).at("online"), int64_t(1));
+    QCOMPARE(defaultParams(lower(layernorm())).at("online"), int64_t(0));
+    QCOMPARE(defaultParams(lower(softmax(4, 1024))).at("blocks_per_row"), int64_t(1));    // parts under 8192
+    QCOMPARE(defaultParams(lower(softmax(4, 65536))).at("blocks_per_row"), int64_t(8));   // 32 blocks, parts of 8192
+    QCOMPARE(defaultParams(lower(softmax(512, 65536))).at("blocks_per_row"), int64_t(1)); // rows fill the SMs
+    std::string t = scheduled(softmax(2, 16384), {{"blocks_per_row", 2}, {"threads", 256}});
+    QVERIFY(has(t, "tmp ws0: global f32[2, 2, 2]\n"));
+    QVERIFY(has(t, "  alloc ws0\n  for i0_part0 in 0..4 bind(blockIdx.x) {\n"));
+    QVERIFY(has(t, "  sync grid\n  for i0_1_part1 in 0..4 bind(blockIdx.x) {\n"));
+    QVERIFY(has(t, "acc0_pair[0] maxsumexp= in0[i0_part0 / 2, i0_part0 % 2 * 8192 + k0_o_o * 1024 + k0_o_i * 4 + k0_i]"));
+    QVERIFY(has(t, "for ws0_part in 0..2 reduce {\n      acc0_pair[0] max= ws0[i0_1_part1 / 2, ws0_part, 0]\n"));
+    Kernel k = lower(softmax(2, 16384));
+    TracedSchedule s(k);
+    QVERIFY(failsNaming([&] { applyTemplate(s, {{"blocks_per_row", 2}, {"cache_row", 1}}); }, "blocks_per_row", "cache_row must be 0"));
+    Kernel odd = lower(softmax(2, 37));
+    TracedSchedule so(odd);
+    QVERIFY(failsNaming([&] { applyTemplate(so, {{"blocks_per_row", 2}, {"cache_row", 0}}); }, "blocks_per_row", "does not divide the row's 37 elements"));
   }
   void layerNormTemplate() {
     std::string t = scheduled(layernorm());
