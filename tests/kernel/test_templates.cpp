@@ -47,7 +47,8 @@ class TestTemplates : public QObject {
     QCOMPARE(g.at("block_k"), int64_t(8));
     TemplateParams r = defaultParams(lower(softmax(4, 4096)));
     QCOMPARE(r.at("threads"), int64_t(256));  // long rows: one block per row
-    QCOMPARE(r.at("cache_row"), int64_t(1));  // 16 KiB row, three passes
+    QCOMPARE(r.at("cache_row"), int64_t(2));  // 16 elements a thread: kept in registers
+    QCOMPARE(defaultParams(lower(softmax(4, 1024))).at("cache_row"), int64_t(1));  // 32 a thread: the shared row
     QCOMPARE(defaultParams(lower(softmax(2, 8192))).at("threads"), int64_t(512));  // measured best at 8192 on the H200
     QCOMPARE(defaultParams(lower(softmax(4, 64))).at("threads"), int64_t(32));  // short rows: one warp per row
     QCOMPARE(defaultParams(lower(pointwise())).at("vector_width"), int64_t(4));
@@ -76,7 +77,7 @@ class TestTemplates : public QObject {
     QVERIFY(has(s, "out0[i0_o_o * 16896 + i0_o_i * 64 + i0_i] = v0  # relu"));
   }
   void rowReductionTemplate() {
-    std::string t = scheduled(softmax(4, 64), {{"vector_width", 1}, {"online", 0}});
+    std::string t = scheduled(softmax(4, 64), {{"vector_width", 1}, {"online", 0}, {"cache_row", 1}});
     QVERIFY(has(t, "tmp in0_shared: shared f32[1, 64]  # read cache of in0"));
     QVERIFY(has(t, "  for i0 in 0..4 bind(blockIdx.x) {\n    alloc in0_shared\n"));
     QVERIFY(has(t, "for in0_shared_ax1_i in 0..32 bind(threadIdx.x) {"));
@@ -127,7 +128,8 @@ class TestTemplates : public QObject {
     QVERIFY(failsNaming([&] { applyTemplate(so, {{"blocks_per_row", 2}, {"cache_row", 0}}); }, "blocks_per_row", "does not divide the row's 37 elements"));
   }
   void layerNormTemplate() {
-    std::string t = scheduled(layernorm());
+    QCOMPARE(defaultParams(lower(layernorm())).at("cache_row"), int64_t(2));
+    std::string t = scheduled(layernorm(), {{"cache_row", 1}});
     QVERIFY(has(t, "  for i0_i1 in 0..6 bind(blockIdx.x) {\n"));
     QVERIFY(has(t, "in0[i0_i1 / 3 + in0_shared_ax0, i0_i1 % 3 + in0_shared_ax1, in0_shared_ax2]"));
     QVERIFY(has(t, "      out0[i0_i1 / 3, i0_i1 % 3, j] = v2  # ln\n"));
