@@ -34,6 +34,7 @@ QString runsText(const kernel::LoopHeader& h) {
 
 QString notesText(const LoopRow& r) {
   QStringList notes;
+  if (r.parent < 0 && r.phases > 1) notes << QObject::tr("launch %1 of %2").arg(r.phase + 1).arg(r.phases);
   if (r.header.reduction) notes << QObject::tr("reduction");
   if (r.header.pipelineStages > 1) notes << QObject::tr("pipelined, %1 stages").arg(r.header.pipelineStages);
   if (r.statements) notes << QObject::tr("%n statement(s)", nullptr, r.statements);
@@ -49,7 +50,20 @@ QColor runsColor(const kernel::LoopHeader& h) {
 
 std::vector<LoopRow> loopRows(const kernel::Kernel& k) {
   std::vector<LoopRow> rows;
-  if (k.body) collect(*k.body, -1, rows);
+  if (!k.body) return rows;
+  if (k.body->kind != kernel::StmtKind::Block) {
+    collect(*k.body, -1, rows);
+    return rows;
+  }
+  // The top-level statements, phase by phase: a grid barrier starts the next launch.
+  int phase = 0;
+  for (const kernel::Stmt& s : static_cast<kernel::BlockStmt&>(*k.body).stmts) {
+    if (s->kind == kernel::StmtKind::Sync && static_cast<kernel::SyncStmt&>(*s).grid) ++phase;
+    size_t first = rows.size();
+    collect(*s, -1, rows);
+    for (size_t i = first; i < rows.size(); ++i) rows[i].phase = phase;
+  }
+  for (LoopRow& r : rows) r.phases = phase + 1;
   return rows;
 }
 

@@ -15,6 +15,7 @@ struct LoopRow {
   int statements = 0;  // non-loop statements directly in its body (through blocks and guards)
   int parent = -1;     // index into the rows, -1 for a top-level loop
   std::vector<int> children;
+  int phase = 0, phases = 1;  // the launch it runs in, of how many (grid barriers split a kernel into launches)
 };
 
 // The loops of a kernel in pre-order (parents before children).

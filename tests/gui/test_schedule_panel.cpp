@@ -8,6 +8,9 @@
 #include <QtTest>
 
 #include "gui_test_util.h"
+#include "frontend/text/tsr.h"
+#include "runtime/execute/from_fusion.h"
+#include "ui/schedule_tiling.h"
 #include "ui/code_controller.h"
 #include "ui/headless_render.h"
 #include "ui/code_levels.h"
@@ -137,6 +140,24 @@ class TestSchedulePanel : public QObject {
     QCOMPARE(w.controller()->schedules().traces.size(), size_t(0));
     QCOMPARE(panel->paramBox("mma")->currentText(), QString("0"));
     QCOMPARE(recorded(kernelOf(w, "k0"), "mma"), int64_t(0));
+  }
+
+  // A row split over blocks: its loop tree says which launch each top-level nest is, the picture how the rows
+  // are spread.
+  void splitRowShowsItsLaunches() {
+    const char* tsr = "graph g {\n  input %x: f32[4,65536]\n  node n = Softmax(%x) {axis=-1} -> %y\n  output %y\n}\n";
+    execute::CompiledModel m = execute::compileKernels(compileGraph(parseTsr(tsr), CompileOptions{}));
+    const kernel::Kernel& k = m.kernels.at(0).kernel;
+    QCOMPARE(k.params.at("blocks_per_row"), int64_t(8));
+    ScheduleLoopModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.setKernel(&k);
+    QCOMPARE(model.rowCount(), 2);  // one nest per launch
+    QVERIFY(model.index(0, ScheduleLoopModel::Notes).data().toString().startsWith("launch 1 of 2"));
+    QVERIFY(model.index(1, ScheduleLoopModel::Notes).data().toString().startsWith("launch 2 of 2"));
+    TilingPicture t = describeTiling(k, codegen::generateCuda(k).launch, cost::loadDevice("h200"));
+    QCOMPARE(t.blocks, int64_t(32));
+    QVERIFY2(t.tileCaption.contains("each row over 8 blocks") && t.tileCaption.contains("2 launches"), qPrintable(t.tileCaption));
   }
 
   // tessera-cli render --view schedule: the panel on the kernel of --select, and run on cpu with its timings.
