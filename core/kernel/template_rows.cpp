@@ -175,20 +175,6 @@ int64_t defaultWidth(Kernel& k, int64_t rowLength, int64_t threads) {
   return 1;
 }
 
-// Online softmax reads the row once less for the same exponentials: 1024 x 4096 f32 on the cpu backend took
-// 9.6 ms against 11.9 with three passes.
-bool onlineApplies(Kernel& k) {
-  Kernel trial = k.clone();
-  std::string max = maxPass(trial, rowLoops(trial, nullptr));
-  if (max.empty()) return false;
-  try {
-    sched::onlineSoftmax(trial, max);
-  } catch (const ScheduleError&) {
-    return false;
-  }
-  return true;
-}
-
 // Rows too few to give each of the H200's 132 SMs a block, each long enough to split: the fewest blocks per row
 // (a power of two up to 32) that do, while every part keeps 8192 elements (a launch per pass costs a few
 // microseconds, which short parts do not repay).
@@ -209,24 +195,14 @@ TemplateParams rowReductionDefaults(Kernel& k) {
   // 0.146 with 1024 on the H200; layernorm's tuner picked 512 there too.
   int64_t threads = K <= 1024 ? 32 : K > 4096 ? 512 : 256;
   int64_t blocks = defaultBlocksPerRow(k, K);
+  // online and cache_row = 2 are offered to the tuner but not yet defaults: the defaults are the forms measured
+  // on the H200 (docs/performance.md). On the cpu backend online softmax took 9.6 ms against 11.9 for three
+  // passes (1024 x 4096 f32, 2 threads).
   TemplateParams p = {{"threads", threads},
                       {"cache_row", blocks == 1 && phases >= 2 && bytes <= 16 * 1024 && rowCacheable(k) ? 1 : 0},
                       {"vector_width", defaultWidth(k, K / blocks, threads)},
-                      {"online", onlineApplies(k) ? 1 : 0},
+                      {"online", 0},
                       {"blocks_per_row", blocks}};
-  // A row of at most 16 elements a thread is kept in registers: read from memory once, with no shared copy and
-  // no barrier (not yet measured on the H200; chosen because it moves the fewest bytes).
-  if (blocks == 1 && phases >= 2 && (K + threads - 1) / threads <= 16 && rowContiguous(k)) {
-    TemplateParams regs = p;
-    regs["cache_row"] = 2;
-    Kernel trial = k.clone();
-    TracedSchedule s(trial);
-    try {
-      rowReduction(s, regs);
-      p = regs;
-    } catch (const ScheduleError&) {
-    }
-  }
   return p;
 }
 

@@ -152,12 +152,12 @@ class TestSchedulePanel : public QObject {
     ScheduleLoopModel model;
     QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
     model.setKernel(&k);
-    QCOMPARE(model.rowCount(), 2);  // one nest per launch
-    QVERIFY(model.index(0, ScheduleLoopModel::Notes).data().toString().startsWith("launch 1 of 2"));
-    QVERIFY(model.index(1, ScheduleLoopModel::Notes).data().toString().startsWith("launch 2 of 2"));
+    QCOMPARE(model.rowCount(), 3);  // one nest per launch: the max, the sum, the outputs
+    QVERIFY(model.index(0, ScheduleLoopModel::Notes).data().toString().startsWith("launch 1 of 3"));
+    QVERIFY(model.index(2, ScheduleLoopModel::Notes).data().toString().startsWith("launch 3 of 3"));
     TilingPicture t = describeTiling(k, codegen::generateCuda(k).launch, cost::loadDevice("h200"));
     QCOMPARE(t.blocks, int64_t(32));
-    QVERIFY2(t.tileCaption.contains("each row over 8 blocks") && t.tileCaption.contains("2 launches"), qPrintable(t.tileCaption));
+    QVERIFY2(t.tileCaption.contains("each row over 8 blocks") && t.tileCaption.contains("3 launches"), qPrintable(t.tileCaption));
   }
 
   // tessera-cli render --view schedule: the panel on the kernel of --select, and run on cpu with its timings.
