@@ -153,7 +153,8 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
   c.check(8, perThread <= kRegistersPerThread,
           "each thread would keep " + std::to_string(perThread) + " elements of '" + buffer + "' (limit 256)");
   // The register array, indexed by the pass's loop iterations, and its fill: the first pass's nest as a copy.
-  Buffer cache{freshName(k, buffer + "_regs"), buf->dtype, shape, MemScope::Register, BufferRole::Temp, "", buffer, true, {}};
+  const DType dtype = buf->dtype;  // `buf` does not outlive the push below
+  Buffer cache{freshName(k, buffer + "_regs"), dtype, shape, MemScope::Register, BufferRole::Temp, "", buffer, true, {}};
   cache.cacheByIteration = true;
   k.buffers.push_back(cache);
   std::vector<std::string> outputs = {cache.name};
@@ -172,7 +173,7 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
   for (const Expr& g : first.guards) guards.push_back(substitute(g, toFill));
   std::vector<Expr> src;
   for (const Expr& i : first.reads[0]) src.push_back(substitute(i, toFill));
-  Stmt fill = buildNest(headers, guards, StoreStmt::make(cache.name, at0, Load::make(buffer, buf->dtype, src)));
+  Stmt fill = buildNest(headers, guards, StoreStmt::make(cache.name, at0, Load::make(buffer, dtype, src)));
   std::vector<std::string> provenance = block->stmts[at[0]]->provenance;
   Stmt alloc = AllocateStmt::make(cache.name);
   alloc->provenance = fill->provenance = provenance;

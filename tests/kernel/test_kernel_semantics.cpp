@@ -110,7 +110,7 @@ class TestKernelSemantics : public QObject {
     });
   }
   // Every point of the row-reduction template's space (threads x cache_row x vector_width x online x
-  // blocks_per_row) on rows that 4, 2 or nothing divides and on rows of 8192: each schedules to a kernel that
+  // blocks_per_row; on rows of 8192, blocks_per_row 1, 2 and 32) on rows that 4, 2 or nothing divides and on rows of 8192: each schedules to a kernel that
   // agrees with the reference, or is refused with a ScheduleError for a reason the template gives: a width that
   // does not divide the row (or its part), online softmax on a kernel without a max pass, a row in registers
   // of more than 32 elements a thread, a row split over blocks that do not divide it or with a row cache.
@@ -130,6 +130,9 @@ class TestKernelSemantics : public QObject {
             for (int64_t width : grid[2])
               for (int64_t online : grid[3])
                 for (int64_t blocks : grid[4]) {
+                  // Rows of 8192 take the most interpreting: there, one small and one large split (AddressSanitizer
+                  // builds run this too).
+                  if (cols == 8192 && blocks != 1 && blocks != 2 && blocks != 32) continue;
                   bool split = blocks > 1;
                   int64_t part = split && cols % blocks == 0 ? cols / blocks : cols;
                   bool refusable = part % width != 0 || (online && !softmaxLike) ||
@@ -157,7 +160,7 @@ class TestKernelSemantics : public QObject {
       }
     qInfo() << agreed << "schedules agreed with the reference," << refused << "refused";
     QCOMPARE(refused, expectedRefusals);
-    QVERIFY(agreed > 1500);
+    QVERIFY(agreed > 1200);
   }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";
