@@ -131,6 +131,7 @@ class Collector {
         add(c.src, c.srcIndices, false);
         accesses.back().async = true;
         add(c.dst, c.dstIndices, true);
+        accesses.back().async = true;
         return;
       }
       case StmtKind::Sync: syncSites.push_back(stack_); return;
@@ -222,10 +223,12 @@ int64_t laneStride(const Access& a, bool gpu) {
 }
 
 // The lanes of a vectorized loop around the access that reach consecutive elements of it (one wide access of
-// that many elements per thread on the GPU, docs/codegen.md); 1 when there is none.
+// that many elements per thread on the GPU, docs/codegen.md); 1 when there is none. An asynchronous copy's
+// unrolled lanes are one wide cp.async (16 bytes) the same way.
 int64_t wideLanes(const Access& a) {
   for (const LoopHeader* h : a.loops)
-    if (h->loopKind == LoopKind::Vectorized && h->extent > 1 && usedBy(a, h->var) &&
+    if ((h->loopKind == LoopKind::Vectorized || (a.async && h->loopKind == LoopKind::Unrolled)) && h->extent > 1 &&
+        usedBy(a, h->var) &&
         flatAt(a, {{h->var, {1, 1}}}) - flatAt(a, {}) == 1)
       return h->extent;
   return 1;
@@ -244,13 +247,33 @@ double globalBytesPerAccess(const Access& a, bool gpu) {
   return std::clamp(std::ceil(32.0 * double(stride) * size / 32.0), runSectors, 32.0 * runSectors) / wide;
 }
 
+// A read of an operand of an mma tile (inside the loops bound to the mma lanes): a warp's fragment.
+bool isMmaOperand(const Access& a) {
+  if (a.write || a.buffer->scope != MemScope::Shared || a.buffer->shape.empty()) return false;
+  return std::any_of(a.loops.begin(), a.loops.end(), [](const LoopHeader* h) { return h->loopKind == LoopKind::Bound && isMmaTag(h->tag); });
+}
+
+// A fragment is read as 8 x 8 matrices of 16-byte rows (ldmatrix; the scalar pairs follow the same rows): the
+// warp takes as many passes as the most of those 8 rows that fall in one bank. Rows `rowBytes` apart: 64 bytes
+// (a 32-deep bf16 tile) put rows 0, 2, 4, 6 in the same banks (4 passes); 256 bytes (128 columns) all 8 (8);
+// 80 or 272 bytes (padded by 8) none (1).
+int64_t fragmentRowPasses(int64_t rowBytes) {
+  std::map<int64_t, int64_t> rowsPerBank;
+  int64_t passes = 1;
+  for (int64_t row = 0; row < 8; ++row)
+    for (int64_t word = 0; word < 4; ++word) passes = std::max(passes, ++rowsPerBank[(row * rowBytes / 4 + word) % 32]);
+  return passes;
+}
+
 // Shared memory serves a warp in one pass unless lanes hit the same bank (32 banks of 4 bytes) at different
 // addresses: a stride of s words costs gcd(s, 32) passes; the same word for all lanes is a broadcast.
 double sharedBytesPerAccess(const Access& a) {
   double size = double(dtypeSize(a.buffer->dtype));
+  if (isMmaOperand(a)) return size * double(fragmentRowPasses(a.buffer->shape.back() * int64_t(size)));
   int64_t stride = laneStride(a, true), wide = wideLanes(a);
   if (wide > 1 && stride == wide) return size;  // one wide access a thread, the runs adjacent: no conflicts
-  int64_t words = std::max<int64_t>(1, int64_t(size) / 4) * stride;
+  // The lanes' addresses `stride` elements apart: 2-byte elements two to a bank word.
+  int64_t words = stride == 0 ? 0 : std::max<int64_t>(1, stride * int64_t(size) / 4);
   int64_t passes = words == 0 ? 1 : std::gcd(words, int64_t(32));
   return size * double(passes);
 }

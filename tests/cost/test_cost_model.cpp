@@ -106,9 +106,15 @@ void TestCostModel::tensorCoreTilesRunAtTheMatrixRate() {
   TemplateParams cores = {{"block_m", 128}, {"block_n", 128}, {"block_k", 16}, {"thread_m", 8}, {"thread_n", 8},
                           {"shared", 1}, {"mma", 0}, {"warp_m", 0}, {"warp_n", 0}};
   TemplateParams tensor = {{"block_m", 128}, {"block_n", 128}, {"block_k", 32}, {"shared", 1}, {"mma", 1},
-                           {"tf32", 1}, {"warp_m", 64}, {"warp_n", 64}};
+                           {"tf32", 1}, {"warp_m", 64}, {"warp_n", 64}, {"pad", 8}};
   cost::Estimate a = cost::predict(scheduled(c, cores), h200);
   cost::Estimate b = cost::predict(scheduled(c, tensor), h200);
+  // Unpadded, a fragment's 8 rows (128 and 512 bytes apart) all fall in the same banks: 8 passes a read.
+  TemplateParams unpadded = tensor;
+  unpadded["pad"] = 0;
+  cost::Estimate conflicted = cost::predict(scheduled(c, unpadded), h200);
+  QVERIFY2(conflicted.figures.sharedBytes > 2 * b.figures.sharedBytes,
+           qPrintable(QString("%1 vs %2").arg(conflicted.figures.sharedBytes).arg(b.figures.sharedBytes)));
   QVERIFY(a.feasible && b.feasible);
   QCOMPARE(a.figures.tensorFlops, 0.0);
   QVERIFY2(b.figures.tensorFlops > 0.9 * b.figures.irFlops, qPrintable(QString::number(b.figures.tensorFlops / b.figures.irFlops)));
