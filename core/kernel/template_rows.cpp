@@ -120,7 +120,12 @@ void rowReduction(TracedSchedule& s, const TemplateParams& p) {
     // Registers stay registers only when every index is a constant: the runs are unrolled.
     if (cache == 2 && !runs.empty()) s.unroll(runs);
   }
-  if (cache == 2) s.keepInRegisters(row, buffer);
+  if (cache != 2) return;
+  try {
+    s.keepInRegisters(row, buffer);
+  } catch (const ScheduleError& e) {
+    rejectParams(s.kernel(), "row-reduction", "cache_row", e.what());
+  }
 }
 
 // The indices of the first pass's reads of the row buffer, as affine forms in the pass's loop (nullopt for
