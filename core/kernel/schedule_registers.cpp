@@ -173,10 +173,15 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
   for (const Expr& g : first.guards) guards.push_back(substitute(g, toFill));
   std::vector<Expr> src;
   for (const Expr& i : first.reads[0]) src.push_back(substitute(i, toFill));
-  Stmt fill = buildNest(headers, guards, StoreStmt::make(cache.name, at0, Load::make(buffer, dtype, src)));
-  std::vector<std::string> provenance = block->stmts[at[0]]->provenance;
+  std::vector<std::string> provenance;  // the nodes whose reads the copy serves (loops carry none)
+  walk(first.inner, [&](StmtNode& n) {
+    for (const std::string& id : n.provenance)
+      if (std::find(provenance.begin(), provenance.end(), id) == provenance.end()) provenance.push_back(id);
+  });
+  Stmt copy = StoreStmt::make(cache.name, at0, Load::make(buffer, dtype, src));
   Stmt alloc = AllocateStmt::make(cache.name);
-  alloc->provenance = fill->provenance = provenance;
+  alloc->provenance = copy->provenance = provenance;
+  Stmt fill = buildNest(headers, guards, copy);
   // Every pass reads the array at its own iteration.
   for (const Pass& p : passes) {
     std::vector<Expr> idx;

@@ -51,6 +51,15 @@ Stmt chunked(const ForStmt& f, const std::string& b, int64_t blocks, const std::
   return copy;
 }
 
+// The nodes a pass reduces for (its loop carries none): what its partials and their combines stand for.
+std::vector<std::string> reductionProvenance(const Stmt& pass) {
+  std::vector<std::string> out;
+  walk(pass, [&](StmtNode& n) {
+    if (n.kind == StmtKind::Reduce) out = n.provenance;
+  });
+  return out;
+}
+
 Expr workspace(const Buffer& ws, const std::string& row, const Expr& part, int64_t element) {
   return Load::make(ws.name, ws.dtype, {var(row), part, intImm(element)});
 }
@@ -65,9 +74,7 @@ std::vector<Stmt> combine(const RowPass& p, const Buffer& ws, const std::string&
     h.reduction = true;
     Stmt red = ReduceStmt::make(op, p.accumulator, {intImm(element)}, value(var(h.var)));
     red->provenance = provenance;
-    Stmt loop = ForStmt::make(h, BlockStmt::make({red}));
-    loop->provenance = provenance;
-    return loop;
+    return Stmt(ForStmt::make(h, BlockStmt::make({red})));
   };
   if (p.op != ReduceOp::MaxSumExp)
     return {reduceLoop(p.op, 0, [&](const Expr& c) { return workspace(ws, row, c, 0); })};
@@ -154,7 +161,7 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
       const Stmt& s = body->stmts[i];
       bool isPass = pass < passes.size() && passes[pass].index == i;
       if (isPass && pass < phase) {
-        auto more = combine(passes[pass], workspaces[pass], row.var, blocks, names, s->provenance);
+        auto more = combine(passes[pass], workspaces[pass], row.var, blocks, names, reductionProvenance(s));
         stmts.insert(stmts.end(), more.begin(), more.end());
         ++pass;
         continue;
@@ -162,10 +169,11 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
       if (isPass) {  // this phase's pass, then its partial to the workspace
         stmts.push_back(chunked(static_cast<ForStmt&>(*s), part.var, blocks, loop, row.var));
         const Buffer& ws = workspaces[pass];
+        std::vector<std::string> provenance = reductionProvenance(s);
         for (int64_t e = 0; e < ws.shape[2]; ++e) {
           Stmt st = StoreStmt::make(ws.name, {var(row.var), var(part.var), intImm(e)},
                                     Load::make(passes[pass].accumulator, ws.dtype, {intImm(e)}));
-          st->provenance = s->provenance;
+          st->provenance = provenance;
           stmts.push_back(st);
         }
         break;

@@ -143,8 +143,8 @@ class TestSchedule : public QObject {
       s.keepInRegisters("i0", "in0");
     });
     QVERIFY(has(t, "tmp in0_regs: register f32[2, 32]  # read cache of in0, by iteration\n"));
-    QVERIFY(has(t, "    alloc in0_regs\n    for in0_regs_ax0 in 0..2 {\n      for in0_regs_ax1 in 0..32 bind(threadIdx.x) {\n"
-                   "        in0_regs[in0_regs_ax0, in0_regs_ax1] = in0[i0, in0_regs_ax0 * 32 + in0_regs_ax1]\n"));
+    QVERIFY(has(t, "    alloc in0_regs  # softmax\n    for in0_regs_ax0 in 0..2 {\n      for in0_regs_ax1 in 0..32 bind(threadIdx.x) {\n"
+                   "        in0_regs[in0_regs_ax0, in0_regs_ax1] = in0[i0, in0_regs_ax0 * 32 + in0_regs_ax1]  # softmax\n"));
     QVERIFY(has(t, "acc0[0] max= in0_regs[k0_o, k0_i]"));
     QVERIFY(has(t, "exp(in0_regs[k1_o, k1_i] - acc0[0])"));
     QVERIFY(has(t, "exp(in0_regs[j_o, j_i] - acc0[0])"));
@@ -157,9 +157,9 @@ class TestSchedule : public QObject {
     // Phase 0: the max over part0's 16 columns, to the workspace.
     QVERIFY(has(t, "  for i0 in 0..2 {\n    for part0 in 0..4 {\n      alloc acc0  # softmax\n      acc0[0] = -inf  # softmax\n"
                    "      for k0 in 0..16 reduce {\n        acc0[0] max= in0[i0, part0 * 16 + k0]  # softmax\n      }\n"
-                   "      ws0[i0, part0, 0] = acc0[0]\n    }\n  }\n  sync grid\n"));
+                   "      ws0[i0, part0, 0] = acc0[0]  # softmax\n    }\n  }\n  sync grid\n"));
     // Phase 1: the parts' maxima combined, then the sum over part1's columns.
-    QVERIFY(has(t, "      for ws0_part in 0..4 reduce {\n        acc0[0] max= ws0[i0_1, ws0_part, 0]\n      }\n"));
+    QVERIFY(has(t, "      for ws0_part in 0..4 reduce {\n        acc0[0] max= ws0[i0_1, ws0_part, 0]  # softmax\n      }\n"));
     QVERIFY(has(t, "acc1[0] sum= exp(in0[i0_1, part1 * 16 + k1] - acc0[0])"));
     // Phase 2: both combined, the outputs of part2's columns.
     QVERIFY(has(t, "        out0[i0_2, part2 * 16 + j] = v1  # softmax\n"));

@@ -117,7 +117,7 @@ class TestTemplates : public QObject {
     QVERIFY(has(t, "  alloc ws0\n  for i0_part0 in 0..4 bind(blockIdx.x) {\n"));
     QVERIFY(has(t, "  sync grid\n  for i0_1_part1 in 0..4 bind(blockIdx.x) {\n"));
     QVERIFY(has(t, "acc0_pair[0] maxsumexp= in0[i0_part0 / 2, i0_part0 % 2 * 8192 + k0_o_o * 1024 + k0_o_i * 4 + k0_i]"));
-    QVERIFY(has(t, "for ws0_part in 0..2 reduce {\n      acc0_pair[0] max= ws0[i0_1_part1 / 2, ws0_part, 0]\n"));
+    QVERIFY(has(t, "for ws0_part in 0..2 reduce {\n      acc0_pair[0] max= ws0[i0_1_part1 / 2, ws0_part, 0]  # softmax\n"));
     Kernel k = lower(softmax(2, 16384));
     TracedSchedule s(k);
     QVERIFY(failsNaming([&] { applyTemplate(s, {{"blocks_per_row", 2}, {"cache_row", 1}}); }, "blocks_per_row", "cache_row must be 0"));
