@@ -263,6 +263,16 @@ class TestSchedule : public QObject {
     QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split","inputs":["i1"],"attrs":{"factor":"4"}}]})", "wrong type"));
     QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"bind","inputs":["i1"],"attrs":{"thread":"lane"}}]})", "unknown thread tag"));
     QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split","inputs":["i1"],"attrs":{"factor":4},"outputs":["a","b"]}]})", "created other names"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"split_reduction","inputs":["i0"]}]})", "lacks attribute 'blocks'"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"keep_in_registers","inputs":["i0"]}]})", "needs input 1"));
+    QVERIFY(fails(R"({"format":"tessera-trace","instructions":[{"kind":"online_softmax"}]})", "needs input 0"));
+    // Values a hand-edited session could hold: refused by the primitive's checks, naming the loop.
+    Kernel k = lower(softmax(2, 64));
+    QVERIFY(failsNaming([&] { replay(k, Trace::load(R"({"format":"tessera-trace","instructions":[{"kind":"split_reduction","inputs":["i0"],"attrs":{"blocks":1000000000000}}]})")); },
+                        "i0", "must be between 2 and 64"));
+    Kernel wide = lower(softmax(2, 512));
+    QVERIFY(failsNaming([&] { replay(wide, Trace::load(R"({"format":"tessera-trace","instructions":[{"kind":"keep_in_registers","inputs":["i0","in0"]}]})")); },
+                        "i0", "each thread would keep 512 elements"));
   }
 
   // ---- preconditions, each naming the loop at fault
