@@ -3,8 +3,8 @@
 #include <QObject>
 #include <algorithm>
 
+#include "kernel/launch.h"
 #include "kernel/templates.h"
-#include "kernel/visit.h"
 
 namespace tessera::ui {
 namespace {
@@ -54,11 +54,7 @@ void otherTiles(const kernel::Kernel& k, const std::string& name, TilingPicture&
     p.tileRows = 1;
     p.tileCols = out ? std::max<int64_t>(1, n / std::max<int64_t>(1, p.blocks)) : 1;
     const int64_t split = param(k, "blocks_per_row", 1);
-    std::string phases;  // a row split over blocks runs one launch per pass (kernel IR grid barriers)
-    int launches = 1;
-    kernel::walk(k.body, [&](kernel::StmtNode& s) {
-      launches += s.kind == kernel::StmtKind::Sync && static_cast<kernel::SyncStmt&>(s).grid;
-    });
+    const int launches = kernel::launchCount(k);
     p.tileCaption = split > 1 ? QObject::tr("each row over %1 blocks, %2 threads across each part; %3 launches, one per pass")
                                     .arg(split).arg(threads).arg(launches)
                               : QObject::tr("one row per block, %1 threads across it").arg(threads);

@@ -298,9 +298,7 @@ std::vector<std::vector<Stmt>> phaseSegments(const Kernel& k) {
 
 int Generator::phaseCount() const {
   int n = static_cast<int>(phaseSegments(k_).size());
-  int nested = 0;
-  walk(k_.body, [&](StmtNode& s) { nested += s.kind == StmtKind::Sync && static_cast<SyncStmt&>(s).grid; });
-  if (nested != n - 1) fail("kernel '" + k_.id + "': a grid barrier stands inside a loop; it can only separate the top-level nests");
+  if (kernel::launchCount(k_) != n) fail("kernel '" + k_.id + "': a grid barrier stands inside a loop; it can only separate the top-level nests");
   return n;
 }
 

@@ -343,7 +343,7 @@ void launchShape(const Kernel& k, KernelFigures& f) {
   if (int64_t n = cpuParallelIterations(k)) f.cpuParallelIterations = n;
   kernel::LaunchShape shape = kernel::launchShape(k);
   f.blocks = shape.blocks();
-  walk(k.body, [&](StmtNode& n) { f.launches += n.kind == StmtKind::Sync && static_cast<SyncStmt&>(n).grid; });
+  f.launches = kernel::launchCount(k);
   f.threadsPerBlock = shape.threads();
 }
 

@@ -16,6 +16,12 @@ int axisOf(ThreadTag t) {
 }
 }  // namespace
 
+int launchCount(const Kernel& k) {
+  int n = 1;
+  walk(k.body, [&](StmtNode& s) { n += s.kind == StmtKind::Sync && static_cast<SyncStmt&>(s).grid; });
+  return n;
+}
+
 LaunchShape launchShape(const Kernel& k) {
   LaunchShape out;
   int64_t warps = 0;

@@ -18,6 +18,8 @@ struct LaunchShape {
 };
 
 LaunchShape launchShape(const Kernel& k);
+// The launches a run of the kernel takes on the GPU: one per phase its grid barriers separate (1 without any).
+int launchCount(const Kernel& k);
 
 // The copies of `buffer` a block holds: the stages of the pipelined loop whose body copies into it
 // asynchronously (docs/kernel-ir.md, Pipelines: one copy per stage), else 1.

@@ -85,11 +85,7 @@ class RowLowering {
     storeRowOutputs();
     // A reduction over every axis is one row: a loop of one iteration still holds it, so that schedules find
     // the row loop they act on (a row split over blocks, say).
-    if (outer_.empty()) {
-      ctx_.k.body = BlockStmt::make({loopNest({"i0"}, {1}, row_)});
-      return;
-    }
-    ctx_.k.body = BlockStmt::make({loopNest(outer_, outerShape, row_)});
+    ctx_.k.body = BlockStmt::make({outer_.empty() ? loopNest({"i0"}, {1}, row_) : loopNest(outer_, outerShape, row_)});
   }
 
  private:

@@ -24,14 +24,6 @@ void forEachExprOf(const Stmt& s, const std::function<void(const ExprNode&)>& f)
   });
 }
 
-std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer) {
-  std::vector<std::vector<Expr>> out;
-  forEachExprOf(s, [&](const ExprNode& n) {
-    if (n.kind == ExprKind::Load && static_cast<const Load&>(n).buffer == buffer) out.push_back(static_cast<const Load&>(n).indices);
-  });
-  return out;
-}
-
 // Indices of the Store and Reduce statements writing `buffer`; `reduces` counts the Reduce ones.
 std::vector<std::vector<Expr>> writesOf(const Stmt& s, const std::string& buffer, int* reduces = nullptr) {
   std::vector<std::vector<Expr>> out;

@@ -26,19 +26,6 @@ struct Pass {
   Stmt inner;
 };
 
-std::vector<std::vector<Expr>> readsOf(const Stmt& s, const std::string& buffer) {
-  std::vector<std::vector<Expr>> out;
-  walk(s, [&](StmtNode& n) {
-    mapDirectExprs(n, [&](const Expr& e) {
-      walkExpr(e, [&](const ExprNode& x) {
-        if (x.kind == ExprKind::Load && static_cast<const Load&>(x).buffer == buffer) out.push_back(static_cast<const Load&>(x).indices);
-      });
-      return e;
-    });
-  });
-  return out;
-}
-
 // The nest at `s` down to the first body that is not a loop (through single-statement blocks and guards).
 std::optional<Pass> passAt(const Stmt& s, const std::string& buffer) {
   Pass p;
@@ -56,7 +43,7 @@ std::optional<Pass> passAt(const Stmt& s, const std::string& buffer) {
   }
   if (p.headers.empty() || containsLoop(cur)) return std::nullopt;
   p.inner = cur;
-  p.reads = readsOf(cur, buffer);
+  p.reads = loadsOf(cur, buffer);
   return p;
 }
 
@@ -128,9 +115,10 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
                 (n.kind == StmtKind::Reduce && static_cast<ReduceStmt&>(n).buffer == buffer);
     });
     c.check(3, !writes, "'" + buffer + "' is written inside the loop");
-    if (readsOf(s, buffer).empty()) continue;
+    size_t reads = loadsOf(s, buffer).size();
+    if (reads == 0) continue;
     auto p = passAt(s, buffer);
-    c.check(4, p && !p->reads.empty() && readsOf(s, buffer).size() == p->reads.size(),
+    c.check(4, p && !p->reads.empty() && reads == p->reads.size(),
             "'" + buffer + "' is read outside the innermost body of a loop nest directly in the loop's body");
     c.check(4, !anyReadUnderSelect(s, buffer), "'" + buffer + "' is read under a select, which a fill would read always");
     at.push_back(i);

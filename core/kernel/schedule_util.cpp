@@ -114,6 +114,19 @@ std::string freshName(const Kernel& k, const std::string& base) {
     if (!used.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
 }
 
+std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer) {
+  std::vector<std::vector<Expr>> out;
+  walk(s, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind == ExprKind::Load && static_cast<const Load&>(x).buffer == buffer) out.push_back(static_cast<const Load&>(x).indices);
+      });
+      return e;
+    });
+  });
+  return out;
+}
+
 bool containsLoop(const Stmt& s) {
   bool found = false;
   walk(s, [&](StmtNode& n) { found |= n.kind == StmtKind::For; });

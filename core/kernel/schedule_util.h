@@ -48,6 +48,8 @@ Stmt asBlock(Stmt s);
 // A name not used by any loop, compute or buffer of the kernel: base, base_1, base_2, ...
 std::string freshName(const Kernel& k, const std::string& base);
 bool containsLoop(const Stmt& s);
+// The indices of every load of `buffer` in `s`.
+std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer);
 // Loop variables declared inside `s`, with their extents.
 std::map<std::string, int64_t> loopsInside(const Stmt& s);
 
