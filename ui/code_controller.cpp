@@ -1,19 +1,12 @@
 #include "ui/code_controller.h"
 
 #include <QElapsedTimer>
-#include <QPointer>
-#include <QtConcurrent/QtConcurrentRun>
 
 #include "cost/cost_model.h"
-#include "cost/device.h"
 #include "kernel/visit.h"
-#include "runtime/cuda/nvrtc_compiler.h"
-#include "runtime/execute/from_fusion.h"
 
 namespace tessera::ui {
 namespace {
-
-using Generation = std::shared_ptr<std::atomic<quint64>>;
 
 int countLoops(const kernel::Kernel& k) {
   int loops = 0;
@@ -21,10 +14,9 @@ int countLoops(const kernel::Kernel& k) {
   return loops;
 }
 
-// The analytic cost model on the project's GPU (the device file is read once; a missing one is the reason).
-void predictCost(KernelCode& k, const Graph& graph) {
+// The analytic cost model on the driver's target.
+void predictCost(KernelCode& k, const Graph& graph, const cost::Device& device) {
   try {
-    static const cost::Device device = cost::loadDevice("h200");
     const cost::Estimate e = cost::predict(k.compiled.kernel, device, cost::kernelFlops(graph, k.compiled.kernel));
     k.predicted = QString::fromStdString(e.summary());
     k.bound = e.feasible ? QString::fromStdString(std::string(cost::boundName(e.bound))) : QString();
@@ -33,46 +25,41 @@ void predictCost(KernelCode& k, const Graph& graph) {
   }
 }
 
-// Lowers and schedules one group, then prints both sources; a failure stays with the kernel.
-KernelCode buildKernel(const std::shared_ptr<const Graph>& graph, const kernel::KernelSpec& spec,
-                       const execute::ScheduleSet& schedules) {
+// Kernel i of the driver's stages: its schedule, both sources, or the first error on the way.
+KernelCode kernelCode(const driver::SourceStage& cuda, const driver::SourceStage& cpp, size_t i,
+                      const cost::Device& device) {
   KernelCode k;
-  execute::CompiledModel one = execute::compileKernels(graph, {spec}, &schedules);
-  k.compiled = std::move(one.kernels.front());
+  k.compiled = cuda.kernels->model.kernels[i];
   if (!k.compiled.error.empty()) {
     k.error = QString::fromStdString(k.compiled.error);
     return k;
   }
   k.loops = countLoops(k.compiled.kernel);
-  predictCost(k, *graph);
-  try {
-    k.cuda = codegen::generateCuda(k.compiled.kernel);
-    k.cpp = codegen::generateCpp(k.compiled.kernel);
-  } catch (const std::exception& e) {
-    k.error = QString::fromStdString(e.what());
-  }
+  predictCost(k, *cuda.kernels->model.graph, device);
+  const std::string& error = !cuda.errors[i].empty() ? cuda.errors[i] : cpp.errors[i];
+  if (!error.empty()) k.error = QString::fromStdString(error);
+  else k.cuda = cuda.generated[i], k.cpp = cpp.generated[i];
   return k;
 }
 
-// Runs on a worker: every kernel, stopping early when superseded (then the result is null).
-template <class Progress>
-std::shared_ptr<CodeResult> buildKernels(std::shared_ptr<const CompileResult> compile,
-                                         std::shared_ptr<const execute::ScheduleSet> schedules, const Generation& latest,
-                                         quint64 generation, Progress&& progress) {
+// Runs on a worker: the Kernel, Cuda and Cpp stages as the window's CodeResult.
+std::shared_ptr<const CodeResult> buildKernels(driver::Driver& d, std::shared_ptr<const CompileResult> compile,
+                                               const JobContext& job) {
   QElapsedTimer timer;
   timer.start();
   auto result = std::make_shared<CodeResult>();
-  result->compile = compile;
-  std::vector<kernel::KernelSpec> specs;
+  result->compile = std::move(compile);
   try {
-    specs = execute::kernelSpecs(*compile);
+    auto kernels = d.kernels(job.cancel, [&](size_t done, size_t total) { job.report("lowering", int(done), int(total)); });
+    result->compile = kernels->compile;
+    auto cuda = d.source(codegen::Target::Cuda, job.cancel);
+    auto cpp = d.source(codegen::Target::Cpu, job.cancel);
+    result->device = d.target()->costDevice;
+    for (size_t i = 0; i < cuda->generated.size(); ++i) result->kernels.push_back(kernelCode(*cuda, *cpp, i, result->device));
+  } catch (const Cancelled&) {
+    throw;
   } catch (const std::exception& e) {
     result->error = QString::fromStdString(e.what());
-  }
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (*latest != generation) return nullptr;
-    result->kernels.push_back(buildKernel(compile->graph, specs[i], *schedules));
-    progress(int(i + 1), int(specs.size()));
   }
   result->kernel = kernelLevel(result->kernels);
   result->cuda = sourceLevel(result->kernels, codegen::Target::Cuda);
@@ -83,143 +70,146 @@ std::shared_ptr<CodeResult> buildKernels(std::shared_ptr<const CompileResult> co
   return result;
 }
 
+// The PTX stage as far as it got, as the window's PtxResult.
+std::shared_ptr<const PtxResult> ptxSnapshot(const CodeResult& code, const driver::PtxStage& p, size_t done,
+                                             double ms) {
+  auto snapshot = std::make_shared<PtxResult>();
+  snapshot->total = int(code.kernels.size());
+  snapshot->done = int(done);
+  snapshot->status.resize(code.kernels.size());
+  std::vector<QString> ptx(code.kernels.size());
+  for (size_t i = 0; i < done && i < code.kernels.size(); ++i) {
+    if (!code.kernels[i].error.isEmpty()) {
+      snapshot->status[i] = QObject::tr("no source");
+      continue;
+    }
+    const bool ok = p.errors[i].empty();
+    ptx[i] = QString::fromStdString(ok ? p.ptx[i] : "// " + p.errors[i] + "\n");
+    if (!ok) snapshot->kernelErrors << QString::fromStdString(code.kernels[i].compiled.spec.id + ": " + p.errors[i]);
+    snapshot->status[i] = ok ? QObject::tr("%1 lines · %2 ms").arg(ptx[i].count('\n')).arg(p.compileMs[i], 0, 'f', 0)
+                             : QString::fromStdString(p.errors[i]);
+  }
+  snapshot->ptx = ptxLevel(code.kernels, ptx);
+  snapshot->ms = ms;
+  return snapshot;
+}
+
+// No toolkit at build time, or NVRTC itself failed: every kernel says why.
+std::shared_ptr<const PtxResult> noPtx(const CodeResult& code, const QString& why) {
+  auto snapshot = std::make_shared<PtxResult>();
+  snapshot->total = snapshot->done = int(code.kernels.size());
+  snapshot->ptx.note = QObject::tr("No PTX: %1").arg(why);
+  snapshot->status.assign(code.kernels.size(), snapshot->ptx.note);
+  return snapshot;
+}
+
 }  // namespace
 
-CodeController::CodeController(QObject* parent) : QObject(parent) {
+CodeController::CodeController(QObject* parent) : QObject(parent), kernelJob_(this), ptxJob_(this) {
   qRegisterMetaType<std::shared_ptr<const CodeResult>>();
   qRegisterMetaType<std::shared_ptr<const PtxResult>>();
 }
 
-CodeController::~CodeController() { ++*generation_; }
+CodeController::~CodeController() = default;
 
-void CodeController::setCompile(std::shared_ptr<const CompileResult> compile) {
-  ++*generation_;
-  compile_ = std::move(compile);
+void CodeController::noteBusy(bool was) {
+  if (was != busy()) emit busyChanged(busy());
+}
+
+void CodeController::dropResults() {
+  const bool was = busy();
+  kernelJob_.cancel();
+  ptxJob_.cancel();
   kernels_ = nullptr;
   ptx_ = nullptr;
+  noteBusy(was);
+}
+
+void CodeController::setCompile(std::shared_ptr<driver::Driver> driver, std::shared_ptr<const CompileResult> compile) {
+  dropResults();
+  driver_ = std::move(driver);
+  compile_ = std::move(compile);
   ptxWanted_ = false;
-  setJobs(false, false);
 }
 
 void CodeController::setSchedules(execute::ScheduleSet schedules) {
-  const bool wanted = kernels_ || kernelJob_;
-  const bool ptxWanted = ptxWanted_;
-  ++*generation_;
-  schedules_ = std::make_shared<const execute::ScheduleSet>(std::move(schedules));
-  kernels_ = nullptr;
-  ptx_ = nullptr;
-  setJobs(false, false);
-  ptxWanted_ = ptxWanted;
+  if (driver_) driver_->setSchedules(std::move(schedules));
+  stagesChanged();
+}
+
+void CodeController::stagesChanged() {
+  const bool wanted = kernels_ || kernelJob_.running();
+  dropResults();
   if (wanted && compile_) startKernels();
 }
 
 void CodeController::requestKernels() {
-  if (!compile_) return;
+  if (!compile_ || !driver_) return;
   if (kernels_) emit kernelsReady(kernels_);
-  else if (!kernelJob_) startKernels();
+  else if (!kernelJob_.running()) startKernels();
 }
 
 void CodeController::requestPtx() {
-  if (!compile_) return;
+  if (!compile_ || !driver_) return;
   ptxWanted_ = true;
   if (!kernels_) return requestKernels();  // the PTX job follows the kernels
   if (ptx_ && ptx_->complete()) emit ptxReady(ptx_);
-  else if (!ptxJob_) startPtx();
-}
-
-void CodeController::setJobs(bool kernelJob, bool ptxJob) {
-  const bool was = busy();
-  kernelJob_ = kernelJob;
-  ptxJob_ = ptxJob;
-  if (was != busy()) emit busyChanged(busy());
+  else if (!ptxJob_.running()) startPtx();
 }
 
 void CodeController::startKernels() {
-  setJobs(true, ptxJob_);
-  const quint64 generation = *generation_;
-  QPointer<CodeController> self(this);
-  Generation latest = generation_;
-  std::shared_ptr<const CompileResult> compile = compile_;
-  std::shared_ptr<const execute::ScheduleSet> schedules = schedules_;
-  (void)QtConcurrent::run([self, latest, generation, compile, schedules] {
-    auto progress = [self, latest, generation](int done, int total) {
-      QMetaObject::invokeMethod(self.data(), [self, latest, generation, done, total] {
-        if (self && *latest == generation) emit self->progress("lowering", done, total);
-      }, Qt::QueuedConnection);
-    };
-    std::shared_ptr<const CodeResult> result = buildKernels(compile, schedules, latest, generation, progress);
-    if (!result) return;
-    QMetaObject::invokeMethod(self.data(), [self, generation, result] {
-      if (self) self->acceptKernels(generation, result);
-    }, Qt::QueuedConnection);
-  });
+  const bool was = busy();
+  std::shared_ptr<driver::Driver> d = driver_;
+  kernelJob_.start([d, compile = compile_](const JobContext& job) { return buildKernels(*d, compile, job); },
+                   [this](JobOutcome<std::shared_ptr<const CodeResult>> outcome) {
+                     auto result = outcome.value.value_or(nullptr);
+                     if (!result) {
+                       auto failed = std::make_shared<CodeResult>();
+                       failed->compile = compile_;
+                       failed->error = outcome.error;
+                       result = failed;
+                     }
+                     acceptKernels(result);
+                   },
+                   [this](const QString& what, int done, int total) { emit progress(what, done, total); });
+  noteBusy(was);
 }
 
-void CodeController::acceptKernels(quint64 generation, std::shared_ptr<const CodeResult> result) {
-  if (generation != *generation_) return;  // superseded by a newer compile
+void CodeController::acceptKernels(std::shared_ptr<const CodeResult> result) {
   kernels_ = std::move(result);
-  setJobs(false, ptxJob_);
+  noteBusy(true);
   emit kernelsReady(kernels_);
   if (ptxWanted_) requestPtx();
 }
 
 void CodeController::startPtx() {
-  setJobs(kernelJob_, true);
-  const quint64 generation = *generation_;
-  QPointer<CodeController> self(this);
-  Generation latest = generation_;
+  const bool was = busy();
+  std::shared_ptr<driver::Driver> d = driver_;
   std::shared_ptr<const CodeResult> code = kernels_;
-  (void)QtConcurrent::run([self, latest, generation, code] {
+  auto work = [this, d, code](const JobContext& job) {
     QElapsedTimer timer;
     timer.start();
-    std::vector<QString> ptx(code->kernels.size());
-    PtxResult snapshot;
-    snapshot.total = int(code->kernels.size());
-    snapshot.status.resize(code->kernels.size());
-    // Sends the PTX so far as a whole new object.
-    auto publish = [&] {
-      snapshot.ptx = ptxLevel(code->kernels, ptx);
-      snapshot.ms = double(timer.nsecsElapsed()) / 1e6;
-      auto copy = std::make_shared<const PtxResult>(snapshot);
-      QMetaObject::invokeMethod(self.data(), [self, generation, copy] {
-        if (self) self->acceptPtx(generation, copy);
-      }, Qt::QueuedConnection);
+    auto publish = [&](std::shared_ptr<const PtxResult> snapshot) {
+      job.post([this, snapshot] { acceptPtx(snapshot); });
     };
     try {
-      const cuda::NvrtcCompiler nvrtc;
-      for (size_t i = 0; i < code->kernels.size(); ++i) {
-        if (*latest != generation) return;
-        const KernelCode& k = code->kernels[i];
-        if (k.error.isEmpty()) {
-          cuda::NvrtcResult r = nvrtc.compile(k.cuda.source, ptxProgramName(k).toStdString(), {"-lineinfo"});
-          ptx[i] = QString::fromStdString(r.ok ? r.ptx : "// " + r.error + "\n");
-          if (!r.ok) snapshot.kernelErrors << QString::fromStdString(k.compiled.spec.id + ": " + r.error);
-          snapshot.status[i] = r.ok ? QObject::tr("%1 lines · %2 ms").arg(ptx[i].count('\n')).arg(r.compileMs, 0, 'f', 0)
-                                    : QString::fromStdString(r.error);
-        } else {
-          snapshot.status[i] = QObject::tr("no source");
-        }
-        snapshot.done = int(i + 1);
-        publish();
-      }
-      if (code->kernels.empty()) publish();
-    } catch (const std::exception& e) {  // no toolkit at build time, or NVRTC itself failed
-      snapshot.done = snapshot.total;
-      snapshot.ptx = {};
-      snapshot.ptx.note = QObject::tr("No PTX: %1").arg(QString::fromStdString(e.what()));
-      for (QString& status : snapshot.status) status = snapshot.ptx.note;
-      auto copy = std::make_shared<const PtxResult>(snapshot);
-      QMetaObject::invokeMethod(self.data(), [self, generation, copy] {
-        if (self) self->acceptPtx(generation, copy);
-      }, Qt::QueuedConnection);
+      d->ptx({}, {"-lineinfo"}, job.cancel, [&](const driver::PtxStage& p, size_t done) {
+        publish(ptxSnapshot(*code, p, done, double(timer.nsecsElapsed()) / 1e6));
+      });
+      if (code->kernels.empty()) publish(ptxSnapshot(*code, driver::PtxStage{}, 0, 0));
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      publish(noPtx(*code, QString::fromStdString(e.what())));
     }
-  });
+    return true;
+  };
+  ptxJob_.start(work, [this](JobOutcome<bool>) { noteBusy(true); });
+  noteBusy(was);
 }
 
-void CodeController::acceptPtx(quint64 generation, std::shared_ptr<const PtxResult> result) {
-  if (generation != *generation_) return;
+void CodeController::acceptPtx(std::shared_ptr<const PtxResult> result) {
   ptx_ = std::move(result);
-  if (ptx_->complete()) setJobs(kernelJob_, false);
   emit progress("ptx", ptx_->done, ptx_->total);
   emit ptxReady(ptx_);
 }

@@ -1,13 +1,15 @@
 #pragma once
 // Lowering, code generation and PTX for the whole model, off the GUI thread. Owned by SessionController
-// (views reach it through SessionController::code()); it keeps the last compile and computes nothing until a
-// view asks, so a hidden Levels panel costs nothing. Two jobs: kernels (lower every group, print the kernel IR,
-// generate CUDA and C++), then PTX (NVRTC, one kernel at a time, a snapshot after each). Results come back as
-// whole objects through queued calls; a new compile supersedes the running jobs, whose results are dropped.
+// (views reach it through SessionController::code()); it asks the open model's driver (core/driver) for its
+// Kernel, Cuda, Cpp and Ptx stages only when a view asks, so a hidden Levels panel costs nothing. Two jobs
+// (ui/background_job.h): kernels (the Kernel stage with the user's schedules and the tuning cache, the kernel
+// IR, CUDA and C++ text, the estimates on the driver's target), then PTX (one kernel at a time, a snapshot
+// after each). A new compile, schedule or backend cancels the running jobs, whose results are dropped.
 #include <QObject>
-#include <atomic>
 #include <memory>
 
+#include "driver/driver.h"
+#include "ui/background_job.h"
 #include "ui/code_levels.h"
 
 namespace tessera::ui {
@@ -18,12 +20,14 @@ class CodeController : public QObject {
   explicit CodeController(QObject* parent = nullptr);
   ~CodeController() override;
 
-  // A new compile (null: none). Earlier results are dropped and running jobs superseded.
-  void setCompile(std::shared_ptr<const CompileResult> compile);
+  // A new compile of `driver`'s model (null: none). Earlier results are dropped and running jobs cancelled.
+  void setCompile(std::shared_ptr<driver::Driver> driver, std::shared_ptr<const CompileResult> compile);
   std::shared_ptr<const CompileResult> compile() const { return compile_; }
-  // The session's schedule overrides (replayed instead of the template defaults). Lowered results are
-  // dropped; when a view had asked for them, they are lowered again and kernelsReady() follows.
+  // The session's schedule overrides, handed to the driver (they win over the tuning cache and the defaults).
   void setSchedules(execute::ScheduleSet schedules);
+  // The driver's Kernel stage changed (schedules, backend): lowered results are dropped; when a view had asked
+  // for them, they are lowered again and kernelsReady() follows.
+  void stagesChanged();
   // Lowers and generates source once per compile; kernelsReady() follows (at once when already there).
   void requestKernels();
   // Also compiles every kernel to PTX; ptxReady() follows after each kernel.
@@ -32,7 +36,7 @@ class CodeController : public QObject {
   // The results for the current compile so far (null until ready).
   std::shared_ptr<const CodeResult> kernels() const { return kernels_; }
   std::shared_ptr<const PtxResult> ptx() const { return ptx_; }
-  bool busy() const { return kernelJob_ || ptxJob_; }
+  bool busy() const { return kernelJob_.running() || ptxJob_.running(); }
 
  signals:
   void kernelsReady(std::shared_ptr<const tessera::ui::CodeResult> result);
@@ -44,17 +48,18 @@ class CodeController : public QObject {
  private:
   void startKernels();
   void startPtx();
-  void acceptKernels(quint64 generation, std::shared_ptr<const CodeResult> result);
-  void acceptPtx(quint64 generation, std::shared_ptr<const PtxResult> result);
-  void setJobs(bool kernelJob, bool ptxJob);
+  void acceptKernels(std::shared_ptr<const CodeResult> result);
+  void acceptPtx(std::shared_ptr<const PtxResult> result);
+  void dropResults();
+  void noteBusy(bool was);
 
+  std::shared_ptr<driver::Driver> driver_;
   std::shared_ptr<const CompileResult> compile_;
-  std::shared_ptr<const execute::ScheduleSet> schedules_ = std::make_shared<execute::ScheduleSet>();
   std::shared_ptr<const CodeResult> kernels_;
   std::shared_ptr<const PtxResult> ptx_;
-  bool kernelJob_ = false, ptxJob_ = false, ptxWanted_ = false;
-  // Bumped by every new compile: a job whose generation is no longer the latest stops and is dropped.
-  std::shared_ptr<std::atomic<quint64>> generation_ = std::make_shared<std::atomic<quint64>>(0);
+  bool ptxWanted_ = false;
+  BackgroundJob<std::shared_ptr<const CodeResult>> kernelJob_;
+  BackgroundJob<bool> ptxJob_;  // snapshots arrive as progress; the value says it finished
 };
 
 }  // namespace tessera::ui

@@ -76,10 +76,7 @@ int locLine(const QString& line, int index) {
 
 QString ptxProgramName(const KernelCode& k) { return q(k.cuda.entry) + ".cu"; }
 
-QString levelName(Level level) {
-  static const char* names[] = {"graph", "fused", "kernel", "cuda", "cpp", "ptx"};
-  return names[int(level)];
-}
+QString levelName(Level level) { return QString::fromUtf8(driver::stageInfo(level).name.data(), driver::stageInfo(level).name.size()); }
 
 std::vector<int> LevelText::linesFor(const QSet<QString>& nodes) const {
   std::vector<int> lines;

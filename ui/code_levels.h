@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "cost/device.h"
+#include "driver/stages.h"
 #include "fusion/compile.h"
 #include "runtime/execute/compiled_model.h"
 
@@ -18,9 +20,10 @@ namespace tessera::ui {
 
 struct Selection;
 
-enum class Level { Graph, Fused, Kernel, Cuda, Cpp, Ptx };
-inline constexpr int kLevelCount = 6;
-QString levelName(Level level);  // "graph", "fused", "kernel", "cuda", "cpp", "ptx"
+// The Levels panel shows the driver's stages up to PTX (core/driver/stages.h; Run is the Run panel's).
+using Level = driver::Stage;
+inline constexpr int kLevelCount = int(driver::Stage::Ptx) + 1;
+QString levelName(Level level);  // the stage's name: "graph", "fused", "kernel", "cuda", "cpp", "ptx"
 
 // One level's text. lineNodes[i] = the graph nodes line i (0-based) came from; empty for lines that stand for
 // none. `note` says why the text is missing or partial (a kernel that failed to lower, no CUDA toolkit, ...).
@@ -38,8 +41,8 @@ struct KernelCode {
   codegen::GeneratedKernel cuda, cpp;
   QString error;  // lowering or code generation failed: why
   int loops = 0;  // For statements in the scheduled loop nest
-  // The cost model's view of the CUDA kernel on the H200 (cost::predict): "0.012 ms, memory-bound (dram): ...",
-  // its bound ("memory", "compute", "latency"), or why there is no estimate.
+  // The cost model's view of the kernel on the driver's target (cost::predict): "0.012 ms, memory-bound
+  // (dram): ...", its bound ("memory", "compute", "latency"), or why there is no estimate.
   QString predicted, bound;
 };
 
@@ -49,6 +52,7 @@ struct CodeResult {
   std::vector<KernelCode> kernels;  // in execution order, one per fused group
   LevelText kernel, cuda, cpp;
   QString error;  // the whole job failed (no fusion result, ...)
+  cost::Device device;  // what the estimates assume: the driver's target (core/driver)
   double ms = 0;
   const KernelCode* find(const QString& kernelId) const;
 };

@@ -1,12 +1,12 @@
 #pragma once
-// Graph layouts as jobs: each request gets an id and runs on one dedicated worker thread (Graphviz is not
+// Graph layouts as background jobs (ui/background_job.h) on one dedicated worker thread (Graphviz is not
 // thread-safe). A new request supersedes the older ones: a queued job that is no longer the latest never starts,
-// and the result of a superseded running job is dropped. Results return as one object via a queued call.
+// a running one stops between describing and placing, and its result is dropped.
 #include <QObject>
 #include <QThreadPool>
-#include <atomic>
 #include <memory>
 
+#include "ui/background_job.h"
 #include "ui/graph_layout.h"
 
 namespace tessera::ui {
@@ -18,8 +18,8 @@ class LayoutRunner : public QObject {
   ~LayoutRunner() override;
   // Starts describing and placing `step`; returns the job id. layoutReady follows unless superseded.
   quint64 request(StepPicture step);
-  quint64 latest() const { return *latest_; }
-  bool busy() const { return busy_; }
+  quint64 latest() const { return job_.latest(); }
+  bool busy() const { return job_.running(); }
   // Waits for the worker to finish (used before destruction and by headless rendering).
   void waitForDone() { pool_.waitForDone(); }
 
@@ -28,8 +28,7 @@ class LayoutRunner : public QObject {
 
  private:
   QThreadPool pool_;
-  std::shared_ptr<std::atomic<quint64>> latest_ = std::make_shared<std::atomic<quint64>>(0);
-  bool busy_ = false;
+  BackgroundJob<std::shared_ptr<const GraphLayout>> job_{this, &pool_};
 };
 
 }  // namespace tessera::ui

@@ -2,9 +2,7 @@
 
 #include <QPointer>
 #include <chrono>
-#include <QtConcurrent/QtConcurrentRun>
 
-#include "runtime/execute/from_fusion.h"
 #include "tune/target.h"
 #include "tune/tuner.h"
 #include "ui/code_controller.h"
@@ -44,30 +42,54 @@ std::map<std::string, std::string> groupKinds(const CompileResult& compile) {
   return kinds;
 }
 
-// The run itself, on a worker thread: the whole job's failure is the result's error, never an escape.
-std::shared_ptr<const RunResult> runOn(const execute::CompiledModel& model, const BackendInfo& backend,
-                                       std::map<std::string, std::string> kinds) {
+// The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
+std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& backend,
+                                       std::map<std::string, std::string> kinds, const CancelToken& cancel) {
   auto r = std::make_shared<RunResult>();
   r->backend = backend.name;
   r->kinds = std::move(kinds);
   const auto start = std::chrono::steady_clock::now();
   try {
-    execute::RunOptions o;
-    o.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
+    driver::RunRequest request;
+    request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
     if (backend.kind != execute::BackendKind::Reference) {
-      tune::Target t = tune::describeTarget(backend.kind, {});
-      r->peaks = peaksOf(t.costDevice);
-      o.predictMs = tune::costPredictor(t.costDevice);
+      r->peaks = peaksOf(d.target()->costDevice);
       r->predicted = true;
     }
-    r->report = execute::executeWithBaseline(model, backend.kind, o);
-    for (const auto& s : model.staleSchedules) r->report.messages.push_back("stale schedule: " + s);
+    r->report = d.run(request, cancel)->report;
     if (!r->report.device.empty()) r->peaks.name = QString::fromStdString(r->report.device);
+  } catch (const Cancelled&) {
+    throw;
   } catch (const std::exception& e) {
     r->error = QString::fromStdString(e.what());
   }
   r->wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return r;
+}
+
+// The tune itself, on a worker: what it kept, its report, and a summary line (or why it failed).
+TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& job) {
+  tune::TuneOptions o;
+  o.cancel = job.cancel;
+  o.progress = [&job](const tune::Progress& p) {
+    job.report(QString::fromStdString(p.stage + (p.group.empty() ? "" : " " + p.group)), int(p.done), int(p.total));
+  };
+  TuneOutcome out;
+  try {
+    tune::TuneReport report = d.tune(o);
+    job.cancel.check();  // a cancelled tune's partial choices are not pushed as schedules
+    out.tuned = report.schedules();
+    out.report = report.toJson();
+    int cached = 0;
+    for (const auto& k : report.kernels) cached += k.cacheHit;
+    out.summary = QObject::tr("Tuned %1 kernel(s) on %2 (%3 from the cache)").arg(out.tuned.traces.size()).arg(b.name).arg(cached);
+    for (const auto& w : report.warnings) out.summary += "\n" + QString::fromStdString(w);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    out.summary = QObject::tr("Tuning failed: %1").arg(QString::fromStdString(e.what()));
+  }
+  return out;
 }
 
 }  // namespace
@@ -86,14 +108,8 @@ std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
   return out;
 }
 
-execute::CompiledModel compiledModelOf(const CodeResult& code) {
-  execute::CompiledModel m;
-  m.graph = code.compile ? code.compile->graph : nullptr;
-  for (const KernelCode& k : code.kernels) m.kernels.push_back(k.compiled);
-  return m;
-}
-
-RunController::RunController(SessionController* session) : QObject(session), session_(session) {
+RunController::RunController(SessionController* session)
+    : QObject(session), session_(session), runJob_(this), tuneJob_(this) {
   qRegisterMetaType<BackendInfo>();
   connect(session_->code(), &CodeController::kernelsReady, this, &RunController::onKernels);
   connect(session_, &SessionController::compiled, this, &RunController::onCompiled);
@@ -103,10 +119,7 @@ RunController::RunController(SessionController* session) : QObject(session), ses
   registerSessionParts();
 }
 
-RunController::~RunController() {
-  ++*job_;
-  cancelTune_->store(true);
-}
+RunController::~RunController() = default;
 
 const std::vector<BackendInfo>& RunController::backends() {
   if (backends_.empty())
@@ -127,6 +140,11 @@ void RunController::setBackend(const QString& name) {
     }
     if (i == chosen_) return;
     chosen_ = i;
+    // The tuned schedules and the estimates are the backend's: the driver drops its Kernel stage.
+    if (auto d = session_->driver()) {
+      d->setBackend(all[i].kind);
+      session_->code()->stagesChanged();
+    }
     emit backendChanged(all[i]);
     if (autoRun_) wantRun();  // a run on the new backend, to compare with the last
     return;
@@ -179,8 +197,8 @@ bool RunController::canTune(QString* why) {
 
 void RunController::cancel() {
   if (!running_ && !tuning_) return;
-  ++*job_;
-  cancelTune_->store(true);
+  runJob_.cancel();
+  tuneJob_.cancel();
   runWanted_ = tuneWanted_ = false;
   setBusy(false, false, tr("Cancelled"));
 }
@@ -203,24 +221,21 @@ void RunController::setBusy(bool running, bool tuning, const QString& what) {
 }
 
 void RunController::startRun(std::shared_ptr<const CodeResult> code) {
-  const quint64 job = ++*job_;
   setBusy(true, tuning_, tr("Running %n kernel(s) on %1", nullptr, int(code->kernels.size())).arg(backend().name));
   emit progress(tr("run"), 0, 0);
-  auto model = std::make_shared<const execute::CompiledModel>(compiledModelOf(*code));
+  std::shared_ptr<driver::Driver> d = session_->driver();
   std::shared_ptr<const CompileResult> compile = code->compile;
-  QPointer<RunController> self(this);
-  auto latest = job_;
-  (void)QtConcurrent::run([self, latest, job, model, compile, b = backend(), kinds = groupKinds(*compile)] {
-    std::shared_ptr<const RunResult> result = runOn(*model, b, kinds);
-    if (*latest != job) return;
-    QMetaObject::invokeMethod(self.data(), [self, job, compile, result] {
-      if (self) self->acceptRun(job, compile, result);
-    }, Qt::QueuedConnection);
-  });
+  runJob_.start([d, b = backend(), kinds = groupKinds(*compile)](const JobContext& job) { return runOn(*d, b, kinds, job.cancel); },
+                [this, compile](JobOutcome<std::shared_ptr<const RunResult>> outcome) {
+                  if (outcome.ok()) return acceptRun(compile, *outcome.value);
+                  auto failed = std::make_shared<RunResult>();
+                  failed->backend = backend().name;
+                  failed->error = outcome.error;
+                  acceptRun(compile, failed);
+                });
 }
 
-void RunController::acceptRun(quint64 job, std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
-  if (job != *job_) return;  // cancelled or superseded
+void RunController::acceptRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
   previous_ = last_;
   last_ = std::move(run);
   lastCompile_ = std::move(compile);
@@ -235,46 +250,17 @@ std::map<QString, GroupTiming> RunController::currentOverlay() const {
   return timeOverlay(*last_);
 }
 
-void RunController::startTune(std::shared_ptr<const CodeResult> code) {
-  const quint64 job = ++*job_;
-  cancelTune_->store(false);
-  auto model = std::make_shared<const execute::CompiledModel>(compiledModelOf(*code));
-  QPointer<RunController> self(this);
-  auto latest = job_;
-  auto cancelFlag = cancelTune_;
-  (void)QtConcurrent::run([self, latest, job, model, cancelFlag, b = backend()] {
-    tune::TuneOptions o;
-    o.cancel = cancelFlag.get();
-    o.progress = [self, latest, job](const tune::Progress& p) {
-      const QString what = QString::fromStdString(p.stage + (p.group.empty() ? "" : " " + p.group));
-      QMetaObject::invokeMethod(self.data(), [self, latest, job, what, p] {
-        if (self && *latest == job) emit self->progress(what, int(p.done), int(p.total));
-      }, Qt::QueuedConnection);
-    };
-    execute::ScheduleSet tuned;
-    nlohmann::json reportJson;
-    QString summary;
-    try {
-      tune::TuneReport report = tune::tuneModel(*model, b.kind, o);
-      tuned = report.schedules();
-      reportJson = report.toJson();
-      int cached = 0;
-      for (const auto& k : report.kernels) cached += k.cacheHit;
-      summary = QObject::tr("Tuned %1 kernel(s) on %2 (%3 from the cache)").arg(tuned.traces.size()).arg(b.name).arg(cached);
-      for (const auto& w : report.warnings) summary += "\n" + QString::fromStdString(w);
-    } catch (const std::exception& e) {
-      summary = QObject::tr("Tuning failed: %1").arg(QString::fromStdString(e.what()));
-    }
-    if (*latest != job || cancelFlag->load()) return;
-    QMetaObject::invokeMethod(self.data(), [self, job, tuned, reportJson, summary] {
-      if (self) self->acceptTune(job, tuned, reportJson, summary);
-    }, Qt::QueuedConnection);
-  });
+void RunController::startTune(std::shared_ptr<const CodeResult>) {
+  std::shared_ptr<driver::Driver> d = session_->driver();
+  tuneJob_.start([d, b = backend()](const JobContext& job) { return tuneOn(*d, b, job); },
+                 [this](JobOutcome<TuneOutcome> outcome) {
+                   if (outcome.ok()) acceptTune(outcome.value->tuned, outcome.value->report, outcome.value->summary);
+                   else acceptTune({}, {}, tr("Tuning failed: %1").arg(outcome.error));
+                 },
+                 [this](const QString& what, int done, int total) { emit progress(what, done, total); });
 }
 
-void RunController::acceptTune(quint64 job, const execute::ScheduleSet& tuned, const nlohmann::json& report,
-                               const QString& summary) {
-  if (job != *job_) return;
+void RunController::acceptTune(const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary) {
   if (!report.is_null()) lastTune_ = report;
   setBusy(running_, false, summary.section('\n', 0, 0));
   emit message(summary);

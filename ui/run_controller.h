@@ -1,9 +1,9 @@
 #pragma once
 // Runs and tuning of the current compile's kernels, off the GUI thread. Owned by SessionController (views reach
-// it through SessionController::runs()). The kernels come from CodeController (lowered with the session's
-// schedule overrides), so what runs is what the Levels and Schedule panels show. A run generates, builds, times
-// and verifies every kernel and the unfused baseline (execute::executeWithBaseline) and comes back as one
-// RunResult; a tune ranks and measures each kernel's candidates (core/tune) and comes back as schedule
+// it through SessionController::runs()). A run is the model driver's Run stage (core/driver): the kernels of its
+// Kernel stage (the session's schedules, else the tuning cache's for the backend, else the defaults), so what
+// runs is what the Levels and Schedule panels show and what `tessera-cli run` runs; it generates, builds, times
+// and verifies every kernel and the unfused baseline and comes back as one RunResult; a tune ranks and measures each kernel's candidates (core/tune) and comes back as schedule
 // overrides, pushed through the undo stack. After the first run, a new compile or schedule re-runs by itself.
 #include <QObject>
 #include <atomic>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fusion/compile.h"
+#include "ui/background_job.h"
 #include "ui/graph_items.h"
 #include "ui/run_result.h"
 
@@ -29,8 +30,12 @@ struct BackendInfo {
 
 // The graph overlay of a run: group id → time, share of the total, share of the roofline, verdict.
 std::map<QString, GroupTiming> timeOverlay(const RunResult& run);
-// The compiled model a CodeResult stands for (its graph and every lowered kernel, failures included).
-execute::CompiledModel compiledModelOf(const CodeResult& code);
+// A finished tune: the schedules it kept, its report (tune::TuneReport::toJson) and a summary line.
+struct TuneOutcome {
+  execute::ScheduleSet tuned;
+  nlohmann::json report;
+  QString summary;
+};
 
 class RunController : public QObject {
   Q_OBJECT
@@ -47,7 +52,8 @@ class RunController : public QObject {
   void run();
   // Tunes every kernel on the chosen backend; the kept schedules become one undoable schedule change.
   void tune();
-  // Drops the running job's result (the worker finishes its current kernel and stops reporting).
+  // Stops the running run or tune (its token fires: the core stops at the next kernel, repetition or candidate)
+  // and drops its result.
   void cancel();
   bool running() const { return running_; }
   bool tuning() const { return tuning_; }
@@ -75,8 +81,8 @@ class RunController : public QObject {
   void onKernels(std::shared_ptr<const CodeResult> code);
   void startRun(std::shared_ptr<const CodeResult> code);
   void startTune(std::shared_ptr<const CodeResult> code);
-  void acceptRun(quint64 job, std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run);
-  void acceptTune(quint64 job, const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary);
+  void acceptRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run);
+  void acceptTune(const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary);
   void onCompiled();
   void wantRun();
   void setBusy(bool running, bool tuning, const QString& what);
@@ -93,8 +99,8 @@ class RunController : public QObject {
   bool running_ = false, tuning_ = false;
   bool runWanted_ = false, tuneWanted_ = false;  // waiting for the kernels
   bool autoRun_ = false;  // a run was asked for: new kernels run again by themselves
-  std::shared_ptr<std::atomic<quint64>> job_ = std::make_shared<std::atomic<quint64>>(0);
-  std::shared_ptr<std::atomic<bool>> cancelTune_ = std::make_shared<std::atomic<bool>>(false);
+  BackgroundJob<std::shared_ptr<const RunResult>> runJob_;
+  BackgroundJob<TuneOutcome> tuneJob_;
 };
 
 }  // namespace tessera::ui

@@ -2,7 +2,6 @@
 
 #include <QElapsedTimer>
 #include <QPointer>
-#include <QtConcurrent/QtConcurrentRun>
 #include <algorithm>
 
 #include "frontend/model_io.h"
@@ -47,15 +46,16 @@ bool sameOverride(const Override& a, const Override& b) {
 }  // namespace
 
 SessionController::SessionController(QObject* parent)
-    : QObject(parent), parts_(new SessionParts(this)), undo_(new QUndoStack(this)), code_(new CodeController(this)) {
+    : QObject(parent), parts_(new SessionParts(this)), undo_(new QUndoStack(this)), code_(new CodeController(this)),
+      job_(this) {
   qRegisterMetaType<LoadedModel>();
   qRegisterMetaType<Selection>();
   // Connected first, so every view's compiled() handler finds the code controller already on the new compile.
-  connect(this, &SessionController::compiled, code_, [this] { code_->setCompile(compile_); });
+  connect(this, &SessionController::compiled, code_, [this] { code_->setCompile(driver_, compile_); });
   runs_ = new RunController(this);  // after code_: it listens to the lowering
 }
 
-SessionController::~SessionController() { ++*latestJob_; }
+SessionController::~SessionController() = default;
 
 void SessionController::openModel(const QString& path) { openModel(path, nullptr, CompileOptions{}); }
 
@@ -65,42 +65,48 @@ void SessionController::openModel(const QString& path, std::function<Graph()> lo
 
 void SessionController::startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
                                  std::function<Graph()> load, CompileOptions options) {
-  const quint64 job = ++*latestJob_;
   busy_ = true;
   emit busyChanged(true, what);
-  QPointer<SessionController> self(this);
-  std::shared_ptr<std::atomic<quint64>> latest = latestJob_;
-  // Asked before each pass: a superseded or cancelled job stops at the next pass boundary.
-  options.cancelled = [latest, job] { return *latest != job; };
-  (void)QtConcurrent::run([self, latest, job, path, input, load, options] {
-    LoadedModel result{path, input, nullptr, {}, 0, options};
-    result.options.cancelled = nullptr;
+  // A recompile of the open model keeps its driver (and so its backend); a new model gets one of its own.
+  std::shared_ptr<driver::Driver> reuse = input && driver_ && driver_->model() == input ? driver_ : nullptr;
+  const execute::BackendKind backend = runs_->backend().kind;
+  auto work = [path, input, load, options, reuse, backend](const JobContext& job) {
+    LoadedModel result{path, input, nullptr, {}, 0, options, reuse};
     try {
       if (!result.graph) result.graph = std::make_shared<const Graph>(load ? load() : loadModel(path.toStdString()));
-      if (*latest != job) return;  // superseded: skip the compile
+      job.cancel.check();
+      if (!result.driver) {
+        driver::DriverOptions o;
+        o.backend = backend;
+        result.driver = std::make_shared<driver::Driver>(result.graph, o);
+      }
       QElapsedTimer timer;
       timer.start();
-      result.compile = std::make_shared<const CompileResult>(compileGraph(result.graph->clone(), options));
+      result.driver->setCompileOptions(options);
+      result.compile = result.driver->compiled(job.cancel);
       result.compileMs = double(timer.nsecsElapsed()) / 1e6;
+    } catch (const Cancelled&) {
+      throw;
     } catch (const std::exception& e) {
       result.error = QString::fromStdString(e.what());
       if (!input) result.graph = nullptr;
     }
-    if (*latest != job) return;
-    QMetaObject::invokeMethod(
-        self.data(), [self, job, result] { if (self) self->acceptJob(job, result); }, Qt::QueuedConnection);
+    return result;
+  };
+  job_.start(work, [this](JobOutcome<LoadedModel> outcome) {
+    if (outcome.ok()) return acceptJob(*outcome.value);
+    acceptJob(LoadedModel{path_, nullptr, nullptr, outcome.error, 0, {}, nullptr});
   });
 }
 
 void SessionController::cancel() {
   if (!busy_) return;
-  ++*latestJob_;
+  job_.cancel();
   busy_ = false;
   emit busyChanged(false, tr("Cancelled"));
 }
 
-void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
-  if (job != *latestJob_) return;  // superseded by a newer request
+void SessionController::acceptJob(const LoadedModel& result) {
   busy_ = false;
   const bool newModel = result.graph && result.graph != input_;
   if (result.graph) {
@@ -114,6 +120,7 @@ void SessionController::acceptJob(quint64 job, const LoadedModel& result) {
       code_->setSchedules(schedules_);
     }
     input_ = result.graph;
+    driver_ = result.driver;
     compile_ = result.compile;
     path_ = result.path;
     compileMs_ = result.compileMs;

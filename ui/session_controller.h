@@ -12,7 +12,9 @@
 #include <memory>
 #include <vector>
 
+#include "driver/driver.h"
 #include "fusion/compile.h"
+#include "ui/background_job.h"
 #include "runtime/execute/compiled_model.h"
 #include "ui/graph_layout.h"
 #include "ui/session_parts.h"
@@ -27,6 +29,7 @@ struct LoadedModel {
   QString error;                                 // one line naming the file and the problem
   double compileMs = 0;
   CompileOptions options;  // the pipeline options and overrides it was compiled with
+  std::shared_ptr<driver::Driver> driver;  // the model's stages; null when loading failed
 };
 
 // The one selection shared by all panels.
@@ -63,6 +66,8 @@ class SessionController : public QObject {
   std::shared_ptr<const Graph> graph() const;
   QString modelPath() const { return path_; }
   double lastCompileMs() const { return compileMs_; }
+  // The open model's compile driver (null before one is open): its stages are what every panel shows.
+  std::shared_ptr<driver::Driver> driver() const { return driver_; }
   // Lowering, source and PTX of the last compile, computed when a view asks (ui/code_controller.h).
   CodeController* code() const { return code_; }
   // The pipeline options of the current model (its overrides are overrides()).
@@ -113,7 +118,7 @@ class SessionController : public QObject {
  private:
   void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
                 std::function<Graph()> load, CompileOptions options);
-  void acceptJob(quint64 job, const LoadedModel& result);
+  void acceptJob(const LoadedModel& result);
 
   std::shared_ptr<const Graph> input_;
   std::shared_ptr<const CompileResult> compile_;
@@ -129,7 +134,8 @@ class SessionController : public QObject {
   execute::ScheduleSet schedules_;
   RunController* runs_ = nullptr;
   bool busy_ = false;
-  std::shared_ptr<std::atomic<quint64>> latestJob_ = std::make_shared<std::atomic<quint64>>(0);
+  std::shared_ptr<driver::Driver> driver_;  // the open model's stages (compile, kernels, runs)
+  BackgroundJob<LoadedModel> job_;          // load + compile
 };
 
 }  // namespace tessera::ui

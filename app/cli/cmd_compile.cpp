@@ -8,13 +8,12 @@
 #include "app/cli/commands.h"
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
-#include "fusion/compile.h"
+#include "driver/driver.h"
+#include "session/atomic_file.h"
 #include "fusion/report.h"
 #include "codegen/codegen.h"
 #include "kernel/printer.h"
 #include "kernel/templates.h"
-#include "runtime/cuda/nvrtc_compiler.h"
-#include "runtime/execute/from_fusion.h"
 #include <fstream>
 #include <sstream>
 #include "ir/error.h"
@@ -70,7 +69,7 @@ std::string readFile(const std::string& path) {
 
 // --param GROUP.NAME=VALUE (the schedule panel's parameter edit): the group's template with those parameters
 // (the rest at their defaults) replaces its schedule in `saved`.
-void applyParamOptions(const CompileResult& r, const std::vector<std::string>& options, execute::ScheduleSet& saved) {
+void applyParamOptions(driver::Driver& d, const std::vector<std::string>& options, execute::ScheduleSet& saved) {
   std::map<std::string, kernel::TemplateParams> byGroup;
   for (const std::string& o : options) {
     size_t dot = o.find('.'), eq = o.find('=');
@@ -86,7 +85,8 @@ void applyParamOptions(const CompileResult& r, const std::vector<std::string>& o
     if (value.empty() || used != value.size()) fail("--param '" + o + "': '" + value + "' is not an integer");
     byGroup[o.substr(0, dot)][o.substr(dot + 1, eq - dot - 1)] = v;
   }
-  execute::CompiledModel m = execute::compileKernels(r, &saved);
+  d.setSchedules(saved);
+  const execute::CompiledModel& m = d.kernels()->model;
   for (const auto& [group, params] : byGroup) {
     auto it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const auto& ck) { return ck.spec.id == group; });
     if (it == m.kernels.end()) fail("--param: no kernel '" + group + "' in the fused graph");
@@ -98,39 +98,45 @@ void applyParamOptions(const CompileResult& r, const std::vector<std::string>& o
   }
 }
 
+// Kernel `i` at the emitted stage (kernel IR, CUDA, C++ or PTX; none for other stages): its text, or an error.
+std::pair<std::string, std::string> kernelAt(driver::Driver& d, std::optional<driver::Stage> stage, size_t i,
+                                             const std::string& arch) {
+  const execute::CompiledKernel& ck = d.kernels()->model.kernels[i];
+  if (!ck.error.empty() || !stage) return {"", ck.error};
+  switch (*stage) {
+    case driver::Stage::Kernel: return {kernel::printKernel(ck.kernel), ""};
+    case driver::Stage::Cuda:
+    case driver::Stage::Cpp: {
+      auto s = d.source(*stage == driver::Stage::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu);
+      return {s->generated[i].source, s->errors[i]};
+    }
+    case driver::Stage::Ptx: {
+      auto p = d.ptx(arch);
+      return {p->ptx[i], p->errors[i]};
+    }
+    default: return {"", ""};
+  }
+}
+
 // --emit kernel|cuda|ptx|cpp and the schedule files: lower and schedule every group, print each level.
-int emitKernels(const CompileResult& r, const CompileArgs& a) {
+int emitKernels(driver::Driver& d, const CompileArgs& a) {
   execute::ScheduleSet saved;
   if (!a.schedules.empty()) saved = execute::ScheduleSet::load(readFile(a.schedules));
-  if (!a.params.empty()) applyParamOptions(r, a.params, saved);
-  bool replay = !a.schedules.empty() || !a.params.empty();
-  execute::CompiledModel m = execute::compileKernels(r, replay ? &saved : nullptr);
+  if (!a.params.empty()) applyParamOptions(d, a.params, saved);
+  d.setSchedules(saved);
+  const execute::CompiledModel& m = d.kernels()->model;
   int rc = 0;
   for (const auto& s : m.staleSchedules) std::fprintf(stderr, "stale schedule: %s\n", s.c_str());
-  if (!a.saveSchedules.empty()) {
-    std::ofstream out(a.saveSchedules);
-    out << m.schedules().save();
-    if (!out) fail(a.saveSchedules + ": cannot write");
-  }
-  for (const auto& ck : m.kernels) {
-    if (!ck.error.empty()) {
-      std::fprintf(stderr, "kernel %s: %s\n", ck.spec.id.c_str(), ck.error.c_str());
+  if (!a.saveSchedules.empty()) writeFileAtomically(a.saveSchedules, m.schedules().save());
+  const std::optional<driver::Stage> stage = driver::stageNamed(a.emit);
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    auto [text, error] = kernelAt(d, stage, i, a.arch);
+    if (!error.empty()) {
+      std::fprintf(stderr, "kernel %s: %s\n", m.kernels[i].spec.id.c_str(), error.c_str());
       rc = 2;
-      continue;
+      if (stage != driver::Stage::Ptx || !m.kernels[i].error.empty()) continue;  // PTX prints what NVRTC gave
     }
-    if (a.emit == "kernel") std::fputs(kernel::printKernel(ck.kernel).c_str(), stdout);
-    if (a.emit == "cpp") std::fputs(codegen::generateCpp(ck.kernel).source.c_str(), stdout);
-    if (a.emit == "cuda") std::fputs(codegen::generateCuda(ck.kernel).source.c_str(), stdout);
-    if (a.emit == "ptx") {
-      codegen::GeneratedKernel g = codegen::generateCuda(ck.kernel);
-      cuda::NvrtcResult nr = cuda::NvrtcCompiler().compile(g.source, g.entry + ".cu", {}, a.arch.empty() ? "sm_90" : a.arch);
-      if (!nr.ok) {
-        std::fprintf(stderr, "kernel %s: %s\n", ck.spec.id.c_str(), nr.error.c_str());
-        rc = 2;
-      }
-      std::fputs(nr.ptx.c_str(), stdout);
-    }
-    std::fputs("\n", stdout);
+    std::fputs((text + "\n").c_str(), stdout);
   }
   return rc;
 }
@@ -143,7 +149,11 @@ int runCompile(const CompileArgs& a) {
   options.disabled = {a.disabled.begin(), a.disabled.end()};
   if (a.fuel >= 0) options.fuel = a.fuel;
   if (!a.overrides.empty()) options.overrides = loadOverrides(a.overrides);
-  CompileResult r = compileGraph(loadModel(a.model), options);
+  driver::DriverOptions driverOptions;
+  driverOptions.compile = options;
+  driverOptions.useTuned = false;  // compile prints the defaults or the given schedules; `run` adds the cache's
+  driver::Driver d(std::make_shared<const Graph>(loadModel(a.model)), driverOptions);
+  const CompileResult& r = *d.compiled();
   if (!a.saveSession.empty()) {
     Session session = sessionForModel(a.model, a.embedModel);
     setCompileOptions(session, options);
@@ -161,7 +171,7 @@ int runCompile(const CompileArgs& a) {
       std::fprintf(stderr, "error: %s\n", r.error.c_str());
       return 2;
     }
-    return emitKernels(r, a);
+    return emitKernels(d, a);
   } else {
     printText(r, a);
   }
@@ -184,8 +194,11 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--fuel", a->fuel, "Allow N rewrites in total (fused edges count), to bisect a bad one")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--overrides", a->overrides, "JSON file of overrides (docs/fusion.md)");
-  cmd->add_option("--emit", a->emit, "Print the final graph, the fused graph, kernel IR, CUDA, PTX or C++")
-      ->check(CLI::IsMember({"graph", "fused", "kernel", "cuda", "ptx", "cpp"}));
+  std::vector<std::string> emittable;  // every stage but run, from the driver's table
+  for (const driver::StageInfo& s : driver::stages())
+    if (s.stage != driver::Stage::Run) emittable.emplace_back(s.name);
+  cmd->add_option("--emit", a->emit, "Print the final graph, the fused graph, kernel IR, CUDA, C++ or PTX")
+      ->check(CLI::IsMember(emittable));
   cmd->add_option("--arch", a->arch, "CUDA architecture for --emit ptx (default sm_90)");
   cmd->add_option("--save-schedules", a->saveSchedules, "Write every kernel's schedule trace (JSON) to FILE");
   cmd->add_option("--schedules", a->schedules, "Replay the schedules saved in FILE instead of the template defaults");

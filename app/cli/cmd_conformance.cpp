@@ -13,9 +13,7 @@
 #include "ir/error.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
-#include "fusion/compile.h"
-#include "runtime/execute/executor.h"
-#include "runtime/execute/from_fusion.h"
+#include "driver/driver.h"
 
 namespace tessera::cli {
 
@@ -51,19 +49,22 @@ std::string gBackend = "reference";  // set once by the command before any test 
 
 // cpu: passes, fusion, generated C++ for every kernel. A group no template lowers makes the test a skip.
 std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Outcome& problem) {
-  CompileResult cr = compileGraph(std::move(g), CompileOptions{});
-  if (!cr.error.empty()) fail("compile: " + cr.error);
-  execute::CompiledModel m = execute::compileKernels(cr);
-  for (const auto& k : m.kernels)
+  driver::DriverOptions options;
+  options.useTuned = false;  // conformance checks the template defaults
+  options.backend = execute::parseBackend(gBackend);
+  driver::Driver d(std::make_shared<const Graph>(std::move(g)), options);
+  for (const auto& k : d.kernels()->model.kernels)
     if (!k.error.empty()) {
       problem = {Verdict::Skip, "not lowered: " + k.error};
       return {};
     }
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  o.inputs = inputs;
-  execute::RunReport r = execute::executeModel(m, execute::parseBackend(gBackend), o);
+  driver::RunRequest request;
+  request.reps = 1;
+  request.warmup = 0;
+  request.inputs = inputs;
+  request.baseline = false;
+  const std::shared_ptr<const driver::RunStage> run = d.run(request);
+  const execute::RunReport& r = run->report;
   for (const auto& k : r.kernels)
     if (k.status == "not compiled" || k.status == "failed") {
       problem = {Verdict::Fail, "kernel " + k.group + " " + k.status + ": " + k.message};

@@ -10,13 +10,11 @@
 #include "frontend/model_io.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
-#include "fusion/compile.h"
+#include "driver/driver.h"
 #include "runtime/execute/executor.h"
-#include "runtime/execute/from_fusion.h"
 #include "runtime/execute/run_export.h"
 #include "runtime/reference/interpreter.h"
 #include "session/atomic_file.h"
-#include "tune/tuner.h"
 
 namespace tessera::cli {
 
@@ -89,47 +87,28 @@ void printReport(const execute::RunReport& r) {
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
 }
 
-// Replaces the schedules of kernels the tuning cache knows for this device (saved --schedules take precedence).
-void useTunedSchedules(const CompileResult& cr, const tune::Target& target, const execute::ScheduleSet& saved,
-                       execute::CompiledModel& m, std::vector<std::string>& notes) {
-  std::vector<std::string> hits, warnings;
-  execute::ScheduleSet merged = tune::cachedSchedules(m, target, "", &hits, &warnings);
-  for (const auto& w : warnings) notes.push_back(w);
-  if (hits.empty()) return;
-  for (const auto& [key, trace] : saved.traces) merged.traces[key] = trace;
-  m = execute::compileKernels(cr, &merged);
-  std::string groups;
-  for (const auto& h : hits) groups += (groups.empty() ? "" : ", ") + h;
-  notes.push_back("tuned schedules from the cache for kernels " + groups + " (--no-tuned to ignore)");
-}
-
-// cpu and cuda: compile (passes + fusion), generate and build every kernel, run, time, verify.
+// cpu and cuda: the driver compiles (passes + fusion), schedules (saved --schedules, else the tuning cache, else
+// the defaults), generates, builds, runs, times and verifies every kernel.
 int runCompiled(const RunArgs& args) {
-  Graph g = loadModel(args.model);
-  std::vector<Tensor> inputs = loadInputs(g, args);
-  CompileResult cr = compileGraph(std::move(g), CompileOptions{});
-  if (!cr.error.empty()) fail("compile: " + cr.error);
-  execute::ScheduleSet saved;
-  if (!args.schedules.empty()) saved = execute::ScheduleSet::load(readText(args.schedules));
-  execute::CompiledModel m = execute::compileKernels(cr, args.schedules.empty() ? nullptr : &saved);
-  execute::BackendKind backend = execute::parseBackend(args.backend);
-  tune::Target target = tune::describeTarget(backend, {args.arch, "", false, false});
-  std::vector<std::string> notes;
-  if (!args.noTuned) useTunedSchedules(cr, target, saved, m, notes);
-  execute::RunOptions o;
-  o.reps = args.reps;
-  o.arch = args.arch;
-  o.inputs = inputs;
-  o.predictMs = tune::costPredictor(target.costDevice);
-  o.verify = !args.noReference;
-  execute::RunReport r =
-      args.noBaseline ? execute::executeModel(m, backend, o) : execute::executeWithBaseline(m, backend, o);
-  for (const auto& s : m.staleSchedules) r.messages.push_back("stale schedule: " + s);
-  for (const auto& n : notes) r.messages.push_back(n);
+  auto graph = std::make_shared<const Graph>(loadModel(args.model));
+  std::vector<Tensor> inputs = loadInputs(*graph, args);
+  driver::DriverOptions options;
+  if (!args.schedules.empty()) options.schedules = execute::ScheduleSet::load(readText(args.schedules));
+  options.useTuned = !args.noTuned;
+  options.backend = execute::parseBackend(args.backend);
+  options.arch = args.arch;
+  driver::Driver d(graph, std::move(options));
+  driver::RunRequest request;
+  request.reps = args.reps;
+  request.inputs = inputs;
+  request.verify = !args.noReference;
+  request.baseline = !args.noBaseline;
+  const std::shared_ptr<const driver::RunStage> run = d.run(request);
+  const execute::RunReport& r = run->report;
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
   if (args.json) std::printf("%s\n", r.toJson().dump(2).c_str());
   else printReport(r);
-  if (!args.outputDir.empty() && r.ran) saveDataSet(*cr.graph, inputs, r.outputs, args.outputDir);
+  if (!args.outputDir.empty() && r.ran) saveDataSet(*d.compiled()->graph, inputs, r.outputs, args.outputDir);
   if (!r.ran) return r.cannotRun.empty() ? 1 : 0;
   return args.check && !r.outputsVerified ? 1 : 0;
 }

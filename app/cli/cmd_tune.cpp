@@ -1,15 +1,13 @@
 // tessera-cli tune: rank each kernel's schedules with the cost model, measure the best few on the backend, keep
 // the fastest verified one and remember it in the tuning cache (docs/tuning.md). Progress goes to stderr.
-#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <memory>
 
 #include "app/cli/commands.h"
 #include "frontend/model_io.h"
-#include "fusion/compile.h"
+#include "driver/driver.h"
 #include "ir/error.h"
-#include "runtime/execute/from_fusion.h"
 #include "session/atomic_file.h"
 #include "tune/tuner.h"
 
@@ -23,7 +21,8 @@ struct TuneArgs {
   bool json = false, noCache = false, calibrateCpu = false;
 };
 
-std::atomic<bool> interrupted{false};
+// Ctrl+C cancels the tune: what was measured is reported (a lock-free atomic store is async-signal-safe).
+const CancelSource interrupted;
 
 void printText(const tune::TuneReport& r) {
   std::printf("tuned on %s (%s)\n", r.device.c_str(), r.backend.c_str());
@@ -48,9 +47,11 @@ int runTune(const TuneArgs& a) {
   if (a.calibrateCpu && a.model.empty()) return calibrate(a);
   if (a.model.empty()) fail("tune: a MODEL is needed (or --calibrate-cpu alone)");
   if (a.calibrateCpu) tune::describeTarget(execute::BackendKind::Cpu, {a.arch, a.cacheDir, true, true});
-  CompileResult cr = compileGraph(loadModel(a.model), CompileOptions{});
-  if (!cr.error.empty()) fail("compile: " + cr.error);
-  execute::CompiledModel m = execute::compileKernels(cr);
+  driver::DriverOptions options;
+  options.backend = execute::parseBackend(a.backend);
+  options.arch = a.arch;
+  options.cacheDir = a.cacheDir;
+  driver::Driver d(std::make_shared<const Graph>(loadModel(a.model)), options);
   tune::TuneOptions o;
   o.topK = a.topK;
   o.reps = a.reps;
@@ -58,13 +59,13 @@ int runTune(const TuneArgs& a) {
   o.cacheDir = a.cacheDir;
   o.useCache = !a.noCache;
   o.referenceLimit = a.referenceLimit;
-  o.cancel = &interrupted;
+  o.cancel = interrupted.token();
   o.progress = [](const tune::Progress& p) {
     if (p.stage == "rank") std::fprintf(stderr, "tune: ranking kernel %zu/%zu (%s)\n", p.done + 1, p.total, p.group.c_str());
     if (p.stage == "measure") std::fprintf(stderr, "tune: measured %zu/%zu candidates\n", p.done, p.total);
   };
-  auto previous = std::signal(SIGINT, [](int) { interrupted = true; });
-  tune::TuneReport r = tune::tuneModel(m, execute::parseBackend(a.backend), o);
+  auto previous = std::signal(SIGINT, [](int) { interrupted.cancel(); });
+  tune::TuneReport r = d.tune(o);
   std::signal(SIGINT, previous);
   for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
   if (a.json) std::printf("%s\n", r.toJson().dump(2).c_str());

@@ -77,7 +77,7 @@ CompileResult compileGraph(Graph graph, const CompileOptions& options) {
   po.stopAfter = options.stopAfter;
   po.disabled = options.disabled;
   po.fuel = options.fuel;
-  po.cancelled = options.cancelled;
+  po.cancel = options.cancel;
   std::vector<OverrideStatus> passStatuses = disablePasses(names, options, po.disabled);
   PassManager pm(po);
   auto plan = std::make_shared<MemoryPlan>();
@@ -94,9 +94,12 @@ CompileResult compileGraph(Graph graph, const CompileOptions& options) {
   result.input = std::make_shared<const Graph>(graph.clone());
   try {
     pm.run(graph);
+  } catch (const Cancelled&) {
+    throw;
   } catch (const Error& e) {
     result.error = e.what();
   }
+  options.cancel.check();
   for (const Step& s : recorder->steps()) {
     planned |= s.pass == "plan-memory" && !s.failed;
     fused |= s.pass == "fuse" && !s.failed;

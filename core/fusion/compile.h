@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fusion/fusion.h"
+#include "ir/cancel.h"
 #include "fusion/overrides.h"
 #include "passes/plan_memory.h"
 #include "passes/step_recorder.h"
@@ -25,7 +26,7 @@ struct CompileOptions {
   std::optional<int64_t> fuel;       // rewrites allowed (fused edges count as rewrites)
   std::vector<Override> overrides;   // disable-pass entries join `disabled` when the pass is in the pipeline
   FusionOptions fusion;
-  std::function<bool()> cancelled;  // asked before each pass; true ends the compile with error "cancelled"
+  CancelToken cancel;  // asked before each pass; compileGraph then throws Cancelled
 };
 
 struct CompileResult {
@@ -40,7 +41,8 @@ struct CompileResult {
   std::string error;  // a pass failed: the steps up to it are kept
 };
 
-// Throws Error for bad options (an unknown pipeline or pass); a failing pass ends up in `error`.
+// Throws Error for bad options (an unknown pipeline or pass) and Cancelled when options.cancel fires; a failing
+// pass ends up in `error`.
 CompileResult compileGraph(Graph graph, const CompileOptions& options);
 
 }  // namespace tessera

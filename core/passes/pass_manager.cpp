@@ -74,10 +74,13 @@ void PassManager::runOne(Pass& pass, Graph& graph, size_t index, Fuel& fuel) {
   try {
     pass.run(graph, context);
     passMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    options_.cancel.check();  // on a large graph, verifying and recording a step take as long as a pass
     if (options_.verifyEach) {
       std::vector<std::string> problems = verifyGraph(graph);
       if (!problems.empty()) failure = "the graph no longer verifies: " + problems.front();
     }
+  } catch (const Cancelled&) {
+    throw;
   } catch (const std::exception& e) {  // Error, and anything a bug in a pass throws (out_of_range, bad_alloc)
     failure = e.what();
   }
@@ -86,6 +89,7 @@ void PassManager::runOne(Pass& pass, Graph& graph, size_t index, Fuel& fuel) {
     for (auto& i : instrumentations_) i->afterFailure(pass, graph, done, failure);
     fail("pass '" + pass.name() + "' failed: " + failure);
   }
+  options_.cancel.check();
   PassRunInfo done = info();
   for (auto& i : instrumentations_) i->afterPass(pass, graph, done);
 }
@@ -96,7 +100,7 @@ size_t PassManager::run(Graph& graph) {
   size_t ran = 0;
   for (auto& pass : passes_) {
     if (options_.disabled.count(pass->name())) continue;
-    if (options_.cancelled && options_.cancelled()) fail("cancelled");
+    options_.cancel.check();
     runOne(*pass, graph, ran++, fuel);
     rewrites_ = fuel.used();
     if (pass->name() == options_.stopAfter) break;

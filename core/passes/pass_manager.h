@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/cancel.h"
 #include "ir/graph.h"
 
 namespace tessera {
@@ -86,9 +87,9 @@ struct PipelineOptions {
   std::set<std::string> disabled;   // pass names to skip
   std::optional<int64_t> fuel;      // rewrites allowed in total; nullopt: unlimited
   bool verifyEach = true;           // verify the graph after each pass (ops/verify.h)
-  // Asked before each pass (on the thread running the pipeline); true makes run() throw Error "cancelled"
-  // with the graph as the last finished pass left it.
-  std::function<bool()> cancelled;
+  // Asked before each pass, after it and after its verification; once cancelled, run() throws Cancelled (the
+  // graph may hold the cancelled pass's rewrites, unverified and unrecorded).
+  CancelToken cancel;
 };
 
 class PassManager {

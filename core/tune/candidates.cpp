@@ -55,7 +55,7 @@ kernel::Kernel scheduleWith(const kernel::Kernel& lowered, const kernel::Templat
 }
 
 CandidateSet rankCandidates(const kernel::Kernel& lowered, const cost::Device& device, double flops,
-                            size_t maxCombinations, const std::atomic<bool>* cancel) {
+                            size_t maxCombinations, const CancelToken& cancel) {
   CandidateSet set;
   std::vector<kernel::TemplateParam> space = kernel::parameterSpace(lowered);
   kernel::TemplateParams defaults = kernel::defaultParams(lowered);
@@ -67,7 +67,7 @@ CandidateSet rankCandidates(const kernel::Kernel& lowered, const cost::Device& d
   for (size_t i : sampleIndices(set.combinations, maxCombinations)) tries.push_back(decode(space, i));
   std::set<std::string> seen;
   for (size_t i = 0; i < tries.size(); ++i) {
-    if (cancel && cancel->load()) break;
+    if (cancel.cancelled()) break;
     ++set.tried;
     kernel::Trace trace;
     kernel::Kernel k;

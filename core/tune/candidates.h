@@ -5,7 +5,7 @@
 // ranked by the cost model. Spaces larger than `maxCombinations` are sampled evenly (the defaults always in).
 // Parameters that change the kernel's precision (TemplateParam::changesPrecision: gemm's tf32) stay at their
 // defaults.
-#include <atomic>
+#include "ir/cancel.h"
 #include <string>
 #include <vector>
 
@@ -32,7 +32,7 @@ struct CandidateSet {
 // `lowered` is the kernel before scheduling; `flops` as for cost::predict. Stops early (with what it has)
 // when `cancel` becomes true.
 CandidateSet rankCandidates(const kernel::Kernel& lowered, const cost::Device& device, double flops,
-                            size_t maxCombinations = 4096, const std::atomic<bool>* cancel = nullptr);
+                            size_t maxCombinations = 4096, const CancelToken& cancel = {});
 
 // The kernel with the template applied with `params`, and its trace.
 kernel::Kernel scheduleWith(const kernel::Kernel& lowered, const kernel::TemplateParams& params, kernel::Trace* trace);

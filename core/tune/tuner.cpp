@@ -170,7 +170,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     KernelTuning kt;
     kt.group = ck.spec.id;
     kt.nodes = ck.spec.nodeIds;
-    if (!ck.error.empty() || (o.cancel && o.cancel->load())) {
+    if (!ck.error.empty() || o.cancel.cancelled()) {
       kt.status = "skipped";
       kt.message = ck.error.empty() ? "cancelled" : ck.error;
       r.kernels.push_back(kt);
@@ -213,7 +213,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
       for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, "not run"});
     }
   }
-  r.cancelled = o.cancel && o.cancel->load();
+  r.cancelled = o.cancel.cancelled();
   report(o, "done", "", m.kernels.size(), m.kernels.size());
   return r;
 }

@@ -36,7 +36,7 @@ struct TuneOptions {
   // work (FLOPs + elements produced: 2e9 multiply-adds, a few seconds); above it against the template
   // default's outputs on the same backend (verified_against "default"). < 0: always the reference.
   double referenceLimit = 4e9;
-  const std::atomic<bool>* cancel = nullptr;
+  CancelToken cancel;  // between candidates and repetitions: the report is marked cancelled, what was measured kept
   std::function<void(const Progress&)> progress;
 };
 

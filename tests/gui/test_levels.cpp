@@ -256,14 +256,15 @@ class TestLevels : public QObject {
     controller.openModel(sample("transformer_block.tsr"));
     QVERIFY(waitFor([&] { return !controller.busy() && controller.compile(); }));
     auto first = controller.compile();
+    auto firstDriver = controller.driver();
     controller.openModel(sample("mlp.tsr"));
     QVERIFY(waitFor([&] { return !controller.busy() && controller.compile() != first; }));
     auto second = controller.compile();
     CodeController code;
     QSignalSpy ready(&code, &CodeController::kernelsReady);
-    code.setCompile(first);
+    code.setCompile(firstDriver, first);
     code.requestKernels();
-    code.setCompile(second);  // while the first is lowering
+    code.setCompile(controller.driver(), second);  // while the first is lowering
     code.requestKernels();
     QVERIFY(waitFor([&] { return !code.busy(); }));
     QVERIFY(code.kernels());

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "ir/cancel.h"
 
 namespace tessera::execute::detail {
 
@@ -23,6 +24,9 @@ class KernelBackend {
   virtual std::vector<std::string> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
+
+  // Asked by build (the compiler process is killed) and before every timed call of run (which throws Cancelled).
+  CancelToken cancel;
 };
 
 std::unique_ptr<KernelBackend> makeCpuBackend();

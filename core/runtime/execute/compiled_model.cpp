@@ -66,11 +66,14 @@ void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std:
 }  // namespace
 
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
-                             const ScheduleSet* saved) {
+                             const ScheduleSet* saved, const CancelToken& cancel,
+                             const std::function<void(size_t done, size_t total)>& progress) {
   CompiledModel m;
   m.graph = graph;
   std::set<std::string> used;
   for (const auto& spec : groups) {
+    cancel.check();
+    if (progress && !m.kernels.empty()) progress(m.kernels.size(), groups.size());
     CompiledKernel ck;
     ck.spec = spec;
     used.insert(ScheduleSet::keyOf(spec.nodeIds));
@@ -81,6 +84,7 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
     }
     m.kernels.push_back(std::move(ck));
   }
+  if (progress) progress(m.kernels.size(), groups.size());
   if (saved)
     for (const auto& [key, trace] : saved->traces)
       if (!used.count(key)) m.staleSchedules.push_back("saved schedule for nodes " + key + " matches no kernel");

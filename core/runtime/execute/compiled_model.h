@@ -1,11 +1,13 @@
 #pragma once
 // A compiled model: the final graph and one scheduled kernel per group, ready for a backend. Schedules come from
 // the template defaults or from saved traces (a ScheduleSet keyed by the group's node ids).
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ir/cancel.h"
 #include "ir/graph.h"
 #include "kernel/lower.h"
 #include "kernel/trace.h"
@@ -36,8 +38,10 @@ struct CompiledModel {
 };
 
 // Lowers and schedules every group; a group that cannot be lowered keeps its error and the rest go on.
+// `cancel` is asked before each group (throws Cancelled); `progress` after each (done, total).
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
-                             const ScheduleSet* saved = nullptr);
+                             const ScheduleSet* saved = nullptr, const CancelToken& cancel = {},
+                             const std::function<void(size_t done, size_t total)>& progress = {});
 // One group per node (the unfused baseline), in topological order, ids "n0", "n1", ...
 std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph);
 

@@ -22,7 +22,7 @@ class CpuBackend : public KernelBackend {
     for (auto* k : kernels)
       if (k) all.push_back(*k);
     cpu::CpuCompiler compiler;
-    cpu::CpuBuild b = compiler.build(codegen::combineSources(all), "model");
+    cpu::CpuBuild b = compiler.build(codegen::combineSources(all), "model", 300, cancel.flag());
     if (b.ok) {
       lib_ = b.library;
       for (size_t i = 0; i < kernels.size(); ++i)
@@ -32,6 +32,7 @@ class CpuBackend : public KernelBackend {
     // One kernel broke the build: compile each alone to say which.
     for (size_t i = 0; i < kernels.size(); ++i) {
       if (!kernels[i]) continue;
+      cancel.check();
       cpu::CpuBuild one = compiler.build(kernels[i]->source, kernels[i]->entry);
       if (!one.ok) {
         errors[i] = one.error;
@@ -47,7 +48,12 @@ class CpuBackend : public KernelBackend {
     std::vector<void*> args;
     for (const auto& p : params) args.push_back(p.host);
     auto fn = fns_.at(index);
-    return cpu::medianHostMs([&] { fn(args.data()); }, warmup, reps);
+    return cpu::medianHostMs(
+        [&] {
+          cancel.check();
+          fn(args.data());
+        },
+        warmup, reps);
   }
 
  private:

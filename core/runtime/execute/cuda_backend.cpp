@@ -37,6 +37,7 @@ class CudaBackend : public KernelBackend {
     }
     for (size_t i = 0; i < kernels.size(); ++i) {
       if (!kernels[i]) continue;
+      cancel.check();
       cuda::NvrtcResult one = nvrtc.compile(kernels[i]->source, kernels[i]->entry + ".cu", {}, arch_);
       if (!one.ok) errors[i] = one.error;
       else load(one, kernels, {i}, errors);
@@ -69,6 +70,7 @@ class CudaBackend : public KernelBackend {
     // One timed run is every phase, launched in order on the stream (the driver copies `phase` at each launch).
     double ms = cuda::medianKernelMs(
         [&] {
+          cancel.check();
           for (phase = 0; phase < g.phases; ++phase) driver.launch(fn, cfg, args.data());
         },
         warmup, reps);

@@ -107,7 +107,9 @@ void runReferenceBackend(const CompiledModel& m, const std::vector<Tensor>& inpu
   double ms = 0;
   for (int i = 0; i < std::max(1, o.reps); ++i) {
     auto start = std::chrono::steady_clock::now();
-    res = runReference(*m.graph, inputs);
+    ReferenceOptions ro;
+    ro.cancel = o.cancel;
+    res = runReference(*m.graph, inputs, ro);
     ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   }
   r.ran = true;
@@ -196,6 +198,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
   std::unique_ptr<detail::KernelBackend> be =
       backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch) : detail::makeCpuBackend();
+  be->cancel = o.cancel;
   r.device = be->device();
   r.kernels.resize(m.kernels.size());
   r.generated.resize(m.kernels.size());
@@ -221,6 +224,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     }
   }
   std::vector<std::string> errors = be->build(gen);
+  o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   for (size_t i = 0; i < gen.size(); ++i) {
     if (!gen[i]) continue;
     if (!errors[i].empty()) r.kernels[i].message = errors[i];
@@ -235,6 +239,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   }
   ReferenceOptions ro;
   ro.keepAll = true;
+  ro.cancel = o.cancel;
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   Arena arena(g, inputs, m.kernels);
   std::set<std::string> rounded;  // noteRounded
@@ -245,12 +250,15 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
     bool ran = false;
+    o.cancel.check();
     if (kr.status == "not run") {
       try {
         noteRounded(m.kernels[i].kernel, kr, rounded);
         runKernel(*be, i, m, arena, ref, o, rounded, kr);
         r.totalMs += kr.ms;
         ran = true;
+      } catch (const Cancelled&) {
+        throw;
       } catch (const std::exception& e) {
         kr.status = "failed";
         kr.message = e.what();

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "codegen/codegen.h"
+#include "ir/cancel.h"
 #include "ir/tensor.h"
 #include "runtime/execute/compiled_model.h"
 
@@ -34,6 +35,9 @@ struct RunOptions {
   // Fill RunReport::values with every value the kernels read or wrote (for the tuner's measurements: the inputs
   // each kernel saw and what the model's own kernels made of them).
   bool keepValues = false;
+  // Asked while building, by the reference interpreter, before each kernel and each timed repetition: a
+  // cancelled run throws Cancelled (a result half made is not a result).
+  CancelToken cancel;
 };
 
 struct KernelReport {

@@ -57,6 +57,7 @@ ValueMap modelValues(const CompiledModel& m, BackendKind backend, const MeasureO
   ro.seed = o.seed;
   ro.verify = false;
   ro.keepValues = true;
+  ro.cancel = o.cancel;
   return executeModel(m, backend, ro).values;
 }
 
@@ -165,6 +166,7 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   std::vector<const codegen::GeneratedKernel*> ptrs(variants.size(), nullptr);
   for (size_t i = 0; i < gen.size(); ++i)
     if (r.timings[i].status != "not compiled") ptrs[i] = &gen[i];
+  be->cancel = o.cancel;
   std::vector<std::string> errors = be->build(ptrs);
   for (size_t i = 0; i < ptrs.size(); ++i)
     if (ptrs[i] && !errors[i].empty()) {
@@ -173,13 +175,20 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
     }
   r.cannotRun = be->cannotRun();
   if (!r.cannotRun.empty()) return r;
-  ValueMap values = modelValues(m, backend, o);
+  ValueMap values;
+  try {
+    values = modelValues(m, backend, o);
+  } catch (const Cancelled&) {
+    for (VariantTiming& t : r.timings)
+      if (t.status == "not run") t.status = "cancelled";
+    return r;
+  }
   r.expected.assign(m.kernels.size(), Expected::Nothing);
   std::map<size_t, Expectation> expected;  // per kernel with variants
   for (const auto& v : variants) expected[v.kernel];
   size_t last = expected.empty() ? 0 : expected.rbegin()->first;
   for (size_t k = 0; k <= last && !expected.empty(); ++k) {  // in model order: a kernel's inputs come first
-    if (o.cancel && o.cancel->load()) break;
+    if (o.cancel.cancelled()) break;
     if (!expected.count(k)) {
       fillMissing(m, k, values);
       continue;
@@ -192,7 +201,7 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
     VariantTiming& t = r.timings[i];
     auto best = bestMs.find(variants[i].kernel);
     double cutoff = o.pruneFactor > 0 && best != bestMs.end() ? o.pruneFactor * best->second : 0;
-    if (o.cancel && o.cancel->load()) {
+    if (o.cancel.cancelled()) {
       if (t.status == "not run") t.status = "cancelled";
       continue;
     }
@@ -200,6 +209,8 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
       try {
         runVariant(*be, i, variants[i].scheduled, values, expected[variants[i].kernel], o, cutoff, t);
         if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
+      } catch (const Cancelled&) {
+        t.status = "cancelled";
       } catch (const std::exception& e) {
         t.status = "failed";
         t.message = e.what();

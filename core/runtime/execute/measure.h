@@ -48,7 +48,7 @@ struct MeasureOptions {
   // given for one kernel; a larger kernel's variants are compared with the model's own kernel (Expected::Model).
   // The interpreter did ~1.6 GFLOP/s on two cores: a 4096^3 gemm (1.4e11 FLOPs) took 85 s. < 0: no limit.
   double referenceLimit = -1;
-  const std::atomic<bool>* cancel = nullptr;            // checked between variants
+  CancelToken cancel;  // between variants and their repetitions: the rest are marked "cancelled"
   std::function<void(size_t done, size_t total)> progress;  // after each variant
 };
 

@@ -52,7 +52,8 @@ ReferenceResult runReference(const Graph& graph, const std::vector<Tensor>& inpu
 
   for (size_t k = 0; k < order.size(); ++k) {
     const Node& node = *order[k];
-    if (options.progress && !options.progress(node, k, order.size())) fail("cancelled");
+    options.cancel.check();
+    if (options.progress) options.progress(node, k, order.size());
     std::vector<const Tensor*> ins;
     for (Value* in : node.inputs()) {
       if (!in) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/cancel.h"
 #include "ir/graph.h"
 
 namespace tessera {
@@ -13,8 +14,9 @@ namespace tessera {
 struct ReferenceOptions {
   // Keep every value (for views and for comparing after each pass), not only graph outputs.
   bool keepAll = false;
-  // Called before each node; return false to cancel (the run then throws Error "cancelled").
-  std::function<bool(const Node&, size_t index, size_t total)> progress;
+  // Called before each node (for progress reports).
+  std::function<void(const Node&, size_t index, size_t total)> progress;
+  CancelToken cancel;  // asked before each node; the run then throws Cancelled
 };
 
 struct ReferenceResult {

@@ -1,0 +1,132 @@
+#include "driver/driver.h"
+
+#include "ir/error.h"
+#include "runtime/execute/from_fusion.h"
+
+namespace tessera::driver {
+namespace {
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+}  // namespace
+
+Driver::Driver(std::shared_ptr<const Graph> model, DriverOptions options)
+    : model_(std::move(model)), options_(std::move(options)) {
+  if (!model_) fail("driver: no model");
+  options_.compile.cancel = {};
+}
+
+DriverOptions Driver::options() const {
+  std::lock_guard lock(mutex_);
+  return options_;
+}
+
+void Driver::dropFrom(Stage stage) {
+  ++generation_;
+  if (dependsOn(Stage::Fused, stage)) kept_.compiled = nullptr;
+  if (dependsOn(Stage::Kernel, stage)) kept_.kernels = nullptr;
+  if (dependsOn(Stage::Cuda, stage)) kept_.cuda = nullptr;
+  if (dependsOn(Stage::Cpp, stage)) kept_.cpp = nullptr;
+  if (dependsOn(Stage::Run, stage)) kept_.run = nullptr;
+}
+
+void Driver::setCompileOptions(CompileOptions compile) {
+  std::lock_guard lock(mutex_);
+  options_.compile = std::move(compile);
+  options_.compile.cancel = {};
+  dropFrom(Stage::Graph);
+}
+
+void Driver::setSchedules(execute::ScheduleSet schedules) {
+  std::lock_guard lock(mutex_);
+  options_.schedules = std::move(schedules);
+  dropFrom(Stage::Kernel);
+}
+
+void Driver::setBackend(execute::BackendKind backend, std::string arch) {
+  std::lock_guard lock(mutex_);
+  if (options_.backend == backend && options_.arch == arch) return;
+  options_.backend = backend;
+  options_.arch = std::move(arch);
+  kept_.target = nullptr;
+  dropFrom(Stage::Kernel);
+}
+
+void Driver::setUseTuned(bool useTuned) {
+  std::lock_guard lock(mutex_);
+  if (options_.useTuned == useTuned) return;
+  options_.useTuned = useTuned;
+  dropFrom(Stage::Kernel);
+}
+
+std::shared_ptr<const CompileResult> Driver::compiled(const CancelToken& cancel) {
+  std::unique_lock lock(mutex_);
+  if (kept_.compiled) return kept_.compiled;
+  CompileOptions o = options_.compile;
+  const uint64_t generation = generation_;
+  lock.unlock();
+  o.cancel = cancel;
+  auto result = std::make_shared<const CompileResult>(compileGraph(model_->clone(), o));
+  lock.lock();
+  if (generation == generation_) kept_.compiled = result;
+  return result;
+}
+
+std::shared_ptr<const tune::Target> Driver::target() {
+  std::unique_lock lock(mutex_);
+  if (kept_.target) return kept_.target;
+  tune::TargetOptions o{options_.arch, options_.cacheDir, false, false};
+  const execute::BackendKind backend = options_.backend;
+  // The reference backend runs no generated kernels: its estimates are for the GPU's.
+  const execute::BackendKind device = backend == execute::BackendKind::Reference ? execute::BackendKind::Cuda : backend;
+  lock.unlock();
+  // Naming the device must not take a second: the cpu's figures are the calibrated ones when `tune` measured
+  // them (cached), else its data file's.
+  auto t = std::make_shared<const tune::Target>(tune::describeTarget(device, o));
+  lock.lock();
+  if (options_.backend == backend && !kept_.target) kept_.target = t;
+  return t;
+}
+
+std::function<double(const Graph&, const kernel::Kernel&)> Driver::predictor() {
+  return tune::costPredictor(target()->costDevice);
+}
+
+KernelStage Driver::lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o,
+                             const CancelToken& cancel, const Progress& progress) {
+  KernelStage k;
+  k.compile = compile;
+  const std::vector<kernel::KernelSpec> specs = execute::kernelSpecs(*compile);
+  const execute::ScheduleSet* saved = o.schedules.traces.empty() ? nullptr : &o.schedules;
+  k.model = execute::compileKernels(compile->graph, specs, saved, cancel, progress);
+  if (!o.useTuned || o.backend == execute::BackendKind::Reference) return k;
+  std::vector<std::string> warnings;
+  execute::ScheduleSet merged = tune::cachedSchedules(k.model, *target(), o.cacheDir, &k.tunedGroups, &warnings);
+  k.notes = warnings;
+  if (k.tunedGroups.empty()) return k;
+  for (const auto& [key, trace] : o.schedules.traces) merged.traces[key] = trace;  // the user's win
+  cancel.check();
+  k.model = execute::compileKernels(compile->graph, specs, &merged, cancel);
+  k.notes.push_back("tuned schedules from the cache for kernels " + joined(k.tunedGroups) + " (--no-tuned to ignore)");
+  return k;
+}
+
+std::shared_ptr<const KernelStage> Driver::kernels(const CancelToken& cancel, const Progress& progress) {
+  std::unique_lock lock(mutex_);
+  if (kept_.kernels) return kept_.kernels;
+  const DriverOptions o = options_;
+  const uint64_t generation = generation_;
+  lock.unlock();
+  std::shared_ptr<const CompileResult> compile = compiled(cancel);
+  if (!compile->error.empty()) fail("compile: " + compile->error);
+  auto result = std::make_shared<const KernelStage>(lowerAll(compile, o, cancel, progress));
+  lock.lock();
+  if (generation == generation_) kept_.kernels = result;
+  return result;
+}
+
+}  // namespace tessera::driver

@@ -1,0 +1,135 @@
+#pragma once
+// The compile driver: one object per model that owns its compile as the named stages of stages.h. Each
+// stage's result is computed when first asked, kept, and dropped by what changes it (compile options drop
+// every stage; schedules drop Kernel and what follows; the backend drops the target and Kernel, whose tuned
+// schedules are the target's). The CLI, the window, the tuner and sessions ask it for stages instead of
+// stitching compile → kernels → run themselves, so they cannot drift apart.
+//
+// Results are immutable snapshots (shared_ptr<const …>): a view keeps the one it shows while a newer one is
+// made. The driver may be asked from several threads; a stage is computed outside its lock, and a result
+// computed for options that changed meanwhile is returned to its caller but not kept.
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "driver/stages.h"
+#include "fusion/compile.h"
+#include "ir/cancel.h"
+#include "runtime/execute/compiled_model.h"
+#include "runtime/execute/executor.h"
+#include "tune/target.h"
+#include "tune/tuner.h"
+
+namespace tessera::driver {
+
+struct DriverOptions {
+  CompileOptions compile;          // pipeline, pass toggles, fuel, overrides (its `cancel` is not used)
+  execute::ScheduleSet schedules;  // the user's (saved, edited, tuned in the window): they win over the cache
+  bool useTuned = true;            // the tuning cache's schedules for the target's device
+  execute::BackendKind backend = execute::BackendKind::Cpu;
+  std::string arch;      // cuda: "" = the device's, or sm_90 without one
+  std::string cacheDir;  // the tuning cache; "" = tune::defaultCacheDir()
+};
+
+// The Kernel stage: every group lowered and scheduled.
+struct KernelStage {
+  std::shared_ptr<const CompileResult> compile;  // the compile it was lowered from
+  execute::CompiledModel model;
+  std::vector<std::string> tunedGroups;  // kernels whose schedule came from the tuning cache
+  std::vector<std::string> notes;        // cache warnings and the tuned kernels, one line each
+};
+
+// The Cuda and Cpp stages: one generated kernel per lowered kernel (same order).
+struct SourceStage {
+  std::shared_ptr<const KernelStage> kernels;
+  codegen::Target target;
+  std::vector<codegen::GeneratedKernel> generated;  // empty source where `errors` says why
+  std::vector<std::string> errors;                  // "" = generated
+};
+
+// The Ptx stage: NVRTC's output per kernel.
+struct PtxStage {
+  std::shared_ptr<const SourceStage> source;
+  std::vector<std::string> ptx, errors;  // per kernel; "" error = compiled
+  std::vector<double> compileMs;
+};
+
+struct RunRequest {
+  int reps = 10, warmup = 2;
+  std::vector<Tensor> inputs;  // graph input order; empty = random from `seed`
+  uint64_t seed = 0;
+  bool verify = true;    // against the reference interpreter
+  bool baseline = true;  // also time the unfused graph
+};
+
+// The Run stage.
+struct RunStage {
+  std::shared_ptr<const KernelStage> kernels;  // what ran
+  execute::RunReport report;  // its messages include the kernel stage's notes and stale schedules
+};
+
+using Progress = std::function<void(size_t done, size_t total)>;
+
+class Driver {
+ public:
+  explicit Driver(std::shared_ptr<const Graph> model, DriverOptions options = {});
+
+  std::shared_ptr<const Graph> model() const { return model_; }
+  DriverOptions options() const;
+
+  // --- what changes a stage ---
+  void setCompileOptions(CompileOptions compile);  // every stage
+  void setSchedules(execute::ScheduleSet schedules);  // Kernel and after
+  void setBackend(execute::BackendKind backend, std::string arch = {});  // the target, Kernel and after
+  void setUseTuned(bool useTuned);  // Kernel and after
+
+  // --- the stages; each throws Cancelled when `cancel` fires ---
+  // Graph and Fused: the pass pipeline and fusion. A failing pass is the result's `error`.
+  std::shared_ptr<const CompileResult> compiled(const CancelToken& cancel = {});
+  // Kernel: throws Error "compile: …" when the compile failed.
+  std::shared_ptr<const KernelStage> kernels(const CancelToken& cancel = {}, const Progress& progress = {});
+  // Cuda or Cpp.
+  std::shared_ptr<const SourceStage> source(codegen::Target target, const CancelToken& cancel = {});
+  // Ptx for `arch` ("" = sm_90), with extra NVRTC options (e.g. -lineinfo); `soFar` after each kernel with
+  // the stage as far as it got (the window shows PTX kernel by kernel).
+  std::shared_ptr<const PtxStage> ptx(const std::string& arch = {}, const std::vector<std::string>& nvrtcOptions = {},
+                                      const CancelToken& cancel = {},
+                                      const std::function<void(const PtxStage& soFar, size_t done)>& soFar = {});
+  // Run on the backend: kept as the Run stage (the last run) until something earlier changes.
+  std::shared_ptr<const RunStage> run(const RunRequest& request, const CancelToken& cancel = {});
+  std::shared_ptr<const RunStage> lastRun() const;
+
+  // The device every estimate, tuned schedule and run assumes: the backend's (the GPU's for the reference
+  // backend, which runs no generated kernels). The one place this is decided.
+  std::shared_ptr<const tune::Target> target();
+  // The cost model's estimate of a kernel on target() (-1 when it has none), for RunOptions::predictMs.
+  std::function<double(const Graph&, const kernel::Kernel&)> predictor();
+
+  // Tunes the default schedules' kernels on the backend (the cache then holds what it kept). `options.arch`
+  // and `cacheDir` default to the driver's.
+  tune::TuneReport tune(tune::TuneOptions options);
+
+ private:
+  // Stage results kept for the options of `generation`.
+  struct Kept {
+    std::shared_ptr<const CompileResult> compiled;
+    std::shared_ptr<const KernelStage> kernels;
+    std::shared_ptr<const SourceStage> cuda, cpp;
+    std::shared_ptr<const tune::Target> target;
+    std::shared_ptr<const RunStage> run;
+  };
+  KernelStage lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o, const CancelToken& cancel,
+                       const Progress& progress);
+  void dropFrom(Stage stage);  // under the lock
+
+  std::shared_ptr<const Graph> model_;
+  mutable std::mutex mutex_;
+  DriverOptions options_;
+  Kept kept_;
+  uint64_t generation_ = 0;  // bumped by every change: results of older generations are not kept
+};
+
+}  // namespace tessera::driver

@@ -1,0 +1,151 @@
+// The compile driver (core/driver): the stage table the CLI and the window read; each change drops exactly the
+// stages computed from it (the compile survives a schedule edit, nothing survives new compile options); the
+// Kernel stage applies the user's schedules over the tuning cache's; a cancelled token stops a compile, a
+// lowering and a run with Cancelled.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "driver/driver.h"
+#include "frontend/model_io.h"
+#include "kernel/templates.h"
+
+using namespace tessera;
+using namespace tessera::driver;
+
+namespace {
+
+std::shared_ptr<const Graph> sampleModel(const char* name) {
+  return std::make_shared<const Graph>(loadModel(std::string(TESSERA_SOURCE_DIR "/samples/") + name));
+}
+
+DriverOptions cpuOptions(const QTemporaryDir& cache) {
+  DriverOptions o;
+  o.backend = execute::BackendKind::Cpu;
+  o.cacheDir = cache.filePath("cache").toStdString();
+  return o;
+}
+
+bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
+
+}  // namespace
+
+class TestDriver : public QObject {
+  Q_OBJECT
+ private slots:
+  void stageTableIsInPipelineOrder() {
+    QStringList names;
+    for (const StageInfo& s : stages()) names << QString::fromUtf8(s.name.data(), int(s.name.size()));
+    QCOMPARE(names, QStringList({"graph", "fused", "kernel", "cuda", "cpp", "ptx", "run"}));
+    QCOMPARE(stageNamed("ptx"), std::optional<Stage>(Stage::Ptx));
+    QVERIFY(!stageNamed("cubin"));
+    QVERIFY(dependsOn(Stage::Ptx, Stage::Graph));
+    QVERIFY(dependsOn(Stage::Run, Stage::Kernel));
+    QVERIFY(!dependsOn(Stage::Run, Stage::Cuda));  // a run generates its own source for its backend
+    QVERIFY(!dependsOn(Stage::Kernel, Stage::Cpp));
+  }
+
+  void stagesAreKeptUntilWhatMadeThemChanges() {
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    auto compiled = d.compiled();
+    QVERIFY(compiled->error.empty());
+    auto kernels = d.kernels();
+    auto cuda = d.source(codegen::Target::Cuda);
+    QCOMPARE(d.compiled(), compiled);  // asked again: the same result, not recomputed
+    QCOMPARE(d.kernels(), kernels);
+    QCOMPARE(d.source(codegen::Target::Cuda), cuda);
+    QCOMPARE(cuda->kernels, kernels);
+
+    // A schedule edit drops Kernel and what follows, not the compile.
+    const auto& k0 = kernels->model.kernels.front();
+    execute::ScheduleSet edited;
+    kernel::TemplateParams params = kernel::defaultParams(kernel::lowerToLoops(*kernels->model.graph, k0.spec));
+    edited.traces[execute::ScheduleSet::keyOf(k0.spec.nodeIds)] = kernel::traceWithParams(*kernels->model.graph, k0.spec, params);
+    d.setSchedules(edited);
+    QCOMPARE(d.compiled(), compiled);
+    QVERIFY(d.kernels() != kernels);
+    QVERIFY(d.source(codegen::Target::Cuda) != cuda);
+    QVERIFY(d.kernels()->model.kernels.front().replayed);
+
+    // New compile options drop everything: a forced split gives more kernels.
+    auto before = d.kernels();
+    CompileOptions split;
+    split.overrides = {Override{OverrideKind::Split, {}, {}, "fc1", {}}};
+    d.setCompileOptions(split);
+    QVERIFY(d.compiled() != compiled);
+    QVERIFY(d.kernels()->model.kernels.size() > before->model.kernels.size());
+  }
+
+  void theBackendDecidesTheTarget() {
+    QTemporaryDir cache;
+    Driver d(sampleModel("softmax.tsr"), cpuOptions(cache));
+    auto cpu = d.target();
+    QCOMPARE(d.target(), cpu);
+    QVERIFY(cpu->costDevice.name.find("H200") == std::string::npos);
+    auto kernels = d.kernels();
+    d.setBackend(execute::BackendKind::Cuda);
+    QVERIFY(d.target() != cpu);
+    QCOMPARE(d.target()->costDevice.smCount > 0, true);
+    QVERIFY(d.kernels() != kernels);  // tuned schedules are per device
+    d.setBackend(execute::BackendKind::Reference);  // runs no kernels: estimates are the GPU's
+    QVERIFY(d.target()->costDevice.smCount > 0);
+  }
+
+  void runsUseTheTuningCacheUnlessTheUserScheduled() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    QTemporaryDir cache;
+    Driver tuner(sampleModel("softmax.tsr"), cpuOptions(cache));
+    tune::TuneOptions o;
+    o.topK = 2;
+    o.reps = 1;
+    tune::TuneReport report = tuner.tune(o);
+    const execute::ScheduleSet tuned = report.schedules();
+    QVERIFY2(!tuned.traces.empty(), report.toJson().dump().c_str());
+
+    Driver d(sampleModel("softmax.tsr"), cpuOptions(cache));
+    RunRequest request;
+    request.reps = 1;
+    request.baseline = false;
+    auto run = d.run(request);
+    QVERIFY(run->report.ran);
+    QVERIFY(run->report.outputsVerified);
+    QCOMPARE(run->kernels->tunedGroups.size(), tuned.traces.size());
+    const auto& messages = run->report.messages;
+    QVERIFY(std::any_of(messages.begin(), messages.end(),
+                        [](const std::string& m) { return m.rfind("tuned schedules from the cache for kernels ", 0) == 0; }));
+    QCOMPARE(QString::fromStdString(run->kernels->model.schedules().save()), QString::fromStdString(tuned.save()));
+    QCOMPARE(d.lastRun(), run);
+
+    d.setUseTuned(false);
+    QVERIFY(!d.lastRun());
+    QVERIFY(d.kernels()->tunedGroups.empty());
+    QVERIFY(QString::fromStdString(d.kernels()->model.schedules().save()) != QString::fromStdString(tuned.save()));
+  }
+
+  void aCancelledTokenStopsEachStage() {
+    QTemporaryDir cache;
+    CancelSource source;
+    source.cancel();
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    QVERIFY_THROWS_EXCEPTION(Cancelled, d.compiled(source.token()));
+    QVERIFY_THROWS_EXCEPTION(Cancelled, d.kernels(source.token()));
+    QVERIFY(d.compiled()->error.empty());  // an uncancelled ask still works
+    QVERIFY_THROWS_EXCEPTION(Cancelled, d.kernels(source.token()));  // lowering asks before each group
+    QVERIFY_THROWS_EXCEPTION(Cancelled, d.run(RunRequest{}, source.token()));
+    QVERIFY(!d.lastRun());
+    QVERIFY(!d.kernels()->model.kernels.empty());
+  }
+
+  void aFailedCompileSaysSoAtTheKernelStage() {
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    CompileOptions o;
+    o.pipeline = "canonicalize";
+    o.stopAfter = "canonicalize";  // fusion never runs: there are no groups to lower
+    d.setCompileOptions(o);
+    QVERIFY_THROWS_EXCEPTION(Error, d.kernels());
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDriver)
+#include "test_driver.moc"

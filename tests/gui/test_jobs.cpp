@@ -1,0 +1,209 @@
+// The window's background work through the one job mechanism and the one driver: a run from the window uses the
+// tuning cache's schedules, as `tessera-cli run` does; Cancel stops a run, a tune and a compile (the worker
+// itself ends within half a second, not only its result) and leaves the window usable.
+#include <QElapsedTimer>
+#include <QTemporaryDir>
+#include <QThreadPool>
+#include <QtTest>
+
+#include <fstream>
+
+#include "driver/driver.h"
+#include "frontend/model_io.h"
+#include "gui_test_util.h"
+#include "ui/code_controller.h"
+#include "ui/run_controller.h"
+#include "ui/session_controller.h"
+
+using namespace tessera;
+using namespace tessera::ui;
+using tessera::ui::test::sample;
+using tessera::ui::test::waitIdle;
+
+namespace {
+
+bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> before, int timeoutMs = 120000) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (!deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (runs->lastRun() && runs->lastRun() != before && !runs->running()) return true;
+    QThread::msleep(5);
+  }
+  return false;
+}
+
+void spin(int ms) {
+  QElapsedTimer t;
+  t.start();
+  while (t.elapsed() < ms) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    QThread::msleep(2);
+  }
+}
+
+// Milliseconds until no worker of the global pool is busy any more (the cancelled job has really stopped).
+qint64 msUntilWorkersStop() {
+  QElapsedTimer t;
+  t.start();
+  while (QThreadPool::globalInstance()->activeThreadCount() > 0 && t.elapsed() < 10000) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 5);
+    QThread::msleep(2);
+  }
+  return t.elapsed();
+}
+
+// A model whose cpu run takes seconds in every phase (build, reference, kernels): 12 gemm+epilogue kernels.
+QString writeGemmChain(const QTemporaryDir& dir) {
+  const QString path = dir.filePath("gemms.tsr");
+  std::ofstream out(path.toStdString());
+  out << "graph gemms {\n  input %x: f32[256,256]\n";
+  std::string prev = "%x";
+  for (int i = 0; i < 12; ++i) {
+    out << "  const %w" << i << ": f32[256,256] = random(seed=" << i + 1 << ", scale=0.06)\n";
+    out << "  node mm" << i << " = MatMul(" << prev << ", %w" << i << ") -> %m" << i << "\n";
+    out << "  node t" << i << " = Tanh(%m" << i << ") -> %t" << i << "\n";
+    prev = "%t" + std::to_string(i);
+  }
+  out << "  output " << prev << "\n}\n";
+  return path;
+}
+
+// A model whose compile takes seconds: a chain of `n` pointwise nodes.
+QString writeLongChain(const QTemporaryDir& dir, int n) {
+  const QString path = dir.filePath("chain.tsr");
+  std::ofstream out(path.toStdString());
+  out << "graph chain {\n  input %x: f32[64,64]\n";
+  std::string prev = "%x";
+  for (int i = 0; i < n; ++i) {
+    out << "  node n" << i << " = " << (i % 2 ? "Neg" : "Relu") << "(" << prev << ") -> %v" << i << "\n";
+    prev = "%v" + std::to_string(i);
+  }
+  out << "  output " << prev << "\n}\n";
+  return path;
+}
+
+}  // namespace
+
+class TestJobs : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(cache_.isValid());
+    qputenv("TESSERA_CACHE_DIR", cache_.filePath("tuning").toUtf8());
+    if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
+      QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+  }
+
+  void windowRunUsesTheTuningCacheAsTheCliDoes() {
+    // Tune softmax on cpu through the driver, as `tessera-cli tune` does: the cache now holds its schedules.
+    auto model = std::make_shared<const Graph>(loadModel(sample("softmax.tsr").toStdString()));
+    driver::DriverOptions o;
+    o.backend = execute::BackendKind::Cpu;
+    tune::TuneOptions to;
+    to.topK = 2;
+    to.reps = 1;
+    const execute::ScheduleSet tuned = driver::Driver(model, o).tune(to).schedules();
+    QVERIFY(!tuned.traces.empty());
+    // What `tessera-cli run` runs: the driver's Kernel stage with the cache.
+    const std::string cliSchedules = driver::Driver(model, o).kernels()->model.schedules().save();
+    QCOMPARE(QString::fromStdString(cliSchedules), QString::fromStdString(tuned.save()));
+
+    MainWindow w;
+    w.openModel(sample("softmax.tsr"));
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    runs->run();
+    QVERIFY(waitForRun(runs, nullptr));
+    auto run = runs->lastRun();
+    QVERIFY2(run->error.isEmpty(), qPrintable(run->error));
+    QVERIFY(run->report.outputsVerified);
+    const auto& messages = run->report.messages;
+    QVERIFY(std::any_of(messages.begin(), messages.end(),
+                        [](const std::string& m) { return m.rfind("tuned schedules from the cache for kernels", 0) == 0; }));
+    // The Levels and Schedule panels show the same schedules the run used.
+    auto code = w.controller()->code()->kernels();
+    QVERIFY(code);
+    execute::ScheduleSet shown;
+    for (const KernelCode& k : code->kernels)
+      shown.traces[execute::ScheduleSet::keyOf(k.compiled.spec.nodeIds)] = k.compiled.trace;
+    QCOMPARE(QString::fromStdString(shown.save()), QString::fromStdString(cliSchedules));
+  }
+
+  void cancelStopsARunWithinHalfASecond() {
+    QTemporaryDir dir;
+    const QString model = writeGemmChain(dir);
+    MainWindow w;
+    w.openModel(model);
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    for (int delay : {300, 1500, 3500}) {  // during the build, and later (reference, kernels)
+      runs->run();
+      spin(delay);
+      if (!runs->running()) continue;  // finished first: nothing to cancel at this point
+      runs->cancel();
+      QVERIFY(!runs->running());
+      const qint64 ms = msUntilWorkersStop();
+      qInfo("run cancelled after %d ms: the worker stopped %lld ms later", delay, ms);
+      QVERIFY2(ms < 500, qPrintable(QString("cancelled after %1 ms: the worker stopped %2 ms later").arg(delay).arg(ms)));
+      QVERIFY(!runs->lastRun());  // the cancelled run delivered nothing
+    }
+    // Still usable: a run to the end.
+    runs->run();
+    QVERIFY(waitForRun(runs, nullptr));
+    QVERIFY(runs->lastRun()->report.outputsVerified);
+  }
+
+  void cancelStopsATuneWithinHalfASecond() {
+    QTemporaryDir dir;
+    MainWindow w;
+    w.openModel(writeGemmChain(dir));
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    QVERIFY(runs->canTune());
+    const auto schedules = w.controller()->schedules().save();
+    runs->tune();
+    spin(2000);
+    QVERIFY(runs->tuning());
+    runs->cancel();
+    QVERIFY(!runs->tuning());
+    const qint64 ms = msUntilWorkersStop();
+    qInfo("tune: the worker stopped %lld ms after Cancel", ms);
+    QVERIFY2(ms < 500, qPrintable(QString("the tuner stopped %1 ms after Cancel").arg(ms)));
+    spin(100);
+    QCOMPARE(w.controller()->schedules().save(), schedules);  // nothing half-tuned was pushed
+    QVERIFY(runs->canTune());
+  }
+
+  void cancelStopsACompileWithinHalfASecond() {
+    QTemporaryDir dir;
+    const QString chain = writeLongChain(dir, 12000);  // about a second of passes, each under a tenth of it
+    MainWindow w;
+    w.openModel(sample("softmax.tsr"));
+    QVERIFY(waitIdle(w));
+    SessionController* c = w.controller();
+    auto before = c->input();
+    c->openModel(chain);
+    spin(400);
+    QVERIFY(c->busy());
+    c->cancel();
+    const qint64 ms = msUntilWorkersStop();
+    qInfo("compile: the worker stopped %lld ms after Cancel", ms);
+    QVERIFY2(ms < 500, qPrintable(QString("the compile stopped %1 ms after Cancel").arg(ms)));
+    spin(100);
+    QCOMPARE(c->input(), before);  // the cancelled model never replaced the open one
+    // Still usable: open and compile another model.
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    QVERIFY(c->compile() && c->compile()->error.empty());
+  }
+
+ private:
+  QTemporaryDir cache_;
+};
+
+QTEST_MAIN(TestJobs)
+#include "test_jobs.moc"
