@@ -89,15 +89,11 @@ const KernelCode* SchedulePanel::currentKernel() const {
   return code_->find(kernelId_);
 }
 
+// The picture is of the CUDA kernel on the GPU, whatever backend runs: the driver's cuda target.
 const cost::Device& SchedulePanel::device() {
   if (!device_) {
-    // The GPU the kernels would run on: the driver's figures when there is one, else the H200 data file.
-    try {
-      tune::Target t = tune::describeTarget(execute::BackendKind::Cuda, {});
-      device_ = std::make_unique<cost::Device>(t.costDevice);
-    } catch (const std::exception&) {
-      device_ = std::make_unique<cost::Device>(cost::loadDevice("h200"));
-    }
+    auto d = controller_->driver();
+    device_ = std::make_unique<cost::Device>(d ? d->targetOf(execute::BackendKind::Cuda)->costDevice : cost::loadDevice("h200"));
   }
   return *device_;
 }

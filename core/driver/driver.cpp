@@ -50,9 +50,9 @@ void Driver::setSchedules(execute::ScheduleSet schedules) {
 void Driver::setBackend(execute::BackendKind backend, std::string arch) {
   std::lock_guard lock(mutex_);
   if (options_.backend == backend && options_.arch == arch) return;
+  if (options_.arch != arch) kept_.targets = {};
   options_.backend = backend;
   options_.arch = std::move(arch);
-  kept_.target = nullptr;
   dropFrom(Stage::Kernel);
 }
 
@@ -76,19 +76,21 @@ std::shared_ptr<const CompileResult> Driver::compiled(const CancelToken& cancel)
   return result;
 }
 
-std::shared_ptr<const tune::Target> Driver::target() {
-  std::unique_lock lock(mutex_);
-  if (kept_.target) return kept_.target;
-  tune::TargetOptions o{options_.arch, options_.cacheDir, false, false};
-  const execute::BackendKind backend = options_.backend;
+std::shared_ptr<const tune::Target> Driver::target() { return targetOf(options().backend); }
+
+std::shared_ptr<const tune::Target> Driver::targetOf(execute::BackendKind backend) {
   // The reference backend runs no generated kernels: its estimates are for the GPU's.
   const execute::BackendKind device = backend == execute::BackendKind::Reference ? execute::BackendKind::Cuda : backend;
+  std::unique_lock lock(mutex_);
+  const size_t slot = static_cast<size_t>(device);
+  if (kept_.targets[slot]) return kept_.targets[slot];
+  tune::TargetOptions o{options_.arch, options_.cacheDir, false, false};
   lock.unlock();
   // Naming the device must not take a second: the cpu's figures are the calibrated ones when `tune` measured
   // them (cached), else its data file's.
   auto t = std::make_shared<const tune::Target>(tune::describeTarget(device, o));
   lock.lock();
-  if (options_.backend == backend && !kept_.target) kept_.target = t;
+  if (!kept_.targets[slot] && o.arch == options_.arch) kept_.targets[slot] = t;
   return t;
 }
 

@@ -8,6 +8,7 @@
 // Results are immutable snapshots (shared_ptr<const …>): a view keeps the one it shows while a newer one is
 // made. The driver may be asked from several threads; a stage is computed outside its lock, and a result
 // computed for options that changed meanwhile is returned to its caller but not kept.
+#include <array>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -105,6 +106,8 @@ class Driver {
   // The device every estimate, tuned schedule and run assumes: the backend's (the GPU's for the reference
   // backend, which runs no generated kernels). The one place this is decided.
   std::shared_ptr<const tune::Target> target();
+  // The same for another backend: the Schedule panel's picture is of the CUDA kernel on the GPU whatever runs it.
+  std::shared_ptr<const tune::Target> targetOf(execute::BackendKind backend);
   // The cost model's estimate of a kernel on target() (-1 when it has none), for RunOptions::predictMs.
   std::function<double(const Graph&, const kernel::Kernel&)> predictor();
 
@@ -118,7 +121,7 @@ class Driver {
     std::shared_ptr<const CompileResult> compiled;
     std::shared_ptr<const KernelStage> kernels;
     std::shared_ptr<const SourceStage> cuda, cpp;
-    std::shared_ptr<const tune::Target> target;
+    std::array<std::shared_ptr<const tune::Target>, 3> targets;  // by BackendKind (arch-dependent)
     std::shared_ptr<const RunStage> run;
   };
   KernelStage lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o, const CancelToken& cancel,
