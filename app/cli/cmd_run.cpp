@@ -15,7 +15,7 @@
 #include "runtime/execute/from_fusion.h"
 #include "runtime/execute/run_export.h"
 #include "runtime/reference/interpreter.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tune/tuner.h"
 
 namespace tessera::cli {

@@ -10,7 +10,7 @@
 #include "fusion/compile.h"
 #include "ir/error.h"
 #include "runtime/execute/from_fusion.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tune/tuner.h"
 
 namespace tessera::cli {
