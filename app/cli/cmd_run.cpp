@@ -27,7 +27,7 @@ struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
   uint64_t seed = 0;
   int reps = 10;
-  bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false;
+  bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false, noCache = false;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -86,6 +86,9 @@ void printReport(const execute::RunReport& r) {
   }
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");
+  size_t cached = 0;
+  for (const auto& k : r.kernels) cached += k.cached;
+  std::printf("built in %.0f ms (%zu of %zu kernels from the module cache)\n", r.buildMs, cached, r.kernels.size());
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
 }
 
@@ -122,6 +125,7 @@ int runCompiled(const RunArgs& args) {
   o.inputs = inputs;
   o.predictMs = tune::costPredictor(target.costDevice);
   o.verify = !args.noReference;
+  o.moduleCache = !args.noCache;
   execute::RunReport r =
       args.noBaseline ? execute::executeModel(m, backend, o) : execute::executeWithBaseline(m, backend, o);
   for (const auto& s : m.staleSchedules) r.messages.push_back("stale schedule: " + s);
@@ -168,6 +172,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
                 "minutes on, the outputs checked elsewhere through --output)")
       ->excludes("--check");
   cmd->add_flag("--no-baseline", args->noBaseline, "Skip the unfused baseline run (cpu, cuda)");
+  cmd->add_flag("--no-cache", args->noCache,
+                "Compile every kernel, neither reading nor writing the module cache (cpu, cuda; the cache lives in "
+                "$TESSERA_CACHE_DIR/modules, default ~/.cache/tessera/modules)");
   cmd->add_option("--schedules", args->schedules, "Replay saved schedules (JSON from compile --save-schedules)");
   cmd->add_option("--arch", args->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");
