@@ -1,6 +1,7 @@
 // The backends' builds through the module cache: one module per kernel, compiled concurrently, a second build
 // of the same kernels runs no compiler (every kernel cached), compile errors stay with their kernel, a damaged
-// entry is compiled again and replaced, concurrent builds of the same kernels are safe, and a sample model's
+// entry is compiled again and replaced, concurrent builds of the same kernels are safe, kernels that differ only
+// in their names and comments share one module, and a sample model's
 // second cpu run is all cache hits with the same verified outputs. CUDA builds need NVRTC only; runs on the GPU
 // skip with the reason where there is none.
 #include <QtTest>
@@ -14,6 +15,7 @@
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
+#include "runtime/execute/module_source.h"
 #include "runtime/execute/from_fusion.h"
 
 using namespace tessera;
@@ -133,6 +135,39 @@ class TestBackendBuild : public QObject {
     QVERIFY2(b[0].warning.find("ignored") != std::string::npos, b[0].warning.c_str());
     QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
     QVERIFY(detail::makeCpuBackend(cache)->build(pointers(ks))[0].cached);  // replaced by a whole entry
+  }
+
+  void moduleSourceDropsCommentsAndTheEntryName() {
+    codegen::GeneratedKernel k;
+    k.entry = "tessera_k1";
+    k.source = "// kernel k1, nodes: conv_7\n"
+               "extern \"C\" void tessera_k1(float* x) {  /* n4\n n6 */ x[0] = 1;  // n4\n"
+               "  tessera_k12(); tessera_k1x(); my_tessera_k1(); asm(\"a // b /* c\" ::: \"memory\"); char q = '\"';\n}\n"
+               "extern \"C\" void tessera_k1_call(void** a) { tessera_k1((float*)a[0]); }\n";
+    std::string m = detail::moduleSource(k);
+    QCOMPARE(m, std::string("\n"
+                            "extern \"C\" void tsr_module_entry(float* x) {  \n  x[0] = 1;  \n"
+                            "  tessera_k12(); tessera_k1x(); my_tessera_k1(); asm(\"a // b /* c\" ::: \"memory\"); char q = '\"';\n}\n"
+                            "extern \"C\" void tsr_module_entry_call(void** a) { tsr_module_entry((float*)a[0]); }\n"));
+    QCOMPARE(std::count(m.begin(), m.end(), '\n'), std::count(k.source.begin(), k.source.end(), '\n'));  // lines kept
+  }
+
+  void kernelsThatDifferInNameAndCommentsShareOneModule() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("add_a", "1.0f"), cpuKernel("add_b", "1.0f"),
+                                                cpuKernel("add_c", "2.0f")};
+    ks[1].source = "// kernel b, nodes: other_node\n" + ks[1].source;
+    ks[0].source = "// kernel a, nodes: some_node\n" + ks[0].source;
+    auto be = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    QVERIFY2(b[0].error.empty() && b[1].error.empty() && b[2].error.empty(), (b[0].error + b[1].error + b[2].error).c_str());
+    QVERIFY(b[0].compileMs > 0 && b[2].compileMs > 0);
+    QCOMPARE(b[1].compileMs, 0.0);  // built by add_a
+    QCOMPARE(entriesIn(dir), size_t(2));
+    QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
+    QCOMPARE(runOnFour(*be, 1), (std::vector<float>{2, 3, 4, 5}));
+    QCOMPARE(runOnFour(*be, 2), (std::vector<float>{3, 4, 5, 6}));
   }
 
   void concurrentBuildsOfTheSameKernels() {

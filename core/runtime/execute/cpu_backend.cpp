@@ -1,5 +1,5 @@
-// The `cpu` backend: one shared object per kernel, compiled by the system compiler concurrently (one compiler
-// process per hardware thread) or taken from the module cache, loaded once.
+// The `cpu` backend: one shared object per distinct kernel (module_source.h), compiled by the system compiler
+// concurrently (one compiler process per hardware thread) or taken from the module cache, loaded once.
 #include <map>
 #include <mutex>
 #include <optional>
@@ -9,6 +9,7 @@
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cpu/cpu_timing.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/module_source.h"
 
 namespace tessera::execute::detail {
 namespace {
@@ -44,16 +45,21 @@ class CpuBackend : public KernelBackend {
     std::vector<KernelBuild> out(kernels.size());
     libs_.assign(kernels.size(), nullptr);
     fns_.assign(kernels.size(), nullptr);
+    std::vector<std::string> sources;
+    std::vector<size_t> owners = moduleOwners(kernels, sources);
     cpu::CpuCompiler compiler;
     const CompilerKey& ck = compilerKey(compiler);
     modcache::runJobs(kernels.size(), [&](size_t i) {
-      if (!kernels[i]) return;
+      if (owners[i] != i) return;  // not generated, or another kernel builds its module
       try {
-        buildOne(compiler, {"cpu-so", kernels[i]->source, ck.options, ck.target, ck.toolkit}, *kernels[i], i, out[i]);
+        buildOne(compiler, {"cpu-so", sources[i], ck.options, ck.target, ck.toolkit}, kernels[i]->entry, i, out[i]);
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
     });
+    shareBuilds(owners, out);
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (owners[i] != kNoModule && owners[i] != i) fns_[i] = fns_[owners[i]];
     return out;
   }
 
@@ -65,19 +71,20 @@ class CpuBackend : public KernelBackend {
   }
 
  private:
-  // Kernel i from the cache, else compiled (and stored); a cached object that will not load is compiled again.
-  void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const codegen::GeneratedKernel& k,
-                size_t i, KernelBuild& b) {
+  // Kernel i's module (key.source, called `name`) from the cache, else compiled and stored; a cached object that
+  // will not load is compiled again.
+  void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const std::string& name, size_t i,
+                KernelBuild& b) {
     if (std::optional<std::string> image = cache_.find(key, &b.warning)) {
       try {
-        libs_[i] = cpu::SharedLibrary::openImage(*image, k.entry);
+        libs_[i] = cpu::SharedLibrary::openImage(*image, name);
         b.cached = true;
       } catch (const std::exception& e) {
-        b.warning = std::string("module cache entry for ") + k.entry + " did not load, compiling again: " + e.what();
+        b.warning = "module cache entry for " + name + " did not load, compiling again: " + e.what();
       }
     }
     if (!b.cached) {
-      cpu::CpuBuild one = compiler.build(k.source, k.entry);
+      cpu::CpuBuild one = compiler.build(key.source, name);
       b.compileMs = one.compileMs;
       if (!one.ok) {
         b.error = one.error;
@@ -86,7 +93,7 @@ class CpuBackend : public KernelBackend {
       libs_[i] = one.library;
       if (std::string why = cache_.store(key, one.image); !why.empty()) b.warning = why;
     }
-    fns_[i] = libs_[i]->function<void(void**)>(k.entry + "_call");
+    fns_[i] = libs_[i]->function<void(void**)>(std::string(kModuleEntry) + "_call");
   }
 
   modcache::ModuleCache cache_;

@@ -1,4 +1,4 @@
-// The `cuda` backend: one NVRTC program per kernel, compiled concurrently on a bounded pool (cubin for the
+// The `cuda` backend: one NVRTC program per distinct kernel (module_source.h), compiled concurrently on a bounded pool (cubin for the
 // device, or sm_90 without one) or taken from the module cache; without a GPU it still compiles and says why it
 // cannot run. Device buffers live as long as the backend: one per host buffer of the executor's arena, holding
 // the value last written or uploaded there, so a value a kernel wrote stays on the device for its readers.
@@ -11,6 +11,7 @@
 #include "runtime/cuda/cuda_timing.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/module_source.h"
 
 namespace tessera::execute::detail {
 namespace {
@@ -43,17 +44,22 @@ class CudaBackend : public KernelBackend {
     kernels_ = kernels;
     std::vector<KernelBuild> out(kernels.size());
     std::vector<std::vector<char>> cubins(kernels.size());
+    std::vector<std::string> sources;
+    std::vector<size_t> owners = moduleOwners(kernels, sources);
     cuda::NvrtcCompiler nvrtc;
     std::string options = joined(nvrtc.baseOptions()), toolkit = "NVRTC " + cuda::NvrtcCompiler::version();
     modcache::runJobs(kernels.size(), [&](size_t i) {
-      if (!kernels[i]) return;
+      if (owners[i] != i) return;  // not generated, or another kernel builds its module
       try {
-        cubins[i] = cubinOf(nvrtc, {"cubin", kernels[i]->source, options, arch_, toolkit}, *kernels[i], out[i]);
+        cubins[i] = cubinOf(nvrtc, {"cubin", sources[i], options, arch_, toolkit}, kernels[i]->entry, out[i]);
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
     });
     load(cubins, out);
+    shareBuilds(owners, out);
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (owners[i] != kNoModule && owners[i] != i) functions_[i] = functions_[owners[i]];
     return out;
   }
 
@@ -83,14 +89,14 @@ class CudaBackend : public KernelBackend {
   }
 
  private:
-  // Kernel k's cubin from the cache, else from NVRTC (and stored).
-  std::vector<char> cubinOf(const cuda::NvrtcCompiler& nvrtc, const modcache::ModuleKey& key,
-                            const codegen::GeneratedKernel& k, KernelBuild& b) {
+  // The cubin of key.source (called `name` in messages) from the cache, else from NVRTC and stored.
+  std::vector<char> cubinOf(const cuda::NvrtcCompiler& nvrtc, const modcache::ModuleKey& key, const std::string& name,
+                            KernelBuild& b) {
     if (std::optional<std::string> image = cache_.find(key, &b.warning)) {
       b.cached = true;
       return std::vector<char>(image->begin(), image->end());
     }
-    cuda::NvrtcResult r = nvrtc.compile(k.source, k.entry + ".cu", {}, arch_);
+    cuda::NvrtcResult r = nvrtc.compile(key.source, name + ".cu", {}, arch_);
     b.compileMs = r.compileMs;
     if (!r.ok) {
       b.error = r.error;
@@ -111,7 +117,7 @@ class CudaBackend : public KernelBackend {
       if (cubins[i].empty() || !out[i].error.empty()) continue;
       try {
         modules_[i] = cuda::Module(cubins[i]);
-        functions_[i] = modules_[i].function(kernels_[i]->entry);
+        functions_[i] = modules_[i].function(kModuleEntry);
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
