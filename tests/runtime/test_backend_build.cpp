@@ -251,6 +251,33 @@ class TestBackendBuild : public QObject {
     QVERIFY2(second.outputsVerified, second.toJson().dump().c_str());
   }
 
+  // On a GPU, or on tests/runtime's fake driver (test_backend_build_fake), which imitates the module entry as c = a + b.
+  void cudaValuesStayResidentBetweenKernels() {
+    if (!cuda::cudaAvailability().available) {
+      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
+      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    }
+    codegen::GeneratedKernel add = cudaKernel("vadd", "");
+    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
+                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
+    add.launch.block[0] = 4;
+    auto be = detail::makeCudaBackend("", modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b = be->build({&add, &add});
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    std::vector<float> a = {1, 2, 3, 4}, x = {10, 20, 30, 40}, c(4, -1), d(4, -1);
+    size_t n = sizeof(float) * 4;
+    be->run(0, {{a.data(), n, false, "a", true}, {x.data(), n, false, "x", true}, {c.data(), n, true, "c", false}}, 0, 1);
+    QCOMPARE(c, std::vector<float>(4, -1));  // not downloaded: nothing on the host reads it
+    be->run(1, {{c.data(), n, false, "c", true}, {a.data(), n, false, "a", true}, {d.data(), n, true, "d", true}}, 0, 1);
+    QCOMPARE(d, (std::vector<float>{12, 24, 36, 48}));  // c = a + x came from the device, not the host's -1s
+    c = {100, 100, 100, 100};  // the host buffer now holds another value: uploaded again
+    be->run(1, {{c.data(), n, false, "c2", true}, {a.data(), n, false, "a", true}, {d.data(), n, true, "d2", true}}, 0, 1);
+    QCOMPARE(d, (std::vector<float>{101, 102, 103, 104}));
+    std::vector<float> e(4, -1);  // buffers without a value: uploaded and downloaded every run
+    be->run(0, {{c.data(), n, false, "", true}, {a.data(), n, false, "", true}, {e.data(), n, true, "", false}}, 0, 1);
+    QCOMPARE(e, (std::vector<float>{101, 102, 103, 104}));
+  }
+
   void cudaUncheckedRunKeepsValuesOnTheDevice() {
     if (!cuda::cudaAvailability().available) QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
     QTemporaryDir dir;
