@@ -9,7 +9,7 @@
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
 #include "driver/driver.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "fusion/report.h"
 #include "codegen/codegen.h"
 #include "kernel/printer.h"

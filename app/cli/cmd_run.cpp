@@ -14,7 +14,7 @@
 #include "runtime/execute/executor.h"
 #include "runtime/execute/run_export.h"
 #include "runtime/reference/interpreter.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace tessera::cli {
 
@@ -25,7 +25,7 @@ struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
   uint64_t seed = 0;
   int reps = 10;
-  bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false;
+  bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false, noCache = false;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -84,6 +84,9 @@ void printReport(const execute::RunReport& r) {
   }
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");
+  size_t cached = 0;
+  for (const auto& k : r.kernels) cached += k.cached;
+  std::printf("built in %.0f ms (%zu of %zu kernels from the module cache)\n", r.buildMs, cached, r.kernels.size());
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
 }
 
@@ -103,6 +106,7 @@ int runCompiled(const RunArgs& args) {
   request.inputs = inputs;
   request.verify = !args.noReference;
   request.baseline = !args.noBaseline;
+  request.moduleCache = !args.noCache;
   const std::shared_ptr<const driver::RunStage> run = d.run(request);
   const execute::RunReport& r = run->report;
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
@@ -147,6 +151,9 @@ void addRunCommand(CLI::App& app, int& exitCode) {
                 "minutes on, the outputs checked elsewhere through --output)")
       ->excludes("--check");
   cmd->add_flag("--no-baseline", args->noBaseline, "Skip the unfused baseline run (cpu, cuda)");
+  cmd->add_flag("--no-cache", args->noCache,
+                "Compile every kernel, neither reading nor writing the module cache (cpu, cuda; the cache lives in "
+                "$TESSERA_CACHE_DIR/modules, default ~/.cache/tessera/modules)");
   cmd->add_option("--schedules", args->schedules, "Replay saved schedules (JSON from compile --save-schedules)");
   cmd->add_option("--arch", args->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");

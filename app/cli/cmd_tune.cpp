@@ -8,7 +8,7 @@
 #include "frontend/model_io.h"
 #include "driver/driver.h"
 #include "ir/error.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tune/tuner.h"
 
 namespace tessera::cli {

@@ -64,6 +64,7 @@ struct RunRequest {
   uint64_t seed = 0;
   bool verify = true;    // against the reference interpreter
   bool baseline = true;  // also time the unfused graph
+  bool moduleCache = true;  // the compiled-module cache (runtime/cache): false compiles every kernel
 };
 
 // The Run stage.

@@ -70,6 +70,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.inputs = request.inputs;
   o.seed = request.seed;
   o.verify = request.verify;
+  o.moduleCache = request.moduleCache;
   o.cancel = cancel;
   if (backend != execute::BackendKind::Reference) o.predictMs = predictor();
   const execute::CompiledModel& m = r->kernels->model;

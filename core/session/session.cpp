@@ -7,7 +7,7 @@
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
 #include "ir/error.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "ir/fnv.h"
 
 namespace tessera {

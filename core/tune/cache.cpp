@@ -1,11 +1,10 @@
 #include "tune/cache.h"
 
-#include <cstdlib>
 #include <filesystem>
 
 #include "ir/error.h"
 #include "ir/fnv.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 
 namespace tessera::tune {
 
@@ -15,13 +14,6 @@ namespace {
 constexpr int64_t kMaxEntryBytes = 16 << 20;
 constexpr int kVersion = 1;
 }  // namespace
-
-std::string defaultCacheDir() {
-  if (const char* d = std::getenv("TESSERA_CACHE_DIR"); d && *d) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return (fs::path(x) / "tessera").string();
-  if (const char* h = std::getenv("HOME"); h && *h) return (fs::path(h) / ".cache" / "tessera").string();
-  return (fs::temp_directory_path() / "tessera-cache").string();
-}
 
 std::string CacheKey::hash() const {
   return fnv1a64Hex(signature + '\n' + templateName + '\n' + device + '\n' + toolkit);

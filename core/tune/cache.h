@@ -7,13 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/cache_dir.h"
 #include "kernel/templates.h"
 #include "kernel/trace.h"
 
 namespace tessera::tune {
-
-// $TESSERA_CACHE_DIR, else $XDG_CACHE_HOME/tessera, else ~/.cache/tessera.
-std::string defaultCacheDir();
 
 struct CacheKey {
   std::string signature;     // kernelSignature(): the kernel before scheduling

@@ -11,7 +11,7 @@
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "tune/cache.h"
 
 namespace tessera::tune {

@@ -1,6 +1,7 @@
 // A stand-in for libcuda.so.1 so CI (which has no GPU) runs the driver layer end to end: entry points through
 // cuGetProcAddress, device queries, contexts per thread, memory, launches, events and error reporting. Memory is
-// host memory; the module holds no code: kernels named "add" and "fault" are imitated on the host. It is loaded
+// host memory; the module holds no code: kernels named "add" and "fault" are imitated on the host, and so is the
+// executor's module entry ("tsr_module_entry": c = a + b over the grid's threads, pointers only). It is loaded
 // only by test_cuda_runtime_fake (through LD_LIBRARY_PATH) and never installed.
 #include <cuda.h>
 
@@ -29,7 +30,7 @@ int retained = 0;
 thread_local CUcontext current = nullptr;
 long launches = 0;
 CUresult sticky = CUDA_SUCCESS;  // a faulted kernel poisons the context, as on a GPU
-CUfunc_st addKernel{"add"}, faultKernel{"fault"};
+CUfunc_st addKernel{"add"}, faultKernel{"fault"}, moduleEntryKernel{"tsr_module_entry"};
 
 CUresult needContext() {
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
@@ -105,8 +106,8 @@ CUresult cuModuleUnload(CUmodule m) { delete m; return needContext(); }
 CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
   if (CUresult r = needContext()) return r;
   std::string n = name;
-  if (n != "add" && n != "fault") return CUDA_ERROR_NOT_FOUND;
-  *f = n == "add" ? &addKernel : &faultKernel;
+  if (n != "add" && n != "fault" && n != moduleEntryKernel.name) return CUDA_ERROR_NOT_FOUND;
+  *f = n == "add" ? &addKernel : n == "fault" ? &faultKernel : &moduleEntryKernel;
   return CUDA_SUCCESS;
 }
 
@@ -155,7 +156,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
   auto a = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[0]));
   auto b = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[1]));
   auto c = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(args[2]));
-  long n = *static_cast<int*>(args[3]);
+  long n = f == &moduleEntryKernel ? long(gx) * bx : *static_cast<int*>(args[3]);
   for (long i = 0; i < n && i < long(gx) * bx; ++i) c[i] = a[i] + b[i];
   return CUDA_SUCCESS;
 }

@@ -10,7 +10,7 @@
 
 #include "frontend/model_io.h"
 #include "ir/error.h"
-#include "session/atomic_file.h"
+#include "io/atomic_file.h"
 #include "session/session.h"
 
 using namespace tessera;

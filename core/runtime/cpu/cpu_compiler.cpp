@@ -4,7 +4,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "io/atomic_file.h"
 #include "ir/error.h"
+#include "ir/fnv.h"
 #include "runtime/cpu/process.h"
 #include "runtime/cpu/temp_dir.h"
 
@@ -57,6 +59,18 @@ std::string firstLine(const std::string& text) { return text.substr(0, text.find
 
 }  // namespace
 
+std::string hostCpuIdentity() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, model, flags;
+  while (std::getline(in, line) && (model.empty() || flags.empty())) {
+    std::string name = line.substr(0, line.find(':'));
+    std::string value = line.find(':') == std::string::npos ? "" : line.substr(line.find(':') + 1);
+    if (name.rfind("model name", 0) == 0 && model.empty()) model = value;
+    if (name.rfind("flags", 0) == 0 && flags.empty()) flags = value;
+  }
+  return (model.empty() ? "unknown CPU" : model) + " flags " + fnv1a64Hex(flags);
+}
+
 std::vector<std::string> CpuCompiler::defaultFlags() {
   return {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-Wl,-z,nodelete"};
 }
@@ -93,6 +107,7 @@ CpuBuild CpuCompiler::build(const std::string& source, const std::string& name, 
   if (r.succeeded()) {
     try {
       out.library = SharedLibrary::open(dir.file("lib" + stem + ".so"));
+      out.image = readWholeFile(dir.file("lib" + stem + ".so"), int64_t(1) << 30);
       out.ok = true;  // the mapping outlives the file, so the folder can go now
     } catch (const Error& e) {  // e.g. an undefined symbol: the source is at fault, so report it like one
       out.error = "C++ kernel '" + stem + "' compiled but did not load: " + e.what();

@@ -17,6 +17,7 @@ struct CpuBuild {
   std::string log;                   // the compiler's whole output, temporary paths removed
   std::vector<std::string> command;  // argv as run
   std::shared_ptr<SharedLibrary> library;  // loaded when ok; closing the last copy unloads it
+  std::string image;                 // the shared object's bytes when ok (SharedLibrary::openImage loads them again)
   double compileMs = 0;
 };
 
@@ -28,6 +29,9 @@ struct CompilerIdentity {
   std::string flags;    // the flags, space-separated
   std::string key() const { return path + "|" + version + "|" + target + "|" + flags; }
 };
+
+// The host CPU as -march=native sees it, for cache keys: /proc/cpuinfo's model name and a hash of its flags.
+std::string hostCpuIdentity();
 
 class CpuCompiler {
  public:

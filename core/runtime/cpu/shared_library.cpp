@@ -2,7 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <fstream>
+
 #include "ir/error.h"
+#include "runtime/cpu/temp_dir.h"
 
 namespace tessera::cpu {
 
@@ -14,6 +17,17 @@ std::shared_ptr<SharedLibrary> SharedLibrary::open(const std::string& path) {
     fail("cannot load '" + path + "': " + (why ? why : "unknown dlopen error"));
   }
   return std::shared_ptr<SharedLibrary>(new SharedLibrary(handle, path));
+}
+
+std::shared_ptr<SharedLibrary> SharedLibrary::openImage(const std::string& image, const std::string& name) {
+  TempDir dir("tessera-so-");
+  std::string path = dir.file("lib" + name + ".so");
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(image.data(), std::streamsize(image.size()));
+    if (!out.flush()) fail("cannot write the shared object '" + name + "' in " + dir.path());
+  }
+  return open(path);  // the mapping outlives the file
 }
 
 SharedLibrary::~SharedLibrary() { dlclose(handle_); }

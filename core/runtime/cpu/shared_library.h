@@ -9,6 +9,9 @@ class SharedLibrary {
  public:
   // RTLD_NOW | RTLD_LOCAL; throws tessera::Error with dlerror()'s text when it cannot be loaded.
   static std::shared_ptr<SharedLibrary> open(const std::string& path);
+  // Loads a shared object from its bytes (a module cache's image): written into a private temporary folder,
+  // opened, and the folder removed. `name` (letters, digits, '_') names it in messages; throws like open().
+  static std::shared_ptr<SharedLibrary> openImage(const std::string& image, const std::string& name);
   ~SharedLibrary();
   SharedLibrary(const SharedLibrary&) = delete;
   SharedLibrary& operator=(const SharedLibrary&) = delete;

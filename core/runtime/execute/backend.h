@@ -6,6 +6,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/cancel.h"
+#include "runtime/cache/module_cache.h"
 
 namespace tessera::execute::detail {
 
@@ -13,6 +14,21 @@ struct ParamBuffer {
   void* host;
   size_t bytes;
   bool output;
+  // The graph value it holds, when the caller keeps `host` holding it for the backend's life (the executor's
+  // arena): a device backend then keeps the value's device copy and uploads it only when its copy is another
+  // value's. "" (the measurements' fresh buffers): uploaded every run.
+  std::string value;
+  // Outputs: false when no one reads `host` after the run (a device backend then leaves the value on the
+  // device, for the kernels after it).
+  bool download = true;
+};
+
+// How one kernel was built.
+struct KernelBuild {
+  std::string error;      // "" = built (and loaded, where kernels can run)
+  bool cached = false;    // the module came from the module cache: no compiler ran for it
+  double compileMs = 0;   // the compiler's time (0 for a cache hit)
+  std::string warning;    // a damaged cache entry that was compiled again, or a store that failed
 };
 
 class KernelBackend {
@@ -20,16 +36,18 @@ class KernelBackend {
   virtual ~KernelBackend() = default;
   virtual std::string device() const = 0;
   virtual std::string cannotRun() const = 0;  // empty when kernels can run here
-  // Compiles the kernels (null entries: not generated); returns one error per kernel ("" = ok).
-  virtual std::vector<std::string> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
+  // Compiles the kernels (null entries: not generated), one module each, concurrently on a bounded pool, each
+  // looked up in the module cache first; one KernelBuild per kernel.
+  virtual std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
 
-  // Asked by build (the compiler process is killed) and before every timed call of run (which throws Cancelled).
+  // Asked by build (before each module; a compiler process is killed) and before every timed call of run
+  // (which then throws Cancelled).
   CancelToken cancel;
 };
 
-std::unique_ptr<KernelBackend> makeCpuBackend();
-std::unique_ptr<KernelBackend> makeCudaBackend(const std::string& arch);
+std::unique_ptr<KernelBackend> makeCpuBackend(modcache::ModuleCache cache);
+std::unique_ptr<KernelBackend> makeCudaBackend(const std::string& arch, modcache::ModuleCache cache);
 
 }  // namespace tessera::execute::detail

@@ -1,18 +1,36 @@
-// The `cuda` backend: all kernels of a model in one NVRTC program (cubin for the device, or sm_90 without one);
-// without a GPU it still compiles and says why it cannot run.
+// The `cuda` backend: one NVRTC program per distinct kernel (module_source.h), compiled concurrently on a bounded pool (cubin for the
+// device, or sm_90 without one) or taken from the module cache; without a GPU it still compiles and says why it
+// cannot run. Device buffers live as long as the backend: one per host buffer of the executor's arena, holding
+// the value last written or uploaded there, so a value a kernel wrote stays on the device for its readers.
+#include <map>
+
 #include "ir/error.h"
+#include "runtime/cache/parallel_jobs.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/cuda_objects.h"
 #include "runtime/cuda/cuda_timing.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/module_source.h"
 
 namespace tessera::execute::detail {
 namespace {
 
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// A device copy of one host buffer, and which value it holds ("" = none known: upload before reading).
+struct Resident {
+  cuda::DeviceBuffer buffer;
+  std::string value;
+};
+
 class CudaBackend : public KernelBackend {
  public:
-  explicit CudaBackend(std::string arch) : arch_(std::move(arch)) {
+  CudaBackend(std::string arch, modcache::ModuleCache cache) : arch_(std::move(arch)), cache_(std::move(cache)) {
     avail_ = cuda::cudaAvailability();
     if (avail_.available) context_ = std::make_unique<cuda::CudaContext>(0);
     if (arch_.empty()) arch_ = avail_.available ? context_->device().arch() : "sm_90";
@@ -22,43 +40,36 @@ class CudaBackend : public KernelBackend {
   }
   std::string cannotRun() const override { return avail_.available ? "" : "CUDA cannot run here: " + avail_.reason; }
 
-  std::vector<std::string> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
+  std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
     kernels_ = kernels;
-    std::vector<std::string> errors(kernels.size());
-    functions_.assign(kernels.size(), nullptr);
-    std::vector<codegen::GeneratedKernel> all;
-    for (auto* k : kernels)
-      if (k) all.push_back(*k);
+    std::vector<KernelBuild> out(kernels.size());
+    std::vector<std::vector<char>> cubins(kernels.size());
+    std::vector<std::string> sources;
+    std::vector<size_t> owners = moduleOwners(kernels, sources);
     cuda::NvrtcCompiler nvrtc;
-    cuda::NvrtcResult r = nvrtc.compile(codegen::combineSources(all), "model.cu", {}, arch_);
-    if (r.ok) {
-      load(r, kernels, {}, errors);
-      return errors;
-    }
-    for (size_t i = 0; i < kernels.size(); ++i) {
-      if (!kernels[i]) continue;
-      cancel.check();
-      cuda::NvrtcResult one = nvrtc.compile(kernels[i]->source, kernels[i]->entry + ".cu", {}, arch_);
-      if (!one.ok) errors[i] = one.error;
-      else load(one, kernels, {i}, errors);
-    }
-    return errors;
+    std::string options = joined(nvrtc.baseOptions()), toolkit = "NVRTC " + cuda::NvrtcCompiler::version();
+    modcache::runJobs(kernels.size(), [&](size_t i) {
+      if (owners[i] != i || cancel.cancelled()) return;  // not generated, or another kernel builds its module
+      try {
+        cubins[i] = cubinOf(nvrtc, {"cubin", sources[i], options, arch_, toolkit}, kernels[i]->entry, out[i]);
+      } catch (const std::exception& e) {
+        out[i].error = e.what();
+      }
+    });
+    load(cubins, out);
+    shareBuilds(owners, out);
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (owners[i] != kNoModule && owners[i] != i) functions_[i] = functions_[owners[i]];
+    return out;
   }
 
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
     if (!avail_.available) fail(cannotRun());
-    std::vector<cuda::DeviceBuffer> buffers;
+    std::vector<cuda::DeviceBuffer> anonymous;  // this run's own buffers (params without a value)
     std::vector<cuda::DevicePtr> ptrs;
-    for (const auto& p : params) {
-      buffers.emplace_back(std::max<size_t>(p.bytes, 1));
-      if (!p.output) buffers.back().upload(p.host);
-      ptrs.push_back(buffers.back().ptr());
-    }
+    for (const auto& p : params) ptrs.push_back(deviceCopy(p, anonymous));
     const codegen::GeneratedKernel& g = *kernels_.at(index);
-    for (const auto& w : g.scratch) {  // workspaces: every element a phase reads, an earlier phase wrote
-      buffers.emplace_back(std::max<size_t>(w.bytes, 1));
-      ptrs.push_back(buffers.back().ptr());
-    }
+    for (cuda::DevicePtr w : workspaces(index, g)) ptrs.push_back(w);
     std::vector<void*> args;
     for (auto& p : ptrs) args.push_back(&p);
     int phase = 0;
@@ -74,39 +85,111 @@ class CudaBackend : public KernelBackend {
           for (phase = 0; phase < g.phases; ++phase) driver.launch(fn, cfg, args.data());
         },
         warmup, reps);
-    for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].output) buffers[i].download(params[i].host);
+    finishOutputs(params, ptrs);
     return ms;
   }
 
  private:
-  // Loads the module when a GPU is here; `only` limits which kernels it serves (empty = all).
-  void load(const cuda::NvrtcResult& r, const std::vector<const codegen::GeneratedKernel*>& kernels,
-            const std::vector<size_t>& only, std::vector<std::string>& errors) {
+  // The cubin of key.source (called `name` in messages) from the cache, else from NVRTC and stored.
+  std::vector<char> cubinOf(const cuda::NvrtcCompiler& nvrtc, const modcache::ModuleKey& key, const std::string& name,
+                            KernelBuild& b) {
+    if (std::optional<std::string> image = cache_.find(key, &b.warning)) {
+      b.cached = true;
+      return std::vector<char>(image->begin(), image->end());
+    }
+    cuda::NvrtcResult r = nvrtc.compile(key.source, name + ".cu", {}, arch_);
+    b.compileMs = r.compileMs;
+    if (!r.ok) {
+      b.error = r.error;
+      return {};
+    }
+    if (std::string why = cache_.store(key, std::string_view(r.cubin.data(), r.cubin.size())); !why.empty())
+      b.warning = why;
+    return std::move(r.cubin);
+  }
+
+  // Loads each kernel's module when a GPU is here (driver calls stay on the thread whose context is current).
+  void load(const std::vector<std::vector<char>>& cubins, std::vector<KernelBuild>& out) {
+    modules_.clear();
+    modules_.resize(cubins.size());
+    functions_.assign(cubins.size(), nullptr);
     if (!avail_.available) return;
-    try {
-      modules_.emplace_back(r.cubin);
-      for (size_t i = 0; i < kernels.size(); ++i) {
-        bool mine = only.empty() || std::find(only.begin(), only.end(), i) != only.end();
-        if (kernels[i] && mine) functions_[i] = modules_.back().function(kernels[i]->entry);
+    for (size_t i = 0; i < cubins.size(); ++i) {
+      if (cubins[i].empty() || !out[i].error.empty()) continue;
+      try {
+        modules_[i] = cuda::Module(cubins[i]);
+        functions_[i] = modules_[i].function(kModuleEntry);
+      } catch (const std::exception& e) {
+        out[i].error = e.what();
       }
-    } catch (const std::exception& e) {
-      for (size_t i : only) errors[i] = e.what();
-      if (only.empty())
-        for (size_t i = 0; i < kernels.size(); ++i) errors[i] = e.what();
     }
   }
 
+  // The device pointer for one parameter: a named value's resident copy (uploaded only when the copy holds
+  // another value), or a buffer of this run's own.
+  cuda::DevicePtr deviceCopy(const ParamBuffer& p, std::vector<cuda::DeviceBuffer>& anonymous) {
+    size_t bytes = std::max<size_t>(p.bytes, 1);
+    if (p.value.empty()) {
+      anonymous.emplace_back(bytes);
+      if (!p.output) anonymous.back().upload(p.host);
+      return anonymous.back().ptr();
+    }
+    Resident& r = resident_[p.host];
+    if (r.buffer.bytes() < bytes) {
+      r.buffer = cuda::DeviceBuffer(bytes);
+      r.value.clear();
+    }
+    if (p.output) {
+      r.value.clear();  // until the launches succeed
+    } else if (r.value != p.value) {
+      if (p.bytes) cuda::CudaDriver::get().copyToDevice(r.buffer.ptr(), p.host, p.bytes);
+      r.value = p.value;
+    }
+    return r.buffer.ptr();
+  }
+
+  // Kernel `index`'s global workspaces, allocated on its first run (every element a phase reads, an earlier
+  // phase wrote, so they need no clearing).
+  const std::vector<cuda::DevicePtr>& workspaces(size_t index, const codegen::GeneratedKernel& g) {
+    auto [it, fresh] = scratch_.try_emplace(index);
+    if (fresh) {
+      for (const auto& w : g.scratch) it->second.buffers.emplace_back(std::max<size_t>(w.bytes, 1));
+      for (const auto& b : it->second.buffers) it->second.ptrs.push_back(b.ptr());
+    }
+    return it->second.ptrs;
+  }
+
+  // After the launches: outputs the caller reads are copied to the host; named ones stay resident.
+  void finishOutputs(const std::vector<ParamBuffer>& params, const std::vector<cuda::DevicePtr>& ptrs) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (!params[i].output) continue;
+      if ((params[i].download || params[i].value.empty()) && params[i].bytes)
+        cuda::CudaDriver::get().copyToHost(params[i].host, ptrs[i], params[i].bytes);
+      if (!params[i].value.empty()) resident_[params[i].host].value = params[i].value;
+    }
+  }
+
+  struct Workspaces {
+    std::vector<cuda::DeviceBuffer> buffers;
+    std::vector<cuda::DevicePtr> ptrs;
+  };
+
+  // Declared before what lives under it, so modules and device memory go first.
   std::string arch_;
+  modcache::ModuleCache cache_;
   cuda::Availability avail_;
   std::unique_ptr<cuda::CudaContext> context_;
   std::vector<cuda::Module> modules_;
   std::vector<cuda::FunctionHandle> functions_;
   std::vector<const codegen::GeneratedKernel*> kernels_;
+  std::map<void*, Resident> resident_;     // by host address
+  std::map<size_t, Workspaces> scratch_;   // by kernel
 };
 
 }  // namespace
 
-std::unique_ptr<KernelBackend> makeCudaBackend(const std::string& arch) { return std::make_unique<CudaBackend>(arch); }
+std::unique_ptr<KernelBackend> makeCudaBackend(const std::string& arch, modcache::ModuleCache cache) {
+  return std::make_unique<CudaBackend>(arch, std::move(cache));
+}
 
 }  // namespace tessera::execute::detail

@@ -93,6 +93,36 @@ class Arena {
   std::map<std::string, size_t> lastReader_;
 };
 
+bool isGraphOutput(const Graph& g, const std::string& value) {
+  for (const Value* v : g.outputs())
+    if (v->name() == value) return true;
+  return false;
+}
+
+modcache::ModuleCache moduleCacheFor(const RunOptions& o) {
+  if (!o.moduleCache) return modcache::ModuleCache();
+  return o.moduleCacheDir.empty() ? modcache::defaultModuleCache() : modcache::ModuleCache(o.moduleCacheDir);
+}
+
+// Builds every generated kernel; what each build says goes into its report, and cache warnings into messages
+// (a cache that cannot be written says so once, not once per kernel).
+void buildKernels(detail::KernelBackend& be, const std::vector<const codegen::GeneratedKernel*>& gen, RunReport& r) {
+  std::vector<detail::KernelBuild> builds = be.build(gen);
+  bool toldNotStored = false;
+  for (size_t i = 0; i < gen.size(); ++i) {
+    if (!gen[i]) continue;
+    KernelReport& kr = r.kernels[i];
+    kr.cached = builds[i].cached;
+    kr.compileMs = builds[i].compileMs;
+    const std::string& w = builds[i].warning;
+    bool notStored = w.rfind("module not cached", 0) == 0;
+    if (!w.empty() && !(notStored && toldNotStored)) r.messages.push_back("kernel " + kr.group + ": " + w);
+    toldNotStored = toldNotStored || notStored;
+    if (!builds[i].error.empty()) kr.message = builds[i].error;
+    else kr.status = "not run";
+  }
+}
+
 size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
 
 int64_t groupFlops(const Graph& g, const kernel::KernelSpec& spec) {
@@ -132,6 +162,8 @@ void noteRounded(const kernel::Kernel& k, const KernelReport& kr, std::set<std::
 // reference's values stand in.
 void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Arena& arena, const ReferenceResult& ref,
                const RunOptions& o, const std::set<std::string>& rounded, KernelReport& kr) {
+  // Outputs nothing on the host reads (unchecked, not kept, not a graph output) may stay on the device.
+  auto hostReads = [&](const std::string& value) { return o.verify || o.keepValues || isGraphOutput(*m.graph, value); };
   const kernel::Kernel& k = m.kernels[i].kernel;
   std::vector<detail::ParamBuffer> params;
   size_t bytes = 0;
@@ -140,7 +172,7 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
     bool out = b.role == BufferRole::Output;
     void* p = out ? arena.place(b.value, bufferBytes(b), i) : arena.find(b.value);
     if (!p) fail("value '" + b.value + "' read by kernel " + k.id + " was never written");
-    params.push_back({p, bufferBytes(b), out});
+    params.push_back({p, bufferBytes(b), out, b.value, out && hostReads(b.value)});
     bytes += bufferBytes(b);
   }
   kr.ms = be.run(i, params, o.warmup, o.reps);
@@ -196,10 +228,12 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     return r;
   }
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
-  std::unique_ptr<detail::KernelBackend> be =
-      backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch) : detail::makeCpuBackend();
+  std::unique_ptr<detail::KernelBackend> be = backend == BackendKind::Cuda
+                                                  ? detail::makeCudaBackend(o.arch, moduleCacheFor(o))
+                                                  : detail::makeCpuBackend(moduleCacheFor(o));
   be->cancel = o.cancel;
   r.device = be->device();
+  auto buildStart = std::chrono::steady_clock::now();
   r.kernels.resize(m.kernels.size());
   r.generated.resize(m.kernels.size());
   std::vector<const codegen::GeneratedKernel*> gen(m.kernels.size(), nullptr);
@@ -223,13 +257,9 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       kr.message = std::string("codegen: ") + e.what();
     }
   }
-  std::vector<std::string> errors = be->build(gen);
+  buildKernels(*be, gen, r);
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
-  for (size_t i = 0; i < gen.size(); ++i) {
-    if (!gen[i]) continue;
-    if (!errors[i].empty()) r.kernels[i].message = errors[i];
-    else r.kernels[i].status = "not run";
-  }
+  r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
   for (const auto& k : r.kernels)
     if (k.status == "not compiled") r.messages.push_back("kernel " + k.group + ": " + k.message);
   r.cannotRun = be->cannotRun();
@@ -307,13 +337,14 @@ nlohmann::json RunReport::toJson() const {
     nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
                         {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
                         {"max_abs_err", k.maxAbsErr},
-                        {"status", k.status},       {"nodes", k.nodes}};
+                        {"status", k.status},       {"nodes", k.nodes},
+                        {"cached", k.cached},       {"compile_ms", k.compileMs}};
     if (!k.message.empty()) j["message"] = k.message;
     if (!k.precision.empty()) j["precision"] = k.precision;
     ks.push_back(j);
   }
   nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
-                      {"total_ms", totalMs}, {"baseline_total_ms", baselineTotalMs},
+                      {"total_ms", totalMs}, {"build_ms", buildMs}, {"baseline_total_ms", baselineTotalMs},
                       {"outputs_verified", outputsVerified}, {"messages", messages}};
   if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
   return j;

@@ -35,6 +35,10 @@ struct RunOptions {
   // Fill RunReport::values with every value the kernels read or wrote (for the tuner's measurements: the inputs
   // each kernel saw and what the model's own kernels made of them).
   bool keepValues = false;
+  // The compiled-module cache (runtime/cache/module_cache.h): false = compile every kernel; moduleCacheDir ""
+  // = <defaultCacheDir()>/modules (off when $TESSERA_MODULE_CACHE is 0 or off).
+  bool moduleCache = true;
+  std::string moduleCacheDir;
   // Asked while building, by the reference interpreter, before each kernel and each timed repetition: a
   // cancelled run throws Cancelled (a result half made is not a result).
   CancelToken cancel;
@@ -51,6 +55,8 @@ struct KernelReport {
   double maxRelErr = 0;
   double maxAbsErr = 0;  // against the reference (relative errors blow up where a relu leaves 0)
   std::string precision;  // codegen's GeneratedKernel::precision: "tf32", or "" (its dtypes' own); sets the tolerance
+  bool cached = false;    // its module came from the module cache (no compiler ran)
+  double compileMs = 0;   // the compiler's time for it (0 when cached or not generated)
   std::string status;  // "ok", "mismatch", "unchecked" (RunOptions::verify off), "not compiled", "not run", "failed"
   std::string message; // why, when not ok
 };
@@ -61,6 +67,7 @@ struct RunReport {
   std::string cannotRun;         // why not, in a few words
   std::vector<KernelReport> kernels;
   double totalMs = 0;            // sum of the kernels' medians
+  double buildMs = 0;            // wall time of generating, compiling (or loading from the cache) and loading
   double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
   bool outputsVerified = false;  // every graph output matched the reference
   std::vector<std::string> messages;  // errors and notes, one line each

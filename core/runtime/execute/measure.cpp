@@ -120,14 +120,14 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
     if (b.role == BufferRole::Temp) continue;
     if (b.role == BufferRole::Output) {
       outputs.emplace_back(b.value, Tensor(b.dtype, b.shape));
-      params.push_back({outputs.back().second.mutableBytes().data(), bytesOf(b), true});
+      params.push_back({outputs.back().second.mutableBytes().data(), bytesOf(b), true, "", true});  // fresh: no value
       continue;
     }
     auto it = values.find(b.value);
     if (it == values.end()) fail("value '" + b.value + "' read by kernel " + k.id + " has no value (the model's run did not make it)");
     inputs.emplace_back(std::max<size_t>(bytesOf(b), 1));
     std::memcpy(inputs.back().data(), it->second.bytes().data(), bytesOf(b));
-    params.push_back({inputs.back().data(), bytesOf(b), false});
+    params.push_back({inputs.back().data(), bytesOf(b), false, "", true});
   }
   t.ms = be.run(i, params, 0, 1);
   t.pruned = cutoffMs > 0 && t.ms > cutoffMs;
@@ -160,18 +160,19 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   for (const auto& v : variants)
     if (v.kernel >= m.kernels.size()) fail("measure: kernel index " + std::to_string(v.kernel) + " is out of range");
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
-  auto be = backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch) : detail::makeCpuBackend();
+  auto be = backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch, modcache::defaultModuleCache())
+                                         : detail::makeCpuBackend(modcache::defaultModuleCache());
   r.device = be->device();
   std::vector<codegen::GeneratedKernel> gen = generateAll(variants, target, r.timings);
   std::vector<const codegen::GeneratedKernel*> ptrs(variants.size(), nullptr);
   for (size_t i = 0; i < gen.size(); ++i)
     if (r.timings[i].status != "not compiled") ptrs[i] = &gen[i];
   be->cancel = o.cancel;
-  std::vector<std::string> errors = be->build(ptrs);
+  std::vector<detail::KernelBuild> builds = be->build(ptrs);
   for (size_t i = 0; i < ptrs.size(); ++i)
-    if (ptrs[i] && !errors[i].empty()) {
+    if (ptrs[i] && !builds[i].error.empty()) {
       r.timings[i].status = "not compiled";
-      r.timings[i].message = errors[i];
+      r.timings[i].message = builds[i].error;
     }
   r.cannotRun = be->cannotRun();
   if (!r.cannotRun.empty()) return r;

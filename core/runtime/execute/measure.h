@@ -1,6 +1,6 @@
 #pragma once
 // Timing scheduled variants of a model's kernels (what the tuner measures), through the same code generators
-// and backends as executeModel: all variants are built as one unit (one compiler run, or one NVRTC program).
+// and backends as executeModel: each variant is its own module, built concurrently (or found in the module cache).
 // Each variant runs on the inputs its kernel gets in one run of the model's own kernels on the backend
 // (executeModel), and is checked against the reference interpreter's outputs for the kernel's nodes on those
 // inputs, or, for a kernel the reference would take too long on (MeasureOptions::referenceLimit), against the

@@ -1,6 +1,7 @@
 #pragma once
 // Atomic file writes: a temporary file in the same folder, fsync, then rename over the target, so a reader
 // (or a crash) sees either the old file or the whole new one.
+#include <cstdint>
 #include <string>
 
 namespace tessera {

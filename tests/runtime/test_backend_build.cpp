@@ -1,0 +1,296 @@
+// The backends' builds through the module cache: one module per kernel, compiled concurrently, a second build
+// of the same kernels runs no compiler (every kernel cached), compile errors stay with their kernel, a damaged
+// entry is compiled again and replaced, concurrent builds of the same kernels are safe, kernels that differ only
+// in their names and comments share one module, and a sample model's
+// second cpu run is all cache hits with the same verified outputs. CUDA builds need NVRTC only; runs on the GPU
+// skip with the reason where there is none.
+#include <QtTest>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "frontend/model_io.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/execute/backend.h"
+#include "runtime/execute/executor.h"
+#include "runtime/execute/module_source.h"
+#include "runtime/execute/from_fusion.h"
+
+using namespace tessera;
+using namespace tessera::execute;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A cpu kernel adding `amount` to four floats (the executor's calling form: <entry>_call(void** args)).
+codegen::GeneratedKernel cpuKernel(const std::string& entry, const std::string& amount) {
+  codegen::GeneratedKernel k;
+  k.entry = entry;
+  k.source = "extern \"C\" void " + entry + "_call(void** args) {\n  float* x = static_cast<float*>(args[0]);\n" +
+             "  for (int i = 0; i < 4; ++i) x[i] += " + amount + ";\n}\n";
+  return k;
+}
+
+codegen::GeneratedKernel cudaKernel(const std::string& entry, const std::string& body) {
+  codegen::GeneratedKernel k;
+  k.entry = entry;
+  k.source = "extern \"C\" __global__ void " + entry + "(float* x) { " + body + " }\n";
+  return k;
+}
+
+std::vector<const codegen::GeneratedKernel*> pointers(const std::vector<codegen::GeneratedKernel>& ks) {
+  std::vector<const codegen::GeneratedKernel*> out;
+  for (const auto& k : ks) out.push_back(&k);
+  return out;
+}
+
+bool sameBytes(const Tensor& a, const Tensor& b) {
+  return std::equal(a.bytes().begin(), a.bytes().end(), b.bytes().begin(), b.bytes().end());
+}
+
+size_t entriesIn(const QTemporaryDir& dir) {
+  if (!fs::exists(dir.path().toStdString())) return 0;
+  size_t n = 0;
+  for (auto it = fs::directory_iterator(dir.path().toStdString()); it != fs::directory_iterator(); ++it) ++n;
+  return n;
+}
+
+// Runs cpu kernel `index` of `be` on {1, 2, 3, 4}.
+std::vector<float> runOnFour(detail::KernelBackend& be, size_t index) {
+  std::vector<float> x = {1, 2, 3, 4};
+  be.run(index, {{x.data(), sizeof(float) * 4, true, "", true}}, 0, 1);
+  return x;
+}
+
+CompiledModel sample(const std::string& name) {
+  return compileKernels(compileGraph(loadModel(std::string(TESSERA_SOURCE_DIR) + "/samples/" + name), CompileOptions{}));
+}
+
+RunOptions cachedIn(const QTemporaryDir& dir) {
+  RunOptions o;
+  o.reps = 1;
+  o.warmup = 0;
+  o.moduleCacheDir = dir.path().toStdString();
+  return o;
+}
+
+}  // namespace
+
+class TestBackendBuild : public QObject {
+  Q_OBJECT
+ private slots:
+  void cpuSecondBuildRunsNoCompiler() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("add_one", "1.0f"), cpuKernel("add_ten", "10.0f")};
+    auto first = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> a = first->build(pointers(ks));
+    for (const auto& b : a) {
+      QVERIFY2(b.error.empty(), b.error.c_str());
+      QVERIFY(!b.cached);
+      QVERIFY(b.compileMs > 0);
+    }
+    QCOMPARE(entriesIn(dir), size_t(2));
+    auto second = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> b = second->build(pointers(ks));
+    for (const auto& one : b) {
+      QVERIFY2(one.error.empty() && one.warning.empty(), (one.error + one.warning).c_str());
+      QVERIFY(one.cached);
+      QCOMPARE(one.compileMs, 0.0);
+    }
+    QCOMPARE(runOnFour(*second, 0), (std::vector<float>{2, 3, 4, 5}));  // the cached objects load and run
+    QCOMPARE(runOnFour(*second, 1), (std::vector<float>{11, 12, 13, 14}));
+  }
+
+  void cpuErrorsStayWithTheirKernel() {
+    QTemporaryDir dir;
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("good_k", "1.0f"), cpuKernel("bad_k", "undeclared")};
+    std::vector<const codegen::GeneratedKernel*> ptrs = pointers(ks);
+    ptrs.push_back(nullptr);  // not generated
+    auto be = detail::makeCpuBackend(modcache::ModuleCache(dir.path().toStdString()));
+    std::vector<detail::KernelBuild> b = be->build(ptrs);
+    QCOMPARE(b.size(), size_t(3));
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    QVERIFY2(b[1].error.find("'bad_k'") != std::string::npos && b[1].error.find("undeclared") != std::string::npos,
+             b[1].error.c_str());
+    QVERIFY(b[2].error.empty() && !b[2].cached);
+    QCOMPARE(entriesIn(dir), size_t(1));  // a failed compile stores nothing
+    QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
+  }
+
+  void cpuDamagedEntryIsCompiledAgain() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("add_one", "1.0f")};
+    detail::makeCpuBackend(cache)->build(pointers(ks));
+    QCOMPARE(entriesIn(dir), size_t(1));
+    std::string path = fs::directory_iterator(dir.path().toStdString())->path().string();
+    fs::resize_file(path, fs::file_size(path) / 2);  // truncated, as by a full disk or a killed copy
+    auto be = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    QVERIFY(!b[0].cached);
+    QVERIFY2(b[0].warning.find("ignored") != std::string::npos, b[0].warning.c_str());
+    QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
+    QVERIFY(detail::makeCpuBackend(cache)->build(pointers(ks))[0].cached);  // replaced by a whole entry
+  }
+
+  void moduleSourceDropsCommentsAndTheEntryName() {
+    codegen::GeneratedKernel k;
+    k.entry = "tessera_k1";
+    k.source = "// kernel k1, nodes: conv_7\n"
+               "extern \"C\" void tessera_k1(float* x) {  /* n4\n n6 */ x[0] = 1;  // n4\n"
+               "  tessera_k12(); tessera_k1x(); my_tessera_k1(); asm(\"a // b /* c\" ::: \"memory\"); char q = '\"';\n}\n"
+               "extern \"C\" void tessera_k1_call(void** a) { tessera_k1((float*)a[0]); }\n";
+    std::string m = detail::moduleSource(k);
+    QCOMPARE(m, std::string("\n"
+                            "extern \"C\" void tsr_module_entry(float* x) {  \n  x[0] = 1;  \n"
+                            "  tessera_k12(); tessera_k1x(); my_tessera_k1(); asm(\"a // b /* c\" ::: \"memory\"); char q = '\"';\n}\n"
+                            "extern \"C\" void tsr_module_entry_call(void** a) { tsr_module_entry((float*)a[0]); }\n"));
+    QCOMPARE(std::count(m.begin(), m.end(), '\n'), std::count(k.source.begin(), k.source.end(), '\n'));  // lines kept
+  }
+
+  void kernelsThatDifferInNameAndCommentsShareOneModule() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("add_a", "1.0f"), cpuKernel("add_b", "1.0f"),
+                                                cpuKernel("add_c", "2.0f")};
+    ks[1].source = "// kernel b, nodes: other_node\n" + ks[1].source;
+    ks[0].source = "// kernel a, nodes: some_node\n" + ks[0].source;
+    auto be = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    QVERIFY2(b[0].error.empty() && b[1].error.empty() && b[2].error.empty(), (b[0].error + b[1].error + b[2].error).c_str());
+    QVERIFY(b[0].compileMs > 0 && b[2].compileMs > 0);
+    QCOMPARE(b[1].compileMs, 0.0);  // built by add_a
+    QCOMPARE(entriesIn(dir), size_t(2));
+    QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
+    QCOMPARE(runOnFour(*be, 1), (std::vector<float>{2, 3, 4, 5}));
+    QCOMPARE(runOnFour(*be, 2), (std::vector<float>{3, 4, 5, 6}));
+  }
+
+  void concurrentBuildsOfTheSameKernels() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks;
+    for (int i = 0; i < 4; ++i) ks.push_back(cpuKernel("add_" + std::to_string(i), std::to_string(i) + ".0f"));
+    std::vector<std::vector<detail::KernelBuild>> builds(3);
+    std::vector<std::thread> threads;
+    for (auto& b : builds) threads.emplace_back([&] { b = detail::makeCpuBackend(cache)->build(pointers(ks)); });
+    for (auto& t : threads) t.join();
+    for (const auto& b : builds)
+      for (const auto& one : b) QVERIFY2(one.error.empty() && one.warning.empty(), (one.error + one.warning).c_str());
+    QCOMPARE(entriesIn(dir), ks.size());  // one whole entry per kernel, no temporary files
+    auto be = detail::makeCpuBackend(cache);
+    for (const auto& one : be->build(pointers(ks))) QVERIFY(one.cached);
+    QCOMPARE(runOnFour(*be, 3), (std::vector<float>{4, 5, 6, 7}));
+  }
+
+  void cpuSampleSecondRunIsAllCacheHits() {
+    QTemporaryDir dir;
+    CompiledModel m = sample("mlp.tsr");
+    RunReport first = executeModel(m, BackendKind::Cpu, cachedIn(dir));
+    QVERIFY2(first.outputsVerified, first.toJson().dump().c_str());
+    QVERIFY(first.buildMs > 0);
+    for (const auto& k : first.kernels) QVERIFY2(!k.cached && k.compileMs > 0, k.group.c_str());
+    QCOMPARE(entriesIn(dir), first.kernels.size());
+    RunReport second = executeModel(m, BackendKind::Cpu, cachedIn(dir));
+    QVERIFY2(second.outputsVerified, second.toJson().dump().c_str());
+    for (const auto& k : second.kernels) QVERIFY2(k.cached && k.compileMs == 0, k.group.c_str());
+    QCOMPARE(second.toJson()["kernels"][0]["cached"].get<bool>(), true);
+    QCOMPARE(second.outputs.size(), first.outputs.size());
+    for (size_t i = 0; i < first.outputs.size(); ++i) QVERIFY(sameBytes(second.outputs[i], first.outputs[i]));
+  }
+
+  void noCacheCompilesEverythingAndStoresNothing() {
+    QTemporaryDir dir;
+    RunOptions o = cachedIn(dir);
+    o.moduleCache = false;
+    RunReport r = executeModel(sample("softmax.tsr"), BackendKind::Cpu, o);
+    QVERIFY2(r.outputsVerified, r.toJson().dump().c_str());
+    for (const auto& k : r.kernels) QVERIFY(!k.cached);
+    QCOMPARE(entriesIn(dir), size_t(0));
+  }
+
+  void cudaBuildsPerKernelAndCaches() {
+    if (!TESSERA_HAVE_CUDA) QSKIP("built without CUDA: NVRTC is not linked");
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    std::vector<codegen::GeneratedKernel> ks = {cudaKernel("twice", "x[threadIdx.x] *= 2.0f;"),
+                                                cudaKernel("broken", "x[threadIdx.x] = undeclared;")};
+    std::vector<detail::KernelBuild> a = detail::makeCudaBackend("sm_90", cache)->build(pointers(ks));
+    QVERIFY2(a[0].error.empty() && !a[0].cached && a[0].compileMs > 0, a[0].error.c_str());
+    QVERIFY2(a[1].error.find("'broken.cu'") != std::string::npos && a[1].error.find("undeclared") != std::string::npos,
+             a[1].error.c_str());
+    QCOMPARE(entriesIn(dir), size_t(1));
+    std::vector<detail::KernelBuild> b = detail::makeCudaBackend("sm_90", cache)->build(pointers(ks));
+    QVERIFY(b[0].cached && b[0].compileMs == 0);
+    QVERIFY(!b[1].error.empty() && !b[1].cached);  // errors are never cached: compiled again, failing again
+    std::vector<detail::KernelBuild> c = detail::makeCudaBackend("sm_80", cache)->build(pointers(ks));
+    QVERIFY2(c[0].error.empty() && !c[0].cached, c[0].error.c_str());  // another architecture, another key
+    QCOMPARE(entriesIn(dir), size_t(2));
+  }
+
+  void cudaSampleSecondBuildIsAllCacheHits() {
+    if (!TESSERA_HAVE_CUDA) QSKIP("built without CUDA: NVRTC is not linked");
+    QTemporaryDir dir;
+    CompiledModel m = sample("resnet_basic_block.tsr");
+    RunReport first = executeModel(m, BackendKind::Cuda, cachedIn(dir));
+    RunReport second = executeModel(m, BackendKind::Cuda, cachedIn(dir));
+    QVERIFY(!first.kernels.empty());
+    for (size_t i = 0; i < first.kernels.size(); ++i) {
+      QVERIFY2(first.kernels[i].status != "not compiled", first.kernels[i].message.c_str());
+      QVERIFY(!first.kernels[i].cached && first.kernels[i].compileMs > 0);
+      QVERIFY(second.kernels[i].cached && second.kernels[i].compileMs == 0);
+    }
+    if (!cuda::cudaAvailability().available) {
+      QVERIFY(!second.ran);
+      QSKIP(("built and cached; running needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    }
+    QVERIFY2(second.outputsVerified, second.toJson().dump().c_str());
+  }
+
+  // On a GPU, or on tests/runtime's fake driver (test_backend_build_fake), which imitates the module entry as c = a + b.
+  void cudaValuesStayResidentBetweenKernels() {
+    if (!cuda::cudaAvailability().available) {
+      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
+      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    }
+    codegen::GeneratedKernel add = cudaKernel("vadd", "");
+    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
+                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
+    add.launch.block[0] = 4;
+    auto be = detail::makeCudaBackend("", modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b = be->build({&add, &add});
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    std::vector<float> a = {1, 2, 3, 4}, x = {10, 20, 30, 40}, c(4, -1), d(4, -1);
+    size_t n = sizeof(float) * 4;
+    be->run(0, {{a.data(), n, false, "a", true}, {x.data(), n, false, "x", true}, {c.data(), n, true, "c", false}}, 0, 1);
+    QCOMPARE(c, std::vector<float>(4, -1));  // not downloaded: nothing on the host reads it
+    be->run(1, {{c.data(), n, false, "c", true}, {a.data(), n, false, "a", true}, {d.data(), n, true, "d", true}}, 0, 1);
+    QCOMPARE(d, (std::vector<float>{12, 24, 36, 48}));  // c = a + x came from the device, not the host's -1s
+    c = {100, 100, 100, 100};  // the host buffer now holds another value: uploaded again
+    be->run(1, {{c.data(), n, false, "c2", true}, {a.data(), n, false, "a", true}, {d.data(), n, true, "d2", true}}, 0, 1);
+    QCOMPARE(d, (std::vector<float>{101, 102, 103, 104}));
+    std::vector<float> e(4, -1);  // buffers without a value: uploaded and downloaded every run
+    be->run(0, {{c.data(), n, false, "", true}, {a.data(), n, false, "", true}, {e.data(), n, true, "", false}}, 0, 1);
+    QCOMPARE(e, (std::vector<float>{101, 102, 103, 104}));
+  }
+
+  void cudaUncheckedRunKeepsValuesOnTheDevice() {
+    if (!cuda::cudaAvailability().available) QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    QTemporaryDir dir;
+    CompiledModel m = sample("transformer_block.tsr");
+    RunReport checked = executeModel(m, BackendKind::Cuda, cachedIn(dir));
+    RunOptions o = cachedIn(dir);
+    o.verify = false;  // only graph outputs come back to the host; the rest stay resident between kernels
+    RunReport unchecked = executeModel(m, BackendKind::Cuda, o);
+    QVERIFY2(checked.outputsVerified, checked.toJson().dump().c_str());
+    QCOMPARE(unchecked.outputs.size(), checked.outputs.size());
+    for (size_t i = 0; i < checked.outputs.size(); ++i) QVERIFY(sameBytes(unchecked.outputs[i], checked.outputs[i]));
+  }
+};
+
+QTEST_APPLESS_MAIN(TestBackendBuild)
+#include "test_backend_build.moc"
