@@ -40,6 +40,13 @@ class KernelBackend {
   virtual std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
+
+  // > 0: one run() takes about this long at most when its kernel is slow (fewer warm-ups and reps, at least one
+  // of each; runtime/timing_budget.h). 0: every warm-up and rep.
+  void setTimeBudget(double ms) { timeBudgetMs_ = ms; }
+
+ protected:
+  double timeBudgetMs_ = 0;
 };
 
 std::unique_ptr<KernelBackend> makeCpuBackend(modcache::ModuleCache cache);

@@ -67,7 +67,7 @@ class CpuBackend : public KernelBackend {
     std::vector<void*> args;
     for (const auto& p : params) args.push_back(p.host);
     auto fn = fns_.at(index);
-    return cpu::medianHostMs([&] { fn(args.data()); }, warmup, reps);
+    return cpu::medianHostMs([&] { fn(args.data()); }, warmup, reps, timeBudgetMs_);
   }
 
  private:

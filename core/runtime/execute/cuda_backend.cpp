@@ -83,7 +83,7 @@ class CudaBackend : public KernelBackend {
         [&] {
           for (phase = 0; phase < g.phases; ++phase) driver.launch(fn, cfg, args.data());
         },
-        warmup, reps);
+        warmup, reps, timeBudgetMs_);
     finishOutputs(params, ptrs);
     return ms;
   }

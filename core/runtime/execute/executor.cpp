@@ -229,6 +229,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   std::unique_ptr<detail::KernelBackend> be = backend == BackendKind::Cuda
                                                   ? detail::makeCudaBackend(o.arch, moduleCacheFor(o))
                                                   : detail::makeCpuBackend(moduleCacheFor(o));
+  be->setTimeBudget(o.kernelBudgetMs);
   r.device = be->device();
   auto buildStart = std::chrono::steady_clock::now();
   r.kernels.resize(m.kernels.size());

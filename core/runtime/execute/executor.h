@@ -38,6 +38,9 @@ struct RunOptions {
   // = <defaultCacheDir()>/modules (off when $TESSERA_MODULE_CACHE is 0 or off).
   bool moduleCache = true;
   std::string moduleCacheDir;
+  // > 0: a kernel whose warm-up and reps would take longer than this many ms gets fewer of them (at least one
+  // warm-up and one timed run), so a slow model's run costs about kernels x budget; 0: always warmup + reps.
+  double kernelBudgetMs = 0;
 };
 
 struct KernelReport {
