@@ -25,6 +25,7 @@ struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
   uint64_t seed = 0;
   int reps = 10;
+  double budgetMs = 0;
   bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false, noCache = false;
 };
 
@@ -107,6 +108,7 @@ int runCompiled(const RunArgs& args) {
   request.verify = !args.noReference;
   request.baseline = !args.noBaseline;
   request.moduleCache = !args.noCache;
+  request.kernelBudgetMs = args.budgetMs;
   const std::shared_ptr<const driver::RunStage> run = d.run(request);
   const execute::RunReport& r = run->report;
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
@@ -142,6 +144,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
       ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--reps", args->reps, "Timed repetitions per kernel (median)")->check(CLI::Range(1, 100000));
+  cmd->add_option("--budget-ms", args->budgetMs,
+                  "Time a slow kernel with fewer runs, about this many ms in all (at least one warm-up and one timed "
+                  "run; default 0: always 2 warm-ups and --reps)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");

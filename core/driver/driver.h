@@ -65,6 +65,7 @@ struct RunRequest {
   bool verify = true;    // against the reference interpreter
   bool baseline = true;  // also time the unfused graph
   bool moduleCache = true;  // the compiled-module cache (runtime/cache): false compiles every kernel
+  double kernelBudgetMs = 0;  // RunOptions::kernelBudgetMs: > 0 caps a slow kernel's warm-ups and reps
 };
 
 // The Run stage.

@@ -7,6 +7,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -64,8 +65,11 @@ std::vector<float> runOnFour(detail::KernelBackend& be, size_t index) {
   return x;
 }
 
+// $TESSERA_SAMPLES_DIR (on the GPU machine, where the source folder of the build is absent), else the source's.
 CompiledModel sample(const std::string& name) {
-  return compileKernels(compileGraph(loadModel(std::string(TESSERA_SOURCE_DIR) + "/samples/" + name), CompileOptions{}));
+  const char* dir = std::getenv("TESSERA_SAMPLES_DIR");
+  std::string samples = dir && *dir ? dir : std::string(TESSERA_SOURCE_DIR) + "/samples";
+  return compileKernels(compileGraph(loadModel(samples + "/" + name), CompileOptions{}));
 }
 
 RunOptions cachedIn(const QTemporaryDir& dir) {

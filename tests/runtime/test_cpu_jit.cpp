@@ -9,6 +9,7 @@
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cpu/cpu_timing.h"
 #include "runtime/cpu/process.h"
+#include "runtime/timing_budget.h"
 
 using namespace tessera;
 using namespace tessera::cpu;
@@ -183,6 +184,24 @@ class TestCpuJit : public QObject {
     QCOMPARE(calls, 7);
     QVERIFY(ms >= 2.0 && ms < 100.0);
     QVERIFY_THROWS_EXCEPTION(Error, medianHostMs([] {}, 0, 0));
+  }
+  void aTimeBudgetCutsASlowKernelsRuns() {
+    using runtime::callsWithin;
+    auto same = [](runtime::TimedCalls c, int warmup, int reps) { return c.warmup == warmup && c.reps == reps; };
+    QVERIFY(same(callsWithin(1000, 10, 1, 10), 1, 10));    // fits: every call
+    QVERIFY(same(callsWithin(1000, 200, 1, 10), 0, 4));    // 5 calls of 200 ms: the first and 4 timed
+    QVERIFY(same(callsWithin(1000, 2000, 1, 10), 0, 1));   // over the budget at once: one timed call still
+    QVERIFY(same(callsWithin(0, 2000, 1, 10), 1, 10));     // no budget
+    int calls = 0;
+    double ms = medianHostMs([&] {
+      ++calls;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }, 2, 10, 200);
+    QVERIFY2(calls >= 2 && calls <= 4, std::to_string(calls).c_str());  // not 12
+    QVERIFY(ms >= 50.0);
+    calls = 0;
+    medianHostMs([&] { ++calls; }, 2, 10, 200);  // a fast one keeps every call
+    QCOMPARE(calls, 12);
   }
 };
 

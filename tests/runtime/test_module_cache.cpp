@@ -1,10 +1,11 @@
 // The compiled-module cache (core/runtime/cache): a miss then a hit that runs no compiler, a change of any key
 // field misses, damaged entries (corrupt, truncated, foreign, another key's) are misses with a warning and are
-// replaced by the next store, concurrent stores of one key leave one whole entry, the size limit, the default
-// folder and its switch; and the bounded job pool.
+// replaced by the next store, concurrent stores of one key leave one whole entry, the size limit, trimming the
+// least recently used, the default folder and its switch; and the bounded job pool.
 #include <QtTest>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +183,28 @@ class TestModuleCache : public QObject {
     QVERIFY(!cache.find(sampleKey()));
     QVERIFY(cache.store(sampleKey(), std::string(100, 'x')).empty());
     QCOMPARE(cache.find(sampleKey())->size(), size_t(100));
+  }
+
+  void trimRemovesTheLeastRecentlyUsed() {
+    QTemporaryDir dir;
+    ModuleCache cache(dir.path().toStdString());
+    std::vector<ModuleKey> keys;
+    auto past = fs::file_time_type::clock::now() - std::chrono::hours(1);
+    for (int i = 0; i < 10; ++i) {
+      keys.push_back(sampleKey());
+      keys.back().source += std::to_string(i);
+      QVERIFY(cache.store(keys.back(), std::string(1000, char('a' + i))).empty());
+      fs::last_write_time(cache.pathFor(keys.back()), past + std::chrono::seconds(i));  // stored in key order
+    }
+    QVERIFY(cache.find(keys[0]));  // the oldest, used again now
+    int64_t entry = int64_t(fs::file_size(cache.pathFor(keys[0])));
+    QCOMPARE(cache.trim(100 * entry), size_t(0));  // within the limit: nothing goes
+    size_t removed = cache.trim(5 * entry);         // down to 3/4 of 5 entries: 3 stay
+    QCOMPARE(removed, size_t(7));
+    QVERIFY(cache.find(keys[0]));                   // kept: used most recently
+    QVERIFY(cache.find(keys[9]) && cache.find(keys[8]));
+    for (int i = 1; i < 8; ++i) QVERIFY(!cache.find(keys[i]));
+    QCOMPARE(ModuleCache().trim(0), size_t(0));  // disabled: nothing to do
   }
 
   void anUnwritableFolderIsReportedNotThrown() {

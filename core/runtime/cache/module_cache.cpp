@@ -1,8 +1,10 @@
 #include "runtime/cache/module_cache.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <vector>
 
 #include "io/atomic_file.h"
 #include "io/cache_dir.h"
@@ -105,7 +107,10 @@ std::optional<std::string> ModuleCache::find(const ModuleKey& key, std::string* 
   } catch (const std::exception& e) {  // unreadable, or over the size limit
     why = e.what();
   }
-  if (why.empty()) return image;
+  if (why.empty()) {
+    fs::last_write_time(path, fs::file_time_type::clock::now(), ec);  // recently used, for trim()
+    return image;
+  }
   if (warning) *warning = "module cache entry " + path + " ignored: " + why;
   return std::nullopt;
 }
@@ -128,6 +133,35 @@ std::string ModuleCache::store(const ModuleKey& key, std::string_view image) con
     return std::string("module not cached: ") + e.what();
   }
   return "";
+}
+
+size_t ModuleCache::trim(int64_t maxBytes) const {
+  if (!enabled()) return 0;
+  struct Entry {
+    fs::file_time_type used;
+    int64_t bytes;
+    fs::path path;
+  };
+  std::vector<Entry> entries;
+  int64_t total = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    Entry entry{it->last_write_time(e), int64_t(it->file_size(e)), it->path()};
+    if (e || it->path().filename().string().find(".tmp-") != std::string::npos) continue;  // gone, or being written
+    total += entry.bytes;
+    entries.push_back(std::move(entry));
+  }
+  if (total <= maxBytes) return 0;
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  size_t removed = 0;
+  for (const Entry& e : entries) {
+    if (total <= maxBytes / 4 * 3) break;
+    std::error_code gone;
+    if (fs::remove(e.path, gone)) ++removed;
+    total -= e.bytes;
+  }
+  return removed;
 }
 
 ModuleCache defaultModuleCache() {

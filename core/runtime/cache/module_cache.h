@@ -25,6 +25,7 @@ struct ModuleKey {
 class ModuleCache {
  public:
   static constexpr int64_t kMaxImageBytes = int64_t(64) << 20;
+  static constexpr int64_t kMaxTotalBytes = int64_t(2) << 30;
 
   ModuleCache() = default;  // disabled: finds nothing, stores nothing
   explicit ModuleCache(std::string dir, int64_t maxImageBytes = kMaxImageBytes);
@@ -39,6 +40,10 @@ class ModuleCache {
   // Stores `image` under `key`; returns "" or why not (a cache that cannot be written never stops a build).
   // Images over the size limit are not stored.
   std::string store(const ModuleKey& key, std::string_view image) const;
+  // Keeps the folder's entries within `maxBytes` in all: the least recently used go first (a hit refreshes an
+  // entry's time), down to three quarters of the limit. Returns how many were removed; errors are ignored (an
+  // entry another process removed, or is writing, is skipped). The backends call it after storing.
+  size_t trim(int64_t maxBytes = kMaxTotalBytes) const;
 
  private:
   std::string dir_;

@@ -6,19 +6,33 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "runtime/timing_budget.h"
 
 namespace tessera::cpu {
 
-double medianHostMs(const std::function<void()>& fn, int warmup, int reps) {
+namespace {
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+}  // namespace
+
+double medianHostMs(const std::function<void()>& fn, int warmup, int reps, double budgetMs) {
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000)
     fail("CPU timing: reps must be 1..100000 and warmup 0..100000 (got reps " + std::to_string(reps) +
          ", warmup " + std::to_string(warmup) + ")");
+  if (warmup > 0 && budgetMs > 0) {
+    auto start = std::chrono::steady_clock::now();
+    fn();
+    runtime::TimedCalls left = runtime::callsWithin(budgetMs, msSince(start), warmup - 1, reps);
+    warmup = left.warmup;
+    reps = left.reps;
+  }
   for (int i = 0; i < warmup; ++i) fn();
   std::vector<double> ms;
   for (int i = 0; i < reps; ++i) {
     auto start = std::chrono::steady_clock::now();
     fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    ms.push_back(msSince(start));
   }
   std::sort(ms.begin(), ms.end());
   size_t n = ms.size();

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "runtime/timing_budget.h"
 #include "runtime/cuda/cuda_objects.h"
 
 namespace tessera::cuda {
@@ -18,10 +19,20 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-double medianKernelMs(const std::function<void()>& launch, int warmup, int reps) {
+double medianKernelMs(const std::function<void()>& launch, int warmup, int reps, double budgetMs) {
   if (reps < 1 || reps > 100000 || warmup < 0 || warmup > 100000)
     fail("CUDA timing: reps must be 1..100000 and warmup 0..100000 (got reps " + std::to_string(reps) +
          ", warmup " + std::to_string(warmup) + ")");
+  if (warmup > 0 && budgetMs > 0) {
+    Event start, end;
+    start.record();
+    launch();
+    end.record();
+    end.synchronize();
+    runtime::TimedCalls left = runtime::callsWithin(budgetMs, Event::elapsedMs(start, end), warmup - 1, reps);
+    warmup = left.warmup;
+    reps = left.reps;
+  }
   for (int i = 0; i < warmup; ++i) launch();
   // One pair of events per launch, recorded back to back, so the host never waits between launches.
   std::vector<Event> starts(static_cast<size_t>(reps)), ends(static_cast<size_t>(reps));

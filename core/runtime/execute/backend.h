@@ -45,6 +45,12 @@ class KernelBackend {
   // Asked by build (before each module; a compiler process is killed) and before every timed call of run
   // (which then throws Cancelled).
   CancelToken cancel;
+  // > 0: one run() takes about this long at most when its kernel is slow (fewer warm-ups and reps, at least one
+  // of each; runtime/timing_budget.h). 0: every warm-up and rep.
+  void setTimeBudget(double ms) { timeBudgetMs_ = ms; }
+
+ protected:
+  double timeBudgetMs_ = 0;
 };
 
 std::unique_ptr<KernelBackend> makeCpuBackend(modcache::ModuleCache cache);

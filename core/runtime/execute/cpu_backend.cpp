@@ -1,5 +1,6 @@
 // The `cpu` backend: one shared object per distinct kernel (module_source.h), compiled by the system compiler
 // concurrently (one compiler process per hardware thread) or taken from the module cache, loaded once.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,7 @@ class CpuBackend : public KernelBackend {
       }
     });
     shareBuilds(owners, out);
+    if (std::any_of(out.begin(), out.end(), [](const KernelBuild& b) { return b.compileMs > 0; })) cache_.trim();
     for (size_t i = 0; i < kernels.size(); ++i)
       if (owners[i] != kNoModule && owners[i] != i) fns_[i] = fns_[owners[i]];
     return out;
@@ -72,7 +74,7 @@ class CpuBackend : public KernelBackend {
           cancel.check();
           fn(args.data());
         },
-        warmup, reps);
+        warmup, reps, timeBudgetMs_);
   }
 
  private:

@@ -2,6 +2,7 @@
 // device, or sm_90 without one) or taken from the module cache; without a GPU it still compiles and says why it
 // cannot run. Device buffers live as long as the backend: one per host buffer of the executor's arena, holding
 // the value last written or uploaded there, so a value a kernel wrote stays on the device for its readers.
+#include <algorithm>
 #include <map>
 
 #include "ir/error.h"
@@ -57,6 +58,7 @@ class CudaBackend : public KernelBackend {
       }
     });
     load(cubins, out);
+    if (std::any_of(out.begin(), out.end(), [](const KernelBuild& b) { return b.compileMs > 0; })) cache_.trim();
     shareBuilds(owners, out);
     for (size_t i = 0; i < kernels.size(); ++i)
       if (owners[i] != kNoModule && owners[i] != i) functions_[i] = functions_[owners[i]];
@@ -84,7 +86,7 @@ class CudaBackend : public KernelBackend {
           cancel.check();
           for (phase = 0; phase < g.phases; ++phase) driver.launch(fn, cfg, args.data());
         },
-        warmup, reps);
+        warmup, reps, timeBudgetMs_);
     finishOutputs(params, ptrs);
     return ms;
   }

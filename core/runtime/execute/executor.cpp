@@ -232,6 +232,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
                                                   ? detail::makeCudaBackend(o.arch, moduleCacheFor(o))
                                                   : detail::makeCpuBackend(moduleCacheFor(o));
   be->cancel = o.cancel;
+  be->setTimeBudget(o.kernelBudgetMs);
   r.device = be->device();
   auto buildStart = std::chrono::steady_clock::now();
   r.kernels.resize(m.kernels.size());

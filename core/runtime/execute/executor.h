@@ -42,6 +42,9 @@ struct RunOptions {
   // Asked while building, by the reference interpreter, before each kernel and each timed repetition: a
   // cancelled run throws Cancelled (a result half made is not a result).
   CancelToken cancel;
+  // > 0: a kernel whose warm-up and reps would take longer than this many ms gets fewer of them (at least one
+  // warm-up and one timed run), so a slow model's run costs about kernels x budget; 0: always warmup + reps.
+  double kernelBudgetMs = 0;
 };
 
 struct KernelReport {
