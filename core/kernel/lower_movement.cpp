@@ -103,18 +103,36 @@ Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   return result;
 }
 
+// An index from a tensor addresses memory only through a CheckedIndex (the reference's rule, one compare).
+// Without elements on the axis every index is out of range: a kernel that would read one is refused.
+void requireElements(LowerCtx& ctx, const Node& n, int64_t extent) {
+  if (extent == 0 && numElements(n.output(0)->shape()) > 0)
+    ctx.fail(n, "gathers from an axis of extent 0: every index is out of range");
+}
+
 Expr gatherExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Value* data = n.input(0);
   const Value* indices = n.input(1);
   size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), data->shape().size()));
+  int64_t extent = data->shape()[axis];
+  requireElements(ctx, n, extent);
   size_t ri = indices->shape().size();
   const std::vector<Expr>& idx = em.idx();
   std::vector<Expr> iidx(idx.begin() + long(axis), idx.begin() + long(axis + ri));
-  Expr g = Cast::make(DType::I64, Load::make(ctx.inputBuffer.at(indices), indices->dtype(), iidx));
-  Expr wrapped = Select::make(Binary::make(BinaryOp::Lt, g, intImm(0)), add(g, intImm(data->shape()[axis])), g);
   std::vector<Expr> didx(idx.begin(), idx.begin() + long(axis));
-  didx.push_back(wrapped);
+  didx.push_back(ctx.checkedIndexAt(n, 1, iidx, int64_t(axis), extent));
   didx.insert(didx.end(), idx.begin() + long(axis + ri), idx.end());
+  return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
+}
+
+// out[c] = data[c with c[axis] = indices[c]]: the output has the indices' shape, no larger than data's.
+Expr gatherElementsExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const Value* data = n.input(0);
+  size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), data->shape().size()));
+  int64_t extent = data->shape()[axis];
+  requireElements(ctx, n, extent);
+  std::vector<Expr> didx = em.idx();
+  didx[axis] = ctx.checkedIndexAt(n, 1, em.idx(), int64_t(axis), extent);
   return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
 }
 
@@ -125,7 +143,7 @@ Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
   return sub.value(v);
 }
 
-// Ops whose inputs feed a select (Concat) or an index (Gather) read them straight from memory.
+// Ops whose inputs feed a select (Concat) or an index (Gather, GatherElements) read them straight from memory.
 void requireExternal(LowerCtx& ctx, const Node& n) {
   for (const Value* v : n.inputs())
     if (v && ctx.produced(v)) ctx.fail(n, "input '" + v->name() + "' is computed inside the group; it must come from memory");
@@ -138,10 +156,11 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Transpose") return valueAt(em, x, transposeIndex(n, x->shape(), em.idx()));
   if (op == "Expand") return valueAt(em, x, broadcastIndex(x->shape(), out, em.idx()));
   if (op == "Tile") return valueAt(em, x, tileIndex(x->shape(), em.idx()));
-  if (op == "Slice" || op == "Concat" || op == "Gather") requireExternal(ctx, n);
+  if (op == "Slice" || op == "Concat" || op == "Gather" || op == "GatherElements") requireExternal(ctx, n);
   if (op == "Slice") return sliceExpr(ctx, n, em);
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
+  if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
   return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "frontend/model_io.h"
+#include "ir/error.h"
 #include "kernel/interpret.h"
 #include "kernel/templates.h"
 #include "runtime/reference/compare.h"
@@ -161,6 +162,41 @@ class TestKernelSemantics : public QObject {
     qInfo() << agreed << "schedules agreed with the reference," << refused << "refused";
     QCOMPARE(refused, expectedRefusals);
     QVERIFY(agreed > 1200);
+  }
+  // An index out of range (1e9, 5, -5 for an axis of 4; 9 in GatherElements) stops the kernel interpreter with
+  // the reference interpreter's message, lowered as is and scheduled; a valid -1 agrees with the reference.
+  void indexOutOfRangeSaysWhatTheReferenceSays() {
+    for (const char* op : {"Gather", "GatherElements"}) {
+      bool elements = std::string(op) == "GatherElements";
+      GraphBuilder b("gather");
+      Value* d = b.input("data", {DType::F32, {4, 3}});
+      Value* idx = b.input("idx", {DType::I64, elements ? Shape{2, 3} : Shape{3}});
+      b.output(b.op(op, {d, idx}, {{"axis", int64_t(0)}}, "g"));
+      Case c{b.finish(), {"g0", "data-movement", {"g"}}};
+      Tensor data = filled(DType::F32, {4, 3}, 1.5);
+      for (double bad : {1e9, 5.0, -5.0, -1.0}) {
+        std::vector<double> v = elements ? std::vector<double>{0, 1, 2, 3, bad, 0} : std::vector<double>{0, bad, 2};
+        Tensor t = Tensor::fromDoubles(DType::I64, elements ? Shape{2, 3} : Shape{3}, v);
+        std::string want;
+        try {
+          runReference(c.graph, {data, t});
+        } catch (const Error& e) {
+          want = e.what();
+        }
+        QCOMPARE(want.empty(), bad == -1.0);
+        for (bool scheduled : {false, true}) {
+          Kernel k = lower(c);
+          if (scheduled) applyDefaultSchedule(k);
+          std::string got;
+          try {
+            interpretKernel(k, {&data, &t});
+          } catch (const Error& e) {
+            got = e.what();
+          }
+          QCOMPARE(got, want);
+        }
+      }
+    }
   }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";

@@ -12,6 +12,8 @@ struct ParamBuffer {
   void* host;
   size_t bytes;
   bool output;
+  // The kernel's error record (index_record.h), an output whose zeroed contents go in too.
+  bool record = false;
 };
 
 class KernelBackend {

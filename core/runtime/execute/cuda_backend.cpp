@@ -50,7 +50,7 @@ class CudaBackend : public KernelBackend {
     std::vector<cuda::DevicePtr> ptrs;
     for (const auto& p : params) {
       buffers.emplace_back(std::max<size_t>(p.bytes, 1));
-      if (!p.output) buffers.back().upload(p.host);
+      if (!p.output || p.record) buffers.back().upload(p.host);
       ptrs.push_back(buffers.back().ptr());
     }
     const codegen::GeneratedKernel& g = *kernels_.at(index);
