@@ -11,6 +11,7 @@
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
+#include "runtime/execute/measure.h"
 #include "runtime/reference/interpreter.h"
 #include "gemm_fixture.h"
 
@@ -179,6 +180,25 @@ class TestIndexChecks : public QObject {
     execute::RunReport r = execute::executeModel(e, execute::BackendKind::Cpu, o);
     QVERIFY2(r.outputsVerified, messages(r).c_str());
     QCOMPARE(r.outputs[0].getDouble(2), 11.5);  // y[0, 2] = data[3, 2]
+  }
+
+  // The tuner's measurements run generated code without the whole-graph reference: on an axis of 2, random
+  // indices (0..3) fail the variant with the same words, through the reference of its nodes or its own record.
+  void tunerMeasurementsFailCleanly() {
+    execute::CompiledModel m = gatherModel("8", "Gather", "2,3");
+    std::string want = referenceError(*m.graph, randomInputs(*m.graph, 0));
+    QVERIFY2(want.find("node 'g' (Gather): input 1 ('idx') holds ") == 0, want.c_str());
+    execute::MeasureReport r = execute::measureVariants(m, {{0, m.kernels[0].kernel.clone()}}, execute::BackendKind::Cpu, {});
+    QCOMPARE(r.timings.size(), size_t(1));
+    QCOMPARE(r.timings[0].status, std::string("failed"));
+    QVERIFY2(r.timings[0].message.find(want) != std::string::npos, r.timings[0].message.c_str());
+    // Compared with the model's own kernel instead of the reference: the variant runs, and its record fails it.
+    execute::MeasureOptions o;
+    o.referenceLimit = 0;
+    r = execute::measureVariants(m, {{0, m.kernels[0].kernel.clone()}}, execute::BackendKind::Cpu, o);
+    QCOMPARE(r.expected[0], execute::Expected::Model);
+    QCOMPARE(r.timings[0].status, std::string("failed"));
+    QCOMPARE(r.timings[0].message, want);
   }
 
   void cudaRunsFailCleanly() {
