@@ -53,7 +53,8 @@ std::string LowerCtx::newAccumulator(BlockStmt& block, DType t, Expr init, const
   return name;
 }
 
-Expr LowerCtx::checkedIndexAt(const Node& n, size_t input, const std::vector<Expr>& at, int64_t axis, int64_t extent) {
+Expr LowerCtx::checkedIndexAt(const Node& n, size_t input, Expr value, const std::vector<Expr>& at, int64_t axis,
+                              int64_t extent) {
   const Value* v = n.input(input);
   auto same = [&](const IndexCheck& c) { return c.node == n.id() && c.input == input; };
   auto it = std::find_if(k.indexChecks.begin(), k.indexChecks.end(), same);
@@ -64,8 +65,7 @@ Expr LowerCtx::checkedIndexAt(const Node& n, size_t input, const std::vector<Exp
   std::vector<int64_t> strides = stridesOf(v->shape());
   Expr position = intImm(0);
   for (size_t d = 0; d < at.size(); ++d) position = add(position, mul(at[d], intImm(strides[d])));
-  Expr load = Load::make(inputBuffer.at(v), v->dtype(), at);
-  return CheckedIndex::make(load, extent, int(it - k.indexChecks.begin()), position);
+  return CheckedIndex::make(std::move(value), extent, int(it - k.indexChecks.begin()), position);
 }
 
 Emitter::Emitter(LowerCtx& ctx, Shape domain, std::vector<Expr> idx, BlockStmt& out, Emitter* parent)

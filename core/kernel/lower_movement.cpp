@@ -69,6 +69,13 @@ int64_t normalizeAxisOf(LowerCtx& ctx, const Node& n, int64_t axis, size_t rank)
   return axis;
 }
 
+// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
+// (a pointwise prologue, another data-movement op) are computed there.
+Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
+  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
+  return sub.value(v);
+}
+
 Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Shape& in = n.input(0)->shape();
   auto starts = constantInts(n.input(1));
@@ -83,7 +90,13 @@ Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
     s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
     idx[size_t(axis)] = add(intImm(s), mul(idx[size_t(axis)], intImm(step)));
   }
-  return Load::make(ctx.inputBuffer.at(n.input(0)), n.input(0)->dtype(), idx);
+  return valueAt(em, n.input(0), idx);
+}
+
+// i clamped into 0..extent-1 (selects: the generators' integer max and min want operands of one C type).
+Expr clampIndex(const Expr& i, int64_t extent) {
+  Expr upper = Select::make(Binary::make(BinaryOp::Lt, i, intImm(extent)), i, intImm(extent - 1));
+  return Select::make(Binary::make(BinaryOp::Lt, i, intImm(0)), intImm(0), upper);
 }
 
 Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
@@ -93,10 +106,19 @@ Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, load)
   for (const Value* v : n.inputs()) {
     std::vector<Expr> idx = em.idx();
+    int64_t extent = v->shape()[axis];
     idx[axis] = sub(idx[axis], intImm(offset));
-    offset += v->shape()[axis];
-    arms.push_back({intImm(offset), Load::make(ctx.inputBuffer.at(v), v->dtype(), idx)});
+    offset += extent;
+    if (!ctx.produced(v)) {  // a load under the select: read only for the arm taken
+      arms.push_back({intImm(offset), Load::make(ctx.inputBuffer.at(v), v->dtype(), idx)});
+    } else if (extent > 0) {
+      // Made inside the group (an index chain): its statements run before the select picks an arm, so each
+      // computes at an index clamped into its own range and none reads outside its buffers.
+      idx[axis] = clampIndex(idx[axis], extent);
+      arms.push_back({intImm(offset), valueAt(em, v, idx)});
+    }
   }
+  if (arms.empty()) return Cast::make(n.output(0)->dtype(), intImm(0));  // every input empty: nothing to produce
   result = arms.back().second;
   for (size_t i = arms.size() - 1; i-- > 0;)
     result = Select::make(Binary::make(BinaryOp::Lt, em.idx()[axis], arms[i].first), arms[i].second, result);
@@ -120,9 +142,9 @@ Expr gatherExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const std::vector<Expr>& idx = em.idx();
   std::vector<Expr> iidx(idx.begin() + long(axis), idx.begin() + long(axis + ri));
   std::vector<Expr> didx(idx.begin(), idx.begin() + long(axis));
-  didx.push_back(ctx.checkedIndexAt(n, 1, iidx, int64_t(axis), extent));
+  didx.push_back(ctx.checkedIndexAt(n, 1, valueAt(em, indices, iidx), iidx, int64_t(axis), extent));
   didx.insert(didx.end(), idx.begin() + long(axis + ri), idx.end());
-  return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
+  return valueAt(em, data, didx);  // in range: a producer in the group computes there safely
 }
 
 // out[c] = data[c with c[axis] = indices[c]]: the output has the indices' shape, no larger than data's.
@@ -132,21 +154,8 @@ Expr gatherElementsExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   int64_t extent = data->shape()[axis];
   requireElements(ctx, n, extent);
   std::vector<Expr> didx = em.idx();
-  didx[axis] = ctx.checkedIndexAt(n, 1, em.idx(), int64_t(axis), extent);
-  return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
-}
-
-// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
-// (a pointwise prologue, another data-movement op) are computed there.
-Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
-  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
-  return sub.value(v);
-}
-
-// Ops whose inputs feed a select (Concat) or an index (Gather, GatherElements) read them straight from memory.
-void requireExternal(LowerCtx& ctx, const Node& n) {
-  for (const Value* v : n.inputs())
-    if (v && ctx.produced(v)) ctx.fail(n, "input '" + v->name() + "' is computed inside the group; it must come from memory");
+  didx[axis] = ctx.checkedIndexAt(n, 1, valueAt(em, n.input(1), em.idx()), em.idx(), int64_t(axis), extent);
+  return valueAt(em, data, didx);
 }
 
 Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
@@ -156,12 +165,13 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Transpose") return valueAt(em, x, transposeIndex(n, x->shape(), em.idx()));
   if (op == "Expand") return valueAt(em, x, broadcastIndex(x->shape(), out, em.idx()));
   if (op == "Tile") return valueAt(em, x, tileIndex(x->shape(), em.idx()));
-  if (op == "Slice" || op == "Concat" || op == "Gather" || op == "GatherElements") requireExternal(ctx, n);
   if (op == "Slice") return sliceExpr(ctx, n, em);
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
   if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
-  return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze")
+    return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));
+  ctx.fail(n, "not supported in a data-movement kernel");  // Pad, ...: fusion may chain them to the ops above
 }
 
 // Every data-movement node of the group computes its outputs by mapping indices onto its input.

@@ -198,6 +198,30 @@ class TestKernelSemantics : public QObject {
       }
     }
   }
+  // Fusion's index-chain rule puts movement ops that feed Slice, Concat, Gather and GatherElements in their
+  // group (RotaryEmbedding's expanded form does): the lowering computes those inputs in place (Concat's arms at
+  // clamped indices, a gather's data at its checked index) and agrees with the reference.
+  void indexChainsIntoSliceConcatGather() {
+    GraphBuilder b("chains");
+    Value* x = b.input("x", {DType::F32, {2, 4, 6}});
+    Value* pos = b.input("pos", {DType::I64, {2, 3}});
+    Value* xt = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "t");          // [4, 2, 6]
+    Value* sl = b.op("Slice", {xt, b.ints("s0", {1}), b.ints("s1", {6}), b.ints("ax", {2}), b.ints("st", {2})}, {}, "slice");
+    Value* cat = b.op("Concat", {xt, sl}, {{"axis", int64_t(2)}}, "cat");                         // [4, 2, 9]
+    Value* flat = b.op("Reshape", {pos, b.ints("shape", {6})}, {}, "flat");
+    Value* g = b.op("Gather", {cat, flat}, {{"axis", int64_t(0)}}, "gather");                     // [6, 2, 9]
+    Value* ids = b.op("Transpose", {g}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "t2");         // [2, 6, 9]
+    std::vector<double> ei = {0, 1, 2, 3, -1, -4, 3, 2, 1, 0, -2, -3};
+    Value* e = b.op("GatherElements", {cat, b.constant("ei", Tensor::fromDoubles(DType::I64, {2, 2, 3}, ei))},
+                    {{"axis", int64_t(0)}}, "ge");
+    b.output(ids);
+    b.output(e);
+    Graph graph = b.finish();
+    Case c{std::move(graph), {"g0", "data-movement", {"t", "slice", "cat", "flat", "gather", "t2", "ge"}}};
+    check(c);
+    std::string text = printKernel(lower(c));
+    QVERIFY2(has(text, "select(s0_2 - 6 < 0, 0, select(s0_2 - 6 < 3, s0_2 - 6, 2))"), text.c_str());  // a clamped arm
+  }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";
     if (!std::filesystem::exists(dir)) QSKIP("no samples folder");
