@@ -138,8 +138,9 @@ struct Cast : ExprNode {
 // -extent..extent-1 are valid and a negative one counts from the end; the node's value is the index wrapped
 // into [0, extent). Outside the rule, generated code writes the kernel's error record (first error wins) and
 // takes 0, so no access leaves its buffer; the interpreter throws. `check` indexes Kernel::indexChecks (which
-// node and input); `position` (i64, loads-free arithmetic of loop variables) is the element's flat offset in
-// the index tensor, only for the message. One compare a use (docs/kernel-ir.md, Index checks).
+// node and input); `position` (i64) is the element's flat offset in the index tensor, only for the message
+// (arithmetic of loop variables, or of another check's index where gathers chain). One compare a use
+// (docs/kernel-ir.md, Index checks).
 struct CheckedIndex : ExprNode {
   Expr value, position;
   int64_t extent = 0;

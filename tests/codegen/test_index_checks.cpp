@@ -201,9 +201,9 @@ class TestIndexChecks : public QObject {
     QCOMPARE(r.timings[0].message, want);
   }
 
-  // Movement ops fused in front of Slice, Concat and Gather (fusion's index chains, as in RotaryEmbedding's
-  // expanded form) were refused by the lowering ("computed inside the group"): now one kernel, NVRTC compiles
-  // it and the cpu runs it verified.
+  // Movement ops fused in front of Slice, Concat and Gather (fusion's index chains, as in the expanded ONNX
+  // Attention with past and present) were refused by the lowering ("computed inside the group"): now one
+  // kernel, NVRTC compiles it and the cpu runs it verified.
   void indexChainsCompileAndRun() {
     std::string text =
         "graph rope {\n  input %x: f32[2,4,8]\n  input %pos: i64[2,2]\n  const %s0: i64[1] = [0]\n"
@@ -219,6 +219,22 @@ class TestIndexChecks : public QObject {
     QVERIFY2(r.ok, r.error.c_str());
     execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, once());
     QVERIFY2(run.outputsVerified, messages(run).c_str());
+
+    // A gather of a gather: one kernel, the inner index checked inside the outer one's index; a bad outer
+    // index fails it with the reference's words.
+    std::string twice = "graph gg {\n  input %d: f32[4,5]\n  input %i1: i64[3,2]\n  input %i2: i64[2]\n"
+                        "  node a = Gather(%d, %i1) {axis=1} -> %x\n  node b = Gather(%x, %i2) {axis=1} -> %y\n"
+                        "  output %y\n}\n";
+    m = execute::compileKernels(compileGraph(parseTsr(twice), CompileOptions{}), nullptr);
+    QCOMPARE(m.kernels.size(), size_t(1));
+    QCOMPARE(m.kernels[0].kernel.indexChecks.size(), size_t(2));
+    std::vector<Tensor> in = {Tensor::fromDoubles(DType::F32, {4, 5}, std::vector<double>(20, 1.0)),
+                              Tensor::fromDoubles(DType::I64, {3, 2}, std::vector<double>{0, 1, 2, 3, 4, -5}),
+                              Tensor::fromDoubles(DType::I64, {2}, std::vector<double>{-3, 3})};
+    std::string want = referenceError(*m.graph, in);
+    QVERIFY2(want.find("node 'b' (Gather): input 1 ('i2') holds 3 at [1], out of range for axis 1 of extent 3") == 0,
+             want.c_str());
+    expectFailure(m, execute::BackendKind::Cpu, in, want);
   }
 
   void cudaRunsFailCleanly() {
