@@ -103,7 +103,7 @@ Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), n.output(0)->shape().size()));
   Expr result;
   int64_t offset = 0;
-  std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, load)
+  std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, value)
   for (const Value* v : n.inputs()) {
     std::vector<Expr> idx = em.idx();
     int64_t extent = v->shape()[axis];
