@@ -116,6 +116,13 @@ int runCompiled(const RunArgs& args) {
   else printReport(r);
   if (!args.outputDir.empty() && r.ran) saveDataSet(*d.compiled()->graph, inputs, r.outputs, args.outputDir);
   if (!r.ran) return r.cannotRun.empty() ? 1 : 0;
+  // A kernel that failed while running (an index out of range, a launch error) fails the run, with or without
+  // the reference: its outputs are not the model's.
+  for (const auto& k : r.kernels)
+    if (k.status == "failed") {
+      std::fprintf(stderr, "error: kernel %s failed: %s\n", k.group.c_str(), k.message.c_str());
+      return 1;
+    }
   return args.check && !r.outputsVerified ? 1 : 0;
 }
 

@@ -117,6 +117,9 @@ std::string ExprPrinter::print(const Expr& e) const {
       return binary(n);
     } else if constexpr (std::is_same_v<N, Select>) {
       return std::string("(") + print(n.cond) + " ? " + print(n.t) + " : " + print(n.f) + ")";
+    } else if constexpr (std::is_same_v<N, CheckedIndex>) {  // prelude.cpp
+      return "tsr_index(tsr_err, " + std::to_string(n.check) + ", " + print(n.value) + ", " + std::to_string(n.extent) +
+             ", " + print(n.position) + ")";
     } else {
       return cast(n);
     }

@@ -13,6 +13,8 @@ namespace tessera::codegen {
 
 enum class Target { Cuda, Cpu };
 
+inline constexpr size_t kErrorRecordWords = 4;
+
 struct LaunchDims {
   unsigned grid[3] = {1, 1, 1};
   unsigned block[3] = {1, 1, 1};
@@ -29,6 +31,10 @@ struct GeneratedKernel {
   // Source map: lineNodes[n] = node ids of line n+1 (empty for lines that stand for no statement).
   std::vector<std::vector<std::string>> lineNodes;
   std::vector<std::string> params;  // parameter buffer names in order (inputs then outputs)
+  // The kernel's index checks (kernel::CheckedIndex). When there are any, the function takes an error record
+  // after the outputs (before CUDA's workspaces; on the CPU, args[params.size()]): kErrorRecordWords int64
+  // words the caller zeroes, which the first index out of range sets to [check + 1, index, extent, position].
+  std::vector<kernel::IndexCheck> indexChecks;
   // CUDA: global workspaces (kernel buffers in global memory that hold no graph value: the partials of a row
   // split over blocks), passed after the outputs, in this order; the backend allocates them. The CPU form
   // allocates its own.

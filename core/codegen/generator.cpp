@@ -99,25 +99,33 @@ void Generator::signature() {
          out_.entry + "(");
   else
     line("extern \"C\" void " + out_.entry + "(");
+  std::string restrict_ = target_ == Target::Cuda ? "__restrict__" : "__restrict";
+  std::vector<std::string> decls;  // each parameter with its comment, in order
+  for (const Buffer* b : params) {
+    out_.params.push_back(b->name);
+    std::string cst = b->role == BufferRole::Input ? "const " : "";
+    decls.push_back(cst + storageType(b->dtype, target_) + "* " + restrict_ + " " + identifier(b->name) + "\t  // " +
+                    std::string(dtypeName(b->dtype)) + shapeToString(b->shape) + " " + sanitizeComment(b->value));
+  }
+  if (!k_.indexChecks.empty()) {  // written by tsr_index (prelude.cpp) when an index is out of range
+    out_.indexChecks = k_.indexChecks;
+    decls.push_back(indexType(target_) + "* " + restrict_ + " tsr_err\t  // error record of the index checks: " +
+                    "check + 1, index, extent, position");
+  }
   if (target_ == Target::Cuda)  // workspaces come from the backend on the GPU; the CPU form allocates its own
     for (const Buffer& b : k_.buffers)
       if (b.role == BufferRole::Temp && b.scope == MemScope::Global) {
-        params.push_back(&b);
         out_.scratch.push_back({b.name, size_t(numElements(b.shape)) * dtypeSize(b.dtype)});
+        decls.push_back(storageType(b.dtype, target_) + "* " + restrict_ + " " + identifier(b.name) + "\t  // " +
+                        std::string(dtypeName(b.dtype)) + shapeToString(b.shape) + " workspace");
       }
-  std::string restrict_ = target_ == Target::Cuda ? "__restrict__" : "__restrict";
-  std::string phase = target_ == Target::Cuda && phaseCount() > 1 ? "const int tsr_phase" : "";
-  for (size_t i = 0; i < params.size(); ++i) {
-    const Buffer& b = *params[i];
-    if (b.role != BufferRole::Temp) out_.params.push_back(b.name);
-    std::string cst = b.role == BufferRole::Input ? "const " : "";
-    std::string sep = i + 1 < params.size() || !phase.empty() ? "," : ") {";
-    std::string what = b.role == BufferRole::Temp ? "workspace" : sanitizeComment(b.value);
-    line("    " + cst + storageType(b.dtype, target_) + "* " + restrict_ + " " + identifier(b.name) + sep +
-         "  // " + std::string(dtypeName(b.dtype)) + shapeToString(b.shape) + " " + what);
+  if (target_ == Target::Cuda && phaseCount() > 1) decls.push_back("const int tsr_phase\t  // launched once per phase, in order");
+  for (size_t i = 0; i < decls.size(); ++i) {
+    size_t tab = decls[i].find('\t');
+    std::string sep = i + 1 < decls.size() ? "," : ") {";
+    line("    " + decls[i].substr(0, tab) + sep + decls[i].substr(tab + 1));
   }
-  if (!phase.empty()) line("    " + phase + ") {  // launched once per phase, in order");
-  else if (params.empty()) line(") {");
+  if (decls.empty()) line(") {");
 }
 
 // A uniform entry point for the host: every parameter is a pointer, passed in order through an array.
@@ -129,6 +137,7 @@ void Generator::callWrapper() {
     std::string cst = b.role == BufferRole::Input ? "const " : "";
     call += (i ? ", " : "") + std::string("(") + cst + storageType(b.dtype, target_) + "*)args[" + std::to_string(i) + "]";
   }
+  if (!out_.indexChecks.empty()) call += std::string(out_.params.empty() ? "" : ", ") + "(int64_t*)args[" + std::to_string(out_.params.size()) + "]";
   line(call + ");");
   line("}");
 }

@@ -44,6 +44,16 @@ __device__ __forceinline__ long long tsr_ftoi(double v) {
   if (v <= -9.2233720368547758e18) return -9223372036854775807LL - 1;
   return (long long)v;
 }
+// An index read from a tensor, checked against ONNX's range -n..n-1 (a negative one counts from the end): the
+// index in [0, n), or 0 after recording the kernel's first failure as [check + 1, index, n, position].
+__device__ __forceinline__ long long tsr_index(long long* err, int check, long long v, long long n, long long pos) {
+  const long long w = v < 0 ? v + n : v;
+  if ((unsigned long long)w < (unsigned long long)n) return w;
+  if (atomicCAS((unsigned long long*)err, 0ull, (unsigned long long)check + 1ull) == 0ull) {
+    err[1] = v; err[2] = n; err[3] = pos;
+  }
+  return 0;
+}
 )";
   return s;
 }
@@ -64,6 +74,18 @@ static inline int64_t tsr_ftoi(double v) {
   if (v >= 9.2233720368547758e18) return INT64_MAX;
   if (v <= -9.2233720368547758e18) return INT64_MIN;
   return (int64_t)v;
+}
+// An index read from a tensor, checked against ONNX's range -n..n-1 (a negative one counts from the end): the
+// index in [0, n), or 0 after recording the kernel's first failure (OpenMP threads race for it) as
+// [check + 1, index, n, position].
+static inline int64_t tsr_index(int64_t* err, int check, int64_t v, int64_t n, int64_t pos) {
+  const int64_t w = v < 0 ? v + n : v;
+  if (__builtin_expect((uint64_t)w < (uint64_t)n, 1)) return w;
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(err, &none, (int64_t)check + 1, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    err[1] = v; err[2] = n; err[3] = pos;
+  }
+  return 0;
 }
 // IEEE half and bfloat16 bits to and from float, rounding to nearest even.
 static inline float tsr_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }

@@ -214,6 +214,9 @@ class Planner {
       exprLoads(static_cast<const Unary&>(*e).a, conditional, stmt);
     } else if (e->kind == ExprKind::Cast) {
       exprLoads(static_cast<const Cast&>(*e).a, conditional, stmt);
+    } else if (e->kind == ExprKind::CheckedIndex) {  // the position is computed only on an error
+      exprLoads(static_cast<const CheckedIndex&>(*e).value, conditional, stmt);
+      exprLoads(static_cast<const CheckedIndex&>(*e).position, true, stmt);
     }
   }
 

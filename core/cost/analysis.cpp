@@ -34,6 +34,7 @@ Interval range(const Expr& e, const std::map<std::string, Interval>& vars, Inter
       return it == vars.end() ? Interval{0, 0} : it->second;
     }
     case ExprKind::Cast: return sub(static_cast<const Cast&>(*e).a);
+    case ExprKind::CheckedIndex: return {0, static_cast<const CheckedIndex&>(*e).extent - 1};
     case ExprKind::Select: {
       const auto& s = static_cast<const Select&>(*e);
       Interval a = sub(s.t), b = sub(s.f);

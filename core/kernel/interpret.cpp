@@ -139,6 +139,15 @@ class Interpreter {
     }
     double operator()(const Select& n) const { return in.eval(n.cond) != 0 ? in.eval(n.t) : in.eval(n.f); }
     double operator()(const Cast& n) const { return roundTo(n.dtype, in.eval(n.a)); }
+    double operator()(const CheckedIndex& n) const {
+      int64_t i = int64_t(in.eval(n.value));
+      if (i < -n.extent || i >= n.extent) {
+        if (n.check < 0 || size_t(n.check) >= in.k_.indexChecks.size())
+          fail("kernel '" + in.k_.id + "': index check " + std::to_string(n.check) + " is not in the kernel's list");
+        fail(indexCheckError(in.k_.indexChecks[size_t(n.check)], i, int64_t(in.eval(n.position))));
+      }
+      return double(i < 0 ? i + n.extent : i);
+    }
   };
 
   double& slot(const std::string& name, const std::vector<Expr>& indices) {

@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "kernel/visit.h"
+#include "ops/op_support.h"
 
 namespace tessera::kernel {
 
@@ -183,6 +184,15 @@ Expr Cast::make(DType to, Expr a) {
   return n;
 }
 
+Expr CheckedIndex::make(Expr value, int64_t extent, int check, Expr position) {
+  auto n = node<CheckedIndex>(ExprKind::CheckedIndex, DType::I64);
+  n->value = Cast::make(DType::I64, std::move(value));
+  n->position = std::move(position);
+  n->extent = extent;
+  n->check = check;
+  return n;
+}
+
 Expr intImm(int64_t v) { return IntImm::make(v); }
 Expr var(const std::string& name) { return Var::make(name, DType::I64); }
 bool isConst(const Expr& e, int64_t v) {
@@ -338,6 +348,10 @@ Buffer* Kernel::findBuffer(const std::string& name) {
   for (Buffer& b : buffers)
     if (b.name == name) return &b;
   return nullptr;
+}
+
+std::string indexCheckError(const IndexCheck& c, int64_t index, int64_t position) {
+  return ops::nodeMessage(c.node, c.op, ops::indexOutOfRange(c.input, c.value, c.indexShape, position, index, c.axis, c.extent));
 }
 
 Kernel Kernel::clone() const {

@@ -76,7 +76,8 @@ std::string_view reduceOpName(ReduceOp op);
 
 // ---------------------------------------------------------------- expressions
 
-#define TESSERA_KERNEL_EXPRS(X) X(IntImm) X(FloatImm) X(Var) X(Load) X(Unary) X(Binary) X(Select) X(Cast)
+#define TESSERA_KERNEL_EXPRS(X) \
+  X(IntImm) X(FloatImm) X(Var) X(Load) X(Unary) X(Binary) X(Select) X(Cast) X(CheckedIndex)
 
 enum class ExprKind : uint8_t {
 #define X(K) K,
@@ -132,6 +133,19 @@ struct Select : ExprNode {
 struct Cast : ExprNode {
   Expr a;
   static Expr make(DType to, Expr a);  // returns `a` when it already has type `to`
+};
+// An index read from a tensor (Gather's indices), checked before it addresses memory. ONNX's rule:
+// -extent..extent-1 are valid and a negative one counts from the end; the node's value is the index wrapped
+// into [0, extent). Outside the rule, generated code writes the kernel's error record (first error wins) and
+// takes 0, so no access leaves its buffer; the interpreter throws. `check` indexes Kernel::indexChecks (which
+// node and input); `position` (i64) is the element's flat offset in the index tensor, only for the message
+// (arithmetic of loop variables, or of another check's index where gathers chain). One compare a use
+// (docs/kernel-ir.md, Index checks).
+struct CheckedIndex : ExprNode {
+  Expr value, position;
+  int64_t extent = 0;
+  int check = 0;
+  static Expr make(Expr value, int64_t extent, int check, Expr position);
 };
 
 // Folding builders used by lowering and by the primitives (so printed indices stay short).
@@ -290,6 +304,18 @@ struct Buffer {
   bool cacheByIteration = false;
 };
 
+// What a CheckedIndex checks: the node and input its index comes from, for the error's message.
+struct IndexCheck {
+  std::string node, op;  // the graph node's id and op
+  size_t input = 0;      // which input of the node holds the indices
+  std::string value;     // the graph value of that input
+  Shape indexShape;      // its shape (a flat position becomes [i, j, ...])
+  int64_t axis = 0, extent = 0;
+};
+// "node 'g' (Gather): input 1 ('idx') holds 5 at [2], out of range for axis 0 of extent 4 (-4..3 are valid)":
+// the reference interpreter's words for the same input (ops::indexOutOfRange).
+std::string indexCheckError(const IndexCheck& c, int64_t index, int64_t position);
+
 struct Kernel {
   std::string id;     // the group id
   std::string kind;   // pointwise, reduction, gemm, conv, pool, data-movement
@@ -297,6 +323,7 @@ struct Kernel {
   std::vector<Buffer> buffers;       // inputs and outputs first, in order, then temps and caches
   Stmt body;
   std::map<std::string, int64_t> params;  // template parameters (set_param)
+  std::vector<IndexCheck> indexChecks;    // CheckedIndex::check indexes it
 
   const Buffer* findBuffer(const std::string& name) const;
   Buffer* findBuffer(const std::string& name);

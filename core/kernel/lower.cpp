@@ -12,7 +12,8 @@ bool isPoolOp(const std::string& op) {
 }
 bool isDataMovementOp(const std::string& op) {
   return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "Split" || op == "Tile";
+         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "GatherElements" || op == "Split" ||
+         op == "Tile";
 }
 
 // The node that decides the kernel's structure, and the kind it gives.

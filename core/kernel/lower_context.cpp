@@ -1,5 +1,6 @@
 #include "kernel/lower_context.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
@@ -50,6 +51,21 @@ std::string LowerCtx::newAccumulator(BlockStmt& block, DType t, Expr init, const
   block.stmts.push_back(alloc);
   block.stmts.push_back(store);
   return name;
+}
+
+Expr LowerCtx::checkedIndexAt(const Node& n, size_t input, Expr value, const std::vector<Expr>& at, int64_t axis,
+                              int64_t extent) {
+  const Value* v = n.input(input);
+  auto same = [&](const IndexCheck& c) { return c.node == n.id() && c.input == input; };
+  auto it = std::find_if(k.indexChecks.begin(), k.indexChecks.end(), same);
+  if (it == k.indexChecks.end()) {
+    k.indexChecks.push_back({n.id(), n.op(), input, v->name(), v->shape(), axis, extent});
+    it = k.indexChecks.end() - 1;
+  }
+  std::vector<int64_t> strides = stridesOf(v->shape());
+  Expr position = intImm(0);
+  for (size_t d = 0; d < at.size(); ++d) position = add(position, mul(at[d], intImm(strides[d])));
+  return CheckedIndex::make(std::move(value), extent, int(it - k.indexChecks.begin()), position);
 }
 
 Emitter::Emitter(LowerCtx& ctx, Shape domain, std::vector<Expr> idx, BlockStmt& out, Emitter* parent)

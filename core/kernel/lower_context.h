@@ -33,6 +33,10 @@ struct LowerCtx {
   [[noreturn]] void fail(const Node& n, const std::string& message) const;
   // Declares a register buffer of one element and its Allocate + initializing Store in `block`.
   std::string newAccumulator(BlockStmt& block, DType t, Expr init, const std::string& provenance);
+  // `value`, what the index input `input` of `n` holds at `at`, checked (CheckedIndex) as an index into an axis
+  // of `extent`: what every data-dependent address is made of. One Kernel::indexChecks entry per node and input.
+  Expr checkedIndexAt(const Node& n, size_t input, Expr value, const std::vector<Expr>& at, int64_t axis,
+                      int64_t extent);
 };
 
 // Emits the Compute statements that produce graph values at one point of the iteration domain.

@@ -69,6 +69,13 @@ int64_t normalizeAxisOf(LowerCtx& ctx, const Node& n, int64_t axis, size_t rank)
   return axis;
 }
 
+// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
+// (a pointwise prologue, another data-movement op) are computed there.
+Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
+  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
+  return sub.value(v);
+}
+
 Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Shape& in = n.input(0)->shape();
   auto starts = constantInts(n.input(1));
@@ -83,52 +90,72 @@ Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
     s = step > 0 ? std::clamp<int64_t>(s, 0, dim) : std::clamp<int64_t>(s, 0, dim - 1);
     idx[size_t(axis)] = add(intImm(s), mul(idx[size_t(axis)], intImm(step)));
   }
-  return Load::make(ctx.inputBuffer.at(n.input(0)), n.input(0)->dtype(), idx);
+  return valueAt(em, n.input(0), idx);
+}
+
+// i clamped into 0..extent-1 (selects: the generators' integer max and min want operands of one C type).
+Expr clampIndex(const Expr& i, int64_t extent) {
+  Expr upper = Select::make(Binary::make(BinaryOp::Lt, i, intImm(extent)), i, intImm(extent - 1));
+  return Select::make(Binary::make(BinaryOp::Lt, i, intImm(0)), intImm(0), upper);
 }
 
 Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), n.output(0)->shape().size()));
   Expr result;
   int64_t offset = 0;
-  std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, load)
+  std::vector<std::pair<Expr, Expr>> arms;  // (upper bound, value)
   for (const Value* v : n.inputs()) {
     std::vector<Expr> idx = em.idx();
+    int64_t extent = v->shape()[axis];
     idx[axis] = sub(idx[axis], intImm(offset));
-    offset += v->shape()[axis];
-    arms.push_back({intImm(offset), Load::make(ctx.inputBuffer.at(v), v->dtype(), idx)});
+    offset += extent;
+    if (!ctx.produced(v)) {  // a load under the select: read only for the arm taken
+      arms.push_back({intImm(offset), Load::make(ctx.inputBuffer.at(v), v->dtype(), idx)});
+    } else if (extent > 0) {
+      // Made inside the group (an index chain): its statements run before the select picks an arm, so each
+      // computes at an index clamped into its own range and none reads outside its buffers.
+      idx[axis] = clampIndex(idx[axis], extent);
+      arms.push_back({intImm(offset), valueAt(em, v, idx)});
+    }
   }
+  if (arms.empty()) return Cast::make(n.output(0)->dtype(), intImm(0));  // every input empty: nothing to produce
   result = arms.back().second;
   for (size_t i = arms.size() - 1; i-- > 0;)
     result = Select::make(Binary::make(BinaryOp::Lt, em.idx()[axis], arms[i].first), arms[i].second, result);
   return result;
 }
 
+// An index from a tensor addresses memory only through a CheckedIndex (the reference's rule, one compare).
+// Without elements on the axis every index is out of range: a kernel that would read one is refused.
+void requireElements(LowerCtx& ctx, const Node& n, int64_t extent) {
+  if (extent == 0 && numElements(n.output(0)->shape()) > 0)
+    ctx.fail(n, "gathers from an axis of extent 0: every index is out of range");
+}
+
 Expr gatherExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Value* data = n.input(0);
   const Value* indices = n.input(1);
   size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), data->shape().size()));
+  int64_t extent = data->shape()[axis];
+  requireElements(ctx, n, extent);
   size_t ri = indices->shape().size();
   const std::vector<Expr>& idx = em.idx();
   std::vector<Expr> iidx(idx.begin() + long(axis), idx.begin() + long(axis + ri));
-  Expr g = Cast::make(DType::I64, Load::make(ctx.inputBuffer.at(indices), indices->dtype(), iidx));
-  Expr wrapped = Select::make(Binary::make(BinaryOp::Lt, g, intImm(0)), add(g, intImm(data->shape()[axis])), g);
   std::vector<Expr> didx(idx.begin(), idx.begin() + long(axis));
-  didx.push_back(wrapped);
+  didx.push_back(ctx.checkedIndexAt(n, 1, valueAt(em, indices, iidx), iidx, int64_t(axis), extent));
   didx.insert(didx.end(), idx.begin() + long(axis + ri), idx.end());
-  return Load::make(ctx.inputBuffer.at(data), data->dtype(), didx);
+  return valueAt(em, data, didx);  // in range: a producer in the group computes there safely
 }
 
-// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
-// (a pointwise prologue, another data-movement op) are computed there.
-Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
-  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
-  return sub.value(v);
-}
-
-// Ops whose inputs feed a select (Concat) or an index (Gather) read them straight from memory.
-void requireExternal(LowerCtx& ctx, const Node& n) {
-  for (const Value* v : n.inputs())
-    if (v && ctx.produced(v)) ctx.fail(n, "input '" + v->name() + "' is computed inside the group; it must come from memory");
+// out[c] = data[c with c[axis] = indices[c]]: the output has the indices' shape, no larger than data's.
+Expr gatherElementsExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const Value* data = n.input(0);
+  size_t axis = size_t(normalizeAxisOf(ctx, n, n.attrInt("axis", 0), data->shape().size()));
+  int64_t extent = data->shape()[axis];
+  requireElements(ctx, n, extent);
+  std::vector<Expr> didx = em.idx();
+  didx[axis] = ctx.checkedIndexAt(n, 1, valueAt(em, n.input(1), em.idx()), em.idx(), int64_t(axis), extent);
+  return valueAt(em, data, didx);
 }
 
 Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
@@ -138,11 +165,13 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Transpose") return valueAt(em, x, transposeIndex(n, x->shape(), em.idx()));
   if (op == "Expand") return valueAt(em, x, broadcastIndex(x->shape(), out, em.idx()));
   if (op == "Tile") return valueAt(em, x, tileIndex(x->shape(), em.idx()));
-  if (op == "Slice" || op == "Concat" || op == "Gather") requireExternal(ctx, n);
   if (op == "Slice") return sliceExpr(ctx, n, em);
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
-  return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));  // Reshape, Flatten, Squeeze, Unsqueeze
+  if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze")
+    return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));
+  ctx.fail(n, "not supported in a data-movement kernel");  // Pad, ...: fusion may chain them to the ops above
 }
 
 // Every data-movement node of the group computes its outputs by mapping indices onto its input.

@@ -80,6 +80,9 @@ struct ExprPrinter {
   std::string operator()(const Cast& n) const {
     return std::string(dtypeName(n.dtype)) + "(" + bare(n.a) + ")";
   }
+  std::string operator()(const CheckedIndex& n) const {
+    return "checked(" + bare(n.value) + ", " + std::to_string(n.extent) + ")";
+  }
 };
 
 std::string provenance(const StmtNode& s) {

@@ -60,6 +60,8 @@ bool readUnderSelect(const Expr& e, const std::string& buffer, bool underArm = f
       found = readUnderSelect(n.a, buffer, underArm);
     } else if constexpr (std::is_same_v<N, Binary>) {
       found = readUnderSelect(n.a, buffer, underArm) || readUnderSelect(n.b, buffer, underArm);
+    } else if constexpr (std::is_same_v<N, CheckedIndex>) {  // the position is read only on an error
+      found = readUnderSelect(n.value, buffer, underArm) || readUnderSelect(n.position, buffer, true);
     }
   });
   return found;

@@ -1,10 +1,25 @@
 #include "kernel/template_util.h"
 
+#include <set>
+
 #include "kernel/visit.h"
 
 namespace tessera::kernel::templ {
 
-// Transposes: the innermost output loop is not the input's innermost index.
+// Loads whose values are addresses (a CheckedIndex's operand, Gather's indices), not data the kernel moves.
+std::set<const ExprNode*> indexReads(const Expr& e) {
+  std::set<const ExprNode*> out;
+  walkExpr(e, [&](const ExprNode& n) {
+    if (n.kind != ExprKind::CheckedIndex) return;
+    walkExpr(static_cast<const CheckedIndex&>(n).value, [&](const ExprNode& l) {
+      if (l.kind == ExprKind::Load) out.insert(&l);
+    });
+  });
+  return out;
+}
+
+// Transposes: the innermost output loop is not the input's innermost index (a gather's 2-D indices, read once
+// per row, are not).
 bool isTransposeLike(Kernel& k) {
   if (k.kind != "data-movement") return false;
   std::vector<std::string> loops = outerChain(k);
@@ -12,8 +27,9 @@ bool isTransposeLike(Kernel& k) {
   bool transposed = false;
   walk(k.body, [&](StmtNode& n) {
     if (n.kind != StmtKind::Compute) return;
+    std::set<const ExprNode*> addresses = indexReads(static_cast<ComputeStmt&>(n).value);
     walkExpr(static_cast<ComputeStmt&>(n).value, [&](const ExprNode& e) {
-      if (e.kind != ExprKind::Load) return;
+      if (e.kind != ExprKind::Load || addresses.count(&e)) return;
       const auto& idx = static_cast<const Load&>(e).indices;
       if (idx.size() >= 2 && !usesVar(idx.back(), loops.back()) && usesVar(idx.back(), loops[loops.size() - 2]))
         transposed = true;

@@ -70,6 +70,10 @@ struct ExprRebuilder {
     Expr a = mapExpr(n.a, f);
     return a == n.a ? self : Cast::make(n.dtype, a);
   }
+  Expr operator()(const CheckedIndex& n) const {
+    Expr v = mapExpr(n.value, f), p = mapExpr(n.position, f);
+    return v == n.value && p == n.position ? self : CheckedIndex::make(v, n.extent, n.check, p);
+  }
   Expr operator()(const ExprNode&) const { return self; }
 };
 

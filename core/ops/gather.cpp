@@ -16,13 +16,14 @@ int64_t gatherAxis(const Node& node, int64_t rank) {
   return *n;
 }
 
-// Index values checked against [-extent, extent) and made non-negative.
-std::vector<int64_t> checkedIndices(const Node& node, const Tensor& indices, int64_t extent) {
+// Index values (input 1) checked against [-extent, extent) and made non-negative; the first bad one in
+// row-major order is the error (generated kernels say the same through indexOutOfRange).
+std::vector<int64_t> checkedIndices(const Node& node, const Tensor& indices, int64_t axis, int64_t extent) {
   std::vector<int64_t> v = indices.toInts();
-  for (int64_t& i : v) {
+  for (size_t k = 0; k < v.size(); ++k) {
+    int64_t& i = v[k];
     if (i < -extent || i >= extent)
-      failNode(node, "index " + std::to_string(i) + " is out of range for an axis of extent " +
-                         std::to_string(extent));
+      failNode(node, indexOutOfRange(1, node.input(1)->name(), indices.shape(), int64_t(k), i, axis, extent));
     if (i < 0) i += extent;
   }
   return v;
@@ -48,7 +49,7 @@ std::vector<Tensor> evalGather(const Node& node, const std::vector<const Tensor*
                                const std::vector<TensorType>& types) {
   const Shape& data = in[0]->shape();
   int64_t axis = gatherAxis(node, int64_t(data.size())), extent = data[size_t(axis)];
-  std::vector<int64_t> idx = checkedIndices(node, *in[1], extent);
+  std::vector<int64_t> idx = checkedIndices(node, *in[1], axis, extent);
   int64_t outer = numElements(Shape(data.begin(), data.begin() + axis));
   size_t block = size_t(numElements(Shape(data.begin() + axis + 1, data.end()))) * dtypeSize(types[0].dtype);
   Tensor out(types[0].dtype, types[0].shape);
@@ -84,7 +85,7 @@ std::vector<Tensor> evalGatherElements(const Node& node, const std::vector<const
   const Shape& data = in[0]->shape();
   const Shape& shape = types[0].shape;
   size_t axis = size_t(gatherAxis(node, int64_t(data.size()))), esize = dtypeSize(types[0].dtype);
-  std::vector<int64_t> idx = checkedIndices(node, *in[1], data[axis]), strides = stridesOf(data);
+  std::vector<int64_t> idx = checkedIndices(node, *in[1], int64_t(axis), data[axis]), strides = stridesOf(data);
   Tensor out(types[0].dtype, shape);
   std::byte* dst = out.mutableBytes().data();
   const std::byte* src = in[0]->bytes().data();

@@ -9,8 +9,24 @@
 
 namespace tessera::ops {
 
-void failNode(const Node& node, const std::string& message) {
-  fail("node '" + node.id() + "' (" + node.op() + "): " + message);
+void failNode(const Node& node, const std::string& message) { fail(nodeMessage(node.id(), node.op(), message)); }
+
+std::string nodeMessage(const std::string& id, const std::string& op, const std::string& message) {
+  return "node '" + id + "' (" + op + "): " + message;
+}
+
+std::string indexOutOfRange(size_t input, const std::string& value, const Shape& indexShape, int64_t position,
+                            int64_t index, int64_t axis, int64_t extent) {
+  std::string at;
+  for (size_t d = indexShape.size(); d-- > 0;) {  // the flat position as one index per dimension
+    int64_t n = std::max<int64_t>(indexShape[d], 1);
+    at = std::to_string(position % n) + (at.empty() ? "" : ", ") + at;
+    position /= n;
+  }
+  std::string where = indexShape.empty() ? "" : " at [" + at + "]";
+  return "input " + std::to_string(input) + " ('" + value + "') holds " + std::to_string(index) + where +
+         ", out of range for axis " + std::to_string(axis) + " of extent " + std::to_string(extent) + " (" +
+         std::to_string(-extent) + ".." + std::to_string(extent - 1) + " are valid)";
 }
 
 std::string intsToString(const std::vector<int64_t>& v) {

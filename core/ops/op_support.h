@@ -55,6 +55,13 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code);
 
 // "node 'id' (Op): message" as an Error, the same form InferContext::error produces.
 [[noreturn]] void failNode(const Node& node, const std::string& message);
+// That text without the throw, for code that knows a node by its id and op (a kernel's index checks).
+std::string nodeMessage(const std::string& id, const std::string& op, const std::string& message);
+// An index read from a tensor outside ONNX's range -extent..extent-1: "input 1 ('idx') holds 5 at [0, 2], out of
+// range for axis 0 of extent 4 (-4..3 are valid)"; `position` is the element's flat offset in the index tensor.
+// The reference, the kernel interpreter and a generated kernel's error record all say it through this function.
+std::string indexOutOfRange(size_t input, const std::string& value, const Shape& indexShape, int64_t position,
+                            int64_t index, int64_t axis, int64_t extent);
 // As normalizedAxis, for the reference semantics (inference has checked it; this guards against edited graphs).
 int64_t evalAxis(const Node& node, int64_t axis, int64_t rank);
 // Throws naming the node unless `t` has type `want` (eval results must match the inferred types).

@@ -129,6 +129,42 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("\"outputs_verified\": false"), qPrintable(r.out));
     QCOMPARE(cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--check", "--no-reference"}).code, 2);
   }
+  // The bug report's one-node Gather, fed 1e9, 5 and -5 for an axis of 4: the generated kernel's check fails the
+  // run (exit 1 with one line naming node, position and value, not SIGSEGV or a time); with the reference the
+  // reference says the same (exit 2); a valid -1 runs.
+  void gatherIndexOutOfRangeFailsTheRun() {
+    QString model = writeFile("gather.tsr", "graph g {\n  input %data: f32[4,3]\n  input %idx: i64[3]\n"
+                                            "  node g = Gather(%data, %idx) {axis=0} -> %y\n  output %y\n}\n");
+    QString in = dir_.filePath("gather_in");
+    QCOMPARE(cli({"run", model, "--output", in}).code, 0);  // input_0.pb: data
+    for (qint64 v : {qint64(1000000000), qint64(5), qint64(-5), qint64(-1)}) {
+      onnx::TensorProto t;
+      t.set_name("idx");
+      t.set_data_type(onnx::TensorProto::INT64);
+      t.add_dims(3);
+      for (qint64 x : {qint64(0), v, qint64(2)}) t.add_int64_data(x);
+      QFile f(in + "/input_1.pb");
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      f.write(QByteArray::fromStdString(t.SerializeAsString()));
+      f.close();
+      QString what = QString("node 'g' (Gather): input 1 ('idx') holds %1 at [1], out of range for axis 0 of extent 4").arg(v);
+      Result r = cli({"run", model, "--backend", "cpu", "--inputs", in, "--no-reference", "--no-baseline", "--reps", "1"});
+      Result ref = cli({"run", model, "--backend", "cpu", "--inputs", in, "--no-baseline", "--reps", "1"});
+      if (v == -1) {
+        QCOMPARE(r.code, 0);
+        QCOMPARE(ref.code, 0);
+        QVERIFY2(ref.out.contains("outputs verified"), qPrintable(ref.out + ref.err));
+        continue;
+      }
+      QCOMPARE(r.code, 1);
+      QCOMPARE(lines(r.err), 1);
+      QVERIFY2(r.err.startsWith("error: kernel k0 failed: " + what), qPrintable(r.err));
+      QVERIFY2(r.out.contains("failed"), qPrintable(r.out));
+      QCOMPARE(ref.code, 2);
+      QCOMPARE(lines(ref.err), 1);
+      QVERIFY2(ref.err.startsWith("error: " + what), qPrintable(ref.err));
+    }
+  }
   void kernelsAfterAnUnloweredGroupStillRun() {
     // ArgMax has no lowering: its group is not compiled, and the reference's values stand in for every value
     // its nodes produce, so the gemm and the reduction after it run and verify.

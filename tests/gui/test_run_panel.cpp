@@ -175,6 +175,31 @@ class TestRunPanel : public QObject {
     QCOMPARE(w.graphView()->overlayTexts().size(), w.controller()->compile()->fusion->groups.size());
   }
 
+  // A Gather over an axis of 2 fed the window's random indices (0..3): the run fails and the panel's summary
+  // says which node, input position and value, in the reference's words (the generated kernel's check says
+  // the same when no reference runs: tests/codegen/test_index_checks.cpp).
+  void indexOutOfRangeIsShown() {
+    QTemporaryDir dir;
+    QString path = dir.filePath("gather.tsr");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("graph g {\n  input %data: f32[2,3]\n  input %idx: i64[8]\n  node g = Gather(%data, %idx) {axis=0} -> %y\n"
+            "  output %y\n}\n");
+    f.close();
+    MainWindow w;
+    w.show();
+    auto* panel = w.findChild<RunPanel*>();
+    w.openModel(path);
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(waitForRun(runs, nullptr));
+    QVERIFY(!runs->lastRun()->error.isEmpty());
+    QVERIFY2(panel->summary().contains("node 'g' (Gather): input 1 ('idx') holds "), qPrintable(panel->summary()));
+    QVERIFY2(panel->summary().contains("out of range for axis 0 of extent 2 (-2..1 are valid)"), qPrintable(panel->summary()));
+  }
+
   void tunedRunSurvivesASession() {
     // Override, tune on cpu (which runs the kept schedules), save; a fresh window reopens the same groups,
     // schedules, tune report and last run, as saved (nothing re-measured).

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "frontend/model_io.h"
+#include "ir/error.h"
 #include "kernel/interpret.h"
 #include "kernel/templates.h"
 #include "runtime/reference/compare.h"
@@ -161,6 +162,65 @@ class TestKernelSemantics : public QObject {
     qInfo() << agreed << "schedules agreed with the reference," << refused << "refused";
     QCOMPARE(refused, expectedRefusals);
     QVERIFY(agreed > 1200);
+  }
+  // An index out of range (1e9, 5, -5 for an axis of 4; 9 in GatherElements) stops the kernel interpreter with
+  // the reference interpreter's message, lowered as is and scheduled; a valid -1 agrees with the reference.
+  void indexOutOfRangeSaysWhatTheReferenceSays() {
+    for (const char* op : {"Gather", "GatherElements"}) {
+      bool elements = std::string(op) == "GatherElements";
+      GraphBuilder b("gather");
+      Value* d = b.input("data", {DType::F32, {4, 3}});
+      Value* idx = b.input("idx", {DType::I64, elements ? Shape{2, 3} : Shape{3}});
+      b.output(b.op(op, {d, idx}, {{"axis", int64_t(0)}}, "g"));
+      Case c{b.finish(), {"g0", "data-movement", {"g"}}};
+      Tensor data = filled(DType::F32, {4, 3}, 1.5);
+      for (double bad : {1e9, 5.0, -5.0, -1.0}) {
+        std::vector<double> v = elements ? std::vector<double>{0, 1, 2, 3, bad, 0} : std::vector<double>{0, bad, 2};
+        Tensor t = Tensor::fromDoubles(DType::I64, elements ? Shape{2, 3} : Shape{3}, v);
+        std::string want;
+        try {
+          runReference(c.graph, {data, t});
+        } catch (const Error& e) {
+          want = e.what();
+        }
+        QCOMPARE(want.empty(), bad == -1.0);
+        for (bool scheduled : {false, true}) {
+          Kernel k = lower(c);
+          if (scheduled) applyDefaultSchedule(k);
+          std::string got;
+          try {
+            interpretKernel(k, {&data, &t});
+          } catch (const Error& e) {
+            got = e.what();
+          }
+          QCOMPARE(got, want);
+        }
+      }
+    }
+  }
+  // Fusion's index-chain rule puts movement ops that feed Slice, Concat, Gather and GatherElements in their
+  // group (RotaryEmbedding's expanded form does): the lowering computes those inputs in place (Concat's arms at
+  // clamped indices, a gather's data at its checked index) and agrees with the reference.
+  void indexChainsIntoSliceConcatGather() {
+    GraphBuilder b("chains");
+    Value* x = b.input("x", {DType::F32, {2, 4, 6}});
+    Value* pos = b.input("pos", {DType::I64, {2, 3}});
+    Value* xt = b.op("Transpose", {x}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "t");          // [4, 2, 6]
+    Value* sl = b.op("Slice", {xt, b.ints("s0", {1}), b.ints("s1", {6}), b.ints("ax", {2}), b.ints("st", {2})}, {}, "slice");
+    Value* cat = b.op("Concat", {xt, sl}, {{"axis", int64_t(2)}}, "cat");                         // [4, 2, 9]
+    Value* flat = b.op("Reshape", {pos, b.ints("shape", {6})}, {}, "flat");
+    Value* g = b.op("Gather", {cat, flat}, {{"axis", int64_t(0)}}, "gather");                     // [6, 2, 9]
+    Value* ids = b.op("Transpose", {g}, {{"perm", std::vector<int64_t>{1, 0, 2}}}, "t2");         // [2, 6, 9]
+    std::vector<double> ei = {0, 1, 2, 3, -1, -4, 3, 2, 1, 0, -2, -3};
+    Value* e = b.op("GatherElements", {cat, b.constant("ei", Tensor::fromDoubles(DType::I64, {2, 2, 3}, ei))},
+                    {{"axis", int64_t(0)}}, "ge");
+    b.output(ids);
+    b.output(e);
+    Graph graph = b.finish();
+    Case c{std::move(graph), {"g0", "data-movement", {"t", "slice", "cat", "flat", "gather", "t2", "ge"}}};
+    check(c);
+    std::string text = printKernel(lower(c));
+    QVERIFY2(has(text, "select(s0_2 - 6 < 0, 0, select(s0_2 - 6 < 3, s0_2 - 6, 2))"), text.c_str());  // a clamped arm
   }
   void everyNodeOfEverySample() {
     std::filesystem::path dir = std::filesystem::path(TESSERA_SOURCE_DIR) / "samples";

@@ -21,6 +21,8 @@ struct ParamBuffer {
   // Outputs: false when no one reads `host` after the run (a device backend then leaves the value on the
   // device, for the kernels after it).
   bool download = true;
+  // The kernel's error record (index_record.h), an output whose zeroed contents go in too.
+  bool record = false;
 };
 
 // How one kernel was built.

@@ -133,7 +133,7 @@ class CudaBackend : public KernelBackend {
     size_t bytes = std::max<size_t>(p.bytes, 1);
     if (p.value.empty()) {
       anonymous.emplace_back(bytes);
-      if (!p.output) anonymous.back().upload(p.host);
+      if (!p.output || p.record) anonymous.back().upload(p.host);
       return anonymous.back().ptr();
     }
     Resident& r = resident_[p.host];

@@ -10,6 +10,7 @@
 #include "ops/stats.h"
 #include "passes/plan_memory.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/index_record.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -161,7 +162,8 @@ void noteRounded(const kernel::Kernel& k, const KernelReport& kr, std::set<std::
 // Runs one kernel, times it and checks its outputs (at tf32's tolerance for values in `rounded`); on failure the
 // reference's values stand in.
 void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Arena& arena, const ReferenceResult& ref,
-               const RunOptions& o, const std::set<std::string>& rounded, KernelReport& kr) {
+               const RunOptions& o, const std::set<std::string>& rounded, const codegen::GeneratedKernel& gen,
+               KernelReport& kr) {
   // Outputs nothing on the host reads (unchecked, not kept, not a graph output) may stay on the device.
   auto hostReads = [&](const std::string& value) { return o.verify || o.keepValues || isGraphOutput(*m.graph, value); };
   const kernel::Kernel& k = m.kernels[i].kernel;
@@ -175,7 +177,10 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
     params.push_back({p, bufferBytes(b), out, b.value, out && hostReads(b.value)});
     bytes += bufferBytes(b);
   }
+  detail::IndexRecord record(gen);
+  record.appendTo(params);
   kr.ms = be.run(i, params, o.warmup, o.reps);
+  record.throwIfSet();  // an index out of range: the kernel failed (its accesses were kept inside the buffers)
   double s = std::max(kr.ms, 1e-6) / 1e3;
   kr.gbps = static_cast<double>(bytes) / s / 1e9;
   kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
@@ -285,7 +290,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     if (kr.status == "not run") {
       try {
         noteRounded(m.kernels[i].kernel, kr, rounded);
-        runKernel(*be, i, m, arena, ref, o, rounded, kr);
+        runKernel(*be, i, m, arena, ref, o, rounded, r.generated[i], kr);
         r.totalMs += kr.ms;
         ran = true;
       } catch (const Cancelled&) {

@@ -7,6 +7,7 @@
 #include "ir/error.h"
 #include "ops/stats.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/index_record.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -110,8 +111,9 @@ void fillMissing(const CompiledModel& m, size_t k, ValueMap& values) {
 }
 
 // Runs variant i on its kernel's inputs from `values` and compares its outputs with `expected`.
-void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, const ValueMap& values,
-                const Expectation& expected, const MeasureOptions& o, double cutoffMs, VariantTiming& t) {
+void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, const codegen::GeneratedKernel& gen,
+                const ValueMap& values, const Expectation& expected, const MeasureOptions& o, double cutoffMs,
+                VariantTiming& t) {
   if (expected.from == Expected::Nothing) fail(expected.error.empty() ? "nothing to compare with" : expected.error);
   std::vector<std::vector<std::byte>> inputs;
   std::vector<std::pair<std::string, Tensor>> outputs;  // written in place by the backend (no copy to compare)
@@ -129,7 +131,10 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
     std::memcpy(inputs.back().data(), it->second.bytes().data(), bytesOf(b));
     params.push_back({inputs.back().data(), bytesOf(b), false, "", true});
   }
+  detail::IndexRecord record(gen);
+  record.appendTo(params);
   t.ms = be.run(i, params, 0, 1);
+  record.throwIfSet();  // an index out of range: the variant failed
   t.pruned = cutoffMs > 0 && t.ms > cutoffMs;
   if (!t.pruned) t.ms = be.run(i, params, std::max(0, o.warmup - 1), o.reps);
   t.verified = true;
@@ -208,7 +213,7 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
     }
     if (t.status == "not run") {
       try {
-        runVariant(*be, i, variants[i].scheduled, values, expected[variants[i].kernel], o, cutoff, t);
+        runVariant(*be, i, variants[i].scheduled, gen[i], values, expected[variants[i].kernel], o, cutoff, t);
         if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
       } catch (const Cancelled&) {
         t.status = "cancelled";
