@@ -9,11 +9,31 @@ void registerElementwiseOps(OpRegistry& r);
 // ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum
 // ReduceLogSumExp, ArgMax ArgMin.
 void registerReductionOps(OpRegistry& r);
-// Softmax LogSoftmax LayerNormalization BatchNormalization (inference and training form) LRN.
+// Softmax LogSoftmax LayerNormalization RMSNormalization BatchNormalization (inference and training form) LRN.
 void registerNormalizationOps(OpRegistry& r);
 // MatMul Gemm; Conv (conv.cpp); MaxPool AveragePool GlobalAveragePool GlobalMaxPool (pool.cpp).
 void registerLinalgOps(OpRegistry& r);
 // Reshape Transpose Flatten Squeeze Unsqueeze Expand Tile; Slice Split Concat Pad (slice_ops.cpp); Gather
-// GatherElements (gather.cpp).
+// GatherElements GatherND (gather.cpp).
 void registerShapeOps(OpRegistry& r);
+// Trilu CumSum (triangular.cpp).
+void registerTriangularOps(OpRegistry& r);
+// TopK (topk.cpp).
+void registerTopKOps(OpRegistry& r);
+// ScatterElements (and its opset-9 name Scatter) ScatterND (scatter.cpp).
+void registerScatterOps(OpRegistry& r);
+// RotaryEmbedding (rotary.cpp).
+void registerRotaryOps(OpRegistry& r);
+// Einsum (einsum.cpp).
+void registerEinsumOps(OpRegistry& r);
+// NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss (loss.cpp).
+void registerLossOps(OpRegistry& r);
+// Resize (resize.cpp).
+void registerResizeOps(OpRegistry& r);
+// Attention (attention.cpp).
+void registerAttentionOps(OpRegistry& r);
+// ConvTranspose (conv_transpose.cpp).
+void registerConvTransposeOps(OpRegistry& r);
+// QuantizeLinear DequantizeLinear (quantize.cpp).
+void registerQuantizeOps(OpRegistry& r);
 }  // namespace tessera

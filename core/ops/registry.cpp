@@ -54,6 +54,16 @@ const OpRegistry& OpRegistry::instance() {
     registerNormalizationOps(r);
     registerLinalgOps(r);
     registerShapeOps(r);
+    registerTriangularOps(r);
+    registerTopKOps(r);
+    registerScatterOps(r);
+    registerRotaryOps(r);
+    registerEinsumOps(r);
+    registerLossOps(r);
+    registerResizeOps(r);
+    registerAttentionOps(r);
+    registerConvTransposeOps(r);
+    registerQuantizeOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
