@@ -2,7 +2,8 @@
 // Internal: each op family registers its schemas here (called once by OpRegistry::instance()).
 namespace tessera {
 class OpRegistry;
-// Unary math and activations (Gelu, HardSwish, Selu, ...), IsNaN/IsInf/Not, arithmetic, comparisons, logic,
+// Unary math and activations (Gelu, HardSwish, Selu, trigonometric and hyperbolic, ...), IsNaN/IsInf/Not,
+// BitwiseNot, arithmetic, comparisons, logic, bitwise ops and BitShift,
 // Where, Clip, PRelu, variadic Max/Min/Sum/Mean, Cast/CastLike, Identity, Dropout, Constant, ConstantOfShape,
 // Shape, Size, Range (elementwise_*.cpp).
 void registerElementwiseOps(OpRegistry& r);
@@ -16,7 +17,7 @@ void registerLinalgOps(OpRegistry& r);
 // Reshape Transpose Flatten Squeeze Unsqueeze Expand Tile; Slice Split Concat Pad (slice_ops.cpp); Gather
 // GatherElements GatherND (gather.cpp).
 void registerShapeOps(OpRegistry& r);
-// Trilu CumSum (triangular.cpp).
+// Trilu CumSum CumProd (triangular.cpp).
 void registerTriangularOps(OpRegistry& r);
 // TopK (topk.cpp).
 void registerTopKOps(OpRegistry& r);

@@ -1,6 +1,6 @@
-// Trilu (keep the upper or lower triangle of the last two dims) and CumSum (running sums along an axis). Both
-// keep their input's shape and dtype; integer sums are exact in int64, float sums accumulate in double and
-// round once.
+// Trilu (keep the upper or lower triangle of the last two dims), CumSum and CumProd (running sums and products
+// along an axis). All keep their input's shape and dtype; integer scans wrap in int64 (stored back at the dtype's
+// width), float scans accumulate in double and round once.
 #include <cstring>
 
 #include "ops/families.h"
@@ -55,8 +55,8 @@ std::vector<Tensor> evalTrilu(const Node& node, const std::vector<const Tensor*>
   return {out};
 }
 
-// --- CumSum(x, axis): y[..., i, ...] = sum of x[..., j, ...] for j up to i (exclusive: below i; reverse: from
-// the end) ---
+// --- CumSum / CumProd(x, axis): y[..., i, ...] = sum (product) of x[..., j, ...] for j up to i (exclusive:
+// below i; reverse: from the end) ---
 
 void inferCumSum(InferContext& ctx) {
   requireDType(ctx, 0, DTypeClass::Numeric);
@@ -67,25 +67,26 @@ void inferCumSum(InferContext& ctx) {
   ctx.outputs[0] = ctx.input(0);
 }
 
-// Running sums of one line of `extent` elements `inner` apart, in the accumulator type Acc.
+// Running sums (products) of each line of `extent` elements `inner` apart, in the accumulator type Acc.
 template <class Acc, class Get, class Set>
-void cumulate(const AxisSplit& sp, bool exclusive, bool reverse, Get get, Set set) {
+void cumulate(const AxisSplit& sp, bool exclusive, bool reverse, bool product, Get get, Set set) {
   for (int64_t o = 0; o < sp.outer; ++o)
     for (int64_t i = 0; i < sp.inner; ++i) {
-      Acc sum = 0;
+      Acc sum = product ? 1 : 0;
       for (int64_t n = 0; n < sp.extent; ++n) {
         int64_t a = reverse ? sp.extent - 1 - n : n;
         int64_t at = (o * sp.extent + a) * sp.inner + i;
         Acc v = get(at);
-        if (!exclusive) sum += v;
-        set(at, sum);
-        if (exclusive) sum += v;
+        Acc next = product ? Acc(sum * v) : Acc(sum + v);
+        set(at, exclusive ? sum : next);
+        sum = next;
       }
     }
 }
 
-std::vector<Tensor> evalCumSum(const Node& node, const std::vector<const Tensor*>& in,
-                               const std::vector<TensorType>& types) {
+std::vector<Tensor> evalCumulative(const Node& node, const std::vector<const Tensor*>& in,
+                                   const std::vector<TensorType>& types) {
+  bool product = node.op() == "CumProd";
   const Tensor& x = *in[0];
   int64_t axis = evalAxis(node, scalarOperand(node, *in[1], 1, "axis"), int64_t(x.shape().size()));
   AxisSplit sp = splitAtAxis(x.shape(), axis);
@@ -93,12 +94,12 @@ std::vector<Tensor> evalCumSum(const Node& node, const std::vector<const Tensor*
   Tensor out(types[0].dtype, types[0].shape);
   if (isInteger(x.dtype())) {
     // Wrapping int64 arithmetic: the stored width wraps as ONNX's fixed-width sums do.
-    cumulate<uint64_t>(sp, exclusive, reverse, [&](int64_t i) { return uint64_t(x.getInt(i)); },
+    cumulate<uint64_t>(sp, exclusive, reverse, product, [&](int64_t i) { return uint64_t(x.getInt(i)); },
                        [&](int64_t i, uint64_t v) { out.setInt(i, int64_t(v)); });
     return {out};
   }
-  std::vector<double> sums(size_t(x.numElements()));
-  cumulate<double>(sp, exclusive, reverse, [&](int64_t i) { return x.getDouble(i); },
+  std::vector<double> sums(static_cast<size_t>(x.numElements()));
+  cumulate<double>(sp, exclusive, reverse, product, [&](int64_t i) { return x.getDouble(i); },
                    [&](int64_t i, double v) { sums[size_t(i)] = v; });
   return {fromDoublesRounded(types[0].dtype, types[0].shape, sums)};
 }
@@ -109,7 +110,9 @@ void registerTriangularOps(OpRegistry& r) {
   addOp(r, {"Trilu", OpCategory::Other, "keep the upper (upper=1) or lower triangle of the last two dims, "
             "shifted by diagonal k", 1, 2, 1, 1, {}, inferTrilu, evalTrilu});
   addOp(r, {"CumSum", OpCategory::Other, "running sum along axis (exclusive, reverse)", 2, 2, 1, 1, {}, inferCumSum,
-            evalCumSum});
+            evalCumulative});
+  addOp(r, {"CumProd", OpCategory::Other, "running product along axis (exclusive, reverse)", 2, 2, 1, 1, {},
+            inferCumSum, evalCumulative});
 }
 
 }  // namespace tessera
