@@ -10,7 +10,8 @@ void registerElementwiseOps(OpRegistry& r);
 // ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum
 // ReduceLogSumExp, ArgMax ArgMin.
 void registerReductionOps(OpRegistry& r);
-// Softmax LogSoftmax LayerNormalization RMSNormalization BatchNormalization (inference and training form) LRN.
+// Softmax LogSoftmax Hardmax LayerNormalization RMSNormalization BatchNormalization (inference and training form)
+// LRN.
 void registerNormalizationOps(OpRegistry& r);
 // MatMul Gemm; Conv (conv.cpp); MaxPool AveragePool GlobalAveragePool GlobalMaxPool (pool.cpp).
 void registerLinalgOps(OpRegistry& r);
@@ -37,4 +38,10 @@ void registerAttentionOps(OpRegistry& r);
 void registerConvTransposeOps(OpRegistry& r);
 // QuantizeLinear DequantizeLinear (quantize.cpp).
 void registerQuantizeOps(OpRegistry& r);
+// InstanceNormalization GroupNormalization MeanVarianceNormalization LpNormalization (normalization_stats.cpp).
+void registerNormalizationStatsOps(OpRegistry& r);
+// DepthToSpace SpaceToDepth ReverseSequence CenterCropPad EyeLike OneHot (layout_ops.cpp).
+void registerLayoutOps(OpRegistry& r);
+// DFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
+void registerSignalOps(OpRegistry& r);
 }  // namespace tessera

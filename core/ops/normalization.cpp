@@ -1,5 +1,6 @@
-// Normalizations: Softmax, LogSoftmax (opset-13 form: along one axis), LayerNormalization, RMSNormalization,
-// BatchNormalization (inference form) and LRN. All computed in double and rounded once to the output dtype.
+// Normalizations: Softmax, LogSoftmax, Hardmax (opset-13 form: along one axis), LayerNormalization,
+// RMSNormalization, BatchNormalization (inference form) and LRN. All computed in double and rounded once to the
+// output dtype.
 #include <cmath>
 
 #include "ops/broadcast.h"
@@ -43,6 +44,32 @@ OpSchema softmaxSchema(const char* name, bool logForm) {
     std::vector<double> y = softmax(x.toDoubles(), splitAtAxis(x.shape(), axis), logForm);
     return std::vector<Tensor>{fromDoublesRounded(types[0].dtype, types[0].shape, y)};
   };
+  return s;
+}
+
+// --- Hardmax: 1 at the first maximum along axis, 0 elsewhere (opset-13 form; the importer rewrites older ones) ---
+
+std::vector<Tensor> evalHardmax(const Node& node, const std::vector<const Tensor*>& in,
+                                const std::vector<TensorType>& types) {
+  const Tensor& x = *in[0];
+  AxisSplit sp = splitAtAxis(x.shape(), evalAxis(node, node.attrInt("axis", -1), int64_t(x.shape().size())));
+  std::vector<double> v = x.toDoubles(), y(v.size(), 0.0);
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t i = 0; i < sp.inner; ++i) {
+      auto at = [&](int64_t a) { return size_t((o * sp.extent + a) * sp.inner + i); };
+      int64_t best = 0;
+      for (int64_t a = 1; a < sp.extent; ++a)
+        if (v[at(a)] > v[at(best)]) best = a;
+      if (sp.extent) y[at(best)] = 1;
+    }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
+OpSchema hardmaxSchema() {
+  OpSchema s = softmaxSchema("Hardmax", false);
+  s.category = OpCategory::Other;  // no kernel template (see README)
+  s.summary = "y = 1 at the first maximum along axis (default -1), 0 elsewhere";
+  s.eval = evalHardmax;
   return s;
 }
 
@@ -316,6 +343,7 @@ OpSchema lrnSchema() {
 void registerNormalizationOps(OpRegistry& r) {
   ops::addOp(r, softmaxSchema("Softmax", false));
   ops::addOp(r, softmaxSchema("LogSoftmax", true));
+  ops::addOp(r, hardmaxSchema());
   ops::addOp(r, layerNormSchema());
   ops::addOp(r, rmsNormSchema());
   ops::addOp(r, batchNormSchema());

@@ -64,6 +64,9 @@ const OpRegistry& OpRegistry::instance() {
     registerAttentionOps(r);
     registerConvTransposeOps(r);
     registerQuantizeOps(r);
+    registerNormalizationStatsOps(r);
+    registerLayoutOps(r);
+    registerSignalOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
