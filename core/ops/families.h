@@ -44,4 +44,6 @@ void registerNormalizationStatsOps(OpRegistry& r);
 void registerLayoutOps(OpRegistry& r);
 // DFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
 void registerSignalOps(OpRegistry& r);
+// GridSample (grid_sample.cpp).
+void registerGridSampleOps(OpRegistry& r);
 }  // namespace tessera

@@ -67,6 +67,7 @@ const OpRegistry& OpRegistry::instance() {
     registerNormalizationStatsOps(r);
     registerLayoutOps(r);
     registerSignalOps(r);
+    registerGridSampleOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
