@@ -4,7 +4,7 @@ namespace tessera {
 class OpRegistry;
 // Unary math and activations (Gelu, HardSwish, Selu, trigonometric and hyperbolic, ...), IsNaN/IsInf/Not,
 // BitwiseNot, arithmetic, comparisons, logic, bitwise ops and BitShift,
-// Where, Clip, PRelu, variadic Max/Min/Sum/Mean, Cast/CastLike, Identity, Dropout, Constant, ConstantOfShape,
+// Where, Clip, PRelu, variadic Max/Min/Sum/Mean, Cast/CastLike/BitCast, Identity, Dropout, Constant, ConstantOfShape,
 // Shape, Size, Range (elementwise_*.cpp).
 void registerElementwiseOps(OpRegistry& r);
 // ReduceSum ReduceMean ReduceMax ReduceMin ReduceProd ReduceL1 ReduceL2 ReduceSumSquare ReduceLogSum
@@ -46,4 +46,6 @@ void registerLayoutOps(OpRegistry& r);
 void registerSignalOps(OpRegistry& r);
 // GridSample (grid_sample.cpp).
 void registerGridSampleOps(OpRegistry& r);
+// MatMulInteger ConvInteger QLinearMatMul QLinearConv DynamicQuantizeLinear (quant_linalg.cpp).
+void registerQuantLinalgOps(OpRegistry& r);
 }  // namespace tessera

@@ -68,6 +68,7 @@ const OpRegistry& OpRegistry::instance() {
     registerLayoutOps(r);
     registerSignalOps(r);
     registerGridSampleOps(r);
+    registerQuantLinalgOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
