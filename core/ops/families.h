@@ -48,4 +48,6 @@ void registerSignalOps(OpRegistry& r);
 void registerGridSampleOps(OpRegistry& r);
 // MatMulInteger ConvInteger QLinearMatMul QLinearConv DynamicQuantizeLinear (quant_linalg.cpp).
 void registerQuantLinalgOps(OpRegistry& r);
+// NonZero Compress Unique NonMaxSuppression, whose shapes follow their data (data_dependent.cpp).
+void registerDataDependentOps(OpRegistry& r);
 }  // namespace tessera

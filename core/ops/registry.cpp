@@ -69,6 +69,7 @@ const OpRegistry& OpRegistry::instance() {
     registerSignalOps(r);
     registerGridSampleOps(r);
     registerQuantLinalgOps(r);
+    registerDataDependentOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
