@@ -1,0 +1,127 @@
+// Hardmax, the statistics normalizations, the layout ops, DFT and the window functions, and GridSample against
+// values worked out by hand, with the errors naming the node.
+#include <QtTest>
+
+#include <cmath>
+#include <numbers>
+
+#include "op_harness.h"
+
+using namespace tessera;
+using namespace tessera::test;
+
+namespace {
+
+using V = std::vector<double>;
+Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
+Tensor iota(Shape shape) {
+  V v(size_t(numElements(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+  return F32(std::move(shape), v);
+}
+
+}  // namespace
+
+class TestLayoutSignal : public QObject {
+  Q_OBJECT
+ private slots:
+  void hardmax() {
+    // The first of two equal maxima wins.
+    EXPECT_TENSOR(run1("Hardmax", {F32({2, 3}, {1, 3, 3, 5, 0, 1})}), (TensorType{DType::F32, {2, 3}}),
+                  (V{0, 1, 0, 1, 0, 0}), 0);
+    EXPECT_TENSOR(run1("Hardmax", {F32({2, 3}, {1, 3, 3, 5, 0, 1})}, {{"axis", 0}}), (TensorType{DType::F32, {2, 3}}),
+                  (V{0, 1, 1, 1, 0, 0}), 0);
+  }
+  void statisticsNormalizations() {
+    // [1, 3]: mean 2, variance 1.
+    EXPECT_TENSOR(run1("InstanceNormalization", {F32({1, 1, 2}, {1, 3}), F32({1}, {2}), F32({1}, {1})},
+                       {{"epsilon", 0.0}}),
+                  (TensorType{DType::F32, {1, 1, 2}}), (V{-1, 3}), 1e-6);
+    Tensor x = F32({1, 2, 1}, {1, 3}), ones = F32({2}, {1, 1}), zeros = F32({2}, {0, 0});
+    EXPECT_TENSOR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 1}, {"epsilon", 0.0}}),
+                  (TensorType{DType::F32, {1, 2, 1}}), (V{-1, 1}), 1e-6);
+    EXPECT_TENSOR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 2}}), (TensorType{DType::F32, {1, 2, 1}}),
+                  (V{0, 0}), 0);  // one element a group: x - mean = 0
+    EXPECT_ERROR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 3}}), "node 'node1' (GroupNormalization)",
+                 "num_groups 3 must divide the 2 channels");
+    EXPECT_TENSOR(run1("MeanVarianceNormalization", {F32({1, 1, 1, 2}, {1, 3})}), (TensorType{DType::F32, {1, 1, 1, 2}}),
+                  (V{-1, 1}), 1e-6);
+    EXPECT_TENSOR(run1("LpNormalization", {F32({2, 2}, {3, 4, 0, 0})}), (TensorType{DType::F32, {2, 2}}),
+                  (V{0.6, 0.8, 0, 0}), 1e-6);
+    EXPECT_TENSOR(run1("LpNormalization", {F32({1, 2}, {3, 4})}, {{"p", 1}}), (TensorType{DType::F32, {1, 2}}),
+                  (V{3.0 / 7, 4.0 / 7}), 1e-6);
+    EXPECT_ERROR(run1("LpNormalization", {F32({1, 2}, {3, 4})}, {{"p", 3}}), "node 'node1' (LpNormalization)",
+                 "'p' = 3");
+  }
+  void depthAndSpace() {
+    // 8 channels of 1 pixel into 2 channels of 2x2: DCR takes channel (i*2 + j)*2 + c, CRD c*4 + i*2 + j.
+    Tensor x = iota({1, 8, 1, 1});
+    Tensor dcr = run1("DepthToSpace", {x}, {{"blocksize", 2}});
+    EXPECT_TENSOR(dcr, (TensorType{DType::F32, {1, 2, 2, 2}}), (V{0, 2, 4, 6, 1, 3, 5, 7}), 0);
+    EXPECT_TENSOR(run1("DepthToSpace", {x}, {{"blocksize", 2}, {"mode", "CRD"}}), (TensorType{DType::F32, {1, 2, 2, 2}}),
+                  (V{0, 1, 2, 3, 4, 5, 6, 7}), 0);
+    // SpaceToDepth undoes DepthToSpace in DCR order.
+    EXPECT_TENSOR(run1("SpaceToDepth", {dcr}, {{"blocksize", 2}}), (TensorType{DType::F32, {1, 8, 1, 1}}),
+                  (V{0, 1, 2, 3, 4, 5, 6, 7}), 0);
+    EXPECT_ERROR(run1("DepthToSpace", {iota({1, 3, 1, 1})}, {{"blocksize", 2}}), "node 'node1' (DepthToSpace)",
+                 "not a multiple of blocksize^2");
+  }
+  void reverseSequenceAndCrop() {
+    // [time 4, batch 2]: batch 0 reversed over 4 steps, batch 1 over its first 2.
+    Tensor y = run1("ReverseSequence", {iota({4, 2}), I64({2}, {4, 2})});
+    EXPECT_TENSOR(y, (TensorType{DType::F32, {4, 2}}), (V{6, 3, 4, 1, 2, 5, 0, 7}), 0);
+    EXPECT_ERROR(run1("ReverseSequence", {iota({4, 2}), I64({2}, {5, 2})}), "node 'node1' (ReverseSequence)",
+                 "sequence length 5");
+    Tensor x = F32({5}, {1, 2, 3, 4, 5});
+    EXPECT_TENSOR(run1("CenterCropPad", {x, I64({1}, {3})}, {}, {1}), (TensorType{DType::F32, {3}}), (V{2, 3, 4}), 0);
+    EXPECT_TENSOR(run1("CenterCropPad", {x, I64({1}, {8})}, {}, {1}), (TensorType{DType::F32, {8}}),
+                  (V{0, 1, 2, 3, 4, 5, 0, 0}), 0);
+  }
+  void eyeLikeAndOneHot() {
+    EXPECT_TENSOR(run1("EyeLike", {iota({2, 3})}, {{"k", 1}}), (TensorType{DType::F32, {2, 3}}), (V{0, 1, 0, 0, 0, 1}), 0);
+    EXPECT_TENSOR(run1("EyeLike", {iota({2, 2})}, {{"dtype", 7}}), (TensorType{DType::I64, {2, 2}}), (V{1, 0, 0, 1}), 0);
+    // Index -1 counts from the end; values are [off, on].
+    Tensor idx = I64({3}, {0, 2, -1}), depth = I64({}, {3}), values = F32({2}, {0, 5});
+    EXPECT_TENSOR(run1("OneHot", {idx, depth, values}, {}, {1}), (TensorType{DType::F32, {3, 3}}),
+                  (V{5, 0, 0, 0, 0, 5, 0, 0, 5}), 0);
+    EXPECT_TENSOR(run1("OneHot", {idx, depth, values}, {{"axis", 0}}, {1}), (TensorType{DType::F32, {3, 3}}),
+                  (V{5, 0, 0, 0, 0, 0, 0, 5, 5}), 0);
+    EXPECT_ERROR(run1("OneHot", {idx, depth, values}), "node 'node1' (OneHot)", "input 1 (depth) must be a constant");
+  }
+  void dftAndWindows() {
+    // The transform of an impulse is flat; of a constant, an impulse of height n.
+    EXPECT_TENSOR(run1("DFT", {F32({1, 4, 1}, {1, 0, 0, 0})}), (TensorType{DType::F32, {1, 4, 2}}),
+                  (V{1, 0, 1, 0, 1, 0, 1, 0}), 1e-6);
+    EXPECT_TENSOR(run1("DFT", {F32({1, 4, 1}, {1, 1, 1, 1})}, {{"onesided", 1}}), (TensorType{DType::F32, {1, 3, 2}}),
+                  (V{4, 0, 0, 0, 0, 0}), 1e-6);
+    EXPECT_TENSOR(run1("DFT", {F32({1, 4, 2}, {4, 0, 0, 0, 0, 0, 0, 0})}, {{"inverse", 1}}),
+                  (TensorType{DType::F32, {1, 4, 2}}), (V{1, 0, 1, 0, 1, 0, 1, 0}), 1e-6);
+    EXPECT_ERROR(run1("DFT", {F32({1, 4, 3}, V(12, 0))}), "node 'node1' (DFT)", "1 (real) or 2 (complex)");
+    // Hann: 0.5 - 0.5 cos(2 pi k / N), N = 4 periodic or size - 1 = 4 symmetric.
+    EXPECT_TENSOR(run1("HannWindow", {I64({}, {4})}, {}, {0}), (TensorType{DType::F32, {4}}), (V{0, 0.5, 1, 0.5}), 1e-6);
+    EXPECT_TENSOR(run1("HannWindow", {I64({}, {5})}, {{"periodic", 0}}, {0}), (TensorType{DType::F32, {5}}),
+                  (V{0, 0.5, 1, 0.5, 0}), 1e-6);
+    double h1 = 25.0 / 46 - 21.0 / 46 * std::cos(std::numbers::pi / 2);
+    EXPECT_TENSOR(run1("HammingWindow", {I64({}, {4})}, {}, {0}), (TensorType{DType::F32, {4}}),
+                  (V{4.0 / 46, h1, 1, h1}), 1e-6);
+  }
+  void gridSample() {
+    // [[1, 2], [3, 4]] sampled at the corners and the centre.
+    Tensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4});
+    Tensor grid = F32({1, 1, 3, 2}, {-1, -1, 1, 1, 0, 0});  // (x, y) pairs
+    EXPECT_TENSOR(run1("GridSample", {x, grid}, {{"align_corners", 1}}), (TensorType{DType::F32, {1, 1, 1, 3}}),
+                  (V{1, 4, 2.5}), 1e-6);
+    // Without align_corners, -1 is the outer edge (-0.5 in pixels): half of each tap falls in the zero padding.
+    Tensor corner = F32({1, 1, 1, 2}, {-1, -1});
+    EXPECT_TENSOR(run1("GridSample", {x, corner}), (TensorType{DType::F32, {1, 1, 1, 1}}), (V{0.25}), 1e-6);
+    EXPECT_TENSOR(run1("GridSample", {x, corner}, {{"padding_mode", "border"}}), (TensorType{DType::F32, {1, 1, 1, 1}}),
+                  (V{1}), 1e-6);
+    // x = 0.5 of the width (pixel 1.25 -> nearest 1), y = -1 + (row 0): 2.
+    EXPECT_TENSOR(run1("GridSample", {x, F32({1, 1, 1, 2}, {0.5, -1})}, {{"mode", "nearest"}, {"align_corners", 1}}),
+                  (TensorType{DType::F32, {1, 1, 1, 1}}), (V{2}), 0);
+    EXPECT_ERROR(run1("GridSample", {x, F32({1, 1, 1, 3}, {0, 0, 0})}), "node 'node1' (GridSample)", "[N, O1..Or, r]");
+  }
+};
+
+QTEST_GUILESS_MAIN(TestLayoutSignal)
+#include "test_layout_signal.moc"
