@@ -13,7 +13,7 @@ void registerReductionOps(OpRegistry& r);
 // Softmax LogSoftmax Hardmax LayerNormalization RMSNormalization BatchNormalization (inference and training form)
 // LRN.
 void registerNormalizationOps(OpRegistry& r);
-// MatMul Gemm; Conv (conv.cpp); MaxPool AveragePool GlobalAveragePool GlobalMaxPool (pool.cpp).
+// MatMul Gemm Det; Conv (conv.cpp); MaxPool AveragePool LpPool GlobalAveragePool GlobalMaxPool (pool.cpp).
 void registerLinalgOps(OpRegistry& r);
 // Reshape Transpose Flatten Squeeze Unsqueeze Expand Tile; Slice Split Concat Pad (slice_ops.cpp); Gather
 // GatherElements GatherND (gather.cpp).
@@ -30,7 +30,7 @@ void registerRotaryOps(OpRegistry& r);
 void registerEinsumOps(OpRegistry& r);
 // NegativeLogLikelihoodLoss SoftmaxCrossEntropyLoss (loss.cpp).
 void registerLossOps(OpRegistry& r);
-// Resize (resize.cpp).
+// Resize Upsample (resize.cpp).
 void registerResizeOps(OpRegistry& r);
 // Attention (attention.cpp).
 void registerAttentionOps(OpRegistry& r);

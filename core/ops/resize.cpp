@@ -92,11 +92,17 @@ struct ResizeAttrs {
   bool excludeOutside, antialias;
 };
 
+// Upsample (opsets 7-9) is Resize with asymmetric coordinates and floor for nearest.
+bool isUpsample(const Node& node) { return node.op() == "Upsample"; }
+
 ResizeAttrs resizeAttrs(const Node& node) {
-  ResizeAttrs a{node.attrString("mode", "nearest"), node.attrString("coordinate_transformation_mode", "half_pixel"),
-                node.attrString("nearest_mode", "round_prefer_floor"), node.attrFloat("cubic_coeff_a", -0.75),
-                node.attrFloat("extrapolation_value", 0.0), node.attrInt("exclude_outside", 0) != 0,
-                node.attrInt("antialias", 0) != 0};
+  bool up = isUpsample(node);
+  ResizeAttrs a{node.attrString("mode", "nearest"),
+                up ? "asymmetric" : node.attrString("coordinate_transformation_mode", "half_pixel"),
+                up ? "floor" : node.attrString("nearest_mode", "round_prefer_floor"),
+                node.attrFloat("cubic_coeff_a", -0.75), node.attrFloat("extrapolation_value", 0.0),
+                node.attrInt("exclude_outside", 0) != 0, node.attrInt("antialias", 0) != 0};
+  if (up && a.mode == "bilinear") a.mode = "linear";
   if (a.mode != "nearest" && a.mode != "linear" && a.mode != "cubic")
     failNode(node, "mode '" + a.mode + "' is not nearest, linear or cubic");
   return a;
@@ -205,6 +211,34 @@ std::vector<double> resizeAxis(const Node& node, const ResizeAttrs& a, const std
   return out;
 }
 
+// Upsample's scales: input 1 (opset 9) or attribute scales (opset 7), as a tensor.
+Tensor upsampleScales(const InferContext& ctx) {
+  if (ctx.hasInput(1)) return ctx.requireConstant(1, "scales");
+  std::vector<double> s = ctx.node().attrFloats("scales");
+  if (s.empty()) ctx.error("needs scales (input 1 or attribute scales)");
+  return Tensor::fromDoubles(DType::F32, {int64_t(s.size())}, s);
+}
+
+void inferUpsample(InferContext& ctx) {
+  Tensor scales = upsampleScales(ctx);
+  resizeAttrs(ctx.node());
+  ctx.outputs[0] = {ctx.input(0).dtype, resizePlan(ctx.node(), ctx.input(0).shape, &scales, nullptr).out};
+}
+
+std::vector<Tensor> evalUpsample(const Node& node, const std::vector<const Tensor*>& in,
+                                 const std::vector<TensorType>& types) {
+  std::vector<double> attr = node.attrFloats("scales");
+  Tensor fromAttr = Tensor::fromDoubles(DType::F32, {int64_t(attr.size())}, attr);
+  const Tensor* scales = in.size() > 1 && in[1] ? in[1] : &fromAttr;
+  ResizePlan p = resizePlan(node, in[0]->shape(), scales, nullptr);
+  ResizeAttrs a = resizeAttrs(node);
+  std::vector<double> v = in[0]->toDoubles();
+  Shape shape = in[0]->shape();
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (p.scales[d] != 1) v = resizeAxis(node, a, v, shape, d, p.out[d], p.scales[d], 0, 1);
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+}
+
 void inferResize(InferContext& ctx) {
   requireDType(ctx, 0, DTypeClass::Numeric);
   if (ctx.input(0).shape.empty()) ctx.error("input 0 (X) must have rank >= 1");
@@ -237,6 +271,8 @@ std::vector<Tensor> evalResize(const Node& node, const std::vector<const Tensor*
 void registerResizeOps(OpRegistry& r) {
   addOp(r, {"Resize", OpCategory::Other, "resample by scales or to sizes (nearest, linear, cubic; coordinate "
             "transformation modes as ONNX)", 1, 4, 1, 1, {2, 3}, inferResize, evalResize});
+  addOp(r, {"Upsample", OpCategory::Other, "opset 7-9 Resize: scales, asymmetric coordinates, nearest floor or linear",
+            1, 2, 1, 1, {1}, inferUpsample, evalUpsample});
 }
 
 }  // namespace tessera
