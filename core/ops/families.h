@@ -50,4 +50,6 @@ void registerGridSampleOps(OpRegistry& r);
 void registerQuantLinalgOps(OpRegistry& r);
 // NonZero Compress Unique NonMaxSuppression, whose shapes follow their data (data_dependent.cpp).
 void registerDataDependentOps(OpRegistry& r);
+// RNN GRU LSTM (recurrent.cpp).
+void registerRecurrentOps(OpRegistry& r);
 }  // namespace tessera

@@ -70,6 +70,7 @@ const OpRegistry& OpRegistry::instance() {
     registerGridSampleOps(r);
     registerQuantLinalgOps(r);
     registerDataDependentOps(r);
+    registerRecurrentOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
