@@ -1,8 +1,12 @@
+// ConvTranspose and CausalConvWithState (opset 27).
+//
 // ConvTranspose: the gradient of Conv with respect to its input. X [N, C, spatial...] and W [C, M / group,
 // kernel...] give Y [N, M, out...], where each input element scatters x * w into output position
 // i * stride + k * dilation - pad_begin. The output size is output_shape when given (the pads then follow from
 // it, split by auto_pad), else stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pads; auto_pad
 // SAME_* makes it in * stride. Accumulated in double.
+#include <cmath>
+
 #include "ops/families.h"
 #include "ops/op_support.h"
 #include "ops/registry.h"
@@ -125,9 +129,57 @@ std::vector<Tensor> evalConvTranspose(const Node& node, const std::vector<const 
   return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
 }
 
+// --- CausalConvWithState(input [B, C, L], weight [C, 1, K], bias? [C], past_state? [B, C, K-1]) -> output
+// [B, C, L], present_state [B, C, K-1]: per channel, seq = past_state (zeros when absent) then input;
+// output[t] = act(bias + sum_k weight[k] * seq[t + k]); present_state = the last K-1 of seq ---
+
+void inferCausalConv(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Shape& x = ctx.input(0).shape;
+  const Shape& w = ctx.input(1).shape;
+  if (x.size() != 3 || w.size() != 3 || w[0] != x[1] || w[1] != 1 || w[2] < 1)
+    ctx.error("input " + ctx.input(0).toString() + " must be [B, C, L] and weight " + ctx.input(1).toString() +
+              " [C, 1, K]");
+  Shape state{x[0], x[1], w[2] - 1};
+  if (ctx.hasInput(2) && ctx.input(2).shape != Shape{x[1]}) ctx.error("bias must be [C]");
+  if (ctx.hasInput(3) && ctx.input(3).shape != state) ctx.error("past_state must be " + shapeToString(state));
+  std::string act = ctx.node().attrString("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish") ctx.error("activation '" + act + "' is not none, silu or swish");
+  ctx.outputs[0] = ctx.input(0);
+  if (ctx.outputs.size() > 1) ctx.outputs[1] = {ctx.input(0).dtype, state};
+}
+
+std::vector<Tensor> evalCausalConv(const Node& node, const std::vector<const Tensor*>& in,
+                                   const std::vector<TensorType>& types) {
+  auto input = [&](size_t i) { return in.size() > i && in[i] ? in[i] : nullptr; };
+  const Shape& xs = in[0]->shape();
+  int64_t B = xs[0], C = xs[1], L = xs[2], K = in[1]->shape()[2];
+  bool silu = node.attrString("activation", "none") != "none";
+  std::vector<double> x = in[0]->toDoubles(), w = in[1]->toDoubles();
+  std::vector<double> bias = input(2) ? input(2)->toDoubles() : std::vector<double>(size_t(C), 0.0);
+  std::vector<double> past = input(3) ? input(3)->toDoubles() : std::vector<double>(size_t(B * C * (K - 1)), 0.0);
+  std::vector<double> y(x.size()), present(past.size());
+  for (int64_t bc = 0; bc < B * C; ++bc) {
+    int64_t c = bc % C;
+    std::vector<double> seq(past.begin() + bc * (K - 1), past.begin() + (bc + 1) * (K - 1));
+    seq.insert(seq.end(), x.begin() + bc * L, x.begin() + (bc + 1) * L);
+    for (int64_t t = 0; t < L; ++t) {
+      double v = bias[size_t(c)];
+      for (int64_t k = 0; k < K; ++k) v += w[size_t(c * K + k)] * seq[size_t(t + k)];
+      y[size_t(bc * L + t)] = silu ? v / (1 + std::exp(-v)) : v;
+    }
+    std::copy(seq.end() - (K - 1), seq.end(), present.begin() + bc * (K - 1));
+  }
+  std::vector<Tensor> out{fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+  if (types.size() > 1) out.push_back(fromDoublesRounded(types[1].dtype, types[1].shape, present));
+  return out;
+}
+
 }  // namespace
 
 void registerConvTransposeOps(OpRegistry& r) {
+  addOp(r, {"CausalConvWithState", OpCategory::Other, "causal depthwise 1-D convolution continuing from past_state "
+            "(activation none or silu)", 2, 4, 1, 2, {}, inferCausalConv, evalCausalConv});
   addOp(r, {"ConvTranspose", OpCategory::Other, "transposed (fractionally strided) convolution: each input element "
             "scatters x * W over the output", 2, 3, 1, 1, {}, inferConvTranspose, evalConvTranspose});
 }

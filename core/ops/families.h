@@ -34,7 +34,7 @@ void registerLossOps(OpRegistry& r);
 void registerResizeOps(OpRegistry& r);
 // Attention (attention.cpp).
 void registerAttentionOps(OpRegistry& r);
-// ConvTranspose (conv_transpose.cpp).
+// ConvTranspose CausalConvWithState (conv_transpose.cpp).
 void registerConvTransposeOps(OpRegistry& r);
 // QuantizeLinear DequantizeLinear (quantize.cpp).
 void registerQuantizeOps(OpRegistry& r);
