@@ -34,6 +34,8 @@ void registerLossOps(OpRegistry& r);
 void registerResizeOps(OpRegistry& r);
 // Attention (attention.cpp).
 void registerAttentionOps(OpRegistry& r);
+// LinearAttention (linear_attention.cpp).
+void registerLinearAttentionOps(OpRegistry& r);
 // ConvTranspose CausalConvWithState (conv_transpose.cpp).
 void registerConvTransposeOps(OpRegistry& r);
 // QuantizeLinear DequantizeLinear (quantize.cpp).

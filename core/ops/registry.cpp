@@ -62,6 +62,7 @@ const OpRegistry& OpRegistry::instance() {
     registerLossOps(r);
     registerResizeOps(r);
     registerAttentionOps(r);
+    registerLinearAttentionOps(r);
     registerConvTransposeOps(r);
     registerQuantizeOps(r);
     registerNormalizationStatsOps(r);
