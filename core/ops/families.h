@@ -22,7 +22,7 @@ void registerShapeOps(OpRegistry& r);
 void registerTriangularOps(OpRegistry& r);
 // TopK (topk.cpp).
 void registerTopKOps(OpRegistry& r);
-// ScatterElements (and its opset-9 name Scatter) ScatterND (scatter.cpp).
+// ScatterElements (and its opset-9 name Scatter) ScatterND TensorScatter (scatter.cpp).
 void registerScatterOps(OpRegistry& r);
 // RotaryEmbedding (rotary.cpp).
 void registerRotaryOps(OpRegistry& r);
@@ -46,7 +46,7 @@ void registerNormalizationStatsOps(OpRegistry& r);
 void registerLayoutOps(OpRegistry& r);
 // DFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
 void registerSignalOps(OpRegistry& r);
-// GridSample (grid_sample.cpp).
+// GridSample AffineGrid (grid_sample.cpp).
 void registerGridSampleOps(OpRegistry& r);
 // MatMulInteger ConvInteger QLinearMatMul QLinearConv DynamicQuantizeLinear (quant_linalg.cpp).
 void registerQuantLinalgOps(OpRegistry& r);
@@ -54,4 +54,6 @@ void registerQuantLinalgOps(OpRegistry& r);
 void registerDataDependentOps(OpRegistry& r);
 // RNN GRU LSTM (recurrent.cpp).
 void registerRecurrentOps(OpRegistry& r);
+// Col2Im MaxUnpool (window_inverse.cpp).
+void registerWindowInverseOps(OpRegistry& r);
 }  // namespace tessera

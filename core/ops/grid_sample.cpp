@@ -1,3 +1,5 @@
+// GridSample and AffineGrid, the grids it samples by.
+//
 // GridSample (opset 16-22, any number of spatial dims): Y[n, c, o...] samples X[n, c] at the point grid[n, o...],
 // whose last dim holds coordinates in [-1, 1] in reverse dim order (x = the last spatial dim). mode nearest,
 // linear (bilinear) or cubic (bicubic, Keys a = -0.75); padding_mode zeros, border or reflection; align_corners
@@ -148,9 +150,58 @@ std::vector<Tensor> evalGridSample(const Node& node, const std::vector<const Ten
   return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
 }
 
+// --- AffineGrid(theta [N, r, r + 1], size [N, C, spatial...]) -> [N, spatial..., r]: theta applied to the normalized
+// coordinates (x = the last spatial dim first) of every output position, r = 2 or 3 ---
+
+double baseCoordinate(int64_t i, int64_t n, bool alignCorners) {
+  if (alignCorners) return n == 1 ? 0.0 : -1.0 + 2.0 * double(i) / double(n - 1);
+  return (2.0 * double(i) + 1) / double(n) - 1;
+}
+
+void inferAffineGrid(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  std::vector<int64_t> size = constantInts(ctx, 1, "size");
+  const Shape& t = ctx.input(0).shape;
+  int64_t r = int64_t(size.size()) - 2;
+  if ((r != 2 && r != 3) || t != Shape{size[0], r, r + 1})
+    ctx.error("theta " + ctx.input(0).toString() + " must be [N, r, r + 1] for size " + intsToString(size) +
+              " of 4 or 5 values");
+  Shape out(size.begin(), size.end());
+  out.erase(out.begin() + 1);
+  out.push_back(r);
+  ctx.outputs[0] = {ctx.input(0).dtype, out};
+}
+
+std::vector<Tensor> evalAffineGrid(const Node& node, const std::vector<const Tensor*>& in,
+                                   const std::vector<TensorType>& types) {
+  std::vector<int64_t> size = in[1]->toInts();
+  size_t r = size.size() - 2;
+  bool align = node.attrInt("align_corners", 0) != 0;
+  Shape spatial(size.begin() + 2, size.end());
+  int64_t points = numElements(spatial);
+  std::vector<int64_t> strides = stridesOf(spatial);
+  std::vector<double> theta = in[0]->toDoubles(), y(size_t(size[0] * points * int64_t(r)));
+  std::vector<double> base(r + 1, 1.0);
+  for (int64_t n = 0; n < size[0]; ++n)
+    for (int64_t p = 0; p < points; ++p) {
+      for (size_t c = 0; c < r; ++c) {  // coordinate c is spatial dim r - 1 - c
+        size_t d = r - 1 - c;
+        base[c] = baseCoordinate(p / strides[d] % spatial[d], spatial[d], align);
+      }
+      for (size_t row = 0; row < r; ++row) {
+        double v = 0;
+        for (size_t c = 0; c <= r; ++c) v += theta[size_t(n) * r * (r + 1) + row * (r + 1) + c] * base[c];
+        y[size_t((n * points + p) * int64_t(r)) + row] = v;
+      }
+    }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
 }  // namespace
 
 void registerGridSampleOps(OpRegistry& r) {
+  addOp(r, {"AffineGrid", OpCategory::Other, "the sampling grid of an affine transform theta over size", 2, 2, 1, 1,
+            {1}, inferAffineGrid, evalAffineGrid});
   addOp(r, {"GridSample", OpCategory::Other, "sample X at the grid's normalized coordinates (nearest, linear, cubic; "
             "zeros, border or reflection padding)", 2, 2, 1, 1, {}, inferGridSample, evalGridSample});
 }

@@ -72,6 +72,7 @@ const OpRegistry& OpRegistry::instance() {
     registerQuantLinalgOps(r);
     registerDataDependentOps(r);
     registerRecurrentOps(r);
+    registerWindowInverseOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();

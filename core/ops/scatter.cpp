@@ -1,5 +1,6 @@
-// ScatterElements (one update per index along an axis; Scatter, its opset-9 name, is the same op) and ScatterND
-// (whole slices addressed by index tuples). Both copy `data` and write `updates` into it, combined by
+// ScatterElements (one update per index along an axis; Scatter, its opset-9 name, is the same op), ScatterND
+// (whole slices addressed by index tuples) and TensorScatter (a KV-cache write: each batch's update placed at its
+// write index along an axis, wrapping in circular mode). Both copy `data` and write `updates` into it, combined by
 // `reduction`: none (replace), add, mul, max, min, each applied in the output dtype, in index order.
 #include <cstring>
 
@@ -142,6 +143,51 @@ std::vector<Tensor> evalScatterND(const Node& node, const std::vector<const Tens
   return {out};
 }
 
+// --- TensorScatter(past_cache, update, write_indices? [B]) -> present_cache ---
+
+void inferTensorScatter(InferContext& ctx) {
+  const Shape& cache = ctx.input(0).shape;
+  const Shape& upd = ctx.input(1).shape;
+  requireSameDType(ctx, 0, 1);
+  if (cache.size() < 2 || upd.size() != cache.size()) ctx.error("past_cache and update must have the same rank >= 2");
+  int64_t axis = normalizedAxis(ctx, ctx.node().attrInt("axis", -2), int64_t(cache.size()));
+  if (axis == 0) ctx.error("axis 0 is the batch");
+  for (size_t d = 0; d < cache.size(); ++d)
+    if (int64_t(d) != axis && upd[d] != cache[d])
+      ctx.error("update " + ctx.input(1).toString() + " differs from past_cache " + ctx.input(0).toString() +
+                " outside axis " + std::to_string(axis));
+  if (ctx.hasInput(2) && ctx.input(2).shape != Shape{cache[0]}) ctx.error("write_indices must be [batch]");
+  std::string mode = ctx.node().attrString("mode", "linear");
+  if (mode != "linear" && mode != "circular") ctx.error("mode '" + mode + "' is not linear or circular");
+  ctx.outputs[0] = ctx.input(0);
+}
+
+std::vector<Tensor> evalTensorScatter(const Node& node, const std::vector<const Tensor*>& in,
+                                      const std::vector<TensorType>&) {
+  const Shape& cache = in[0]->shape();
+  const Shape& upd = in[1]->shape();
+  int64_t axis = evalAxis(node, node.attrInt("axis", -2), int64_t(cache.size()));
+  bool circular = node.attrString("mode", "linear") == "circular";
+  std::vector<int64_t> write = in.size() > 2 && in[2] ? in[2]->toInts() : std::vector<int64_t>(size_t(cache[0]), 0);
+  Tensor out = copyOf(*in[0]);
+  std::vector<int64_t> cs = stridesOf(cache), us = stridesOf(upd);
+  std::vector<int64_t> c(upd.size(), 0);
+  for (int64_t k = 0; k < in[1]->numElements(); ++k) {
+    int64_t to = 0;
+    for (size_t d = 0; d < upd.size(); ++d) {
+      int64_t i = int64_t(d) == axis ? write[size_t(c[0])] + c[d] : c[d];
+      if (int64_t(d) == axis && circular) i = ((i % cache[d]) + cache[d]) % cache[d];
+      if (i < 0 || i >= cache[d])
+        failNode(node, "write position " + std::to_string(i) + " is outside the cache's " + std::to_string(cache[d]));
+      to += i * cs[d];
+    }
+    scatterOne(out, to, *in[1], k, Reduction::None);
+    for (size_t d = upd.size(); d-- > 0;)
+      if (++c[d] < upd[d]) break; else c[d] = 0;
+  }
+  return {out};
+}
+
 }  // namespace
 
 void registerScatterOps(OpRegistry& r) {
@@ -153,6 +199,8 @@ void registerScatterOps(OpRegistry& r) {
             inferScatterElements, evalScatterElements});
   addOp(r, {"ScatterND", other, "copy data, then write updates as slices addressed by index tuples (reduction)", 3, 3, 1,
             1, {}, inferScatterND, evalScatterND});
+  addOp(r, {"TensorScatter", other, "write each batch's update into the cache at its write index along axis", 2, 3, 1, 1,
+            {}, inferTensorScatter, evalTensorScatter});
 }
 
 }  // namespace tessera
