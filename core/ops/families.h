@@ -44,7 +44,7 @@ void registerQuantizeOps(OpRegistry& r);
 void registerNormalizationStatsOps(OpRegistry& r);
 // DepthToSpace SpaceToDepth ReverseSequence CenterCropPad EyeLike OneHot (layout_ops.cpp).
 void registerLayoutOps(OpRegistry& r);
-// DFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
+// DFT STFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
 void registerSignalOps(OpRegistry& r);
 // GridSample AffineGrid (grid_sample.cpp).
 void registerGridSampleOps(OpRegistry& r);
@@ -56,4 +56,6 @@ void registerDataDependentOps(OpRegistry& r);
 void registerRecurrentOps(OpRegistry& r);
 // Col2Im MaxUnpool (window_inverse.cpp).
 void registerWindowInverseOps(OpRegistry& r);
+// RoiAlign (roi_align.cpp).
+void registerRoiAlignOps(OpRegistry& r);
 }  // namespace tessera

@@ -73,6 +73,7 @@ const OpRegistry& OpRegistry::instance() {
     registerDataDependentOps(r);
     registerRecurrentOps(r);
     registerWindowInverseOps(r);
+    registerRoiAlignOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();

@@ -1,7 +1,7 @@
 // Signal ops: DFT (opset-20 form: input [..., n, 1 or 2] real or complex in the last dim, dft_length and axis as
 // inputs; opset 17's axis attribute is read too; inverse + onesided takes the n = length / 2 + 1 half spectrum
-// and returns the real signal, as ONNX's reference) and the HannWindow, HammingWindow and BlackmanWindow
-// generators. Sums are direct (O(n^2) per line) in double.
+// and returns the real signal, as ONNX's reference), STFT (the DFT of windowed frames) and the HannWindow,
+// HammingWindow and BlackmanWindow generators. Sums are direct (O(n^2) per line) in double.
 #include <cmath>
 #include <numbers>
 
@@ -85,6 +85,61 @@ std::vector<Tensor> evalDft(const Node& node, const std::vector<const Tensor*>& 
   return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
 }
 
+// --- STFT(signal [B, L, 1 or 2], frame_step, window? [n], frame_length?) -> [B, frames, bins, 2]: the DFT of
+// each frame of n samples, frame_step apart, times the window; bins = n / 2 + 1 when onesided (default) ---
+
+struct StftPlan {
+  int64_t step, length, frames, bins;
+};
+
+StftPlan stftPlan(const Node& node, const Shape& x, const Tensor& step, const Shape* window, const Tensor* length) {
+  if (x.size() != 3 || (x[2] != 1 && x[2] != 2)) failNode(node, "signal " + shapeToString(x) + " must be [B, L, 1 or 2]");
+  StftPlan p{optionalScalar(node, &step, 1, 0), 0, 0, 0};
+  p.length = length ? optionalScalar(node, length, 3, 0) : window && window->size() == 1 ? (*window)[0] : 0;
+  if (p.step < 1 || p.length < 1 || p.length > x[1])
+    failNode(node, "frame_step " + std::to_string(p.step) + " and frame length " + std::to_string(p.length) +
+                       " must be positive, the length at most the signal's " + std::to_string(x[1]));
+  if (window && *window != Shape{p.length}) failNode(node, "window " + shapeToString(*window) + " must be [frame_length]");
+  p.frames = (x[1] - p.length) / p.step + 1;
+  p.bins = node.attrInt("onesided", 1) ? p.length / 2 + 1 : p.length;
+  return p;
+}
+
+void inferStft(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Tensor* length = ctx.hasInput(3) ? &ctx.requireConstant(3, "frame_length") : nullptr;
+  const Shape* window = ctx.hasInput(2) ? &ctx.input(2).shape : nullptr;
+  const Shape& x = ctx.input(0).shape;
+  StftPlan p = stftPlan(ctx.node(), x, ctx.requireConstant(1, "frame_step"), window, length);
+  ctx.outputs[0] = {ctx.input(0).dtype, {x[0], p.frames, p.bins, 2}};
+}
+
+std::vector<Tensor> evalStft(const Node& node, const std::vector<const Tensor*>& in,
+                             const std::vector<TensorType>& types) {
+  auto input = [&](size_t i) { return in.size() > i ? in[i] : nullptr; };
+  const Shape& x = in[0]->shape();
+  StftPlan p = stftPlan(node, x, *in[1], input(2) ? &input(2)->shape() : nullptr, input(3));
+  std::vector<double> v = in[0]->toDoubles(), w = input(2) ? input(2)->toDoubles() : std::vector<double>(size_t(p.length), 1.0);
+  std::vector<double> y(size_t(numElements(types[0].shape)));
+  int64_t c = x[2];
+  for (int64_t b = 0; b < x[0]; ++b)
+    for (int64_t f = 0; f < p.frames; ++f)
+      for (int64_t k = 0; k < p.bins; ++k) {
+        double re = 0, im = 0;
+        for (int64_t t = 0; t < p.length; ++t) {
+          size_t at = size_t((b * x[1] + f * p.step + t) * c);
+          double xr = v[at] * w[size_t(t)], xi = c == 2 ? v[at + 1] * w[size_t(t)] : 0.0;
+          double angle = -2 * std::numbers::pi * double((k * t) % p.length) / double(p.length);
+          re += xr * std::cos(angle) - xi * std::sin(angle);
+          im += xr * std::sin(angle) + xi * std::cos(angle);
+        }
+        size_t to = size_t(((b * p.frames + f) * p.bins + k) * 2);
+        y[to] = re;
+        y[to + 1] = im;
+      }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
 // --- HannWindow, HammingWindow, BlackmanWindow(size): periodic (N = size) or symmetric (N = size - 1) ---
 
 int64_t windowSize(const InferContext& ctx) {
@@ -121,6 +176,8 @@ void registerSignalOps(OpRegistry& r) {
   auto other = OpCategory::Other;  // no kernel template (see README)
   addOp(r, {"DFT", other, "discrete Fourier transform along axis (inverse, onesided, dft_length)", 1, 3, 1, 1, {1, 2},
             inferDft, evalDft});
+  addOp(r, {"STFT", other, "short-time Fourier transform of windowed frames (onesided)", 2, 4, 1, 1, {1, 3}, inferStft,
+            evalStft});
   for (const char* name : {"HannWindow", "HammingWindow", "BlackmanWindow"})
     addOp(r, {name, other, "window function of length size (periodic or symmetric)", 1, 1, 1, 1, {0}, inferWindow,
               evalWindow});
