@@ -58,4 +58,6 @@ void registerRecurrentOps(OpRegistry& r);
 void registerWindowInverseOps(OpRegistry& r);
 // RoiAlign (roi_align.cpp).
 void registerRoiAlignOps(OpRegistry& r);
+// TfIdfVectorizer (tfidf.cpp).
+void registerTfIdfOps(OpRegistry& r);
 }  // namespace tessera

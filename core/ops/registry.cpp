@@ -74,6 +74,7 @@ const OpRegistry& OpRegistry::instance() {
     registerRecurrentOps(r);
     registerWindowInverseOps(r);
     registerRoiAlignOps(r);
+    registerTfIdfOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
