@@ -56,7 +56,7 @@ void registerDataDependentOps(OpRegistry& r);
 void registerRecurrentOps(OpRegistry& r);
 // Col2Im MaxUnpool (window_inverse.cpp).
 void registerWindowInverseOps(OpRegistry& r);
-// RoiAlign (roi_align.cpp).
+// RoiAlign DeformConv (roi_align.cpp).
 void registerRoiAlignOps(OpRegistry& r);
 // TfIdfVectorizer (tfidf.cpp).
 void registerTfIdfOps(OpRegistry& r);

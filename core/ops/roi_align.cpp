@@ -1,3 +1,5 @@
+// Bilinear sampling ops: RoiAlign and DeformConv.
+//
 // RoiAlign (opset 16): for each region [x1, y1, x2, y2] (scaled by spatial_scale) of image batch_indices[r], an
 // output_height x output_width grid of bins, each the average (or, mode max, the largest weighted corner, as ONNX's
 // reference and onnxruntime compute it) of sampling_ratio^2 bilinear samples (adaptive: ceil(bin size) per axis
@@ -89,9 +91,87 @@ std::vector<Tensor> evalRoiAlign(const Node& node, const std::vector<const Tenso
   return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
 }
 
+// --- DeformConv (opset 19, 2-D): Conv whose tap (kh, kw) at output (oh, ow) reads X bilinearly at the tap's
+// position plus offset[n, (g * K + k) * 2 + {0: h, 1: w}, oh, ow] (g: the channel's offset group), times
+// mask[n, g * K + k, oh, ow] when given; samples outside the image are 0, as ONNX's reference ---
+
+struct DeformGeometry {
+  int64_t N, C, H, W, M, kh, kw, oh, ow, groups, offsetGroups;
+  std::vector<int64_t> strides, dilations, pads;
+};
+
+DeformGeometry deformGeometry(const Node& node, const Shape& x, const Shape& w) {
+  if (x.size() != 4 || w.size() != 4) failNode(node, "X and W must be 4-D (2-D DeformConv)");
+  DeformGeometry g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0, node.attrInt("group", 1),
+                   node.attrInt("offset_group", 1), node.attrInts("strides", {1, 1}), node.attrInts("dilations", {1, 1}),
+                   node.attrInts("pads", {0, 0, 0, 0})};
+  if (g.groups < 1 || g.offsetGroups < 1 || g.C % g.groups || g.C % g.offsetGroups || g.M % g.groups ||
+      w[1] * g.groups != g.C || g.strides.size() != 2 || g.dilations.size() != 2 || g.pads.size() != 4)
+    failNode(node, "W " + shapeToString(w) + ", group and offset_group do not fit X " + shapeToString(x));
+  g.oh = (g.H + g.pads[0] + g.pads[2] - g.dilations[0] * (g.kh - 1) - 1) / g.strides[0] + 1;
+  g.ow = (g.W + g.pads[1] + g.pads[3] - g.dilations[1] * (g.kw - 1) - 1) / g.strides[1] + 1;
+  return g;
+}
+
+void inferDeformConv(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  DeformGeometry g = deformGeometry(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
+  Shape offsets{g.N, g.offsetGroups * 2 * g.kh * g.kw, g.oh, g.ow};
+  if (ctx.input(2).shape != offsets) ctx.error("offset must be " + shapeToString(offsets));
+  ctx.outputs[0] = {ctx.input(0).dtype, {g.N, g.M, g.oh, g.ow}};
+}
+
+double bilinearZero(const double* plane, int64_t H, int64_t W, double h, double w) {
+  if (h <= -1 || h >= double(H) || w <= -1 || w >= double(W)) return 0;
+  auto h0 = int64_t(std::floor(h)), w0 = int64_t(std::floor(w));
+  double lh = h - double(h0), lw = w - double(w0), v = 0;
+  for (int64_t dy = 0; dy < 2; ++dy)
+    for (int64_t dx = 0; dx < 2; ++dx) {
+      int64_t y = h0 + dy, x = w0 + dx;
+      if (y < 0 || y >= H || x < 0 || x >= W) continue;
+      v += (dy ? lh : 1 - lh) * (dx ? lw : 1 - lw) * plane[y * W + x];
+    }
+  return v;
+}
+
+std::vector<Tensor> evalDeformConv(const Node& node, const std::vector<const Tensor*>& in,
+                                   const std::vector<TensorType>& types) {
+  auto input = [&](size_t i) { return in.size() > i && in[i] ? in[i] : nullptr; };
+  DeformGeometry g = deformGeometry(node, in[0]->shape(), in[1]->shape());
+  std::vector<double> x = in[0]->toDoubles(), w = in[1]->toDoubles(), off = in[2]->toDoubles();
+  std::vector<double> bias = input(3) ? input(3)->toDoubles() : std::vector<double>(size_t(g.M), 0.0);
+  std::vector<double> mask = input(4) ? input(4)->toDoubles() : std::vector<double>{};
+  int64_t K = g.kh * g.kw, cPer = g.C / g.groups, mPer = g.M / g.groups, cPerOffset = g.C / g.offsetGroups;
+  int64_t plane = g.oh * g.ow;
+  std::vector<double> y(size_t(g.N * g.M * plane));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t m = 0; m < g.M; ++m)
+      for (int64_t p = 0; p < plane; ++p) {
+        int64_t oy = p / g.ow, ox = p % g.ow;
+        double acc = bias[size_t(m)];
+        for (int64_t ci = 0; ci < cPer; ++ci) {
+          int64_t c = m / mPer * cPer + ci, og = c / cPerOffset;
+          const double* img = x.data() + (n * g.C + c) * g.H * g.W;
+          for (int64_t k = 0; k < K; ++k) {
+            int64_t base = ((n * g.offsetGroups + og) * K + k) * 2;
+            double h = double(oy * g.strides[0] - g.pads[0] + k / g.kw * g.dilations[0]) + off[size_t(base * plane + p)];
+            double wv = double(ox * g.strides[1] - g.pads[1] + k % g.kw * g.dilations[1]) +
+                        off[size_t((base + 1) * plane + p)];
+            double s = bilinearZero(img, g.H, g.W, h, wv);
+            if (!mask.empty()) s *= mask[size_t(((n * g.offsetGroups + og) * K + k) * plane + p)];
+            acc += w[size_t((m * cPer + ci) * K + k)] * s;
+          }
+        }
+        y[size_t((n * g.M + m) * plane + p)] = acc;
+      }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
 }  // namespace
 
 void registerRoiAlignOps(OpRegistry& r) {
+  addOp(r, {"DeformConv", OpCategory::Other, "2-D convolution whose taps sample X at learned offsets (optional mask)",
+            3, 5, 1, 1, {}, inferDeformConv, evalDeformConv});
   addOp(r, {"RoiAlign", OpCategory::Other, "bilinear average (or max) pooling of regions of interest", 3, 3, 1, 1, {},
             inferRoiAlign, evalRoiAlign});
 }
