@@ -1,5 +1,5 @@
-// Hardmax, the statistics normalizations, the layout ops, DFT and the window functions, and GridSample against
-// values worked out by hand, with the errors naming the node.
+// Hardmax, the statistics normalizations, the layout ops, DFT, STFT and the window functions, GridSample, RoiAlign,
+// DeformConv and TfIdfVectorizer against values worked out by hand, with the errors naming the node.
 #include <QtTest>
 
 #include <cmath>
@@ -120,6 +120,51 @@ class TestLayoutSignal : public QObject {
     EXPECT_TENSOR(run1("GridSample", {x, F32({1, 1, 1, 2}, {0.5, -1})}, {{"mode", "nearest"}, {"align_corners", 1}}),
                   (TensorType{DType::F32, {1, 1, 1, 1}}), (V{2}), 0);
     EXPECT_ERROR(run1("GridSample", {x, F32({1, 1, 1, 3}, {0, 0, 0})}), "node 'node1' (GridSample)", "[N, O1..Or, r]");
+  }
+  void stft() {
+    // Frames of 2, 2 apart: [1, 0] -> bins (1, 1); [0, 0] -> 0. With window [1, 0.5] over ones: 1.5 and 0.5.
+    EXPECT_TENSOR(run1("STFT", {F32({1, 4, 1}, {1, 0, 0, 0}), I64({}, {2}), Tensor(), I64({}, {2})}, {}, {1, 3}),
+                  (TensorType{DType::F32, {1, 2, 2, 2}}), (V{1, 0, 1, 0, 0, 0, 0, 0}), 1e-6);
+    EXPECT_TENSOR(run1("STFT", {F32({1, 4, 1}, {1, 1, 1, 1}), I64({}, {2}), F32({2}, {1, 0.5})}, {}, {1}),
+                  (TensorType{DType::F32, {1, 2, 2, 2}}), (V{1.5, 0, 0.5, 0, 1.5, 0, 0.5, 0}), 1e-6);
+    EXPECT_ERROR(run1("STFT", {F32({1, 4, 1}, {1, 1, 1, 1}), I64({}, {2}), Tensor(), I64({}, {5})}, {}, {1, 3}),
+                 "node 'node1' (STFT)", "at most the signal's 4");
+  }
+  void roiAlignAndDeformConv() {
+    // The whole 2x2 image as one bin of 2x2 samples, each on a pixel centre: mean 2.5, max 4.
+    Tensor x = F32({1, 1, 2, 2}, {1, 2, 3, 4}), roi = F32({1, 4}, {0, 0, 2, 2}), batch = I64({1}, {0});
+    EXPECT_TENSOR(run1("RoiAlign", {x, roi, batch}, {{"sampling_ratio", 2}}), (TensorType{DType::F32, {1, 1, 1, 1}}),
+                  (V{2.5}), 1e-6);
+    EXPECT_TENSOR(run1("RoiAlign", {x, roi, batch}, {{"sampling_ratio", 2}, {"mode", "max"}}),
+                  (TensorType{DType::F32, {1, 1, 1, 1}}), (V{4}), 1e-6);
+    EXPECT_ERROR(run1("RoiAlign", {x, roi, I64({1}, {1})}), "node 'node1' (RoiAlign)", "batch index 1 is outside");
+    // Zero offsets make a plain conv (sum 10); moving tap (0, 0) down a row reads 3 instead of 1; a mask halves.
+    Tensor w = F32({1, 1, 2, 2}, {1, 1, 1, 1});
+    V zeros(8, 0.0), down = zeros;
+    down[0] = 1;  // tap 0's h offset
+    EXPECT_TENSOR(run1("DeformConv", {x, w, F32({1, 8, 1, 1}, zeros)}), (TensorType{DType::F32, {1, 1, 1, 1}}), (V{10}),
+                  1e-6);
+    EXPECT_TENSOR(run1("DeformConv", {x, w, F32({1, 8, 1, 1}, down)}), (TensorType{DType::F32, {1, 1, 1, 1}}), (V{12}),
+                  1e-6);
+    EXPECT_TENSOR(run1("DeformConv", {x, w, F32({1, 8, 1, 1}, zeros), Tensor(), F32({1, 4, 1, 1}, V(4, 0.5))}),
+                  (TensorType{DType::F32, {1, 1, 1, 1}}), (V{5}), 1e-6);
+  }
+  void tfidf() {
+    // Pool: unigrams 1, 2 (outputs 0, 1) and the bigram (1, 2) (output 2), over [1, 2, 1, 2].
+    Attributes a{{"pool_int64s", std::vector<int64_t>{1, 2, 1, 2}}, {"ngram_counts", std::vector<int64_t>{0, 2}},
+                 {"ngram_indexes", std::vector<int64_t>{0, 1, 2}}, {"min_gram_length", 1}, {"max_gram_length", 2},
+                 {"mode", "TF"}};
+    Tensor x = I64({4}, {1, 2, 1, 2});
+    EXPECT_TENSOR(run1("TfIdfVectorizer", {x}, a), (TensorType{DType::F32, {3}}), (V{2, 2, 2}), 0);
+    // Skipping one token adds the bigrams (1, 1) and (2, 2), not in the pool; unigrams are not counted again.
+    a["max_skip_count"] = 1;
+    EXPECT_TENSOR(run1("TfIdfVectorizer", {x}, a), (TensorType{DType::F32, {3}}), (V{2, 2, 2}), 0);
+    a["weights"] = std::vector<double>{0.5, 0.25, 2};
+    a["mode"] = "TFIDF";
+    EXPECT_TENSOR(run1("TfIdfVectorizer", {x}, a), (TensorType{DType::F32, {3}}), (V{1, 0.5, 4}), 0);
+    a["mode"] = "IDF";
+    EXPECT_TENSOR(run1("TfIdfVectorizer", {I64({2, 2}, {1, 3, 3, 3})}, a), (TensorType{DType::F32, {2, 3}}),
+                  (V{0.5, 0, 0, 0, 0, 0}), 0);
   }
 };
 
