@@ -80,7 +80,8 @@ void inferAttention(InferContext& ctx) {
   if (ctx.hasInput(6) && ctx.input(6).shape != Shape{g.batch})
     ctx.error("nonpad_kv_seqlen " + ctx.input(6).toString() + " must be [batch]");
   DType t = ctx.input(0).dtype;
-  ctx.outputs[0] = {t, g.threeD ? Shape{g.batch, g.qSeq, g.qHeads * g.vHead} : Shape{g.batch, g.qHeads, g.qSeq, g.vHead}};
+  ctx.outputs[0] = {t,
+                    g.threeD ? Shape{g.batch, g.qSeq, g.qHeads * g.vHead} : Shape{g.batch, g.qHeads, g.qSeq, g.vHead}};
   if (ctx.outputs.size() > 1) ctx.outputs[1] = {ctx.input(1).dtype, {g.batch, g.kvHeads, g.total(), g.head}};
   if (ctx.outputs.size() > 2) ctx.outputs[2] = {ctx.input(2).dtype, {g.batch, g.kvHeads, g.total(), g.vHead}};
   if (ctx.outputs.size() > 3) ctx.outputs[3] = {t, {g.batch, g.qHeads, g.qSeq, g.total()}};

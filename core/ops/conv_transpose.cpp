@@ -73,7 +73,8 @@ ConvTransposeShapes convTransposeShapes(const Node& node, const Shape& x, const 
   s.strides = perAxis(node, "strides", s.in.size(), 1);
   s.dilations = perAxis(node, "dilations", s.in.size(), 1);
   transposeGeometry(node, s);
-  if (bias && *bias != Shape{s.M}) failNode(node, "B " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");
+  if (bias && *bias != Shape{s.M})
+    failNode(node, "B " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");
   return s;
 }
 
@@ -144,7 +145,8 @@ void inferCausalConv(InferContext& ctx) {
   if (ctx.hasInput(2) && ctx.input(2).shape != Shape{x[1]}) ctx.error("bias must be [C]");
   if (ctx.hasInput(3) && ctx.input(3).shape != state) ctx.error("past_state must be " + shapeToString(state));
   std::string act = ctx.node().attrString("activation", "none");
-  if (act != "none" && act != "silu" && act != "swish") ctx.error("activation '" + act + "' is not none, silu or swish");
+  if (act != "none" && act != "silu" && act != "swish")
+    ctx.error("activation '" + act + "' is not none, silu or swish");
   ctx.outputs[0] = ctx.input(0);
   if (ctx.outputs.size() > 1) ctx.outputs[1] = {ctx.input(0).dtype, state};
 }

@@ -182,7 +182,8 @@ Tensor nonMaxSuppression(const Node& node, const std::vector<const Tensor*>& in)
 void inferNms(InferContext& ctx) {
   std::vector<const Tensor*> in;
   const char* names[] = {"boxes", "scores", "max_output_boxes_per_class", "iou_threshold", "score_threshold"};
-  for (size_t i = 0; i < ctx.numInputs(); ++i) in.push_back(ctx.hasInput(i) ? &ctx.requireConstant(i, names[i]) : nullptr);
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    in.push_back(ctx.hasInput(i) ? &ctx.requireConstant(i, names[i]) : nullptr);
   ctx.outputs[0] = nonMaxSuppression(ctx.node(), in).type();
 }
 

@@ -181,7 +181,8 @@ const BinaryOp kBinaryOps[] = {
 void checkBitShift(const InferContext& ctx) {
   std::string d = ctx.node().attrString("direction", "");
   if (d != "LEFT" && d != "RIGHT") ctx.error("attribute 'direction' is '" + d + "'; expected LEFT or RIGHT");
-  if (isSigned(ctx.input(0).dtype)) ctx.error("input 0 is " + ctx.input(0).toString() + "; BitShift takes unsigned integers");
+  if (isSigned(ctx.input(0).dtype))
+    ctx.error("input 0 is " + ctx.input(0).toString() + "; BitShift takes unsigned integers");
 }
 
 OpSchema binarySchema(const BinaryOp& op) {

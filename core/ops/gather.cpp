@@ -166,8 +166,8 @@ void registerGatherOps(OpRegistry& r) {
             inferGather, evalGather});
   addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
             evalGatherElements});
-  addOp(r, {"GatherND", OpCategory::Other, "pick slices addressed by index tuples (after batch_dims leading dims)", 2, 2, 1, 1, {},
-            inferGatherND, evalGatherND});
+  addOp(r, {"GatherND", OpCategory::Other, "pick slices addressed by index tuples (after batch_dims leading dims)", 2,
+            2, 1, 1, {}, inferGatherND, evalGatherND});
 }
 
 }  // namespace tessera::ops

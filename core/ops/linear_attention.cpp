@@ -76,7 +76,8 @@ std::vector<Tensor> evalLinearAttention(const Node& node, const std::vector<cons
   double scale = node.attrFloat("scale", 0.0);
   if (scale == 0) scale = 1 / std::sqrt(double(g.dk));
   std::vector<double> q = in[0]->toDoubles(), k = in[1]->toDoubles(), v = in[2]->toDoubles();
-  std::vector<double> S = input(3) ? input(3)->toDoubles() : std::vector<double>(size_t(g.batch * g.kvHeads * g.dk * g.dv), 0.0);
+  std::vector<double> S =
+      input(3) ? input(3)->toDoubles() : std::vector<double>(size_t(g.batch * g.kvHeads * g.dk * g.dv), 0.0);
   TokenGate decay, beta, erase;
   if (g.gating) decay = tokenGate(node, *in[4], g, g.dk);
   if (g.delta) beta = tokenGate(node, *in[5], g, 1);

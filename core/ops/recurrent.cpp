@@ -51,7 +51,8 @@ void inferRecurrent(InferContext& ctx) {
   if (ctx.hasInput(3) && ctx.input(3).shape != Shape{s.dirs, 2 * gates * s.hidden})
     ctx.error("B " + ctx.input(3).toString() + " must be [dirs, 2 * gates * hidden]");
   DType t = ctx.input(0).dtype;
-  ctx.outputs[0] = {t, s.batchFirst ? Shape{s.batch, s.seq, s.dirs, s.hidden} : Shape{s.seq, s.dirs, s.batch, s.hidden}};
+  ctx.outputs[0] = {t,
+                    s.batchFirst ? Shape{s.batch, s.seq, s.dirs, s.hidden} : Shape{s.seq, s.dirs, s.batch, s.hidden}};
   Shape state = s.batchFirst ? Shape{s.batch, s.dirs, s.hidden} : Shape{s.dirs, s.batch, s.hidden};
   for (size_t o = 1; o < ctx.outputs.size(); ++o) ctx.outputs[o] = {t, state};
 }

@@ -24,7 +24,9 @@ struct ResizePlan {
 
 // The values of an optional float operand; empty when absent or of 0 elements (models pass "" or an empty
 // tensor for the one of scales/sizes they do not use).
-std::vector<double> optionalValues(const Tensor* t) { return t && t->numElements() ? t->toDoubles() : std::vector<double>{}; }
+std::vector<double> optionalValues(const Tensor* t) {
+  return t && t->numElements() ? t->toDoubles() : std::vector<double>{};
+}
 
 std::vector<int64_t> resizeAxes(const Node& node, int64_t rank) {
   std::vector<int64_t> axes = node.attrInts("axes");

@@ -80,7 +80,8 @@ std::vector<Tensor> evalRoiAlign(const Node& node, const std::vector<const Tenso
               std::optional<Corners> k = corners(sy, sx, H, W);
               if (!k) continue;
               double v = max ? -INFINITY : 0.0;
-              for (int q = 0; q < 4; ++q) v = max ? std::max(v, k->w[q] * plane[k->at[q]]) : v + k->w[q] * plane[k->at[q]];
+              for (int q = 0; q < 4; ++q)
+                v = max ? std::max(v, k->w[q] * plane[k->at[q]]) : v + k->w[q] * plane[k->at[q]];
               acc = max ? (any ? std::max(acc, v) : v) : acc + v;
               any = true;
             }
@@ -103,8 +104,8 @@ struct DeformGeometry {
 DeformGeometry deformGeometry(const Node& node, const Shape& x, const Shape& w) {
   if (x.size() != 4 || w.size() != 4) failNode(node, "X and W must be 4-D (2-D DeformConv)");
   DeformGeometry g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0, node.attrInt("group", 1),
-                   node.attrInt("offset_group", 1), node.attrInts("strides", {1, 1}), node.attrInts("dilations", {1, 1}),
-                   node.attrInts("pads", {0, 0, 0, 0})};
+                   node.attrInt("offset_group", 1), node.attrInts("strides", {1, 1}),
+                   node.attrInts("dilations", {1, 1}), node.attrInts("pads", {0, 0, 0, 0})};
   if (g.groups < 1 || g.offsetGroups < 1 || g.C % g.groups || g.C % g.offsetGroups || g.M % g.groups ||
       w[1] * g.groups != g.C || g.strides.size() != 2 || g.dilations.size() != 2 || g.pads.size() != 4)
     failNode(node, "W " + shapeToString(w) + ", group and offset_group do not fit X " + shapeToString(x));
@@ -154,7 +155,8 @@ std::vector<Tensor> evalDeformConv(const Node& node, const std::vector<const Ten
           const double* img = x.data() + (n * g.C + c) * g.H * g.W;
           for (int64_t k = 0; k < K; ++k) {
             int64_t base = ((n * g.offsetGroups + og) * K + k) * 2;
-            double h = double(oy * g.strides[0] - g.pads[0] + k / g.kw * g.dilations[0]) + off[size_t(base * plane + p)];
+            double h =
+                double(oy * g.strides[0] - g.pads[0] + k / g.kw * g.dilations[0]) + off[size_t(base * plane + p)];
             double wv = double(ox * g.strides[1] - g.pads[1] + k % g.kw * g.dilations[1]) +
                         off[size_t((base + 1) * plane + p)];
             double s = bilinearZero(img, g.H, g.W, h, wv);

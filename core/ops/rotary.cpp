@@ -46,8 +46,9 @@ void inferRotary(InferContext& ctx) {
     const Shape& c = ctx.input(i).shape;
     bool ok = positions ? c.size() == 2 : c.size() == 3 && c[0] == g.batch && c[1] == g.seq;
     if (!ok || c.back() < g.rotary / 2)
-      ctx.error("input " + std::to_string(i) + " (" + (i == 1 ? "cos" : "sin") + "_cache) " + ctx.input(i).toString() +
-                (positions ? " must be [max_position, >= rotary_dim / 2]" : " must be [batch, seq, >= rotary_dim / 2]"));
+      ctx.error(
+          "input " + std::to_string(i) + " (" + (i == 1 ? "cos" : "sin") + "_cache) " + ctx.input(i).toString() +
+          (positions ? " must be [max_position, >= rotary_dim / 2]" : " must be [batch, seq, >= rotary_dim / 2]"));
   }
   if (ctx.input(1).shape != ctx.input(2).shape) ctx.error("cos_cache and sin_cache must have the same shape");
   if (positions && ctx.input(3).shape != Shape{g.batch, g.seq})

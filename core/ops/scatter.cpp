@@ -197,10 +197,10 @@ void registerScatterOps(OpRegistry& r) {
   addOp(r, {"ScatterElements", other, elements, 3, 3, 1, 1, {}, inferScatterElements, evalScatterElements});
   addOp(r, {"Scatter", other, std::string("opset-9 name of ScatterElements: ") + elements, 3, 3, 1, 1, {},
             inferScatterElements, evalScatterElements});
-  addOp(r, {"ScatterND", other, "copy data, then write updates as slices addressed by index tuples (reduction)", 3, 3, 1,
-            1, {}, inferScatterND, evalScatterND});
-  addOp(r, {"TensorScatter", other, "write each batch's update into the cache at its write index along axis", 2, 3, 1, 1,
-            {}, inferTensorScatter, evalTensorScatter});
+  addOp(r, {"ScatterND", other, "copy data, then write updates as slices addressed by index tuples (reduction)", 3, 3,
+            1, 1, {}, inferScatterND, evalScatterND});
+  addOp(r, {"TensorScatter", other, "write each batch's update into the cache at its write index along axis", 2, 3, 1,
+            1, {}, inferTensorScatter, evalTensorScatter});
 }
 
 }  // namespace tessera

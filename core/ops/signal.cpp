@@ -93,13 +93,15 @@ struct StftPlan {
 };
 
 StftPlan stftPlan(const Node& node, const Shape& x, const Tensor& step, const Shape* window, const Tensor* length) {
-  if (x.size() != 3 || (x[2] != 1 && x[2] != 2)) failNode(node, "signal " + shapeToString(x) + " must be [B, L, 1 or 2]");
+  if (x.size() != 3 || (x[2] != 1 && x[2] != 2))
+    failNode(node, "signal " + shapeToString(x) + " must be [B, L, 1 or 2]");
   StftPlan p{optionalScalar(node, &step, 1, 0), 0, 0, 0};
   p.length = length ? optionalScalar(node, length, 3, 0) : window && window->size() == 1 ? (*window)[0] : 0;
   if (p.step < 1 || p.length < 1 || p.length > x[1])
     failNode(node, "frame_step " + std::to_string(p.step) + " and frame length " + std::to_string(p.length) +
                        " must be positive, the length at most the signal's " + std::to_string(x[1]));
-  if (window && *window != Shape{p.length}) failNode(node, "window " + shapeToString(*window) + " must be [frame_length]");
+  if (window && *window != Shape{p.length})
+    failNode(node, "window " + shapeToString(*window) + " must be [frame_length]");
   p.frames = (x[1] - p.length) / p.step + 1;
   p.bins = node.attrInt("onesided", 1) ? p.length / 2 + 1 : p.length;
   return p;
@@ -119,7 +121,8 @@ std::vector<Tensor> evalStft(const Node& node, const std::vector<const Tensor*>&
   auto input = [&](size_t i) { return in.size() > i ? in[i] : nullptr; };
   const Shape& x = in[0]->shape();
   StftPlan p = stftPlan(node, x, *in[1], input(2) ? &input(2)->shape() : nullptr, input(3));
-  std::vector<double> v = in[0]->toDoubles(), w = input(2) ? input(2)->toDoubles() : std::vector<double>(size_t(p.length), 1.0);
+  std::vector<double> v = in[0]->toDoubles(),
+                      w = input(2) ? input(2)->toDoubles() : std::vector<double>(size_t(p.length), 1.0);
   std::vector<double> y(size_t(numElements(types[0].shape)));
   int64_t c = x[2];
   for (int64_t b = 0; b < x[0]; ++b)

@@ -27,14 +27,15 @@ struct TfIdfPlan {
 TfIdfPlan tfidfPlan(const Node& node) {
   std::vector<int64_t> pool = node.attrInts("pool_int64s"), counts = node.attrInts("ngram_counts");
   std::vector<int64_t> indexes = node.attrInts("ngram_indexes");
-  if (pool.empty() || counts.empty()) failNode(node, "needs pool_int64s and ngram_counts (string pools are not supported)");
+  if (pool.empty() || counts.empty())
+    failNode(node, "needs pool_int64s and ngram_counts (string pools are not supported)");
   TfIdfPlan p;
   size_t gram = 0;
   for (size_t n = 1; n <= counts.size(); ++n) {
     size_t start = size_t(counts[n - 1]), end = n < counts.size() ? size_t(counts[n]) : pool.size();
     if (start > end || end > pool.size() || (end - start) % n)
-      failNode(node, "ngram_counts " + intsToString(counts) + " does not split the pool into whole " + std::to_string(n) +
-                         "-grams");
+      failNode(node, "ngram_counts " + intsToString(counts) + " does not split the pool into whole " +
+                         std::to_string(n) + "-grams");
     for (size_t at = start; at < end; at += n, ++gram) {
       if (gram >= indexes.size()) failNode(node, "ngram_indexes has fewer entries than the pool has n-grams");
       Trie* t = &p.root;

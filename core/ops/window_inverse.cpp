@@ -11,7 +11,8 @@ using namespace ops;
 
 std::vector<int64_t> perAxisAttr(const Node& node, const char* name, size_t rank, int64_t fallback) {
   std::vector<int64_t> v = node.attrInts(name, std::vector<int64_t>(rank, fallback));
-  if (v.size() != rank) failNode(node, std::string("attribute '") + name + "' needs " + std::to_string(rank) + " values");
+  if (v.size() != rank)
+    failNode(node, std::string("attribute '") + name + "' needs " + std::to_string(rank) + " values");
   return v;
 }
 
@@ -21,7 +22,8 @@ struct Col2ImGeometry {
   std::vector<int64_t> image, block, strides, dilations, padsBegin, blocks;  // blocks: window positions per axis
 };
 
-Col2ImGeometry col2imGeometry(const Node& node, const Shape& x, std::vector<int64_t> image, std::vector<int64_t> block) {
+Col2ImGeometry col2imGeometry(const Node& node, const Shape& x, std::vector<int64_t> image,
+                              std::vector<int64_t> block) {
   size_t r = image.size();
   if (block.size() != r || r == 0) failNode(node, "image_shape and block_shape must have the same length >= 1");
   Col2ImGeometry g{image, block, perAxisAttr(node, "strides", r, 1), perAxisAttr(node, "dilations", r, 1), {}, {}};
@@ -36,7 +38,8 @@ Col2ImGeometry col2imGeometry(const Node& node, const Shape& x, std::vector<int6
     K *= block[d];
   }
   if (x.size() != 3 || x[1] % K || x[2] != L)
-    failNode(node, "input " + shapeToString(x) + " must be [N, C * " + std::to_string(K) + ", " + std::to_string(L) + "]");
+    failNode(node,
+             "input " + shapeToString(x) + " must be [N, C * " + std::to_string(K) + ", " + std::to_string(L) + "]");
   return g;
 }
 

@@ -30,8 +30,8 @@ class TestAttentionOps : public QObject {
     // axis 0 over [2, 1]: one row of both elements.
     EXPECT_TENSOR(run1("RMSNormalization", {F32({2, 1}, {3, 4}), F32({1}, {1})}, {{"epsilon", 0.0}, {"axis", 0}}),
                   (TensorType{DType::F32, {2, 1}}), (V{3 / rms, 4 / rms}), 1e-6);
-    EXPECT_ERROR(run1("RMSNormalization", {F32({1, 2}, {3, 4}), F32({3}, {1, 1, 1})}), "node 'node1' (RMSNormalization)",
-                 "input 1 (scale)");
+    EXPECT_ERROR(run1("RMSNormalization", {F32({1, 2}, {3, 4}), F32({3}, {1, 1, 1})}),
+                 "node 'node1' (RMSNormalization)", "input 1 (scale)");
   }
   void rotaryEmbedding() {
     // One head of 4 features; the first pair rotates by 90 degrees (cos 0, sin 1), the second by 0.
@@ -57,7 +57,8 @@ class TestAttentionOps : public QObject {
     // One query [1, 0] against keys [1, 0] and [0, 1]: scores 1/sqrt(2) and 0; values 10 and 20.
     Tensor q = F32({1, 1, 1, 2}, {1, 0}), k = F32({1, 1, 2, 2}, {1, 0, 0, 1}), v = F32({1, 1, 2, 1}, {10, 20});
     double w = weight(1 / std::sqrt(2.0), 0);
-    EXPECT_TENSOR(run1("Attention", {q, k, v}), (TensorType{DType::F32, {1, 1, 1, 1}}), (V{10 * w + 20 * (1 - w)}), 1e-5);
+    EXPECT_TENSOR(run1("Attention", {q, k, v}), (TensorType{DType::F32, {1, 1, 1, 1}}), (V{10 * w + 20 * (1 - w)}),
+                  1e-5);
     // scale = 1: the score is 1.
     double w1 = weight(1, 0);
     EXPECT_TENSOR(run1("Attention", {q, k, v}, {{"scale", 1.0}}), (TensorType{DType::F32, {1, 1, 1, 1}}),
@@ -90,8 +91,9 @@ class TestAttentionOps : public QObject {
     Tensor y = run1("Attention", {q, k, v}, {{"q_num_heads", 2}, {"kv_num_heads", 1}});
     EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2}}), (V{10 * w + 20 * (1 - w), 10 * (1 - w) + 20 * w}), 1e-5);
     EXPECT_ERROR(run1("Attention", {q, k, v}), "node 'node1' (Attention)", "q_num_heads and kv_num_heads");
-    EXPECT_ERROR(run1("Attention", {F32({1, 3, 1, 2}, V(6, 0)), F32({1, 2, 1, 2}, V(4, 0)), F32({1, 2, 1, 1}, V(2, 0))}),
-                 "node 'node1' (Attention)", "3 query heads are not a multiple of 2 KV heads");
+    EXPECT_ERROR(
+        run1("Attention", {F32({1, 3, 1, 2}, V(6, 0)), F32({1, 2, 1, 2}, V(4, 0)), F32({1, 2, 1, 1}, V(2, 0))}),
+        "node 'node1' (Attention)", "3 query heads are not a multiple of 2 KV heads");
   }
 };
 

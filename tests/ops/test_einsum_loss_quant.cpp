@@ -32,7 +32,8 @@ class TestEinsumLossQuant : public QObject {
                   (TensorType{DType::F32, {2, 2, 1}}), (V{1, 2, 3, 4}), 0);
     EXPECT_ERROR(run1("Einsum", {a, F32({3, 1}, {1, 2, 3})}, {{"equation", "ij,jk->ik"}}), "node 'node1' (Einsum)",
                  "label size mismatch");
-    EXPECT_ERROR(run1("Einsum", {a}, {{"equation", "ijk->i"}}), "node 'node1' (Einsum)", "3 labels for an input of rank 2");
+    EXPECT_ERROR(run1("Einsum", {a}, {{"equation", "ijk->i"}}), "node 'node1' (Einsum)",
+                 "3 labels for an input of rank 2");
   }
   void negativeLogLikelihood() {
     // Log-probabilities [[-1,-2,-3],[-4,-5,-6]], targets 0 and 2: losses 1 and 6.
@@ -47,8 +48,8 @@ class TestEinsumLossQuant : public QObject {
     EXPECT_TENSOR(run1("NegativeLogLikelihoodLoss", {x, t, F32({3}, {1, 1, 2})}), (TensorType{DType::F32, {}}),
                   (V{13.0 / 3}), 1e-6);
     // ignore_index 2 drops the second element from the sum and the count.
-    EXPECT_TENSOR(run1("NegativeLogLikelihoodLoss", {x, t}, {{"ignore_index", 2}}), (TensorType{DType::F32, {}}), (V{1}),
-                  0);
+    EXPECT_TENSOR(run1("NegativeLogLikelihoodLoss", {x, t}, {{"ignore_index", 2}}), (TensorType{DType::F32, {}}),
+                  (V{1}), 0);
     EXPECT_ERROR(run1("NegativeLogLikelihoodLoss", {x, I64({2}, {0, 3})}), "node 'node1' (NegativeLogLikelihoodLoss)",
                  "target 3 is outside the 3 classes");
     EXPECT_ERROR(run1("NegativeLogLikelihoodLoss", {x, I64({3}, {0, 0, 0})}), "node 'node1'", "input 1 (target)");
@@ -91,16 +92,16 @@ class TestEinsumLossQuant : public QObject {
     EXPECT_TENSOR(run1("QuantizeLinear", {F32({2}, {4, 7}), F32({}, {2}), T(DType::U8, {}, {10})}),
                   (TensorType{DType::U8, {2}}), (V{12, 14}), 0);
     // Per axis 1: columns scaled by 1 and 2.
-    EXPECT_TENSOR(run1("QuantizeLinear", {F32({2, 2}, {1, 2, 3, 4}), F32({2}, {1, 2})}), (TensorType{DType::U8, {2, 2}}),
-                  (V{1, 1, 3, 2}), 0);
+    EXPECT_TENSOR(run1("QuantizeLinear", {F32({2, 2}, {1, 2, 3, 4}), F32({2}, {1, 2})}),
+                  (TensorType{DType::U8, {2, 2}}), (V{1, 1, 3, 2}), 0);
     EXPECT_TENSOR(run1("DequantizeLinear", {T(DType::U8, {3}, {0, 3, 255}), F32({}, {2}), T(DType::U8, {}, {1})}),
                   (TensorType{DType::F32, {3}}), (V{-2, 4, 508}), 0);
     // Blocked: block_size 2 along axis 0 of [4]: scales 1 and 10.
     EXPECT_TENSOR(run1("DequantizeLinear", {T(DType::I8, {4}, {1, 2, 3, 4}), F32({2}, {1, 10})},
                        {{"axis", 0}, {"block_size", 2}}),
                   (TensorType{DType::F32, {4}}), (V{1, 2, 30, 40}), 0);
-    EXPECT_ERROR(run1("QuantizeLinear", {F32({2, 2}, {1, 2, 3, 4}), F32({3}, {1, 2, 3})}), "node 'node1' (QuantizeLinear)",
-                 "scale [3] must be a scalar or [2]");
+    EXPECT_ERROR(run1("QuantizeLinear", {F32({2, 2}, {1, 2, 3, 4}), F32({3}, {1, 2, 3})}),
+                 "node 'node1' (QuantizeLinear)", "scale [3] must be a scalar or [2]");
     EXPECT_ERROR(run1("DequantizeLinear", {F32({2}, {1, 2}), F32({}, {1})}), "node 'node1' (DequantizeLinear)",
                  "input 0 is f32");
   }

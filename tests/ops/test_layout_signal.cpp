@@ -40,12 +40,12 @@ class TestLayoutSignal : public QObject {
     Tensor x = F32({1, 2, 1}, {1, 3}), ones = F32({2}, {1, 1}), zeros = F32({2}, {0, 0});
     EXPECT_TENSOR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 1}, {"epsilon", 0.0}}),
                   (TensorType{DType::F32, {1, 2, 1}}), (V{-1, 1}), 1e-6);
-    EXPECT_TENSOR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 2}}), (TensorType{DType::F32, {1, 2, 1}}),
-                  (V{0, 0}), 0);  // one element a group: x - mean = 0
+    EXPECT_TENSOR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 2}}),
+                  (TensorType{DType::F32, {1, 2, 1}}), (V{0, 0}), 0);  // one element a group: x - mean = 0
     EXPECT_ERROR(run1("GroupNormalization", {x, ones, zeros}, {{"num_groups", 3}}), "node 'node1' (GroupNormalization)",
                  "num_groups 3 must divide the 2 channels");
-    EXPECT_TENSOR(run1("MeanVarianceNormalization", {F32({1, 1, 1, 2}, {1, 3})}), (TensorType{DType::F32, {1, 1, 1, 2}}),
-                  (V{-1, 1}), 1e-6);
+    EXPECT_TENSOR(run1("MeanVarianceNormalization", {F32({1, 1, 1, 2}, {1, 3})}),
+                  (TensorType{DType::F32, {1, 1, 1, 2}}), (V{-1, 1}), 1e-6);
     EXPECT_TENSOR(run1("LpNormalization", {F32({2, 2}, {3, 4, 0, 0})}), (TensorType{DType::F32, {2, 2}}),
                   (V{0.6, 0.8, 0, 0}), 1e-6);
     EXPECT_TENSOR(run1("LpNormalization", {F32({1, 2}, {3, 4})}, {{"p", 1}}), (TensorType{DType::F32, {1, 2}}),
@@ -58,8 +58,8 @@ class TestLayoutSignal : public QObject {
     Tensor x = iota({1, 8, 1, 1});
     Tensor dcr = run1("DepthToSpace", {x}, {{"blocksize", 2}});
     EXPECT_TENSOR(dcr, (TensorType{DType::F32, {1, 2, 2, 2}}), (V{0, 2, 4, 6, 1, 3, 5, 7}), 0);
-    EXPECT_TENSOR(run1("DepthToSpace", {x}, {{"blocksize", 2}, {"mode", "CRD"}}), (TensorType{DType::F32, {1, 2, 2, 2}}),
-                  (V{0, 1, 2, 3, 4, 5, 6, 7}), 0);
+    EXPECT_TENSOR(run1("DepthToSpace", {x}, {{"blocksize", 2}, {"mode", "CRD"}}),
+                  (TensorType{DType::F32, {1, 2, 2, 2}}), (V{0, 1, 2, 3, 4, 5, 6, 7}), 0);
     // SpaceToDepth undoes DepthToSpace in DCR order.
     EXPECT_TENSOR(run1("SpaceToDepth", {dcr}, {{"blocksize", 2}}), (TensorType{DType::F32, {1, 8, 1, 1}}),
                   (V{0, 1, 2, 3, 4, 5, 6, 7}), 0);
@@ -78,8 +78,10 @@ class TestLayoutSignal : public QObject {
                   (V{0, 1, 2, 3, 4, 5, 0, 0}), 0);
   }
   void eyeLikeAndOneHot() {
-    EXPECT_TENSOR(run1("EyeLike", {iota({2, 3})}, {{"k", 1}}), (TensorType{DType::F32, {2, 3}}), (V{0, 1, 0, 0, 0, 1}), 0);
-    EXPECT_TENSOR(run1("EyeLike", {iota({2, 2})}, {{"dtype", 7}}), (TensorType{DType::I64, {2, 2}}), (V{1, 0, 0, 1}), 0);
+    EXPECT_TENSOR(run1("EyeLike", {iota({2, 3})}, {{"k", 1}}), (TensorType{DType::F32, {2, 3}}), (V{0, 1, 0, 0, 0, 1}),
+                  0);
+    EXPECT_TENSOR(run1("EyeLike", {iota({2, 2})}, {{"dtype", 7}}), (TensorType{DType::I64, {2, 2}}), (V{1, 0, 0, 1}),
+                  0);
     // Index -1 counts from the end; values are [off, on].
     Tensor idx = I64({3}, {0, 2, -1}), depth = I64({}, {3}), values = F32({2}, {0, 5});
     EXPECT_TENSOR(run1("OneHot", {idx, depth, values}, {}, {1}), (TensorType{DType::F32, {3, 3}}),
@@ -98,7 +100,8 @@ class TestLayoutSignal : public QObject {
                   (TensorType{DType::F32, {1, 4, 2}}), (V{1, 0, 1, 0, 1, 0, 1, 0}), 1e-6);
     EXPECT_ERROR(run1("DFT", {F32({1, 4, 3}, V(12, 0))}), "node 'node1' (DFT)", "1 (real) or 2 (complex)");
     // Hann: 0.5 - 0.5 cos(2 pi k / N), N = 4 periodic or size - 1 = 4 symmetric.
-    EXPECT_TENSOR(run1("HannWindow", {I64({}, {4})}, {}, {0}), (TensorType{DType::F32, {4}}), (V{0, 0.5, 1, 0.5}), 1e-6);
+    EXPECT_TENSOR(run1("HannWindow", {I64({}, {4})}, {}, {0}), (TensorType{DType::F32, {4}}), (V{0, 0.5, 1, 0.5}),
+                  1e-6);
     EXPECT_TENSOR(run1("HannWindow", {I64({}, {5})}, {{"periodic", 0}}, {0}), (TensorType{DType::F32, {5}}),
                   (V{0, 0.5, 1, 0.5, 0}), 1e-6);
     double h1 = 25.0 / 46 - 21.0 / 46 * std::cos(std::numbers::pi / 2);

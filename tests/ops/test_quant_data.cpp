@@ -24,7 +24,8 @@ class TestQuantData : public QObject {
   void bitCast() {
     // 1.0f is 0x3f800000.
     EXPECT_TENSOR(run1("BitCast", {F32({1}, {1})}, {{"to", 6}}), (TensorType{DType::I32, {1}}), (V{1065353216}), 0);
-    EXPECT_TENSOR(run1("BitCast", {T(DType::I8, {2}, {-1, 5})}, {{"to", 2}}), (TensorType{DType::U8, {2}}), (V{255, 5}), 0);
+    EXPECT_TENSOR(run1("BitCast", {T(DType::I8, {2}, {-1, 5})}, {{"to", 2}}), (TensorType{DType::U8, {2}}), (V{255, 5}),
+                  0);
     EXPECT_ERROR(run1("BitCast", {T(DType::I16, {1}, {1})}, {{"to", 1}}), "node 'node1' (BitCast)", "the same size");
   }
   void bitwise() {
@@ -37,8 +38,8 @@ class TestQuantData : public QObject {
     // u8 shifts wrap at 8 bits.
     EXPECT_TENSOR(run1("BitShift", {U8({2}, {1, 128}), U8({2}, {1, 1})}, {{"direction", "LEFT"}}),
                   (TensorType{DType::U8, {2}}), (V{2, 0}), 0);
-    EXPECT_TENSOR(run1("BitShift", {U8({1}, {16}), U8({1}, {3})}, {{"direction", "RIGHT"}}), (TensorType{DType::U8, {1}}),
-                  (V{2}), 0);
+    EXPECT_TENSOR(run1("BitShift", {U8({1}, {16}), U8({1}, {3})}, {{"direction", "RIGHT"}}),
+                  (TensorType{DType::U8, {1}}), (V{2}), 0);
     EXPECT_ERROR(run1("BitShift", {a, b}, {{"direction", "LEFT"}}), "node 'node1' (BitShift)", "unsigned integers");
     EXPECT_ERROR(run1("BitwiseAnd", {F32({1}, {1}), F32({1}, {1})}), "node 'node1' (BitwiseAnd)", "input 0 is f32");
   }
@@ -61,12 +62,13 @@ class TestQuantData : public QObject {
   void integerProducts() {
     // (3 - 1) * (5 - 2) + (4 - 1) * (6 - 2) = 18.
     Tensor a = U8({1, 2}, {3, 4}), b = U8({2, 1}, {5, 6});
-    EXPECT_TENSOR(run1("MatMulInteger", {a, b, U8({}, {1}), U8({}, {2})}), (TensorType{DType::I32, {1, 1}}), (V{18}), 0);
+    EXPECT_TENSOR(run1("MatMulInteger", {a, b, U8({}, {1}), U8({}, {2})}), (TensorType{DType::I32, {1, 1}}), (V{18}),
+                  0);
     // (2*2 + 4*2) * 0.5 * 1 / 1 + 10 = 16; a result past 255 saturates.
     Tensor qa = U8({1, 2}, {2, 4}), qb = U8({2, 1}, {2, 2});
     Tensor half = F32({}, {0.5}), one = F32({}, {1}), zero = U8({}, {0});
-    EXPECT_TENSOR(run1("QLinearMatMul", {qa, half, zero, qb, one, zero, one, U8({}, {10})}), (TensorType{DType::U8, {1, 1}}),
-                  (V{16}), 0);
+    EXPECT_TENSOR(run1("QLinearMatMul", {qa, half, zero, qb, one, zero, one, U8({}, {10})}),
+                  (TensorType{DType::U8, {1, 1}}), (V{16}), 0);
     EXPECT_TENSOR(run1("QLinearMatMul", {qa, F32({}, {100}), zero, qb, one, zero, one, zero}),
                   (TensorType{DType::U8, {1, 1}}), (V{255}), 0);
     // ConvInteger: a 1x1 kernel of 2 over [1, 2, 3] shifted by x_zero 1: [0, 2, 4].
@@ -85,8 +87,8 @@ class TestQuantData : public QObject {
     Tensor x = F32({3, 2}, {1, 2, 3, 4, 5, 6});
     EXPECT_TENSOR(run1("Compress", {x, T(DType::Bool, {3}, {0, 1, 1})}, {{"axis", 0}}, {0, 1}),
                   (TensorType{DType::F32, {2, 2}}), (V{3, 4, 5, 6}), 0);
-    EXPECT_TENSOR(run1("Compress", {x, T(DType::Bool, {5}, {0, 1, 0, 0, 1})}, {}, {0, 1}), (TensorType{DType::F32, {2}}),
-                  (V{2, 5}), 0);
+    EXPECT_TENSOR(run1("Compress", {x, T(DType::Bool, {5}, {0, 1, 0, 0, 1})}, {}, {0, 1}),
+                  (TensorType{DType::F32, {2}}), (V{2, 5}), 0);
     Tensor u = F32({6}, {2, 1, 1, 3, 4, 3});
     OpRun s = runOp("Unique", {u}, {}, {0}, 4);
     EXPECT_TENSOR(s.outputs[0], (TensorType{DType::F32, {4}}), (V{1, 2, 3, 4}), 0);

@@ -45,7 +45,8 @@ class TestRecurrentWindow : public QObject {
                      .outputs[1];
     EXPECT_TENSOR(gru, (TensorType{DType::F64, {1, 1, 1}}), (V{0.5 * std::tanh(1.0)}), 1e-12);
     // LSTM with every input weight 1 (gates i o f c): c = sig(1) tanh(1), h = sig(1) tanh(c).
-    OpRun l = runOp("LSTM", {x, F64({1, 4, 1}, {1, 1, 1, 1}), F64({1, 4, 1}, {0, 0, 0, 0})}, {{"hidden_size", 1}}, {}, 3);
+    OpRun l =
+        runOp("LSTM", {x, F64({1, 4, 1}, {1, 1, 1, 1}), F64({1, 4, 1}, {0, 0, 0, 0})}, {{"hidden_size", 1}}, {}, 3);
     double c = sig(1) * std::tanh(1.0);
     EXPECT_TENSOR(l.outputs[1], (TensorType{DType::F64, {1, 1, 1}}), (V{sig(1) * std::tanh(c)}), 1e-12);
     EXPECT_TENSOR(l.outputs[2], (TensorType{DType::F64, {1, 1, 1}}), (V{c}), 1e-12);

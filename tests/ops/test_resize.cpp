@@ -72,8 +72,10 @@ class TestResize : public QObject {
     Tensor x = F32({2}, {0, 10});
     EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2}), ints({4})}, {}, {2, 3}), "node 'node1' (Resize)",
                  "exactly one of scales");
-    EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2})}), "node 'node1' (Resize)", "input 2 (scales) must be a constant");
-    EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2, 2})}, {}, {2}), "node 'node1' (Resize)", "2 values for 1 axes");
+    EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2})}), "node 'node1' (Resize)",
+                 "input 2 (scales) must be a constant");
+    EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2, 2})}, {}, {2}), "node 'node1' (Resize)",
+                 "2 values for 1 axes");
     EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2})}, {{"mode", "area"}}, {2}), "node 'node1' (Resize)",
                  "mode 'area'");
   }

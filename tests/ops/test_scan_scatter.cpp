@@ -34,7 +34,8 @@ class TestScanScatter : public QObject {
     EXPECT_TENSOR(run1("Trilu", {iota({2, 2, 3})}, {{"upper", 0}}), (TensorType{DType::F32, {2, 2, 3}}),
                   (V{0, 0, 0, 3, 4, 0, 6, 0, 0, 9, 10, 0}), 0);
     EXPECT_ERROR(run1("Trilu", {iota({3})}), "node 'node1' (Trilu)", "rank >= 2");
-    EXPECT_ERROR(run1("Trilu", {iota({2, 2}), F32({}, {1})}), "node 'node1' (Trilu)", "input 1 (k) must be one integer");
+    EXPECT_ERROR(run1("Trilu", {iota({2, 2}), F32({}, {1})}), "node 'node1' (Trilu)",
+                 "input 1 (k) must be one integer");
   }
   void cumSum() {
     Tensor x = F32({4}, {1, 2, 3, 4});
