@@ -44,7 +44,7 @@ void registerQuantizeOps(OpRegistry& r);
 void registerNormalizationStatsOps(OpRegistry& r);
 // DepthToSpace SpaceToDepth ReverseSequence CenterCropPad EyeLike OneHot (layout_ops.cpp).
 void registerLayoutOps(OpRegistry& r);
-// DFT STFT HannWindow HammingWindow BlackmanWindow (signal.cpp).
+// DFT STFT HannWindow HammingWindow BlackmanWindow MelWeightMatrix (signal.cpp).
 void registerSignalOps(OpRegistry& r);
 // GridSample AffineGrid (grid_sample.cpp).
 void registerGridSampleOps(OpRegistry& r);

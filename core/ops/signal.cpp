@@ -1,9 +1,10 @@
 // Signal ops: DFT (opset-20 form: input [..., n, 1 or 2] real or complex in the last dim, dft_length and axis as
 // inputs; opset 17's axis attribute is read too; inverse + onesided takes the n = length / 2 + 1 half spectrum
 // and returns the real signal, as ONNX's reference), STFT (the DFT of windowed frames) and the HannWindow,
-// HammingWindow and BlackmanWindow generators. Sums are direct (O(n^2) per line) in double.
+// HammingWindow and BlackmanWindow generators, and MelWeightMatrix. Sums are direct (O(n^2) per line) in double.
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "ops/families.h"
 #include "ops/op_support.h"
@@ -173,10 +174,49 @@ std::vector<Tensor> evalWindow(const Node& node, const std::vector<const Tensor*
   return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
 }
 
+// --- MelWeightMatrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz) ->
+// [dft_length / 2 + 1, num_mel_bins]: triangular filters between mel-spaced frequency bins, as ONNX's reference
+// (the edge frequencies' mel values in f32, as it computes them from f32 inputs) ---
+
+void inferMelWeights(InferContext& ctx) {
+  int64_t mels = ctx.requireConstant(0, "num_mel_bins").getInt(0), dft = ctx.requireConstant(1, "dft_length").getInt(0);
+  if (mels < 1 || dft < 1) ctx.error("num_mel_bins and dft_length must be positive");
+  std::optional<DType> t = dtypeFromOnnxCode(ctx.node().attrInt("output_datatype", 1));
+  if (!t) ctx.error("output_datatype is not a dtype Tessera holds");
+  ctx.outputs[0] = {*t, {dft / 2 + 1, mels}};
+}
+
+std::vector<Tensor> evalMelWeights(const Node&, const std::vector<const Tensor*>& in,
+                                   const std::vector<TensorType>& types) {
+  int64_t mels = in[0]->getInt(0), dft = in[1]->getInt(0), rate = in[2]->getInt(0);
+  auto mel = [](double hz) { return double(2595.0f * std::log10(1.0f + float(hz) / 700.0f)); };
+  // The step divides by the number of bins, mels + 2, as the reference does (not the mels + 1 gaps).
+  double lo = mel(in[3]->getDouble(0)), hi = mel(in[4]->getDouble(0)), step = (hi - lo) / double(mels + 2);
+  std::vector<int64_t> bins;
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    double hz = 700 * (std::pow(10.0, (double(i) * step + lo) / 2595) - 1);
+    bins.push_back(int64_t(std::floor(double(dft + 1) * hz / double(rate))));
+  }
+  int64_t rows = dft / 2 + 1;
+  std::vector<double> y(size_t(rows * mels), 0.0);
+  auto set = [&](int64_t j, int64_t i, double v) {
+    if (j >= 0 && j < rows) y[size_t(j * mels + i)] = v;
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    int64_t left = bins[size_t(i)], centre = bins[size_t(i + 1)], right = bins[size_t(i + 2)];
+    if (centre == left) set(centre, i, 1);
+    for (int64_t j = left; centre > left && j <= centre; ++j) set(j, i, double(j - left) / double(centre - left));
+    for (int64_t j = centre; right > centre && j < right; ++j) set(j, i, double(right - j) / double(right - centre));
+  }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
 }  // namespace
 
 void registerSignalOps(OpRegistry& r) {
   auto other = OpCategory::Other;  // no kernel template (see README)
+  addOp(r, {"MelWeightMatrix", other, "triangular mel filter bank weights over DFT bins", 5, 5, 1, 1, {0, 1},
+            inferMelWeights, evalMelWeights});
   addOp(r, {"DFT", other, "discrete Fourier transform along axis (inverse, onesided, dft_length)", 1, 3, 1, 1, {1, 2},
             inferDft, evalDft});
   addOp(r, {"STFT", other, "short-time Fourier transform of windowed frames (onesided)", 2, 4, 1, 1, {1, 3}, inferStft,

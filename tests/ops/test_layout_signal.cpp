@@ -132,6 +132,10 @@ class TestLayoutSignal : public QObject {
                   (TensorType{DType::F32, {1, 2, 2, 2}}), (V{1.5, 0, 0.5, 0, 1.5, 0, 0.5, 0}), 1e-6);
     EXPECT_ERROR(run1("STFT", {F32({1, 4, 1}, {1, 1, 1, 1}), I64({}, {2}), Tensor(), I64({}, {5})}, {}, {1, 3}),
                  "node 'node1' (STFT)", "at most the signal's 4");
+    // One mel filter over 3 bins of a 4-point DFT at rate 4, 0-2 Hz: its bins 0, 0, 1 put the whole weight on bin 0.
+    Tensor mel = run1("MelWeightMatrix", {I64({}, {1}), I64({}, {4}), I64({}, {4}), F32({}, {0}), F32({}, {2})}, {},
+                      {0, 1});
+    EXPECT_TENSOR(mel, (TensorType{DType::F32, {3, 1}}), (V{1, 0, 0}), 0);
   }
   void roiAlignAndDeformConv() {
     // The whole 2x2 image as one bin of 2x2 samples, each on a pixel centre: mean 2.5, max 4.
