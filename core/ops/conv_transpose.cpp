@@ -72,6 +72,8 @@ ConvTransposeShapes convTransposeShapes(const Node& node, const Shape& x, const 
   s.kernel.assign(w.begin() + 2, w.end());
   s.strides = perAxis(node, "strides", s.in.size(), 1);
   s.dilations = perAxis(node, "dilations", s.in.size(), 1);
+  for (size_t d = 0; d < s.in.size(); ++d)
+    if (s.strides[d] < 1 || s.dilations[d] < 1) failNode(node, "strides and dilations must be positive");
   transposeGeometry(node, s);
   if (bias && *bias != Shape{s.M})
     failNode(node, "B " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");

@@ -92,6 +92,8 @@ void inferGridSample(InferContext& ctx) {
   if (x.size() < 3 || g.size() != x.size() || g[0] != x[0] || g.back() != int64_t(x.size()) - 2)
     ctx.error("X " + ctx.input(0).toString() + " must be [N, C, D1..Dr] and grid " + ctx.input(1).toString() +
               " [N, O1..Or, r]");
+  for (size_t d = 2; d < x.size(); ++d)
+    if (x[d] == 0) ctx.error("X " + ctx.input(0).toString() + " has an empty spatial dim; there is nothing to sample");
   gridOptions(ctx.node());
   Shape out{x[0], x[1]};
   out.insert(out.end(), g.begin() + 1, g.end() - 1);
@@ -163,7 +165,8 @@ void inferAffineGrid(InferContext& ctx) {
   std::vector<int64_t> size = constantInts(ctx, 1, "size");
   const Shape& t = ctx.input(0).shape;
   int64_t r = int64_t(size.size()) - 2;
-  if ((r != 2 && r != 3) || t != Shape{size[0], r, r + 1})
+  if ((r != 2 && r != 3) || t != Shape{size[0], r, r + 1} ||
+      std::any_of(size.begin(), size.end(), [](int64_t v) { return v < 1; }))
     ctx.error("theta " + ctx.input(0).toString() + " must be [N, r, r + 1] for size " + intsToString(size) +
               " of 4 or 5 values");
   Shape out(size.begin(), size.end());

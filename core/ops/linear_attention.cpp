@@ -60,7 +60,10 @@ struct TokenGate {
 
 TokenGate tokenGate(const Node& node, const Tensor& t, const LinearAttentionGeometry& g, int64_t width) {
   const Shape& s = t.shape();
-  int64_t last = s.size() == 3 ? s[2] : -1;
+  if (s.size() != 3 || s[0] != g.batch || s[1] != g.tokens)
+    failNode(node, "gate " + shapeToString(s) + " must be [B, T, ...] = [" + std::to_string(g.batch) + "," +
+                       std::to_string(g.tokens) + ",...]");
+  int64_t last = s[2];
   TokenGate gate{t.toDoubles(), g.tokens, g.kvHeads, 1};
   if (last == g.kvHeads * width && width > 1) gate.width = width;
   else if (last == 1) gate.heads = 1;

@@ -51,11 +51,33 @@ Shape productShape(InferContext& ctx, const std::string& op, size_t a, size_t b)
 
 // --- MatMulInteger(A, B, a_zero?, b_zero?) and ConvInteger(x, w, x_zero?, w_zero?) -> i32 ---
 
+// Zero points (and scales) are one value, or one per row of the left operand / column or output channel of the
+// right one; `extent` is that count.
+void requirePerAxis(const InferContext& ctx, size_t i, int64_t extent, const char* what) {
+  if (!ctx.hasInput(i)) return;
+  int64_t n = numElements(ctx.input(i).shape);
+  if (n != 1 && (n != extent || ctx.input(i).shape.size() != 1))
+    ctx.error(std::string(what) + " " + ctx.input(i).toString() + " must hold 1 or " + std::to_string(extent) +
+              " values");
+}
+
+// The per-axis extents: rows (axis -2) of the left operand and columns (last axis) of the right one for a
+// matrix product; for a convolution, input channels have one zero point and output channels (W's dim 0) one each.
+std::pair<int64_t, int64_t> perAxisExtents(const InferContext& ctx, bool matmul, size_t a, size_t b) {
+  const Shape& sa = ctx.input(a).shape;
+  const Shape& sb = ctx.input(b).shape;
+  if (matmul) return {sa.size() >= 2 ? sa[sa.size() - 2] : 1, sb.empty() ? 1 : sb.back()};
+  return {1, sb.empty() ? 1 : sb[0]};
+}
+
 void inferInteger(InferContext& ctx) {
   requireDType(ctx, 0, kQuantized);
   requireDType(ctx, 1, kQuantized);
-  std::string op = ctx.node().op() == "MatMulInteger" ? "MatMul" : "Conv";
-  ctx.outputs[0] = {DType::I32, productShape(ctx, op, 0, 1)};
+  bool mm = ctx.node().op() == "MatMulInteger";
+  ctx.outputs[0] = {DType::I32, productShape(ctx, mm ? "MatMul" : "Conv", 0, 1)};
+  auto [rows, cols] = perAxisExtents(ctx, mm, 0, 1);
+  requirePerAxis(ctx, 2, rows, "a_zero_point");
+  requirePerAxis(ctx, 3, cols, "b_zero_point");
 }
 
 std::vector<Tensor> evalInteger(const Node& node, const std::vector<const Tensor*>& in,
@@ -76,6 +98,14 @@ void inferQLinear(InferContext& ctx) {
   std::string op = ctx.node().op() == "QLinearMatMul" ? "MatMul" : "Conv";
   ctx.outputs[0] = {ctx.input(7).dtype, productShape(ctx, op, 0, 3)};
   requireDType(ctx, 7, kQuantized);
+  auto [rows, cols] = perAxisExtents(ctx, op == "MatMul", 0, 3);
+  requirePerAxis(ctx, 2, rows, "a_zero_point");
+  requirePerAxis(ctx, 4, cols, "b_scale");
+  requirePerAxis(ctx, 5, cols, "b_zero_point");
+  for (size_t i : {1, 6, 7})
+    if (numElements(ctx.input(i).shape) != 1)
+      ctx.error("input " + std::to_string(i) + " must be one value (per tensor)");
+  if (op == "Conv" && ctx.hasInput(8) && ctx.input(8).shape != Shape{cols}) ctx.error("B must be [output channels]");
 }
 
 // s rounded to the scales' dtype, as the reference multiplies its scales in that precision.

@@ -46,11 +46,18 @@ std::vector<int64_t> scaleIndex(const Node& node, const Shape& x, const Shape& s
 
 const std::initializer_list<DType> kQuantTypes = {DType::I8, DType::U8, DType::I16, DType::U16, DType::I32, DType::U32};
 
+// The zero point is indexed like the scale, so it needs the scale's shape.
+void requireZeroPointLikeScale(const InferContext& ctx) {
+  if (ctx.hasInput(2) && ctx.input(2).shape != ctx.input(1).shape)
+    ctx.error("zero point " + ctx.input(2).toString() + " must have the scale's shape " + ctx.input(1).toString());
+}
+
 void inferDequantize(InferContext& ctx) {
   requireDType(ctx, 0, kQuantTypes);
   requireDType(ctx, 1, DTypeClass::Float);
   if (ctx.hasInput(2) && ctx.input(2).dtype != ctx.input(0).dtype)
     ctx.error("x_zero_point " + ctx.input(2).toString() + " must have x's dtype " + ctx.input(0).toString());
+  requireZeroPointLikeScale(ctx);
   scaleIndex(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
   DType out = ctx.input(1).dtype;
   if (int64_t code = ctx.node().attrInt("output_dtype", 0)) {
@@ -89,6 +96,7 @@ void inferQuantize(InferContext& ctx) {
   bool ok = false;
   for (DType t : kQuantTypes) ok = ok || t == out;
   if (!ok) ctx.error("quantizes to " + std::string(dtypeName(out)) + "; QuantizeLinear supports i8 u8 i16 u16 i32 u32");
+  requireZeroPointLikeScale(ctx);
   scaleIndex(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
   ctx.outputs[0] = {out, ctx.input(0).shape};
 }

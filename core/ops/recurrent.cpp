@@ -50,10 +50,16 @@ void inferRecurrent(InferContext& ctx) {
     ctx.error("R " + ctx.input(2).toString() + " must be [dirs, gates * hidden, hidden]");
   if (ctx.hasInput(3) && ctx.input(3).shape != Shape{s.dirs, 2 * gates * s.hidden})
     ctx.error("B " + ctx.input(3).toString() + " must be [dirs, 2 * gates * hidden]");
+  Shape state = s.batchFirst ? Shape{s.batch, s.dirs, s.hidden} : Shape{s.dirs, s.batch, s.hidden};
+  if (ctx.hasInput(4) && ctx.input(4).shape != Shape{s.batch}) ctx.error("sequence_lens must be [batch]");
+  for (size_t i : {5, 6})
+    if (ctx.hasInput(i) && ctx.input(i).shape != state)
+      ctx.error("input " + std::to_string(i) + " (initial state) " + ctx.input(i).toString() + " must be " +
+                shapeToString(state));
+  if (ctx.hasInput(7) && ctx.input(7).shape != Shape{s.dirs, 3 * s.hidden}) ctx.error("P must be [dirs, 3 * hidden]");
   DType t = ctx.input(0).dtype;
   ctx.outputs[0] = {t,
                     s.batchFirst ? Shape{s.batch, s.seq, s.dirs, s.hidden} : Shape{s.seq, s.dirs, s.batch, s.hidden}};
-  Shape state = s.batchFirst ? Shape{s.batch, s.dirs, s.hidden} : Shape{s.dirs, s.batch, s.hidden};
   for (size_t o = 1; o < ctx.outputs.size(); ++o) ctx.outputs[o] = {t, state};
 }
 

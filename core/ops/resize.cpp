@@ -35,8 +35,8 @@ std::vector<int64_t> resizeAxes(const Node& node, int64_t rank) {
   for (int64_t& a : axes) a = evalAxis(node, a, rank);
   return axes;
 }
-
-ResizePlan resizePlan(const Node& node, const Shape& in, const Tensor* scalesT, const Tensor* sizesT) {
+// Output sizes and scales from scales or sizes (and keep_aspect_ratio_policy).
+ResizePlan plannedSizes(const Node& node, const Shape& in, const Tensor* scalesT, const Tensor* sizesT) {
   int64_t rank = int64_t(in.size());
   std::vector<int64_t> axes = resizeAxes(node, rank);
   std::vector<double> scales = optionalValues(scalesT), sizes = optionalValues(sizesT);
@@ -69,6 +69,15 @@ ResizePlan resizePlan(const Node& node, const Shape& in, const Tensor* scalesT, 
     p.scales[d] = policy == "stretch" ? ratio[i] : common;
     p.out[d] = policy == "stretch" ? int64_t(sizes[i]) : int64_t(common * double(in[d]) + 0.5);  // half up
   }
+  return p;
+}
+
+ResizePlan resizePlan(const Node& node, const Shape& in, const Tensor* scalesT, const Tensor* sizesT) {
+  ResizePlan p = plannedSizes(node, in, scalesT, sizesT);
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] == 0 && p.out[d] > 0)
+      failNode(node,
+               "axis " + std::to_string(d) + " of " + shapeToString(in) + " is empty; it has nothing to resample");
   return p;
 }
 

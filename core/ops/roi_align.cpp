@@ -22,6 +22,7 @@ void inferRoiAlign(InferContext& ctx) {
   const Shape& rois = ctx.input(1).shape;
   if (x.size() != 4 || rois.size() != 2 || rois[1] != 4 || ctx.input(2).shape != Shape{rois[0]})
     ctx.error("X " + ctx.input(0).toString() + " must be [N, C, H, W], rois [R, 4] and batch_indices [R]");
+  if (x[2] < 1 || x[3] < 1) ctx.error("X " + ctx.input(0).toString() + " has an empty image");
   std::string mode = ctx.node().attrString("mode", "avg");
   if (mode != "avg" && mode != "max") ctx.error("mode '" + mode + "' is not avg or max");
   ctx.outputs[0] = {ctx.input(0).dtype,
@@ -106,7 +107,9 @@ DeformGeometry deformGeometry(const Node& node, const Shape& x, const Shape& w) 
   DeformGeometry g{x[0], x[1], x[2], x[3], w[0], w[2], w[3], 0, 0, node.attrInt("group", 1),
                    node.attrInt("offset_group", 1), node.attrInts("strides", {1, 1}),
                    node.attrInts("dilations", {1, 1}), node.attrInts("pads", {0, 0, 0, 0})};
-  if (g.groups < 1 || g.offsetGroups < 1 || g.C % g.groups || g.C % g.offsetGroups || g.M % g.groups ||
+  bool positive = g.strides.size() == 2 && g.dilations.size() == 2 && g.strides[0] > 0 && g.strides[1] > 0 &&
+                  g.dilations[0] > 0 && g.dilations[1] > 0;
+  if (!positive || g.groups < 1 || g.offsetGroups < 1 || g.C % g.groups || g.C % g.offsetGroups || g.M % g.groups ||
       w[1] * g.groups != g.C || g.strides.size() != 2 || g.dilations.size() != 2 || g.pads.size() != 4)
     failNode(node, "W " + shapeToString(w) + ", group and offset_group do not fit X " + shapeToString(x));
   g.oh = (g.H + g.pads[0] + g.pads[2] - g.dilations[0] * (g.kh - 1) - 1) / g.strides[0] + 1;
@@ -119,6 +122,9 @@ void inferDeformConv(InferContext& ctx) {
   DeformGeometry g = deformGeometry(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
   Shape offsets{g.N, g.offsetGroups * 2 * g.kh * g.kw, g.oh, g.ow};
   if (ctx.input(2).shape != offsets) ctx.error("offset must be " + shapeToString(offsets));
+  if (ctx.hasInput(3) && ctx.input(3).shape != Shape{g.M}) ctx.error("B must be [" + std::to_string(g.M) + "]");
+  Shape masks{g.N, g.offsetGroups * g.kh * g.kw, g.oh, g.ow};
+  if (ctx.hasInput(4) && ctx.input(4).shape != masks) ctx.error("mask must be " + shapeToString(masks));
   ctx.outputs[0] = {ctx.input(0).dtype, {g.N, g.M, g.oh, g.ow}};
 }
 

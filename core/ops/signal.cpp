@@ -186,9 +186,10 @@ void inferMelWeights(InferContext& ctx) {
   ctx.outputs[0] = {*t, {dft / 2 + 1, mels}};
 }
 
-std::vector<Tensor> evalMelWeights(const Node&, const std::vector<const Tensor*>& in,
+std::vector<Tensor> evalMelWeights(const Node& node, const std::vector<const Tensor*>& in,
                                    const std::vector<TensorType>& types) {
   int64_t mels = in[0]->getInt(0), dft = in[1]->getInt(0), rate = in[2]->getInt(0);
+  if (rate < 1) failNode(node, "sample_rate " + std::to_string(rate) + " must be positive");
   auto mel = [](double hz) { return double(2595.0f * std::log10(1.0f + float(hz) / 700.0f)); };
   // The step divides by the number of bins, mels + 2, as the reference does (not the mels + 1 gaps).
   double lo = mel(in[3]->getDouble(0)), hi = mel(in[4]->getDouble(0)), step = (hi - lo) / double(mels + 2);

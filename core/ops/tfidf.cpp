@@ -44,6 +44,7 @@ TfIdfPlan tfidfPlan(const Node& node) {
         if (!child) child = std::make_unique<Trie>();
         t = child.get();
       }
+      if (indexes[gram] < 0) failNode(node, "ngram_indexes holds the negative index " + std::to_string(indexes[gram]));
       t->output = indexes[gram];
       p.width = std::max(p.width, indexes[gram] + 1);
     }
@@ -58,6 +59,9 @@ void inferTfIdf(InferContext& ctx) {
   std::string mode = ctx.node().attrString("mode", "TF");
   if (mode != "TF" && mode != "IDF" && mode != "TFIDF") ctx.error("mode '" + mode + "' is not TF, IDF or TFIDF");
   int64_t width = tfidfPlan(ctx.node()).width;
+  size_t weights = ctx.node().attrFloats("weights").size();
+  if (weights && weights < size_t(width)) ctx.error("weights has " + std::to_string(weights) + " values for " +
+                                                    std::to_string(width) + " outputs");
   ctx.outputs[0] = {DType::F32, x.size() == 1 ? Shape{width} : Shape{x[0], width}};
 }
 

@@ -27,6 +27,9 @@ Col2ImGeometry col2imGeometry(const Node& node, const Shape& x, std::vector<int6
   size_t r = image.size();
   if (block.size() != r || r == 0) failNode(node, "image_shape and block_shape must have the same length >= 1");
   Col2ImGeometry g{image, block, perAxisAttr(node, "strides", r, 1), perAxisAttr(node, "dilations", r, 1), {}, {}};
+  for (size_t d = 0; d < r; ++d)
+    if (image[d] < 1 || block[d] < 1 || g.strides[d] < 1 || g.dilations[d] < 1)
+      failNode(node, "image_shape, block_shape, strides and dilations must be positive");
   std::vector<int64_t> pads = node.attrInts("pads", std::vector<int64_t>(2 * r, 0));
   if (pads.size() != 2 * r) failNode(node, "attribute 'pads' needs 2 values per spatial axis");
   int64_t L = 1, K = 1;
@@ -82,6 +85,8 @@ Shape unpoolShape(const Node& node, const Shape& x, const Tensor* outputShape) {
   std::vector<int64_t> kernel = node.attrInts("kernel_shape"), strides = perAxisAttr(node, "strides", r, 1);
   std::vector<int64_t> pads = node.attrInts("pads", std::vector<int64_t>(2 * r, 0));
   if (kernel.size() != r || pads.size() != 2 * r) failNode(node, "kernel_shape and pads must match the spatial rank");
+  for (size_t d = 0; d < r; ++d)
+    if (kernel[d] < 1 || strides[d] < 1) failNode(node, "kernel_shape and strides must be positive");
   Shape out{x[0], x[1]};
   for (size_t d = 0; d < r; ++d) out.push_back((x[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[r + d]);
   return out;

@@ -104,6 +104,8 @@ class TestEinsumLossQuant : public QObject {
                  "node 'node1' (QuantizeLinear)", "scale [3] must be a scalar or [2]");
     EXPECT_ERROR(run1("DequantizeLinear", {F32({2}, {1, 2}), F32({}, {1})}), "node 'node1' (DequantizeLinear)",
                  "input 0 is f32");
+    EXPECT_ERROR(run1("QuantizeLinear", {F32({2, 2}, {1, 2, 3, 4}), F32({2}, {1, 2}), T(DType::U8, {}, {0})}),
+                 "node 'node1' (QuantizeLinear)", "must have the scale's shape");
   }
 };
 

@@ -169,6 +169,9 @@ class TestLayoutSignal : public QObject {
     a["weights"] = std::vector<double>{0.5, 0.25, 2};
     a["mode"] = "TFIDF";
     EXPECT_TENSOR(run1("TfIdfVectorizer", {x}, a), (TensorType{DType::F32, {3}}), (V{1, 0.5, 4}), 0);
+    Attributes bad = a;
+    bad["ngram_indexes"] = std::vector<int64_t>{0, -1, 2};
+    EXPECT_ERROR(run1("TfIdfVectorizer", {x}, bad), "node 'node1' (TfIdfVectorizer)", "negative index -1");
     a["mode"] = "IDF";
     EXPECT_TENSOR(run1("TfIdfVectorizer", {I64({2, 2}, {1, 3, 3, 3})}, a), (TensorType{DType::F32, {2, 3}}),
                   (V{0.5, 0, 0, 0, 0, 0}), 0);

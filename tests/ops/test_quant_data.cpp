@@ -71,6 +71,8 @@ class TestQuantData : public QObject {
                   (TensorType{DType::U8, {1, 1}}), (V{16}), 0);
     EXPECT_TENSOR(run1("QLinearMatMul", {qa, F32({}, {100}), zero, qb, one, zero, one, zero}),
                   (TensorType{DType::U8, {1, 1}}), (V{255}), 0);
+    EXPECT_ERROR(run1("QLinearMatMul", {qa, half, zero, qb, F32({3}, {1, 1, 1}), zero, one, zero}),
+                 "node 'node1' (QLinearMatMul)", "b_scale f32[3] must hold 1 or 1 values");
     // ConvInteger: a 1x1 kernel of 2 over [1, 2, 3] shifted by x_zero 1: [0, 2, 4].
     EXPECT_TENSOR(run1("ConvInteger", {U8({1, 1, 3}, {1, 2, 3}), U8({1, 1, 1}, {2}), U8({}, {1})}),
                   (TensorType{DType::I32, {1, 1, 3}}), (V{0, 2, 4}), 0);

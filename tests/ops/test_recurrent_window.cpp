@@ -37,6 +37,8 @@ class TestRecurrentWindow : public QObject {
     EXPECT_TENSOR(s.outputs[0], (TensorType{DType::F64, {2, 1, 1, 1}}), (V{h1, 0}), 1e-12);
     EXPECT_ERROR(runOp("RNN", {x, F64({1, 2, 1}, {1, 1}), r}, {{"hidden_size", 1}}, {}, 2), "node 'node1' (RNN)",
                  "W [1,2,1] must be [1,1,1]");
+    EXPECT_ERROR(runOp("RNN", {x, w, r, Tensor(), Tensor(), F64({1, 1, 2}, {0, 0})}, {{"hidden_size", 1}}, {}, 2),
+                 "node 'node1' (RNN)", "input 5 (initial state)");
   }
   void gruAndLstm() {
     // GRU with only W_h = 1: z = r = sigmoid(0) = 1/2, candidate tanh(x), h = (1 - z) * tanh(1).
@@ -69,6 +71,8 @@ class TestRecurrentWindow : public QObject {
     EXPECT_TENSOR(runOp("LinearAttention", {q, k, v, Tensor(), decay}, a, {}, 2).outputs[0],
                   (TensorType{DType::F64, {1, 2, 1}}), (V{3, 9.5}), 1e-12);
     EXPECT_ERROR(runOp("LinearAttention", {q, k, v}, a, {}, 2), "node 'node1' (LinearAttention)", "needs decay");
+    EXPECT_ERROR(runOp("LinearAttention", {q, k, v, Tensor(), F64({1, 1, 1}, {0})}, a, {}, 2),
+                 "node 'node1' (LinearAttention)", "must be [B, T, ...]");
   }
   void causalConv() {
     // Kernel [1, 1] over [1, 2, 3] after one zero (or past 10): pairwise sums; the state keeps the last input.
@@ -106,6 +110,8 @@ class TestRecurrentWindow : public QObject {
                   (V{1, 5, 4}), 0);
     EXPECT_ERROR(run1("Col2Im", {cols, I64({1}, {4}), I64({1}, {2})}, {}, {1, 2}), "node 'node1' (Col2Im)",
                  "must be [N, C * 2, 3]");
+    EXPECT_ERROR(run1("Col2Im", {cols, I64({1}, {3}), I64({1}, {0})}, {}, {1, 2}), "node 'node1' (Col2Im)",
+                 "must be positive");
     // The identity transform gives the normalized pixel centres, (x, y) per pixel.
     Tensor theta = F64({1, 2, 3}, {1, 0, 0, 0, 1, 0});
     EXPECT_TENSOR(run1("AffineGrid", {theta, I64({4}, {1, 1, 2, 2})}, {{"align_corners", 1}}, {1}),

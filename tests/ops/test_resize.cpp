@@ -78,6 +78,8 @@ class TestResize : public QObject {
                  "2 values for 1 axes");
     EXPECT_ERROR(run1("Resize", {x, Tensor(), floats({2})}, {{"mode", "area"}}, {2}), "node 'node1' (Resize)",
                  "mode 'area'");
+    EXPECT_ERROR(run1("Resize", {F32({0}, {}), Tensor(), Tensor(), ints({3})}, {}, {3}), "node 'node1' (Resize)",
+                 "is empty");
   }
 };
 
