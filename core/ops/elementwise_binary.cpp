@@ -124,6 +124,25 @@ BinaryFns mod(const Node& n) {
   return {nullptr, modI, modU};
 }
 
+// Bitwise ops on the int64 form; the result is stored back truncated to the dtype, which is exact for the bits.
+BinaryFns bitwise(char op) {
+  switch (op) {
+    case '&': return {nullptr, [](int64_t a, int64_t b) { return a & b; }};
+    case '|': return {nullptr, [](int64_t a, int64_t b) { return a | b; }};
+    default: return {nullptr, [](int64_t a, int64_t b) { return a ^ b; }};
+  }
+}
+
+// BitShift on unsigned dtypes: the value read zero-extended, shifted as uint64 (a shift of 64 or more is 0).
+BinaryFns bitShift(const Node& n) {
+  bool left = n.attrString("direction", "") == "LEFT";
+  auto f = [left](int64_t a, int64_t b) {
+    uint64_t x = uint64_t(a), by = uint64_t(b);
+    return int64_t(by >= 64 ? 0 : left ? x << by : x >> by);
+  };
+  return {nullptr, f};
+}
+
 struct BinaryOp {
   const char* name;
   const char* summary;
@@ -153,7 +172,18 @@ const BinaryOp kBinaryOps[] = {
     {"And", "y = a && b (bool)", DTypeClass::Bool, [](const Node&) { return logic('&'); }, true},
     {"Or", "y = a || b (bool)", DTypeClass::Bool, [](const Node&) { return logic('|'); }, true},
     {"Xor", "y = a != b (bool)", DTypeClass::Bool, [](const Node&) { return logic('^'); }, true},
+    {"BitwiseAnd", "y = a & b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('&'); }},
+    {"BitwiseOr", "y = a | b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('|'); }},
+    {"BitwiseXor", "y = a ^ b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('^'); }},
+    {"BitShift", "y = a << b or a >> b (direction LEFT or RIGHT; unsigned integers)", DTypeClass::Integer, bitShift},
 };
+
+void checkBitShift(const InferContext& ctx) {
+  std::string d = ctx.node().attrString("direction", "");
+  if (d != "LEFT" && d != "RIGHT") ctx.error("attribute 'direction' is '" + d + "'; expected LEFT or RIGHT");
+  if (isSigned(ctx.input(0).dtype))
+    ctx.error("input 0 is " + ctx.input(0).toString() + "; BitShift takes unsigned integers");
+}
 
 OpSchema binarySchema(const BinaryOp& op) {
   OpSchema s;
@@ -167,6 +197,7 @@ OpSchema binarySchema(const BinaryOp& op) {
     if (!op.mixedDTypes) requireSameDType(ctx, 0, 1);
     if (std::string(op.name) == "Mod" && isFloat(ctx.input(0).dtype) && ctx.node().attrInt("fmod", 0) == 0)
       ctx.error("float inputs need attribute fmod = 1 (fmod = 0 is defined for integers only)");
+    if (std::string(op.name) == "BitShift") checkBitShift(ctx);
     ctx.outputs[0] = {op.outputsBool ? DType::Bool : ctx.input(0).dtype, broadcastInputs(ctx, {0, 1})};
   };
   s.eval = [op](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {

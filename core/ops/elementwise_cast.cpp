@@ -1,4 +1,6 @@
-// Type conversions and pass-through ops: Cast, CastLike, Identity, Dropout (inference form).
+// Type conversions and pass-through ops: Cast, CastLike, BitCast, Identity, Dropout (inference form).
+#include <algorithm>
+
 #include "ops/elementwise_parts.h"
 #include "ops/op_support.h"
 
@@ -57,6 +59,27 @@ OpSchema castLikeSchema() {
   return s;
 }
 
+// BitCast: the same bytes read as dtype `to`, which must have the input's element size.
+OpSchema bitCastSchema() {
+  OpSchema s;
+  s.name = "BitCast";
+  s.category = OpCategory::Other;  // no kernel template (see README)
+  s.summary = "y = x's bytes reinterpreted as the dtype given by attribute 'to' (same element size)";
+  s.infer = [](InferContext& ctx) {
+    DType to = castTarget(ctx), from = ctx.input(0).dtype;
+    if (dtypeSize(to) != dtypeSize(from))
+      ctx.error("casts " + std::string(dtypeName(from)) + " to " + std::string(dtypeName(to)) +
+                "; BitCast needs dtypes of the same size");
+    ctx.outputs[0] = {to, ctx.input(0).shape};
+  };
+  s.eval = [](const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+    Tensor y(types[0].dtype, types[0].shape);
+    std::copy(in[0]->bytes().begin(), in[0]->bytes().end(), y.mutableBytes().begin());
+    return std::vector<Tensor>{y};
+  };
+  return s;
+}
+
 OpSchema identitySchema() {
   OpSchema s;
   s.name = "Identity";
@@ -111,6 +134,7 @@ OpSchema dropoutSchema() {
 void registerConversionOps(OpRegistry& r) {
   ops::addOp(r, castSchema());
   ops::addOp(r, castLikeSchema());
+  ops::addOp(r, bitCastSchema());
   ops::addOp(r, identitySchema());
   ops::addOp(r, dropoutSchema());
 }

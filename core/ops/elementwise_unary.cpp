@@ -47,6 +47,8 @@ int64_t absI(int64_t x) { return x < 0 ? negI(x) : x; }
 int64_t reluI(int64_t x) { return x < 0 ? 0 : x; }
 int64_t signI(int64_t x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
 int64_t notI(int64_t x) { return x == 0; }
+int64_t bitwiseNotI(int64_t x) { return ~x; }  // stored back truncated to the dtype's width
+double mish(double x) { return x * std::tanh(softplus(x)); }
 
 FloatFn leakyRelu(const Node& n) {
   double a = n.attrFloat("alpha", 0.01);
@@ -84,6 +86,14 @@ FloatFn isInf(const Node& n) {
   bool neg = n.attrInt("detect_negative", 1) != 0, pos = n.attrInt("detect_positive", 1) != 0;
   return [neg, pos](double x) { return std::isinf(x) && ((x > 0 && pos) || (x < 0 && neg)) ? 1.0 : 0.0; };
 }
+FloatFn swish(const Node& n) {
+  double a = n.attrFloat("alpha", 1.0);
+  return [a](double x) { return x * sigmoid(a * x); };
+}
+FloatFn shrink(const Node& n) {
+  double lambd = n.attrFloat("lambd", 0.5), bias = n.attrFloat("bias", 0.0);
+  return [lambd, bias](double x) { return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0; };
+}
 FloatFn notOnFloats(const Node&) { return nullptr; }  // Not only admits bool, which takes the integer path
 
 void checkGelu(const InferContext& ctx) {
@@ -107,6 +117,15 @@ const UnaryOp kUnaryOps[] = {
     {"Tanh", "y = tanh(x)", DTypeClass::Float, TESSERA_STD_FN(std::tanh)},
     {"Sin", "y = sin(x)", DTypeClass::Float, TESSERA_STD_FN(std::sin)},
     {"Cos", "y = cos(x)", DTypeClass::Float, TESSERA_STD_FN(std::cos)},
+    {"Tan", "y = tan(x)", DTypeClass::Float, TESSERA_STD_FN(std::tan)},
+    {"Asin", "y = asin(x)", DTypeClass::Float, TESSERA_STD_FN(std::asin)},
+    {"Acos", "y = acos(x)", DTypeClass::Float, TESSERA_STD_FN(std::acos)},
+    {"Atan", "y = atan(x)", DTypeClass::Float, TESSERA_STD_FN(std::atan)},
+    {"Sinh", "y = sinh(x)", DTypeClass::Float, TESSERA_STD_FN(std::sinh)},
+    {"Cosh", "y = cosh(x)", DTypeClass::Float, TESSERA_STD_FN(std::cosh)},
+    {"Asinh", "y = asinh(x)", DTypeClass::Float, TESSERA_STD_FN(std::asinh)},
+    {"Acosh", "y = acosh(x)", DTypeClass::Float, TESSERA_STD_FN(std::acosh)},
+    {"Atanh", "y = atanh(x)", DTypeClass::Float, TESSERA_STD_FN(std::atanh)},
     {"Ceil", "y = ceil(x)", DTypeClass::Float, TESSERA_STD_FN(std::ceil)},
     {"Floor", "y = floor(x)", DTypeClass::Float, TESSERA_STD_FN(std::floor)},
     {"Round", "y = x rounded to the nearest integer, ties to even", DTypeClass::Float, plain<roundHalfEven>},
@@ -124,6 +143,10 @@ const UnaryOp kUnaryOps[] = {
     {"IsNaN", "y = x is NaN (bool)", DTypeClass::Float, plain<isNaN>, nullptr, true},
     {"IsInf", "y = x is +inf / -inf as selected (bool)", DTypeClass::Float, isInf, nullptr, true},
     {"Not", "y = !x (bool)", DTypeClass::Bool, notOnFloats, notI},
+    {"BitwiseNot", "y = ~x (integers)", DTypeClass::Integer, notOnFloats, bitwiseNotI},
+    {"Mish", "y = x * tanh(ln(1 + e^x))", DTypeClass::Float, plain<mish>},
+    {"Swish", "y = x * sigmoid(alpha * x)", DTypeClass::Float, swish},
+    {"Shrink", "y = x < -lambd ? x + bias : x > lambd ? x - bias : 0", DTypeClass::Float, shrink},
 };
 
 Tensor evalUnary(const UnaryOp& op, const Node& node, const Tensor& x, const TensorType& out) {

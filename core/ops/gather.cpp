@@ -1,4 +1,6 @@
-// Gather (whole slices picked by index along an axis) and GatherElements (one element per index).
+// Gather (whole slices picked by index along an axis), GatherElements (one element per index) and GatherND
+// (slices addressed by index tuples, after batch_dims shared leading dims).
+#include <algorithm>
 #include <cstring>
 
 #include "ops/broadcast.h"
@@ -100,6 +102,63 @@ std::vector<Tensor> evalGatherElements(const Node& node, const std::vector<const
   return {out};
 }
 
+// --- GatherND: out[b..., i...] = data[b..., indices[b..., i..., :]] (a slice of data's dims after the tuple) ---
+
+struct GatherNDShapes {
+  int64_t batchDims, tupleSize;
+  Shape out;
+};
+
+GatherNDShapes gatherNDShapes(const Node& node, const Shape& data, const Shape& idx) {
+  int64_t b = node.attrInt("batch_dims", 0);
+  if (idx.empty() || b < 0 || b >= int64_t(idx.size()) || b >= int64_t(data.size()))
+    failNode(node, "batch_dims " + std::to_string(b) + " must be below the ranks of data " + shapeToString(data) +
+                       " and indices " + shapeToString(idx));
+  int64_t m = idx.back();
+  if (m < 1 || b + m > int64_t(data.size()))
+    failNode(node, "indices' last dim " + std::to_string(m) + " plus batch_dims must be in [1, rank of data " +
+                       shapeToString(data) + "]");
+  for (size_t d = 0; d < size_t(b); ++d)
+    if (idx[d] != data[d])
+      failNode(node, "batch dim " + std::to_string(d) + " differs: data " + shapeToString(data) + ", indices " +
+                         shapeToString(idx));
+  Shape out(idx.begin(), idx.end() - 1);
+  out.insert(out.end(), data.begin() + b + m, data.end());
+  return {b, m, out};
+}
+
+void inferGatherND(InferContext& ctx) {
+  requireDType(ctx, 1, {DType::I64});
+  GatherNDShapes s = gatherNDShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
+  ctx.outputs[0] = {ctx.input(0).dtype, s.out};
+}
+
+std::vector<Tensor> evalGatherND(const Node& node, const std::vector<const Tensor*>& in,
+                                 const std::vector<TensorType>& types) {
+  const Shape& data = in[0]->shape();
+  GatherNDShapes s = gatherNDShapes(node, data, in[1]->shape());
+  std::vector<int64_t> idx = in[1]->toInts(), strides = stridesOf(data);
+  size_t b = size_t(s.batchDims), m = size_t(s.tupleSize), esize = dtypeSize(types[0].dtype);
+  int64_t batches = numElements(Shape(data.begin(), data.begin() + int64_t(b)));
+  int64_t tuples = int64_t(idx.size() / m), perBatch = batches ? tuples / batches : 0;
+  int64_t slice = numElements(Shape(data.begin() + int64_t(b + m), data.end()));
+  Tensor out(types[0].dtype, types[0].shape);
+  std::byte* dst = out.mutableBytes().data();
+  const std::byte* src = in[0]->bytes().data();
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t from = (t / std::max<int64_t>(perBatch, 1)) * (b ? strides[b - 1] : 0);
+    for (size_t d = 0; d < m; ++d) {
+      int64_t extent = data[b + d], i = idx[size_t(t) * m + d];
+      if (i < -extent || i >= extent)
+        failNode(node, "index " + std::to_string(i) + " is out of range for data dim " + std::to_string(b + d) +
+                           " of extent " + std::to_string(extent));
+      from += (i < 0 ? i + extent : i) * strides[b + d];
+    }
+    std::memcpy(dst + size_t(t * slice) * esize, src + size_t(from) * esize, size_t(slice) * esize);
+  }
+  return {out};
+}
+
 }  // namespace
 
 void registerGatherOps(OpRegistry& r) {
@@ -108,6 +167,8 @@ void registerGatherOps(OpRegistry& r) {
             inferGather, evalGather});
   addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
             evalGatherElements});
+  addOp(r, {"GatherND", OpCategory::Other, "pick slices addressed by index tuples (after batch_dims leading dims)", 2,
+            2, 1, 1, {}, inferGatherND, evalGatherND});
 }
 
 }  // namespace tessera::ops

@@ -2,6 +2,8 @@
 // pool.cpp.
 #include <algorithm>
 
+#include <cmath>
+
 #include "ops/broadcast.h"
 #include "ops/families.h"
 #include "ops/linalg_parts.h"
@@ -190,6 +192,45 @@ std::vector<Tensor> evalGemm(const Node& node, const std::vector<const Tensor*>&
   return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
 }
 
+// --- Det: the determinant of each [M, M] matrix of [..., M, M], by LU with partial pivoting in double ---
+
+void inferDet(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Shape& x = ctx.input(0).shape;
+  if (x.size() < 2 || x[x.size() - 1] != x[x.size() - 2])
+    ctx.error("input 0 must be [..., M, M], not " + ctx.input(0).toString());
+  ctx.outputs[0] = {ctx.input(0).dtype, Shape(x.begin(), x.end() - 2)};
+}
+
+double determinant(std::vector<double> a, int64_t m) {
+  double det = 1;
+  for (int64_t c = 0; c < m; ++c) {
+    int64_t pivot = c;
+    for (int64_t r = c + 1; r < m; ++r)
+      if (std::fabs(a[size_t(r * m + c)]) > std::fabs(a[size_t(pivot * m + c)])) pivot = r;
+    if (a[size_t(pivot * m + c)] == 0) return 0;
+    if (pivot != c) {
+      for (int64_t k = 0; k < m; ++k) std::swap(a[size_t(c * m + k)], a[size_t(pivot * m + k)]);
+      det = -det;
+    }
+    double d = a[size_t(c * m + c)];
+    det *= d;
+    for (int64_t r = c + 1; r < m; ++r) {
+      double f = a[size_t(r * m + c)] / d;
+      for (int64_t k = c; k < m; ++k) a[size_t(r * m + k)] -= f * a[size_t(c * m + k)];
+    }
+  }
+  return det;
+}
+
+std::vector<Tensor> evalDet(const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+  int64_t m = in[0]->shape().back(), count = numElements(types[0].shape);
+  std::vector<double> x = in[0]->toDoubles(), y(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    y[size_t(i)] = determinant(std::vector<double>(x.begin() + i * m * m, x.begin() + (i + 1) * m * m), m);
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
 }  // namespace
 }  // namespace ops
 
@@ -199,6 +240,8 @@ void registerLinalgOps(OpRegistry& r) {
             {}, inferMatMul, evalMatMul});
   addOp(r, {"Gemm", OpCategory::Matmul, "alpha * op(A) * op(B) + beta * C, op = optional transpose", 2, 3, 1, 1, {},
             inferGemm, evalGemm});
+  addOp(r, {"Det", OpCategory::Other, "determinant of each trailing square matrix (no kernel template)", 1, 1, 1, 1, {},
+            inferDet, evalDet});
   registerConvOps(r);
   registerPoolOps(r);
 }

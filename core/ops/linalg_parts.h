@@ -12,7 +12,7 @@ class OpRegistry;
 namespace tessera::ops {
 
 void registerConvOps(OpRegistry& r);  // Conv
-void registerPoolOps(OpRegistry& r);  // MaxPool AveragePool GlobalAveragePool GlobalMaxPool
+void registerPoolOps(OpRegistry& r);  // MaxPool AveragePool LpPool GlobalAveragePool GlobalMaxPool
 
 // A tensor's elements as a contiguous array the kernels read directly: f32 and f64 tensors are used in place,
 // other dtypes are converted to double once. Kernels are templated on the element type and accumulate in double.

@@ -1,5 +1,6 @@
-// Normalizations: Softmax, LogSoftmax (opset-13 form: along one axis), LayerNormalization, BatchNormalization
-// (inference form) and LRN. All computed in double and rounded once to the output dtype.
+// Normalizations: Softmax, LogSoftmax, Hardmax (opset-13 form: along one axis), LayerNormalization,
+// RMSNormalization, BatchNormalization (inference form) and LRN. All computed in double and rounded once to the
+// output dtype.
 #include <cmath>
 
 #include "ops/broadcast.h"
@@ -43,6 +44,32 @@ OpSchema softmaxSchema(const char* name, bool logForm) {
     std::vector<double> y = softmax(x.toDoubles(), splitAtAxis(x.shape(), axis), logForm);
     return std::vector<Tensor>{fromDoublesRounded(types[0].dtype, types[0].shape, y)};
   };
+  return s;
+}
+
+// --- Hardmax: 1 at the first maximum along axis, 0 elsewhere (opset-13 form; the importer rewrites older ones) ---
+
+std::vector<Tensor> evalHardmax(const Node& node, const std::vector<const Tensor*>& in,
+                                const std::vector<TensorType>& types) {
+  const Tensor& x = *in[0];
+  AxisSplit sp = splitAtAxis(x.shape(), evalAxis(node, node.attrInt("axis", -1), int64_t(x.shape().size())));
+  std::vector<double> v = x.toDoubles(), y(v.size(), 0.0);
+  for (int64_t o = 0; o < sp.outer; ++o)
+    for (int64_t i = 0; i < sp.inner; ++i) {
+      auto at = [&](int64_t a) { return size_t((o * sp.extent + a) * sp.inner + i); };
+      int64_t best = 0;
+      for (int64_t a = 1; a < sp.extent; ++a)
+        if (v[at(a)] > v[at(best)]) best = a;
+      if (sp.extent) y[at(best)] = 1;
+    }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, y)};
+}
+
+OpSchema hardmaxSchema() {
+  OpSchema s = softmaxSchema("Hardmax", false);
+  s.category = OpCategory::Other;  // no kernel template (see README)
+  s.summary = "y = 1 at the first maximum along axis (default -1), 0 elsewhere";
+  s.eval = evalHardmax;
   return s;
 }
 
@@ -129,6 +156,52 @@ OpSchema layerNormSchema() {
   s.maxOutputs = 3;
   s.infer = inferLayerNorm;
   s.eval = evalLayerNorm;
+  return s;
+}
+
+// --- RMSNormalization(X, scale) -> Y = X / sqrt(mean(X^2) + epsilon) * scale over dims [axis, rank) ---
+
+void inferRmsNorm(InferContext& ctx) {
+  requireDType(ctx, 0, DTypeClass::Float);
+  const Shape& x = ctx.input(0).shape;
+  if (x.empty()) ctx.error("input 0 (X) must have rank >= 1");
+  LayerNormShapes ls = layerNormShapes(x, normalizedAxis(ctx, ctx.node().attrInt("axis", -1), int64_t(x.size())));
+  requireSameDType(ctx, 0, 1);
+  std::optional<Shape> b = broadcastShapes({ls.normalized, ctx.input(1).shape});
+  if (!b || *b != ls.normalized)
+    ctx.error("input 1 (scale) " + ctx.input(1).toString() + " does not broadcast to the normalized dims " +
+              shapeToString(ls.normalized));
+  stashDType(ctx);
+  ctx.outputs[0] = ctx.input(0);
+}
+
+std::vector<Tensor> evalRmsNorm(const Node& node, const std::vector<const Tensor*>& in,
+                                const std::vector<TensorType>& types) {
+  const Tensor& x = *in[0];
+  LayerNormShapes ls =
+      layerNormShapes(x.shape(), evalAxis(node, node.attrInt("axis", -1), int64_t(x.shape().size())));
+  double eps = node.attrFloat("epsilon", 1e-5);
+  int64_t rows = numElements(ls.stats), n = numElements(ls.normalized);
+  std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles();
+  std::vector<int64_t> scaleAt = broadcastIndexMap(in[1]->shape(), ls.normalized);
+  for (int64_t o = 0; o < rows; ++o) {
+    double* row = v.data() + o * n;
+    double squares = 0;
+    for (int64_t j = 0; j < n; ++j) squares += row[j] * row[j];
+    double inv = 1.0 / std::sqrt(squares / double(n) + eps);
+    for (int64_t j = 0; j < n; ++j) row[j] *= inv * scale[size_t(scaleAt[size_t(j)])];
+  }
+  return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
+}
+
+OpSchema rmsNormSchema() {
+  OpSchema s;
+  s.name = "RMSNormalization";
+  s.category = OpCategory::Other;  // no kernel template yet (see README)
+  s.summary = "y = x / sqrt(mean(x^2) + epsilon) * scale over dims [axis, rank)";
+  s.minInputs = s.maxInputs = 2;
+  s.infer = inferRmsNorm;
+  s.eval = evalRmsNorm;
   return s;
 }
 
@@ -270,7 +343,9 @@ OpSchema lrnSchema() {
 void registerNormalizationOps(OpRegistry& r) {
   ops::addOp(r, softmaxSchema("Softmax", false));
   ops::addOp(r, softmaxSchema("LogSoftmax", true));
+  ops::addOp(r, hardmaxSchema());
   ops::addOp(r, layerNormSchema());
+  ops::addOp(r, rmsNormSchema());
   ops::addOp(r, batchNormSchema());
   ops::addOp(r, lrnSchema());
 }

@@ -1,4 +1,5 @@
-// MaxPool, AveragePool (N-d windows with strides, pads, dilations, auto_pad, ceil_mode) and the global pools.
+// MaxPool, AveragePool, LpPool (N-d windows with strides, pads, dilations, auto_pad, ceil_mode) and the global
+// pools.
 //
 // The window geometry is the same for every (batch, channel) plane, so evaluation first lists, for each
 // output position, the input offsets its window covers, then sweeps the planes with that list.
@@ -143,6 +144,29 @@ std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Te
   return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
 }
 
+// LpPool: (sum over the window of |x|^p)^(1/p); padding contributes nothing.
+std::vector<Tensor> evalLpPool(const Node& node, const std::vector<const Tensor*>& in,
+                               const std::vector<TensorType>& types) {
+  PoolShapes s = poolShapes(node, in[0]->shape());
+  requireWorkBuffer(node, numElements(s.out));
+  WindowList w = listWindows(s.window, false, false);
+  double p = double(node.attrInt("p", 2));
+  std::vector<double> x = in[0]->toDoubles();
+  int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);
+  int64_t outPlane = int64_t(w.divisor.size());
+  std::vector<double> y(size_t(planes * outPlane));
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const double* plane = x.data() + pl * inPlane;
+    for (int64_t o = 0; o < outPlane; ++o) {
+      double sum = 0;
+      for (int64_t k = w.start[size_t(o)]; k < w.start[size_t(o) + 1]; ++k)
+        sum += std::pow(std::fabs(plane[w.offsets[size_t(k)]]), p);
+      y[size_t(pl * outPlane + o)] = std::pow(sum, 1 / p);
+    }
+  }
+  return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
+}
+
 // --- global pools: one value per (batch, channel) plane ---
 
 void inferGlobalPool(InferContext& ctx) {
@@ -178,6 +202,8 @@ void registerPoolOps(OpRegistry& r) {
             {}, inferMaxPool, evalMaxPool});
   addOp(r, {"AveragePool", OpCategory::Reduction, "mean over sliding windows (count_include_pad, ceil_mode)", 1, 1, 1,
             1, {}, inferAveragePool, evalAveragePool});
+  addOp(r, {"LpPool", OpCategory::Other, "(sum of |x|^p)^(1/p) over sliding windows (no kernel template)", 1, 1, 1, 1,
+            {}, inferAveragePool, evalLpPool});
   addOp(r, {"GlobalAveragePool", OpCategory::Reduction, "mean over all spatial positions of each channel", 1, 1, 1, 1,
             {}, inferGlobalPool, evalGlobalPool<false>});
   addOp(r, {"GlobalMaxPool", OpCategory::Reduction, "maximum over all spatial positions of each channel", 1, 1, 1, 1,

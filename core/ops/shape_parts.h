@@ -6,5 +6,5 @@ class OpRegistry;
 
 namespace tessera::ops {
 void registerSliceOps(OpRegistry& r);   // Slice Split Concat Pad
-void registerGatherOps(OpRegistry& r);  // Gather GatherElements
+void registerGatherOps(OpRegistry& r);  // Gather GatherElements GatherND
 }  // namespace tessera::ops
