@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""Models exported from PyTorch, run by Tessera, checked against PyTorch: for each model, export it with fixed
+seeds (torch.onnx.export, the TorchScript exporter, opset 17, f32), write one ONNX test data set beside it
+(input_0.pb; output_0.pb from PyTorch on the CPU in f32, so no TF32 enters the reference), then time
+`tessera-cli run MODEL --backend B --inputs DATA --output OUT --no-reference --no-baseline --json` twice, on an
+empty module cache (cold) and on the same cache again (warm), and compare Tessera's output with PyTorch's
+(max |difference| / max |PyTorch|). Not a unit test. Needs torch, torchvision and onnx (the GPU machine has them).
+
+  python3 bench/gpu/pytorch_models.py --cli "gpubundle/run tessera-cli" --backend cuda --out $OUT [--models resnet50_b1,...]
+"""
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def build(name):
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    if name.startswith("resnet50"):
+        m, shape = torchvision.models.resnet50(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
+    elif name.startswith("mobilenet_v2"):
+        m, shape = torchvision.models.mobilenet_v2(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
+    elif name == "encoder_layer":
+        torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX form
+        m = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True, dropout=0.0)
+        shape = (8, 128, 512)
+    else:
+        raise SystemExit(f"unknown model {name}")
+    m.eval()
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(*shape, generator=g)
+    return m, x
+
+
+def export(name, folder):
+    import onnx
+    import torch
+    from onnx import numpy_helper
+    m, x = build(name)
+    path = os.path.join(folder, name + ".onnx")
+    with torch.no_grad():
+        y = m(x)
+        torch.onnx.export(m, (x,), path, opset_version=17, dynamo=False, input_names=["x"], output_names=["y"])
+    data = os.path.join(folder, name + "_data")
+    os.makedirs(data, exist_ok=True)
+    onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(data, "input_0.pb"))
+    return path, data, y.numpy()
+
+
+def run(cli, model, data, out, backend, cache):
+    env = dict(os.environ, TESSERA_CACHE_DIR=cache)
+    cmd = shlex.split(cli) + ["run", model, "--backend", backend, "--inputs", data, "--output", out,
+                              "--no-reference", "--no-baseline", "--json"]
+    start = time.time()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    wall = time.time() - start
+    try:
+        report = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        report = {"error": (p.stderr or p.stdout)[-400:]}
+    return wall, p.returncode, report
+
+
+def compare(out, expected):
+    import onnx
+    from onnx import numpy_helper
+    path = os.path.join(out, "output_0.pb")
+    if not os.path.exists(path):
+        return None
+    got = numpy_helper.to_array(onnx.load_tensor(path)).astype(np.float64)
+    ref = expected.astype(np.float64)
+    if got.shape != ref.shape:
+        return float("inf")
+    return float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-30))
+
+
+def main():
+    a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("--cli", required=True)
+    a.add_argument("--baseline-cli", default="", help="an older CLI to time cold on the same models (same run)")
+    a.add_argument("--backend", default="cuda")
+    a.add_argument("--models", default="resnet50_b1,resnet50_b32,mobilenet_v2_b32,encoder_layer")
+    a.add_argument("--out", default="bench-out")
+    o = a.parse_args()
+    os.makedirs(o.out, exist_ok=True)
+    work = tempfile.mkdtemp()
+    rows = []
+    for name in o.models.split(","):
+        try:
+            model, data, expected = export(name, work)
+        except Exception as e:  # noqa: BLE001 - one model's export failing must not lose the others
+            rows.append({"model": name, "export_error": str(e)[-300:]})
+            print(json.dumps(rows[-1]), flush=True)
+            continue
+        cache = tempfile.mkdtemp()
+        row = {"model": name}
+        for phase in ["cold", "warm"]:
+            out = os.path.join(work, f"{name}_{phase}")
+            wall, rc, rep = run(o.cli, model, data, out, o.backend, cache)
+            kernels = rep.get("kernels", [])
+            row[phase] = {"wall_s": round(wall, 2), "rc": rc, "build_ms": rep.get("build_ms"),
+                          "total_ms": rep.get("total_ms"), "kernels": len(kernels),
+                          "cached": sum(1 for k in kernels if k.get("cached")),
+                          "failed": [k["group"] + ": " + k.get("message", "")[:120] for k in kernels
+                                     if k.get("status") not in ("unchecked", "ok")][:3],
+                          "max_rel_err": compare(out, expected), "error": rep.get("error")}
+        if o.baseline_cli:
+            wall, rc, rep = run(o.baseline_cli, model, data, os.path.join(work, name + "_base"), o.backend,
+                                tempfile.mkdtemp())
+            row["baseline_cold_wall_s"] = round(wall, 2)
+            row["baseline_total_ms"] = rep.get("total_ms")
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        with open(os.path.join(o.out, "pytorch_models.json"), "w") as f:
+            json.dump(rows, f, indent=1)
+    print("| model | cold s | warm s | old cold s | kernels | kernel ms | max rel err |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    for r in rows:
+        if "cold" not in r:
+            print(f"| {r['model']} | export failed: {r.get('export_error', '')[:80]} |")
+            continue
+        c, w = r["cold"], r["warm"]
+        print(f"| {r['model']} | {c['wall_s']} | {w['wall_s']} | {r.get('baseline_cold_wall_s', '-')} | {c['kernels']} | "
+              f"{c['total_ms']} | {c['max_rel_err']} |")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
