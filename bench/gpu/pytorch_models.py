@@ -20,6 +20,30 @@ import time
 import numpy as np
 
 
+def gpt_stack(blocks):
+    import torch
+
+    class Block(torch.nn.Module):
+        def __init__(self, d=768, heads=12):
+            super().__init__()
+            self.heads, self.d = heads, d
+            self.ln1, self.ln2 = torch.nn.LayerNorm(d), torch.nn.LayerNorm(d)
+            self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+        def forward(self, x):
+            b, t, d = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
+            s = q @ k.transpose(-2, -1) * (1.0 / (d // self.heads) ** 0.5)
+            mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+            a = torch.softmax(s + mask, dim=-1) @ v
+            x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
+            return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
+
+    return torch.nn.Sequential(*[Block() for _ in range(blocks)])
+
+
 def build(name):
     import torch
     import torchvision
@@ -28,6 +52,8 @@ def build(name):
         m, shape = torchvision.models.resnet50(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
     elif name.startswith("mobilenet_v2"):
         m, shape = torchvision.models.mobilenet_v2(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
+    elif name.startswith("gpt_block"):  # pre-norm causal attention and a GELU MLP, written out (GPT-2's shape)
+        m, shape = gpt_stack(int(name.split("_x")[1]) if "_x" in name else 1), (8, 256, 768)
     elif name == "encoder_layer":
         torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX form
         m = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True, dropout=0.0)
