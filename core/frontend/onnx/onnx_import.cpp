@@ -136,7 +136,7 @@ class GraphImport {
       if (tp.name().empty()) fail("initializer #" + std::to_string(i) + " has no name");
       requireFree(tp.name(), "an initializer");
       std::string what = "initializer " + quoted(tp.name());
-      define(tp.name(), graph_.addInitializer(tp.name(), tensorFromProto(tp, what)));
+      define(tp.name(), graph_.addInitializer(tp.name(), tensorFromProto(tp, what, options_.externalDataDir)));
     }
   }
 
@@ -341,7 +341,12 @@ std::vector<std::string> onnxFeedNames(const std::string& path) {
 }
 
 Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
-  return importOnnxBytes(readBoundedFile(path), path, options);
+  OnnxImportOptions o = options;
+  if (o.externalDataDir.empty()) {
+    const size_t slash = path.rfind('/');
+    o.externalDataDir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  }
+  return importOnnxBytes(readBoundedFile(path), path, o);
 }
 
 }  // namespace tessera

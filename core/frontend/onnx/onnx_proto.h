@@ -28,7 +28,11 @@ DType requireDType(int32_t code, const std::string& what);
 Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType dtype, const std::string& what);
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what);
 
-Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what);
+// `folder`: where external data (data_location EXTERNAL) is read from, the model's folder; "" refuses it.
+Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what, const std::string& folder = "");
+// The external data of `proto` (external_data.cpp): its location must stay inside `folder`.
+Tensor externalTensor(const onnx::TensorProto& proto, DType dtype, const Shape& shape, const std::string& folder,
+                      const std::string& what);
 void tensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorProto& proto);
 
 Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);

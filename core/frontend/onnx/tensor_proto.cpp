@@ -216,12 +216,11 @@ Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType d
   return shape;
 }
 
-Tensor tensorFromProto(const TP& p, const std::string& what) {
+Tensor tensorFromProto(const TP& p, const std::string& what, const std::string& folder) {
   if (p.has_segment()) fail(what + ": segmented tensors are not supported");
-  if (p.data_location() == TP::EXTERNAL || p.external_data_size() > 0)
-    fail(what + ": external data is not supported");
   DType dt = requireDType(p.data_type(), what);
   Shape shape = checkedShape(p.dims(), dt, what);
+  if (p.data_location() == TP::EXTERNAL || p.external_data_size() > 0) return externalTensor(p, dt, shape, folder, what);
   if (p.has_raw_data()) return fromRawData(p, dt, shape, what);
   return fromTypedField(p, dt, shape, what);
 }
