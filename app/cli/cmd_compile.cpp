@@ -59,13 +59,8 @@ void checkPrintAfter(const CompileArgs& a) {
   fail("cannot print after pass '" + a.printAfter + "': it is not in the pipeline '" + a.pipeline + "'");
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Schedule files: JSON a person or `compile --save-schedules` wrote; 64 MiB is far past any model's.
+std::string readFile(const std::string& path) { return readWholeFile(path, int64_t(1) << 26); }
 
 // --param GROUP.NAME=VALUE (the schedule panel's parameter edit): the group's template with those parameters
 // (the rest at their defaults) replaces its schedule in `saved`.

@@ -62,13 +62,8 @@ void saveDataSet(const Graph& g, const std::vector<Tensor>& inputs, const std::v
                          (fs::path(dir) / ("output_" + std::to_string(i) + ".pb")).string());
 }
 
-std::string readText(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(path + ": cannot open");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+// Schedule files: JSON a person or `compile --save-schedules` wrote; 64 MiB is far past any model's.
+std::string readText(const std::string& path) { return readWholeFile(path, int64_t(1) << 26); }
 
 // --trace: the run as a Chrome trace (chrome://tracing, Perfetto), one event per kernel in execution order.
 void writeTrace(const execute::RunReport& r, const std::string& path) {

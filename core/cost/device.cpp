@@ -1,4 +1,5 @@
 #include "cost/device.h"
+#include "io/atomic_file.h"
 
 #include <unistd.h>
 
@@ -30,12 +31,7 @@ void read(const nlohmann::json& j, const char* key, T& field, const std::string&
     if (field < 0) fail(origin + ": field '" + key + "' is negative");
 }
 
-std::string readText(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string readText(const fs::path& p) { return readWholeFile(p.string(), int64_t(1) << 20); }
 
 // <prefix>/share/tessera/devices for a program installed in <prefix>/bin.
 fs::path installedDir() {

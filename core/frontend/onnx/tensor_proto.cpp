@@ -5,6 +5,7 @@
 
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/onnx/onnx_proto.h"
+#include "io/atomic_file.h"
 #include "ir/error.h"
 
 static_assert(std::endian::native == std::endian::little, "raw_data is little-endian; so is the host");
@@ -233,17 +234,7 @@ void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
   p.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }
 
-std::string readBoundedFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(path + ": cannot open file");
-  std::streamoff size = in.tellg();
-  if (size < 0) fail(path + ": cannot read file");
-  if (size > kMaxProtoBytes) fail(path + ": file is larger than 2 GiB (" + std::to_string(size) + " bytes)");
-  std::string bytes(size_t(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) fail(path + ": cannot read file");
-  return bytes;
-}
+std::string readBoundedFile(const std::string& path) { return readWholeFile(path, kMaxProtoBytes); }
 
 void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
                   const std::string& kind) {

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "frontend/text/tsr.h"
+#include "io/atomic_file.h"
 #include "frontend/text/tsr_lexer.h"
 #include "frontend/text/tsr_syntax.h"
 #include "frontend/text/tsr_values.h"
@@ -187,11 +188,8 @@ Graph parseTsr(std::string_view text, const std::string& fileName, const TsrPars
 Graph parseTsrFile(const std::string& path, const TsrParseOptions& options) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) fail(path + ": is a directory, not a .tsr file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open for reading: " + std::strerror(errno));
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) fail(path + ": read error: " + std::strerror(errno));
-  return parseTsr(text, path, options);
+  constexpr int64_t kMaxTsrBytes = int64_t(1) << 31;  // the ONNX form's limit: a larger text is not a model
+  return parseTsr(readWholeFile(path, kMaxTsrBytes), path, options);
 }
 
 }  // namespace tessera
