@@ -81,6 +81,33 @@ def export(name, folder):
     return path, data, y.numpy()
 
 
+def torch_times(name, reps=30):
+    """PyTorch eager and torch.compile on the GPU, PyTorch's default precision (TF32 for cuDNN convolutions, not for
+    matmuls): medians of `reps` CUDA-event timings after warm-up, in ms."""
+    import torch
+    torch.backends.cuda.matmul.allow_tf32 = False
+    m, x = build(name)
+    m, x = m.cuda(), x.cuda()
+
+    def median_ms(f):
+        with torch.no_grad():
+            for _ in range(5):
+                f(x)
+            times = []
+            for _ in range(reps):
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                f(x)
+                b.record()
+                torch.cuda.synchronize()
+                times.append(a.elapsed_time(b))
+        return float(np.median(times))
+
+    eager = median_ms(m)
+    compiled = median_ms(torch.compile(m))
+    return {"eager_ms": round(eager, 4), "compile_ms": round(compiled, 4)}
+
+
 def run(cli, model, data, out, backend, cache):
     env = dict(os.environ, TESSERA_CACHE_DIR=cache)
     cmd = shlex.split(cli) + ["run", model, "--backend", backend, "--inputs", data, "--output", out,
@@ -115,6 +142,7 @@ def main():
     a.add_argument("--backend", default="cuda")
     a.add_argument("--models", default="resnet50_b1,resnet50_b32,mobilenet_v2_b32,encoder_layer")
     a.add_argument("--out", default="bench-out")
+    a.add_argument("--torch", action="store_true", help="also time PyTorch eager and torch.compile on the GPU")
     o = a.parse_args()
     os.makedirs(o.out, exist_ok=True)
     work = tempfile.mkdtemp()
@@ -143,19 +171,25 @@ def main():
                                 tempfile.mkdtemp())
             row["baseline_cold_wall_s"] = round(wall, 2)
             row["baseline_total_ms"] = rep.get("total_ms")
+        if o.torch:
+            try:
+                row["torch"] = torch_times(name)
+            except Exception as e:  # noqa: BLE001
+                row["torch"] = {"error": str(e)[-200:]}
         rows.append(row)
         print(json.dumps(row), flush=True)
         with open(os.path.join(o.out, "pytorch_models.json"), "w") as f:
             json.dump(rows, f, indent=1)
-    print("| model | cold s | warm s | old cold s | kernels | kernel ms | max rel err |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print("| model | cold s | warm s | old cold s | kernels | kernel ms | eager ms | compile ms | max rel err |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     for r in rows:
         if "cold" not in r:
             print(f"| {r['model']} | export failed: {r.get('export_error', '')[:80]} |")
             continue
         c, w = r["cold"], r["warm"]
+        t = r.get("torch", {})
         print(f"| {r['model']} | {c['wall_s']} | {w['wall_s']} | {r.get('baseline_cold_wall_s', '-')} | {c['kernels']} | "
-              f"{c['total_ms']} | {c['max_rel_err']} |")
+              f"{c['total_ms']} | {t.get('eager_ms', '-')} | {t.get('compile_ms', '-')} | {c['max_rel_err']} |")
 
 
 if __name__ == "__main__":
