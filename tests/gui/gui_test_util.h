@@ -7,6 +7,7 @@
 #include <QThread>
 
 #include "ui/main_window.h"
+#include "ui/run_controller.h"
 
 namespace tessera::ui::test {
 
@@ -22,6 +23,17 @@ inline bool waitIdle(MainWindow& w, int timeoutMs = 60000) {
       if (w.idle()) return true;
     }
     QThread::msleep(2);
+  }
+  return false;
+}
+
+// Processes events until the run controller has a run newer than `before` and is idle.
+inline bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> before, int timeoutMs = 120000) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (!deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    if (runs->lastRun() && runs->lastRun() != before && !runs->running()) return true;
+    QThread::msleep(5);
   }
   return false;
 }

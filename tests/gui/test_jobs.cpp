@@ -18,19 +18,10 @@
 using namespace tessera;
 using namespace tessera::ui;
 using tessera::ui::test::sample;
+using tessera::ui::test::waitForRun;
 using tessera::ui::test::waitIdle;
 
 namespace {
-
-bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> before, int timeoutMs = 120000) {
-  QDeadlineTimer deadline(timeoutMs);
-  while (!deadline.hasExpired()) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    if (runs->lastRun() && runs->lastRun() != before && !runs->running()) return true;
-    QThread::msleep(5);
-  }
-  return false;
-}
 
 void spin(int ms) {
   QElapsedTimer t;

@@ -23,20 +23,10 @@
 using namespace tessera;
 using namespace tessera::ui;
 using tessera::ui::test::sample;
+using tessera::ui::test::waitForRun;
 using tessera::ui::test::waitIdle;
 
 namespace {
-
-// Waits until the run controller has a run newer than `before`.
-bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> before, int timeoutMs = 90000) {
-  QDeadlineTimer deadline(timeoutMs);
-  while (!deadline.hasExpired()) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    if (runs->lastRun() && runs->lastRun() != before && !runs->running()) return true;
-    QThread::msleep(5);
-  }
-  return false;
-}
 
 execute::KernelReport kernelReport(const char* group, double ms, double gbps, double gflops, bool verified) {
   execute::KernelReport k;

@@ -21,6 +21,13 @@ inline Tensor T(DType t, Shape shape, std::vector<double> values) {
 inline Tensor I64(Shape shape, std::vector<int64_t> values) {
   return Tensor::fromInts(DType::I64, std::move(shape), values);
 }
+inline Tensor F32(Shape shape, std::vector<double> values) { return T(DType::F32, std::move(shape), std::move(values)); }
+// 0, 1, 2, ...: inputs whose every element differs, so a wrong index shows.
+inline Tensor iota(Shape shape, DType dtype = DType::F32) {
+  std::vector<double> v(size_t(numElements(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
+  return T(dtype, std::move(shape), v);
+}
 
 struct OpRun {
   std::vector<Tensor> outputs;

@@ -12,7 +12,6 @@ using namespace tessera::test;
 namespace {
 
 using V = std::vector<double>;
-Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
 
 // Softmax weight of score a against score b.
 double weight(double a, double b) { return std::exp(a) / (std::exp(a) + std::exp(b)); }

@@ -12,7 +12,6 @@ using namespace tessera::test;
 namespace {
 
 using V = std::vector<double>;
-Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
 
 }  // namespace
 

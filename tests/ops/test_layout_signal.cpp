@@ -13,12 +13,6 @@ using namespace tessera::test;
 namespace {
 
 using V = std::vector<double>;
-Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
-Tensor iota(Shape shape) {
-  V v(size_t(numElements(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
-  return F32(std::move(shape), v);
-}
 
 }  // namespace
 

@@ -11,14 +11,7 @@ using namespace tessera::test;
 
 namespace {
 
-Tensor F32(Shape shape, std::vector<double> values) { return T(DType::F32, std::move(shape), std::move(values)); }
 
-// 0, 1, 2, ... in a tensor of the given shape.
-Tensor iota(Shape shape, DType dtype = DType::F32) {
-  std::vector<double> v(size_t(numElements(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
-  return T(dtype, std::move(shape), v);
-}
 
 // A straightforward 2-D convolution (NCHW, explicit pads) to compare the row-based kernel with.
 std::vector<double> naiveConv2d(const Tensor& xt, const Tensor& wt, int64_t group, std::vector<int64_t> s,

@@ -13,7 +13,6 @@ using namespace tessera::test;
 namespace {
 
 using V = std::vector<double>;
-Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
 Tensor U8(Shape shape, V values) { return T(DType::U8, std::move(shape), std::move(values)); }
 
 }  // namespace

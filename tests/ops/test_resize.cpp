@@ -10,7 +10,6 @@ using namespace tessera::test;
 namespace {
 
 using V = std::vector<double>;
-Tensor F32(Shape shape, V values) { return T(DType::F32, std::move(shape), std::move(values)); }
 Tensor floats(V v) { return F32({int64_t(v.size())}, v); }
 Tensor ints(std::vector<int64_t> v) { return I64({int64_t(v.size())}, v); }
 

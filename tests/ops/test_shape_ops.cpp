@@ -10,14 +10,8 @@ using namespace tessera::test;
 
 namespace {
 
-Tensor F32(Shape shape, std::vector<double> values) { return T(DType::F32, std::move(shape), std::move(values)); }
 Tensor ints(std::vector<int64_t> v) { return I64({int64_t(v.size())}, v); }
 
-Tensor iota(Shape shape, DType dtype = DType::F32) {
-  std::vector<double> v(size_t(numElements(shape)));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = double(i);
-  return T(dtype, std::move(shape), v);
-}
 
 using V = std::vector<double>;
 constexpr int64_t kMin = std::numeric_limits<int64_t>::min(), kMax = std::numeric_limits<int64_t>::max();
