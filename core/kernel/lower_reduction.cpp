@@ -205,7 +205,7 @@ class RowLowering {
     for (size_t i = lowered; i < n.numOutputs(); ++i)
       if (n.output(i) && (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput()))
         ctx_.fail(n, "output " + std::to_string(i) + " is used; it is not lowered");
-    if (op.rfind("Reduce", 0) == 0) return lowerReduce(n);
+    if (opTraits(op).reduce != ReduceKind::None) return lowerReduce(n);  // pools never get here
     if (op == "Softmax" || op == "LogSoftmax") return lowerSoftmax(n);
     if (op == "LayerNormalization") return lowerLayerNorm(n);
     lowerBatchNormTraining(n);

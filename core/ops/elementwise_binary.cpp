@@ -177,9 +177,12 @@ const BinaryOp kBinaryOps[] = {
     {"And", "y = a && b (bool)", DTypeClass::Bool, [](const Node&) { return logic('&'); }, {.commutative = true}, true},
     {"Or", "y = a || b (bool)", DTypeClass::Bool, [](const Node&) { return logic('|'); }, {.commutative = true}, true},
     {"Xor", "y = a != b (bool)", DTypeClass::Bool, [](const Node&) { return logic('^'); }, {.commutative = true}, true},
-    {"BitwiseAnd", "y = a & b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('&'); }},
-    {"BitwiseOr", "y = a | b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('|'); }},
-    {"BitwiseXor", "y = a ^ b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('^'); }},
+    {"BitwiseAnd", "y = a & b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('&'); },
+     {.commutative = true}},
+    {"BitwiseOr", "y = a | b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('|'); },
+     {.commutative = true}},
+    {"BitwiseXor", "y = a ^ b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('^'); },
+     {.commutative = true}},
     {"BitShift", "y = a << b or a >> b (direction LEFT or RIGHT; unsigned integers)", DTypeClass::Integer, bitShift},
 };
 

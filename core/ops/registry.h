@@ -58,8 +58,8 @@ enum class MovementKind { None, View, Reindex };
 
 struct OpTraits {
   bool commutative = false;           // any order of the inputs gives the same result (Add, Mul, Max, Sum, ...)
-  std::optional<double> neutral = {}; // x op e == x for this constant e (Add/Sub 0, Mul/Div/Pow 1); also e op x
-                                      // when commutative
+  std::optional<double> neutral = {};  // x op e == x for this e (Add/Sub 0, Mul/Div/Pow 1); e op x too when
+                                       // commutative
   bool random = false;                // draws random numbers: never merged by CSE or folded
   bool randomInTraining = false;      // random only in training mode (Dropout): never folded
   bool shapeOnly = false;             // the output depends on the input's static type only (Shape, Size)

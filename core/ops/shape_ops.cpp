@@ -213,7 +213,8 @@ void registerShapeOps(OpRegistry& r) {
   addOp(r, {"Squeeze", dm, "remove extent-1 axes (all of them when no axes are given)", 1, 2, 1, 1, {1}, inferSqueeze,
             evalSameBytes}, kView);
   addOp(r, {"Unsqueeze", dm, "insert extent-1 axes", 2, 2, 1, 1, {1}, inferUnsqueeze, evalSameBytes}, kView);
-  addOp(r, {"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose}, kReindex);
+  addOp(r, {"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose},
+        kReindex);
   addOp(r, {"Expand", dm, "broadcast to a shape (numpy rules, both directions)", 2, 2, 1, 1, {1}, inferExpand,
             evalExpand}, kReindexOrCopy);
   addOp(r, {"Tile", dm, "repeat the tensor along each axis", 2, 2, 1, 1, {1}, inferTile, evalTile}, kReindexOrCopy);

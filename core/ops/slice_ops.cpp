@@ -302,7 +302,8 @@ void registerSliceOps(OpRegistry& r) {
             inferSplit, evalSplit}, kReindex);
   addOp(r, {"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat},
         {.identityWhenUnary = true, .movement = MovementKind::Reindex});
-  addOp(r, {"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});  // fills: not movement
+  // Pad writes fill values: no movement kind, so the data-movement lowering does not take it.
+  addOp(r, {"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});
 }
 
 }  // namespace tessera::ops
