@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <unordered_set>
 
+#include "ops/registry.h"
 #include "ops/stats.h"
 
 namespace tessera::fusion_detail {
@@ -38,7 +39,7 @@ Partitioner::RowPasses Partitioner::rowPasses(const std::vector<const std::vecto
       const Node* n = order_[size_t(m)];
       const Space& s = spaces_[size_t(m)];
       if (s.kind == SpaceKind::Reduction) {
-        bool twoPass = n->op() == "Softmax" || n->op() == "LogSoftmax" || n->op() == "LayerNormalization";
+        bool twoPass = opTraits(n->op()).rowNormalization;
         r.passes += twoPass ? 2 : 1;
         rowWide |= twoPass;
         if (r.rowBytes == 0 && n->numInputs() > 0 && n->input(0)) {

@@ -39,20 +39,21 @@ Space reductionSpace(const Node& n) {
   Space s{SpaceKind::Reduction, inShape(n), {}, outShape(n), false, n.op()};
   size_t rank = s.shape.size();
   const std::string& op = n.op();
-  if (op.rfind("Reduce", 0) == 0) {
+  const OpTraits& t = opTraits(op);
+  if (t.reduce != ReduceKind::None && t.pool == PoolKind::None) {  // Reduce*: axes input or attribute
     s.axes = reduceAxes(n, rank);
   } else if (op == "LayerNormalization") {
     auto a = normalizeAxis(n.attrInt("axis", -1), int64_t(rank));
     s.axes = range(a.value_or(int64_t(rank) - 1), rank);
-  } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool") {
+  } else if (t.pool == PoolKind::Global) {
     s.axes = range(2, rank);
-  } else if (op.find("Pool") != std::string::npos) {
+  } else if (t.pool == PoolKind::Window) {
     s.axes = range(2, rank);
     s.windowed = true;
   } else {  // Softmax, LogSoftmax, ArgMax, ArgMin and other single-axis reductions
     s.axes = normalized({n.attrInt("axis", -1)}, rank);
   }
-  if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization") {
+  if (t.rowNormalization) {
     s.reduced = s.shape;  // the row results are broadcast back over the row
     for (int64_t a : s.axes) s.reduced[size_t(a)] = 1;
   }

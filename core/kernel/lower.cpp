@@ -3,18 +3,18 @@
 #include "ir/error.h"
 #include "kernel/lower_context.h"
 #include "kernel/visit.h"
+#include "ops/registry.h"
 
 namespace tessera::kernel {
 namespace {
 
+// The pool template accumulates a max or a mean (LpPool has none).
 bool isPoolOp(const std::string& op) {
-  return op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool";
+  const OpTraits& t = opTraits(op);
+  return t.pool != PoolKind::None && (t.reduce == ReduceKind::Max || t.reduce == ReduceKind::Mean);
 }
-bool isDataMovementOp(const std::string& op) {
-  return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
-         op == "Expand" || op == "Slice" || op == "Concat" || op == "Gather" || op == "GatherElements" || op == "Split" ||
-         op == "Tile";
-}
+// Views and reindexing ops: lower_movement maps each output index onto the input (Pad, which fills, is not one).
+bool isDataMovementOp(const std::string& op) { return opTraits(op).movement != MovementKind::None; }
 
 // The node that decides the kernel's structure, and the kind it gives.
 std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernel/lower_context.h"
+#include "ops/registry.h"
 #include "ops/window.h"
 
 namespace tessera::kernel {
@@ -235,8 +236,9 @@ void lowerPool(LowerCtx& ctx, const Node& anchor) {
   const Value* x = anchor.input(0);
   const Shape& xs = x->shape();
   const Shape& out = anchor.output(0)->shape();
-  bool global = anchor.op().rfind("Global", 0) == 0;
-  bool isMax = anchor.op().find("Max") != std::string::npos;
+  const OpTraits& traits = opTraits(anchor.op());
+  bool global = traits.pool == PoolKind::Global;
+  bool isMax = traits.reduce == ReduceKind::Max;  // else a mean (isPoolOp lets no other kind through)
   Shape kernel = global && xs.size() > 2 ? Shape(xs.begin() + 2, xs.end()) : anchor.attrInts("kernel_shape");
   Window win = windowOf(ctx, anchor, xs, kernel, !global && anchor.attrInt("ceil_mode", 0), global);
   DType at = accType(x->dtype());

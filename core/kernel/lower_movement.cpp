@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernel/lower_context.h"
+#include "ops/registry.h"
 
 namespace tessera::kernel {
 
@@ -169,7 +170,7 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
   if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
-  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze")
+  if (opTraits(op).movement == MovementKind::View)
     return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));
   ctx.fail(n, "not supported in a data-movement kernel");  // Pad, ...: fusion may chain them to the ops above
 }

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "kernel/lower_context.h"
+#include "ops/registry.h"
 
 namespace tessera::kernel {
 namespace {
@@ -204,7 +205,7 @@ class RowLowering {
     for (size_t i = lowered; i < n.numOutputs(); ++i)
       if (n.output(i) && (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput()))
         ctx_.fail(n, "output " + std::to_string(i) + " is used; it is not lowered");
-    if (op.rfind("Reduce", 0) == 0) return lowerReduce(n);
+    if (opTraits(op).reduce != ReduceKind::None) return lowerReduce(n);  // pools never get here
     if (op == "Softmax" || op == "LogSoftmax") return lowerSoftmax(n);
     if (op == "LayerNormalization") return lowerLayerNorm(n);
     lowerBatchNormTraining(n);
@@ -213,9 +214,10 @@ class RowLowering {
   void lowerReduce(const Node& n) {
     const Value* x = n.input(0);
     const std::string& op = n.op();
-    ReduceOp rop = op == "ReduceMax" ? ReduceOp::Max : op == "ReduceMin" ? ReduceOp::Min : ReduceOp::Sum;
+    ReduceKind kind = opTraits(op).reduce;
+    ReduceOp rop = kind == ReduceKind::Max ? ReduceOp::Max : kind == ReduceKind::Min ? ReduceOp::Min : ReduceOp::Sum;
     Expr acc = reducePhase(rop, x->dtype(), [&](Emitter& em) { return em.value(x); }, n);
-    if (op == "ReduceMean") acc = Binary::make(BinaryOp::Div, acc, FloatImm::make(double(K_), acc->dtype));
+    if (kind == ReduceKind::Mean) acc = Binary::make(BinaryOp::Div, acc, FloatImm::make(double(K_), acc->dtype));
     const Value* y = n.output(0);
     rowEm_->known[y] = rowCompute(n, y->dtype(), acc);
     if (y->shape().size() < domain_.size()) squeezed_.insert(y);
@@ -350,10 +352,10 @@ class RowLowering {
 }  // namespace
 
 bool isReductionNode(const Node& n) {
-  const std::string& op = n.op();
-  if (op == "BatchNormalization") return n.attrInt("training_mode", 0) != 0;
-  return op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "Softmax" ||
-         op == "LogSoftmax" || op == "LayerNormalization";
+  if (n.op() == "BatchNormalization") return n.attrInt("training_mode", 0) != 0;
+  const OpTraits& t = opTraits(n.op());
+  bool accumulated = t.reduce != ReduceKind::None && t.reduce != ReduceKind::Other;  // Sum, Mean, Max, Min
+  return (accumulated && t.pool == PoolKind::None) || t.rowNormalization;
 }
 
 void lowerRowReduction(LowerCtx& ctx) { RowLowering(ctx).run(); }

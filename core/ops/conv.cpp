@@ -195,7 +195,8 @@ std::vector<Tensor> evalConv(const Node& node, const std::vector<const Tensor*>&
 
 void registerConvOps(OpRegistry& r) {
   addOp(r, {"Conv", OpCategory::Conv, "N-d grouped convolution (strides, pads, dilations, auto_pad), optional bias", 2,
-            3, 1, 1, {}, inferConv, evalConv});
+            3, 1, 1, {}, inferConv, evalConv},
+        {.hasNhwcForm = true});
 }
 
 }  // namespace tessera::ops

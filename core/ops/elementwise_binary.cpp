@@ -148,33 +148,41 @@ struct BinaryOp {
   const char* summary;
   DTypeClass accepts;
   BinaryFns (*make)(const Node&);
+  OpTraits traits = {};
   bool outputsBool = false;
   bool mixedDTypes = false;  // Pow: the exponent may have another dtype than the base
 };
 
 const BinaryOp kBinaryOps[] = {
-    {"Add", "y = a + b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('+'); }},
-    {"Sub", "y = a - b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('-'); }},
-    {"Mul", "y = a * b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('*'); }},
+    {"Add", "y = a + b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('+'); },
+     {.commutative = true, .neutral = 0.0}},
+    {"Sub", "y = a - b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('-'); },
+     {.neutral = 0.0}},
+    {"Mul", "y = a * b (broadcasting)", DTypeClass::Numeric, [](const Node&) { return arith('*'); },
+     {.commutative = true, .neutral = 1.0}},
     {"Div", "y = a / b (broadcasting; integers truncate toward zero)", DTypeClass::Numeric,
-     [](const Node&) { return arith('/'); }},
+     [](const Node&) { return arith('/'); }, {.neutral = 1.0}},
     {"Pow", "y = a ^ b (broadcasting; the result has a's dtype)", DTypeClass::Numeric,
-     [](const Node&) { return arith('^'); }, false, true},
+     [](const Node&) { return arith('^'); }, {.neutral = 1.0}, false, true},
     {"Mod", "y = a mod b (fmod = 0: sign of b, integers only; fmod = 1: sign of a)", DTypeClass::Numeric, mod},
-    {"Less", "y = a < b (bool)", DTypeClass::Numeric, [](const Node&) { return compare<std::less<>>(); }, true},
+    {"Less", "y = a < b (bool)", DTypeClass::Numeric, [](const Node&) { return compare<std::less<>>(); }, {}, true},
     {"LessOrEqual", "y = a <= b (bool)", DTypeClass::Numeric,
-     [](const Node&) { return compare<std::less_equal<>>(); }, true},
+     [](const Node&) { return compare<std::less_equal<>>(); }, {}, true},
     {"Greater", "y = a > b (bool)", DTypeClass::Numeric, [](const Node&) { return compare<std::greater<>>(); },
-     true},
+     {}, true},
     {"GreaterOrEqual", "y = a >= b (bool)", DTypeClass::Numeric,
-     [](const Node&) { return compare<std::greater_equal<>>(); }, true},
-    {"Equal", "y = a == b (bool)", DTypeClass::Any, [](const Node&) { return compare<std::equal_to<>>(); }, true},
-    {"And", "y = a && b (bool)", DTypeClass::Bool, [](const Node&) { return logic('&'); }, true},
-    {"Or", "y = a || b (bool)", DTypeClass::Bool, [](const Node&) { return logic('|'); }, true},
-    {"Xor", "y = a != b (bool)", DTypeClass::Bool, [](const Node&) { return logic('^'); }, true},
-    {"BitwiseAnd", "y = a & b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('&'); }},
-    {"BitwiseOr", "y = a | b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('|'); }},
-    {"BitwiseXor", "y = a ^ b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('^'); }},
+     [](const Node&) { return compare<std::greater_equal<>>(); }, {}, true},
+    {"Equal", "y = a == b (bool)", DTypeClass::Any, [](const Node&) { return compare<std::equal_to<>>(); },
+     {.commutative = true}, true},
+    {"And", "y = a && b (bool)", DTypeClass::Bool, [](const Node&) { return logic('&'); }, {.commutative = true}, true},
+    {"Or", "y = a || b (bool)", DTypeClass::Bool, [](const Node&) { return logic('|'); }, {.commutative = true}, true},
+    {"Xor", "y = a != b (bool)", DTypeClass::Bool, [](const Node&) { return logic('^'); }, {.commutative = true}, true},
+    {"BitwiseAnd", "y = a & b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('&'); },
+     {.commutative = true}},
+    {"BitwiseOr", "y = a | b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('|'); },
+     {.commutative = true}},
+    {"BitwiseXor", "y = a ^ b (integers)", DTypeClass::Integer, [](const Node&) { return bitwise('^'); },
+     {.commutative = true}},
     {"BitShift", "y = a << b or a >> b (direction LEFT or RIGHT; unsigned integers)", DTypeClass::Integer, bitShift},
 };
 
@@ -190,6 +198,7 @@ OpSchema binarySchema(const BinaryOp& op) {
   s.name = op.name;
   s.category = OpCategory::Pointwise;
   s.summary = op.summary;
+  s.traits = op.traits;
   s.minInputs = s.maxInputs = 2;
   s.infer = [op](InferContext& ctx) {
     requireDType(ctx, 0, op.accepts);
@@ -214,6 +223,7 @@ OpSchema variadicSchema(const char* name, const char* summary, DTypeClass accept
   s.name = name;
   s.category = OpCategory::Pointwise;
   s.summary = summary;
+  s.traits = {.commutative = true, .identityWhenUnary = true};
   s.minInputs = 1;
   s.maxInputs = 1 << 16;
   s.infer = [accepts](InferContext& ctx) {

@@ -43,6 +43,7 @@ OpSchema castSchema() {
   s.name = "Cast";
   s.category = OpCategory::Pointwise;
   s.summary = "y = x converted to the dtype given by attribute 'to' (ONNX dtype code)";
+  s.traits = {.identityWhenTypeKept = true};
   s.infer = [](InferContext& ctx) { ctx.outputs[0] = {castTarget(ctx), ctx.input(0).shape}; };
   s.eval = evalConvert;
   return s;
@@ -53,6 +54,7 @@ OpSchema castLikeSchema() {
   s.name = "CastLike";
   s.category = OpCategory::Pointwise;
   s.summary = "y = x converted to the dtype of the second input";
+  s.traits = {.identityWhenTypeKept = true};
   s.minInputs = s.maxInputs = 2;
   s.infer = [](InferContext& ctx) { ctx.outputs[0] = {ctx.input(1).dtype, ctx.input(0).shape}; };
   s.eval = evalConvert;
@@ -99,6 +101,7 @@ OpSchema dropoutSchema() {
   s.name = "Dropout";
   s.category = OpCategory::Pointwise;
   s.summary = "inference: y = x, mask = true (training mode is refused)";
+  s.traits = {.randomInTraining = true};
   s.maxInputs = 3;
   s.maxOutputs = 2;
   s.infer = [](InferContext& ctx) {

@@ -113,6 +113,7 @@ OpSchema shapeSchema() {
   s.name = "Shape";
   s.category = OpCategory::Constant;
   s.summary = "y = the extents of x (dims [start, end)) as i64";
+  s.traits = {.shapeOnly = true};
   s.infer = [](InferContext& ctx) {
     ctx.outputs[0] = {DType::I64, {int64_t(shapeSlice(ctx.node(), ctx.input(0).shape).size())}};
   };
@@ -130,6 +131,7 @@ OpSchema sizeSchema() {
   s.name = "Size";
   s.category = OpCategory::Constant;
   s.summary = "y = the number of elements of x as an i64 scalar";
+  s.traits = {.shapeOnly = true};
   s.infer = [](InferContext& ctx) { ctx.outputs[0] = {DType::I64, {}}; };
   s.eval = [](const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>&) {
     return std::vector<Tensor>{Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{in[0]->numElements()})};

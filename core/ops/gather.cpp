@@ -163,10 +163,11 @@ std::vector<Tensor> evalGatherND(const Node& node, const std::vector<const Tenso
 
 void registerGatherOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
+  const OpTraits kReindex{.movement = MovementKind::Reindex};
   addOp(r, {"Gather", dm, "pick slices along an axis by index (negative indices count from the end)", 2, 2, 1, 1, {},
-            inferGather, evalGather});
+            inferGather, evalGather}, kReindex);
   addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
-            evalGatherElements});
+            evalGatherElements}, kReindex);
   addOp(r, {"GatherND", OpCategory::Other, "pick slices addressed by index tuples (after batch_dims leading dims)", 2,
             2, 1, 1, {}, inferGatherND, evalGatherND});
 }

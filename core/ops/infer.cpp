@@ -60,7 +60,8 @@ void propagateConstants(const Node& node, ConstantTable& constants) {
     return;
   }
   const OpSchema& schema = OpRegistry::instance().get(node);
-  if (!schema.eval || node.op() == "Dropout" || !inputsKnown(node, constants)) return;
+  bool random = schema.traits.random || schema.traits.randomInTraining;  // Dropout
+  if (!schema.eval || random || !inputsKnown(node, constants)) return;
   std::vector<TensorType> types;
   int64_t total = 0;
   for (Value* out : node.outputs()) {

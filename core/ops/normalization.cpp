@@ -151,6 +151,7 @@ OpSchema layerNormSchema() {
   s.name = "LayerNormalization";
   s.category = OpCategory::Reduction;
   s.summary = "y = (x - mean) / sqrt(var + epsilon) * scale + bias over dims [axis, rank)";
+  s.traits = {.rowNormalization = true};
   s.minInputs = 2;
   s.maxInputs = 3;
   s.maxOutputs = 3;
@@ -341,8 +342,8 @@ OpSchema lrnSchema() {
 }  // namespace
 
 void registerNormalizationOps(OpRegistry& r) {
-  ops::addOp(r, softmaxSchema("Softmax", false));
-  ops::addOp(r, softmaxSchema("LogSoftmax", true));
+  ops::addOp(r, softmaxSchema("Softmax", false), {.rowNormalization = true});  // not Hardmax: one pass
+  ops::addOp(r, softmaxSchema("LogSoftmax", true), {.rowNormalization = true});
   ops::addOp(r, hardmaxSchema());
   ops::addOp(r, layerNormSchema());
   ops::addOp(r, rmsNormSchema());

@@ -90,6 +90,11 @@ namespace {
 bool namesNode(const Error& e) { return std::string_view(e.what()).starts_with("node '"); }
 }  // namespace
 
+void addOp(OpRegistry& r, OpSchema schema, const OpTraits& traits) {
+  schema.traits = traits;
+  addOp(r, std::move(schema));
+}
+
 void addOp(OpRegistry& r, OpSchema schema) {
   InferFn infer = std::move(schema.infer);
   schema.infer = [infer](InferContext& ctx) {

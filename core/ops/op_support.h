@@ -97,6 +97,8 @@ Tensor stridedCopy(const Tensor& src, const TensorType& outType, const std::vect
 // Registers `schema` with its inference and evaluation wrapped so that an Error they raise without naming the
 // node (an element-count overflow, a tensor over the size limit) is re-raised as "node 'id' (Op): ...".
 void addOp(OpRegistry& r, OpSchema schema);
+// As addOp, with the op's traits (OpSchema's last member, awkward to give in an aggregate).
+void addOp(OpRegistry& r, OpSchema schema, const OpTraits& traits);
 
 // "[1,2,3]" for messages.
 std::string intsToString(const std::vector<int64_t>& v);

@@ -199,16 +199,19 @@ std::vector<Tensor> evalGlobalPool(const Node&, const std::vector<const Tensor*>
 
 void registerPoolOps(OpRegistry& r) {
   addOp(r, {"MaxPool", OpCategory::Reduction, "maximum over sliding windows, optional flat argmax indices", 1, 1, 1, 2,
-            {}, inferMaxPool, evalMaxPool});
+            {}, inferMaxPool, evalMaxPool},
+        {.hasNhwcForm = true, .reduce = ReduceKind::Max, .pool = PoolKind::Window});
   addOp(r, {"AveragePool", OpCategory::Reduction, "mean over sliding windows (count_include_pad, ceil_mode)", 1, 1, 1,
-            1, {}, inferAveragePool, evalAveragePool});
+            1, {}, inferAveragePool, evalAveragePool},
+        {.hasNhwcForm = true, .reduce = ReduceKind::Mean, .pool = PoolKind::Window});
   addOp(r, {"LpPool", OpCategory::Other, "(sum of |x|^p)^(1/p) over sliding windows (no kernel template)", 1, 1, 1, 1,
-            {}, inferAveragePool, evalLpPool});
+            {}, inferAveragePool, evalLpPool}, {.reduce = ReduceKind::Other, .pool = PoolKind::Window});
   addOp(r, {"GlobalAveragePool", OpCategory::Reduction, "mean over all spatial positions of each channel", 1, 1, 1, 1,
-            {}, inferGlobalPool, evalGlobalPool<false>});
+            {}, inferGlobalPool, evalGlobalPool<false>},
+        {.hasNhwcForm = true, .reduce = ReduceKind::Mean, .pool = PoolKind::Global});
   addOp(r, {"GlobalMaxPool", OpCategory::Reduction, "maximum over all spatial positions of each channel", 1, 1, 1, 1,
-            {},
-         inferGlobalPool, evalGlobalPool<true>});
+            {}, inferGlobalPool, evalGlobalPool<true>},
+        {.hasNhwcForm = true, .reduce = ReduceKind::Max, .pool = PoolKind::Global});
 }
 
 }  // namespace tessera::ops

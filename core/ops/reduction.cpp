@@ -35,6 +35,17 @@ const ReduceOp kReduceOps[] = {
     {"ReduceLogSumExp", "log of the sum of exp over axes (stable)", Reduce::LogSumExp, DTypeClass::Numeric},
 };
 
+// The registry's coarse kind: the four the kernel lowering accumulates, Other for the rest.
+ReduceKind reduceKind(Reduce k) {
+  switch (k) {
+    case Reduce::Sum: return ReduceKind::Sum;
+    case Reduce::Mean: return ReduceKind::Mean;
+    case Reduce::Max: return ReduceKind::Max;
+    case Reduce::Min: return ReduceKind::Min;
+    default: return ReduceKind::Other;
+  }
+}
+
 // Which dims are reduced and the output shape.
 struct ReducePlan {
   std::vector<bool> reduced;
@@ -246,7 +257,7 @@ OpSchema argSchema(const char* name, bool isMax) {
 }  // namespace
 
 void registerReductionOps(OpRegistry& r) {
-  for (const ReduceOp& op : kReduceOps) ops::addOp(r, reduceSchema(op));
+  for (const ReduceOp& op : kReduceOps) ops::addOp(r, reduceSchema(op), {.reduce = reduceKind(op.kind)});
   ops::addOp(r, argSchema("ArgMax", true));
   ops::addOp(r, argSchema("ArgMin", false));
 }

@@ -96,6 +96,12 @@ const OpSchema& OpRegistry::get(const Node& node) const {
   return *s;
 }
 
+const OpTraits& opTraits(const std::string& op) {
+  static const OpTraits none;
+  const OpSchema* s = OpRegistry::instance().find(op);
+  return s ? s->traits : none;
+}
+
 std::vector<std::string> OpRegistry::names() const {
   std::vector<std::string> out;
   for (const auto& s : schemas_) out.push_back(s.name);

@@ -5,6 +5,7 @@
 // the ONNX importer upgrades older forms. Inputs listed in `shapeInputs` decide the output shape, so they
 // must be known constants for static inference.
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,31 @@ using InferFn = std::function<void(InferContext&)>;
 using EvalFn = std::function<std::vector<Tensor>(const Node& node, const std::vector<const Tensor*>& inputs,
                                                  const std::vector<TensorType>& outputTypes)>;
 
+// What passes, fusion and kernel lowering ask of an op, set where the op is registered, so that they ask
+// "is it commutative?" instead of comparing op names. Defaults say "no": an op gains a trait only when its
+// ONNX definition has it and the consumers of the trait handle it (see core/ops/README.md).
+enum class ReduceKind { None, Sum, Mean, Max, Min, Other };  // what a Reduce* op or pool accumulates
+enum class PoolKind { None, Window, Global };                 // sliding windows, or all spatial positions
+// View: the same elements in the same order under a new shape (Reshape, Flatten, Squeeze, Unsqueeze).
+// Reindex: each output element is one input element at a computed position (Transpose, Slice, Gather, ...).
+enum class MovementKind { None, View, Reindex };
+
+struct OpTraits {
+  bool commutative = false;           // any order of the inputs gives the same result (Add, Mul, Max, Sum, ...)
+  std::optional<double> neutral = {};  // x op e == x for this e (Add/Sub 0, Mul/Div/Pow 1); e op x too when
+                                       // commutative
+  bool random = false;                // draws random numbers: never merged by CSE or folded
+  bool randomInTraining = false;      // random only in training mode (Dropout): never folded
+  bool shapeOnly = false;             // the output depends on the input's static type only (Shape, Size)
+  bool hasNhwcForm = false;           // has a channels-last form layout-nhwc may switch it to (Conv, pools)
+  bool rowNormalization = false;      // a statistic over a row, then a second pass over it (Softmax, LayerNorm)
+  bool identityWhenTypeKept = false;  // copies input 0 when its output type equals input 0's (Cast, Expand)
+  bool identityWhenUnary = false;     // copies its only input (Concat, Sum, Max, Min, Mean of one input)
+  ReduceKind reduce = ReduceKind::None;
+  PoolKind pool = PoolKind::None;
+  MovementKind movement = MovementKind::None;
+};
+
 struct OpSchema {
   std::string name;
   OpCategory category = OpCategory::Other;
@@ -55,7 +81,11 @@ struct OpSchema {
   std::vector<int> shapeInputs;  // inputs whose values decide output shapes
   InferFn infer;
   EvalFn eval;
+  OpTraits traits = {};  // last, so that aggregate registrations without traits keep working
 };
+
+// The traits of a registered op; all defaults ("no") for an unknown name.
+const OpTraits& opTraits(const std::string& op);
 
 class OpRegistry {
  public:

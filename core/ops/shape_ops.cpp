@@ -204,16 +204,20 @@ std::vector<Tensor> evalTile(const Node&, const std::vector<const Tensor*>& in, 
 void registerShapeOps(OpRegistry& r) {
   using namespace ops;
   auto dm = OpCategory::DataMovement;
+  const OpTraits kView{.movement = MovementKind::View};
+  const OpTraits kReindex{.movement = MovementKind::Reindex};
+  const OpTraits kReindexOrCopy{.identityWhenTypeKept = true, .movement = MovementKind::Reindex};
   addOp(r, {"Reshape", dm, "same elements under a new shape (0 copies a dimension, -1 is inferred)", 2, 2, 1, 1, {1},
-            inferReshape, evalSameBytes});
-  addOp(r, {"Flatten", dm, "reshape to 2-D around an axis", 1, 1, 1, 1, {}, inferFlatten, evalSameBytes});
+            inferReshape, evalSameBytes}, kView);
+  addOp(r, {"Flatten", dm, "reshape to 2-D around an axis", 1, 1, 1, 1, {}, inferFlatten, evalSameBytes}, kView);
   addOp(r, {"Squeeze", dm, "remove extent-1 axes (all of them when no axes are given)", 1, 2, 1, 1, {1}, inferSqueeze,
-            evalSameBytes});
-  addOp(r, {"Unsqueeze", dm, "insert extent-1 axes", 2, 2, 1, 1, {1}, inferUnsqueeze, evalSameBytes});
-  addOp(r, {"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose});
+            evalSameBytes}, kView);
+  addOp(r, {"Unsqueeze", dm, "insert extent-1 axes", 2, 2, 1, 1, {1}, inferUnsqueeze, evalSameBytes}, kView);
+  addOp(r, {"Transpose", dm, "permute axes (reversed by default)", 1, 1, 1, 1, {}, inferTranspose, evalTranspose},
+        kReindex);
   addOp(r, {"Expand", dm, "broadcast to a shape (numpy rules, both directions)", 2, 2, 1, 1, {1}, inferExpand,
-            evalExpand});
-  addOp(r, {"Tile", dm, "repeat the tensor along each axis", 2, 2, 1, 1, {1}, inferTile, evalTile});
+            evalExpand}, kReindexOrCopy);
+  addOp(r, {"Tile", dm, "repeat the tensor along each axis", 2, 2, 1, 1, {1}, inferTile, evalTile}, kReindexOrCopy);
   registerSliceOps(r);
   registerGatherOps(r);
 }

@@ -295,11 +295,14 @@ std::vector<Tensor> evalPad(const Node& node, const std::vector<const Tensor*>& 
 
 void registerSliceOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
+  const OpTraits kReindex{.movement = MovementKind::Reindex};
   addOp(r, {"Slice", dm, "strided sub-tensor (starts, ends, axes, steps; negative steps walk back)", 3, 5, 1, 1,
-            {1, 2, 3, 4}, inferSlice, evalSlice});
+            {1, 2, 3, 4}, inferSlice, evalSlice}, kReindex);
   addOp(r, {"Split", dm, "cut along an axis into parts (split sizes or equal parts)", 1, 2, 1, kMaxVariadic, {1},
-            inferSplit, evalSplit});
-  addOp(r, {"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat});
+            inferSplit, evalSplit}, kReindex);
+  addOp(r, {"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat},
+        {.identityWhenUnary = true, .movement = MovementKind::Reindex});
+  // Pad writes fill values: no movement kind, so the data-movement lowering does not take it.
   addOp(r, {"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});
 }
 

@@ -2,6 +2,7 @@
 
 #include <numeric>
 
+#include "ops/registry.h"
 #include "passes/rewrite.h"
 
 namespace tessera {
@@ -54,10 +55,10 @@ class Canonicalizer {
     const std::string& op = n->op();
     if (op == "Identity") return forward(n, n->input(0), "identity-ops");
     if (op == "Dropout") return dropout(n);
-    if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow") return neutralOperand(n);
+    if (opTraits(op).neutral) return neutralOperand(n);
     if (op == "Transpose") return transpose(n);
     if (op == "Reshape") return reshape(n);
-    if (op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return toReshape(n);
+    if (opTraits(op).movement == MovementKind::View) return toReshape(n);  // Flatten, Squeeze, Unsqueeze
     if (isNoOp(*n)) return forward(n, n->input(0), "identity-ops");
     return false;
   }
@@ -65,11 +66,11 @@ class Canonicalizer {
   // Ops that copy their first input when their output type equals its type (and, for Pad, all pads are 0:
   // pads of -1 and +1 keep the shape but shift the data).
   static bool isNoOp(const Node& n) {
-    const std::string& op = n.op();
+    const OpTraits& t = opTraits(n.op());
     if (n.numOutputs() != 1 || !n.input(0) || n.input(0)->type() != n.output(0)->type()) return false;
-    if (op == "Cast" || op == "CastLike" || op == "Expand" || op == "Tile") return true;
-    if (op == "Concat" || op == "Sum" || op == "Max" || op == "Min" || op == "Mean") return n.numInputs() == 1;
-    if (op == "Pad") return isConstantSplat(n.input(1), 0);
+    if (t.identityWhenTypeKept) return true;
+    if (t.identityWhenUnary) return n.numInputs() == 1;
+    if (n.op() == "Pad") return isConstantSplat(n.input(1), 0);
     return false;
   }
 
@@ -91,9 +92,9 @@ class Canonicalizer {
   // x+0, 0+x, x-0, x*1, 1*x, x/1, x^1: the constant must not broadcast x to a larger shape (forward checks
   // that the output type equals x's).
   bool neutralOperand(Node* n) {
-    const std::string& op = n->op();
-    double neutral = (op == "Add" || op == "Sub") ? 0.0 : 1.0;
-    bool commutes = op == "Add" || op == "Mul";
+    const OpTraits& t = opTraits(n->op());
+    double neutral = *t.neutral;
+    bool commutes = t.commutative;
     if (isConstantSplat(n->input(1), neutral)) return forward(n, n->input(0), "neutral-operands");
     if (commutes && isConstantSplat(n->input(0), neutral)) return forward(n, n->input(1), "neutral-operands");
     return false;

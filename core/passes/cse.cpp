@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "ops/registry.h"
 #include "passes/fingerprint.h"
 #include "passes/rewrite.h"
 
@@ -11,22 +12,14 @@ namespace {
 
 constexpr int64_t kMaxMergedInitializer = 1 << 16;  // elements; larger weights are not compared byte-wise
 
-// Ops whose result is not a function of their inputs and attributes alone.
-bool isPure(const Node& n) {
-  const std::string& op = n.op();
-  return op.rfind("Random", 0) != 0 && op != "Multinomial" && op != "Bernoulli";
-}
-
-bool isCommutative(const std::string& op) {
-  return op == "Add" || op == "Mul" || op == "Max" || op == "Min" || op == "Sum" || op == "Mean" || op == "And" ||
-         op == "Or" || op == "Xor" || op == "Equal";
-}
+// Random ops' results are not a function of their inputs and attributes alone.
+bool isPure(const Node& n) { return !opTraits(n.op()).random; }
 
 // The inputs in an order that makes Add(a, b) and Add(b, a) the same computation. Ordered by value name, which
 // is unique and, unlike an address, the same on every run.
 std::vector<Value*> canonicalInputs(const Node& n) {
   std::vector<Value*> ins = n.inputs();
-  if (isCommutative(n.op()) && std::find(ins.begin(), ins.end(), nullptr) == ins.end())
+  if (opTraits(n.op()).commutative && std::find(ins.begin(), ins.end(), nullptr) == ins.end())
     std::sort(ins.begin(), ins.end(), [](const Value* a, const Value* b) { return a->name() < b->name(); });
   return ins;
 }

@@ -11,12 +11,12 @@ namespace {
 
 // Ops never folded: random, or (Dropout) only an identity in inference, which canonicalize handles.
 bool foldable(const Node& n) {
-  const std::string& op = n.op();
-  return op.rfind("Random", 0) != 0 && op != "Dropout" && op != "Multinomial" && op != "Bernoulli";
+  const OpTraits& t = opTraits(n.op());
+  return !t.random && !t.randomInTraining;
 }
 
 // Shape and Size need only the static type of their input, not its data.
-bool dependsOnTypeOnly(const Node& n) { return n.op() == "Shape" || n.op() == "Size"; }
+bool dependsOnTypeOnly(const Node& n) { return opTraits(n.op()).shapeOnly; }
 
 class FoldConstantsPass : public Pass {
  public:

@@ -13,9 +13,7 @@ const std::vector<int64_t> kToNhwc{0, 2, 3, 1};
 const std::vector<int64_t> kToNchw{0, 3, 1, 2};
 
 bool layoutSensitive(const Node& n) {
-  const std::string& op = n.op();
-  if (op != "Conv" && op != "MaxPool" && op != "AveragePool" && op != "GlobalAveragePool" && op != "GlobalMaxPool")
-    return false;
+  if (!opTraits(n.op()).hasNhwcForm) return false;
   for (size_t i = 1; i < n.numOutputs(); ++i)  // MaxPool's Indices are NCHW positions: leave such pools alone
     if (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput()) return false;
   return n.input(0)->shape().size() == 4;
