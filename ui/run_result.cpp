@@ -47,7 +47,7 @@ RunResult runFromJson(const nlohmann::json& j) {
     kr.maxRelErr = k.value("max_rel_err", 0.0);
     kr.maxAbsErr = k.value("max_abs_err", 0.0);
     kr.precision = k.value("precision", "");
-    kr.status = k.value("status", "");
+    kr.status = execute::parseKernelStatus(k.value("status", "not run"));
     kr.message = k.value("message", "");
     kr.nodes = k.value("nodes", std::vector<std::string>{});
     rep.kernels.push_back(std::move(kr));

@@ -46,7 +46,7 @@ execute::KernelReport kernelReport(const char* group, double ms, double gbps, do
   k.gbps = gbps;
   k.gflops = gflops;
   k.verified = verified;
-  k.status = verified ? "ok" : "mismatch";
+  k.status = verified ? execute::KernelStatus::Ok : execute::KernelStatus::Mismatch;
   return k;
 }
 

@@ -95,7 +95,7 @@ void TestTuneVerify::wrongVariantFailsAgainstTheReference() {
   QCOMPARE(r.expected, (std::vector<Expected>{Expected::Reference, Expected::Reference}));
   for (size_t k = 0; k < 2; ++k) {
     QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
-    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QCOMPARE(r.timings[2 * k + 1].status, execute::KernelStatus::Mismatch);
     QVERIFY(!r.timings[2 * k + 1].verified);
   }
 }
@@ -107,7 +107,7 @@ void TestTuneVerify::wrongVariantFailsAgainstTheModel() {
   for (size_t k = 0; k < 2; ++k) {
     QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
     QCOMPARE(r.timings[2 * k].maxRelErr, 0.0);
-    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QCOMPARE(r.timings[2 * k + 1].status, execute::KernelStatus::Mismatch);
     QVERIFY(!r.timings[2 * k + 1].verified);
   }
 }
@@ -128,11 +128,11 @@ void TestTuneVerify::tunerSaysWhatItCheckedAgainst() {
   auto [m, o] = tune::fixtures::transposeToTune(64, 96, 2, dir.path().toStdString());
   o.useCache = false;
   tune::TuneReport checked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
-  QCOMPARE(checked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(checked.kernels[0].status, tune::TuneStatus::Tuned);
   QCOMPARE(checked.kernels[0].verifiedAgainst, std::string("reference"));
   o.referenceLimit = 0;
   tune::TuneReport unchecked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
-  QCOMPARE(unchecked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(unchecked.kernels[0].status, tune::TuneStatus::Tuned);
   QCOMPARE(unchecked.kernels[0].verifiedAgainst, std::string("default"));
   QCOMPARE(unchecked.toJson()["kernels"][0]["verified_against"].get<std::string>(), std::string("default"));
   o.useCache = true;  // a hit says what the stored result was checked against
