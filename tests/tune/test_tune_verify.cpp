@@ -65,6 +65,7 @@ class TestTuneVerify : public QObject {
   void wrongVariantFailsAgainstTheModel();
   void failedKernelLeavesItsValuesToTheReference();
   void tunerSaysWhatItCheckedAgainst();
+  void statusNamesAreTheJsonStrings();
 };
 
 void TestTuneVerify::initTestCase() {
@@ -137,6 +138,27 @@ void TestTuneVerify::tunerSaysWhatItCheckedAgainst() {
   QCOMPARE(unchecked.toJson()["kernels"][0]["verified_against"].get<std::string>(), std::string("default"));
   o.useCache = true;  // a hit says what the stored result was checked against
   QCOMPARE(tune::tuneModel(m, execute::BackendKind::Cpu, o).kernels[0].verifiedAgainst, std::string("default"));
+}
+
+// The tune's statuses print as they always did; a pruned measurement reports "pruned" whatever it verified as.
+void TestTuneVerify::statusNamesAreTheJsonStrings() {
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Tuned), std::string("tuned"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Cached), std::string("cached"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Untuned), std::string("untuned"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Skipped), std::string("skipped"));
+  tune::Measurement m;
+  QCOMPARE(m.statusName(), std::string("not run"));
+  m.status = execute::KernelStatus::Mismatch;
+  QCOMPARE(m.statusName(), std::string("mismatch"));
+  m.pruned = true;
+  QCOMPARE(m.statusName(), std::string("pruned"));
+  tune::TuneReport r;
+  r.kernels.push_back({});
+  r.kernels[0].status = tune::TuneStatus::Skipped;
+  r.kernels[0].measurements = {m};
+  const nlohmann::json j = r.toJson()["kernels"][0];
+  QCOMPARE(j["status"].get<std::string>(), std::string("skipped"));
+  QCOMPARE(j["measurements"][0]["status"].get<std::string>(), std::string("pruned"));
 }
 
 QTEST_GUILESS_MAIN(TestTuneVerify)
