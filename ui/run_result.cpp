@@ -28,30 +28,8 @@ nlohmann::json runToJson(const RunResult& run) {
 
 RunResult runFromJson(const nlohmann::json& j) {
   RunResult r;
-  execute::RunReport& rep = r.report;
-  rep.backend = j.value("backend", "");
-  rep.device = j.value("device", "");
-  rep.ran = j.value("ran", false);
-  rep.totalMs = j.value("total_ms", 0.0);
-  rep.baselineTotalMs = j.value("baseline_total_ms", -1.0);
-  rep.outputsVerified = j.value("outputs_verified", false);
-  rep.cannotRun = j.value("cannot_run", "");
-  for (const auto& k : j.value("kernels", nlohmann::json::array())) {
-    execute::KernelReport kr;
-    kr.group = k.value("group", "");
-    kr.ms = k.value("ms", -1.0);
-    kr.predictedMs = k.value("predicted_ms", -1.0);
-    kr.gbps = k.value("gbps", 0.0);
-    kr.gflops = k.value("gflops", 0.0);
-    kr.verified = k.value("verified", false);
-    kr.maxRelErr = k.value("max_rel_err", 0.0);
-    kr.maxAbsErr = k.value("max_abs_err", 0.0);
-    kr.precision = k.value("precision", "");
-    kr.status = k.value("status", "");
-    kr.message = k.value("message", "");
-    kr.nodes = k.value("nodes", std::vector<std::string>{});
-    rep.kernels.push_back(std::move(kr));
-  }
+  r.report = execute::RunReport::fromJson(j);  // the ui adds only its own fields: peaks and kinds
+  const execute::RunReport& rep = r.report;
   const nlohmann::json peaks = j.value("peaks", nlohmann::json::object());
   r.peaks = {QString::fromStdString(peaks.value("name", "")), peaks.value("gbps", 0.0), peaks.value("gflops", 0.0),
              QString::fromStdString(peaks.value("source", ""))};

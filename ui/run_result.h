@@ -36,7 +36,8 @@ double arithmeticIntensity(const execute::KernelReport& kernel);
 // The key that matches a kernel across runs even when group ids shift: its node ids.
 std::string kernelKey(const execute::KernelReport& kernel);
 // The session form of a run (docs/sessions.md, field last_run): RunReport::toJson plus the peaks and the group
-// kinds; and back. Reading takes what it finds (a missing field keeps its default); throws on wrong types.
+// kinds; and back (RunReport::fromJson, then those two): a missing field keeps its default, a wrong type
+// throws Error naming the field.
 nlohmann::json runToJson(const RunResult& run);
 RunResult runFromJson(const nlohmann::json& j);
 // Summary for the status bar and the panel: "cpu · 0.82 ms · unfused 1.9 ms (2.3× faster) · all verified".

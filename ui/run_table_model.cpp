@@ -64,7 +64,7 @@ QVariant RunTableModel::display(const execute::KernelReport& k, int column) cons
     case Roofline: return v < 0 ? kDash : QStringLiteral("%1%").arg(100 * v, 0, 'f', 0);
     case Verified:
       if (k.verified) return k.precision.empty() ? QStringLiteral("✓") : QStringLiteral("✓ %1").arg(QString::fromStdString(k.precision));
-      return QStringLiteral("✗ %1").arg(QString::fromStdString(k.status));
+      return QStringLiteral("✗ %1").arg(QString::fromStdString(execute::kernelStatusName(k.status)));
     case MaxRelErr: return v < 0 ? kDash : QString::number(v, 'g', 3);
     default: return {};
   }
@@ -78,7 +78,8 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     case ValueRole: return index.column() <= Kind ? display(k, index.column()) : QVariant(value(k, index.column()));
     case Qt::ToolTipRole:
       if (index.column() == Verified || !k.message.empty()) {
-        QString text = QString::fromStdString(k.message.empty() ? k.status : k.status + ": " + k.message);
+        const std::string& status = execute::kernelStatusName(k.status);
+        QString text = QString::fromStdString(k.message.empty() ? status : status + ": " + k.message);
         if (!k.precision.empty()) text += tr(" (computed in %1, checked at its tolerance)").arg(QString::fromStdString(k.precision));
         return text;
       }

@@ -66,8 +66,8 @@ std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Out
   const std::shared_ptr<const driver::RunStage> run = d.run(request);
   const execute::RunReport& r = run->report;
   for (const auto& k : r.kernels)
-    if (k.status == "not compiled" || k.status == "failed") {
-      problem = {Verdict::Fail, "kernel " + k.group + " " + k.status + ": " + k.message};
+    if (k.status == execute::KernelStatus::NotCompiled || k.status == execute::KernelStatus::Failed) {
+      problem = {Verdict::Fail, "kernel " + k.group + " " + execute::kernelStatusName(k.status) + ": " + k.message};
       return {};
     }
   if (!r.ran) problem = {Verdict::Skip, r.cannotRun};

@@ -74,7 +74,7 @@ void printReport(const execute::RunReport& r) {
   std::printf("backend %s on %s\n", r.backend.c_str(), r.device.c_str());
   for (const auto& k : r.kernels) {
     std::printf("  %-6s %9.4f ms (predicted %9.4f) %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(),
-                k.ms, k.predictedMs, k.gbps, k.gflops, k.status.c_str(), k.maxRelErr);
+                k.ms, k.predictedMs, k.gbps, k.gflops, execute::kernelStatusName(k.status).c_str(), k.maxRelErr);
     if (!k.precision.empty()) std::printf("  precision %s", k.precision.c_str());
     std::printf("%s\n", k.message.empty() ? "" : ("  (" + k.message + ")").c_str());
   }
@@ -114,7 +114,7 @@ int runCompiled(const RunArgs& args) {
   // A kernel that failed while running (an index out of range, a launch error) fails the run, with or without
   // the reference: its outputs are not the model's.
   for (const auto& k : r.kernels)
-    if (k.status == "failed") {
+    if (k.status == execute::KernelStatus::Failed) {
       std::fprintf(stderr, "error: kernel %s failed: %s\n", k.group.c_str(), k.message.c_str());
       return 1;
     }

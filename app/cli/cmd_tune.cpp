@@ -31,7 +31,7 @@ void printText(const tune::TuneReport& r) {
   for (const auto& k : r.kernels) {
     std::printf("  %-8s %-14s %5d %5d %-5s %10.4f %10.4f %10.4f %10.4f %-9s  %s\n", k.group.c_str(),
                 k.templateName.c_str(), k.candidates, k.measured, k.cacheHit ? "hit" : "miss", k.bestMs, k.predictedMs,
-                k.modelPickMs, k.defaultMs, k.verifiedAgainst.empty() ? "-" : k.verifiedAgainst.c_str(), k.status.c_str());
+                k.modelPickMs, k.defaultMs, k.verifiedAgainst.empty() ? "-" : k.verifiedAgainst.c_str(), tune::tuneStatusName(k.status).c_str());
     if (!k.message.empty()) std::printf("    (%s)\n", k.message.c_str());
   }
   std::printf("cache: %s\n", r.cacheDir.c_str());

@@ -81,19 +81,25 @@ std::vector<Override> loadOverrides(const std::string& path) {
   return parseOverrides(s, path);
 }
 
-std::string overridesToJson(const std::vector<Override>& overrides) {
-  json list = json::array();
-  for (const Override& o : overrides) {
-    json e{{"kind", std::string(overrideKindName(o.kind))}};
-    if (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) {
-      e["producer"] = o.producer;
-      e["consumer"] = o.consumer;
-    }
-    if (o.kind == OverrideKind::Split) e["group"] = o.group;
-    if (o.kind == OverrideKind::DisablePass) e["pass"] = o.pass;
-    list.push_back(e);
+json overrideToJson(const Override& o) {
+  json e{{"kind", std::string(overrideKindName(o.kind))}};
+  if (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) {
+    e["producer"] = o.producer;
+    e["consumer"] = o.consumer;
   }
-  return json{{"overrides", list}}.dump(2);
+  if (o.kind == OverrideKind::Split) e["group"] = o.group;
+  if (o.kind == OverrideKind::DisablePass) e["pass"] = o.pass;
+  return e;
+}
+
+json overrideListToJson(const std::vector<Override>& overrides) {
+  json list = json::array();
+  for (const Override& o : overrides) list.push_back(overrideToJson(o));
+  return list;
+}
+
+std::string overridesToJson(const std::vector<Override>& overrides) {
+  return json{{"overrides", overrideListToJson(overrides)}}.dump(2);
 }
 
 }  // namespace tessera

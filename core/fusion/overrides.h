@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace tessera {
 
 enum class OverrideKind { ForceFuse, ForbidFuse, Split, DisablePass };
@@ -34,6 +36,10 @@ struct OverrideStatus {
 // Throws Error "FILE: …" naming the byte position of a syntax error or the entry and field at fault.
 std::vector<Override> parseOverrides(std::string_view json, const std::string& fileName = "<overrides>");
 std::vector<Override> loadOverrides(const std::string& path);
+// The one JSON form of an override, {"kind": ..., and the fields of its kind}: the overrides file, the session
+// file's "overrides" and compile --json's "overrides" (which adds the status) all write it.
+nlohmann::json overrideToJson(const Override& o);
+nlohmann::json overrideListToJson(const std::vector<Override>& overrides);  // [overrideToJson, ...]
 // The JSON text of a list of overrides (what parseOverrides reads back).
 std::string overridesToJson(const std::vector<Override>& overrides);
 

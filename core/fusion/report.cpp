@@ -21,14 +21,7 @@ std::string join(const std::vector<std::string>& names, const char* prefix = "")
 }
 
 nlohmann::json overrideJson(const OverrideStatus& st) {
-  const Override& o = st.override;
-  nlohmann::json j{{"kind", std::string(overrideKindName(o.kind))}};
-  if (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) {
-    j["producer"] = o.producer;
-    j["consumer"] = o.consumer;
-  }
-  if (o.kind == OverrideKind::Split) j["group"] = o.group;
-  if (o.kind == OverrideKind::DisablePass) j["pass"] = o.pass;
+  nlohmann::json j = overrideToJson(st.override);
   j["status"] = st.status;
   j["rule"] = st.rule.empty() ? nlohmann::json() : nlohmann::json(st.rule);
   if (!st.detail.empty()) j["detail"] = st.detail;

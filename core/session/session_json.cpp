@@ -132,7 +132,7 @@ json sessionToJson(const Session& s) {
               {"schema_version", kSessionSchemaVersion},
               {"model", model},
               {"pipeline", pipeline},
-              {"overrides", json::parse(overridesToJson(s.overrides)).at("overrides")},
+              {"overrides", overrideListToJson(s.overrides)},
               {"schedule_traces", s.scheduleTraces},
               {"tuning", s.tuning},
               {"last_run", s.lastRun},

@@ -47,7 +47,7 @@ bool fromCache(const TuningCache& cache, const Job& job, KernelTuning& kt, std::
     return false;
   }
   kt.cacheHit = true;
-  kt.status = "cached";
+  kt.status = TuneStatus::Cached;
   kt.candidates = e->candidates;
   kt.bestMs = e->bestMs;
   kt.predictedMs = e->predictedMs;
@@ -77,23 +77,23 @@ void conclude(const Job& job, const execute::MeasureReport& mr, const TuningCach
   int best = -1;
   for (size_t c = 0; c < job.chosen.size(); ++c) {
     const execute::VariantTiming& t = timings[job.firstVariant + c];
-    kt.measurements.push_back({job.chosen[c].params, job.chosen[c].estimate.ms, t.ms, t.pruned ? "pruned" : t.status});
-    if (t.status != "cancelled" && t.status != "not run") ++kt.measured;
+    kt.measurements.push_back({job.chosen[c].params, job.chosen[c].estimate.ms, t.ms, t.status, t.pruned});
+    if (t.status != execute::KernelStatus::Cancelled && t.status != execute::KernelStatus::NotRun) ++kt.measured;
     if (c == 0 && t.verified) kt.modelPickMs = t.ms;
     if (job.chosen[c].isDefault && t.verified) kt.defaultMs = t.ms;
     if (!t.verified) {
-      if (!t.message.empty()) warnings.push_back("kernel " + kt.group + " candidate " + std::to_string(c) + ": " + t.status + ": " + t.message);
+      if (!t.message.empty()) warnings.push_back("kernel " + kt.group + " candidate " + std::to_string(c) + ": " + execute::kernelStatusName(t.status) + ": " + t.message);
       continue;
     }
     if (best < 0 || t.ms < timings[job.firstVariant + size_t(best)].ms) best = int(c);
   }
   if (best < 0) {
-    kt.status = "untuned";
+    kt.status = TuneStatus::Untuned;
     kt.message = "no candidate ran and verified";
     return;
   }
   const Candidate& pick = job.chosen[size_t(best)];
-  kt.status = "tuned";
+  kt.status = TuneStatus::Tuned;
   kt.params = pick.params;
   kt.bestMs = timings[job.firstVariant + size_t(best)].ms;
   kt.predictedMs = pick.estimate.ms;
@@ -120,10 +120,20 @@ CompiledModel withDefaultSchedules(const CompiledModel& m) {
 
 }  // namespace
 
+const std::string& Measurement::statusName() const {
+  static const std::string prunedName = "pruned";
+  return pruned ? prunedName : execute::kernelStatusName(status);
+}
+
+const std::string& tuneStatusName(TuneStatus s) {
+  static const std::string names[] = {"tuned", "cached", "untuned", "skipped"};
+  return names[static_cast<size_t>(s)];
+}
+
 execute::ScheduleSet TuneReport::schedules() const {
   execute::ScheduleSet s;
   for (const auto& k : kernels)
-    if (k.status == "tuned" || k.status == "cached") s.traces[execute::ScheduleSet::keyOf(k.nodes)] = k.trace;
+    if (k.status == TuneStatus::Tuned || k.status == TuneStatus::Cached) s.traces[execute::ScheduleSet::keyOf(k.nodes)] = k.trace;
   return s;
 }
 
@@ -139,13 +149,13 @@ nlohmann::json TuneReport::toJson() const {
                         {"predicted_ms", k.predictedMs},
                         {"model_pick_ms", k.modelPickMs},
                         {"default_ms", k.defaultMs},
-                        {"status", k.status},
+                        {"status", tuneStatusName(k.status)},
                         {"verified_against", k.verifiedAgainst},
                         {"params", k.params}};
     if (!k.message.empty()) j["message"] = k.message;
     nlohmann::json ms = nlohmann::json::array();
     for (const Measurement& m : k.measurements)
-      ms.push_back({{"params", m.params}, {"predicted_ms", m.predictedMs}, {"ms", m.ms}, {"status", m.status}});
+      ms.push_back({{"params", m.params}, {"predicted_ms", m.predictedMs}, {"ms", m.ms}, {"status", m.statusName()}});
     j["measurements"] = ms;
     ks.push_back(j);
   }
@@ -171,7 +181,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     kt.group = ck.spec.id;
     kt.nodes = ck.spec.nodeIds;
     if (!ck.error.empty() || o.cancel.cancelled()) {
-      kt.status = "skipped";
+      kt.status = TuneStatus::Skipped;
       kt.message = ck.error.empty() ? "cancelled" : ck.error;
       r.kernels.push_back(kt);
       continue;
@@ -189,7 +199,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
       if (!job.chosen.empty()) kt.predictedMs = job.chosen.front().estimate.ms;
       job.firstVariant = variants.size();
       for (const Candidate& c : job.chosen) variants.push_back({i, scheduleWith(job.lowered, c.params, nullptr)});
-      kt.status = "untuned";
+      kt.status = TuneStatus::Untuned;
       jobs.push_back(std::move(job));
     }
     r.kernels.push_back(std::move(kt));
@@ -210,7 +220,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
     for (const Job& job : jobs) {
       KernelTuning& k = r.kernels[job.kernel];
       k.message = target.cannotRun;
-      for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, "not run"});
+      for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, execute::KernelStatus::NotRun});
     }
   }
   r.cancelled = o.cancel.cancelled();

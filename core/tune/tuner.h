@@ -44,8 +44,19 @@ struct TuneOptions {
 struct Measurement {
   kernel::TemplateParams params;
   double predictedMs = -1, ms = -1;
-  std::string status;  // ok, pruned (one run, far slower than the best), mismatch, failed, ...
+  execute::KernelStatus status = execute::KernelStatus::NotRun;  // the variant's (measure.h)
+  bool pruned = false;  // one run, far slower than the best (its status is then not reported)
+  const std::string& statusName() const;  // the status's name, or "pruned"
 };
+
+// What the tuner did with a kernel.
+enum class TuneStatus {
+  Tuned,    // measured, and the fastest verified candidate kept
+  Cached,   // the tuning cache had its schedule
+  Untuned,  // no candidate ran and verified, or nothing could be measured (why in `message`)
+  Skipped,  // not lowered, or the tune was cancelled before it
+};
+const std::string& tuneStatusName(TuneStatus s);  // "tuned", "cached", "untuned", "skipped"
 
 struct KernelTuning {
   std::string group, templateName, signature;
@@ -61,7 +72,7 @@ struct KernelTuning {
   kernel::Trace trace;
   std::vector<Measurement> measurements;  // rank order (cache misses only)
   std::string verifiedAgainst;     // "reference", "default" (the default's own outputs: unchecked), "" = not measured
-  std::string status;              // tuned, cached, untuned (why in `message`), skipped
+  TuneStatus status = TuneStatus::Untuned;
   std::string message;
 };
 

@@ -39,7 +39,7 @@ inline execute::RunOptions once() {
 inline std::string messages(const execute::RunReport& r) {
   std::string out;
   for (const auto& m : r.messages) out += m + "; ";
-  for (const auto& k : r.kernels) out += k.status + " " + k.message + "; ";
+  for (const auto& k : r.kernels) out += execute::kernelStatusName(k.status) + " " + k.message + "; ";
   return out;
 }
 

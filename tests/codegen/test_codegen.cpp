@@ -90,7 +90,7 @@ class TestCodegen : public QObject {
       for (const auto& msg : r.messages) why += "; " + msg;
       QVERIFY2(r.outputsVerified, why.c_str());
       for (const auto& k : r.kernels) {
-        QCOMPARE(k.status, std::string("ok"));
+        QCOMPARE(k.status, execute::KernelStatus::Ok);
         QVERIFY(k.ms >= 0);
       }
     }

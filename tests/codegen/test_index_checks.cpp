@@ -60,7 +60,7 @@ void expectFailure(const execute::CompiledModel& m, execute::BackendKind backend
   execute::RunReport r = execute::executeModel(m, backend, o);
   QVERIFY2(r.ran, messages(r).c_str());
   QCOMPARE(r.kernels.size(), size_t(1));
-  QVERIFY2(r.kernels[0].status == "failed", messages(r).c_str());
+  QVERIFY2(r.kernels[0].status == execute::KernelStatus::Failed, messages(r).c_str());
   QCOMPARE(r.kernels[0].message, want);
   QCOMPARE(r.messages.size(), size_t(1));
   QCOMPARE(r.messages[0], "kernel " + r.kernels[0].group + ": " + want);
@@ -75,7 +75,7 @@ void expectLastRow(const execute::CompiledModel& m, execute::BackendKind backend
   QCOMPARE(r.outputs[0].getDouble(3), 9.5);  // y[1, 0] = data[3, 0]
   o.verify = false;
   r = execute::executeModel(m, backend, o);
-  QCOMPARE(r.kernels[0].status, std::string("unchecked"));
+  QCOMPARE(r.kernels[0].status, execute::KernelStatus::Unchecked);
   QCOMPARE(r.outputs[0].getDouble(5), 11.5);
 }
 
@@ -190,14 +190,14 @@ class TestIndexChecks : public QObject {
     QVERIFY2(want.find("node 'g' (Gather): input 1 ('idx') holds ") == 0, want.c_str());
     execute::MeasureReport r = execute::measureVariants(m, {{0, m.kernels[0].kernel.clone()}}, execute::BackendKind::Cpu, {});
     QCOMPARE(r.timings.size(), size_t(1));
-    QCOMPARE(r.timings[0].status, std::string("failed"));
+    QCOMPARE(r.timings[0].status, execute::KernelStatus::Failed);
     QVERIFY2(r.timings[0].message.find(want) != std::string::npos, r.timings[0].message.c_str());
     // Compared with the model's own kernel instead of the reference: the variant runs, and its record fails it.
     execute::MeasureOptions o;
     o.referenceLimit = 0;
     r = execute::measureVariants(m, {{0, m.kernels[0].kernel.clone()}}, execute::BackendKind::Cpu, o);
     QCOMPARE(r.expected[0], execute::Expected::Model);
-    QCOMPARE(r.timings[0].status, std::string("failed"));
+    QCOMPARE(r.timings[0].status, execute::KernelStatus::Failed);
     QCOMPARE(r.timings[0].message, want);
   }
 

@@ -36,7 +36,7 @@ execute::KernelReport kernelReport(const char* group, double ms, double gbps, do
   k.gbps = gbps;
   k.gflops = gflops;
   k.verified = verified;
-  k.status = verified ? "ok" : "mismatch";
+  k.status = verified ? execute::KernelStatus::Ok : execute::KernelStatus::Mismatch;
   return k;
 }
 
@@ -80,12 +80,15 @@ class TestRunPanel : public QObject {
   void runRoundTripsThroughTheSessionForm() {
     auto run = handMadeRun();
     run->kinds["k0"] = "gemm+epilogue";
+    run->report.messages = {"kernel k1: output 'y' differs"};
     const RunResult back = runFromJson(nlohmann::json::parse(runToJson(*run).dump()));
     QCOMPARE(back.report.kernels.size(), size_t(2));
     QCOMPARE(back.report.kernels[1].verified, false);
     QCOMPARE(back.report.baselineTotalMs, 8.0);
     QCOMPARE(back.peaks.gflops, 10000.0);
     QCOMPARE(back.kinds.at("k0"), std::string("gemm+epilogue"));
+    QCOMPARE(back.report.messages, run->report.messages);  // the ui's own reader dropped them
+    QVERIFY(back.report.kernels[1].status == execute::KernelStatus::Mismatch);
     QCOMPARE(timeOverlay(back)["k0"].text(), timeOverlay(*run)["k0"].text());
   }
 

@@ -268,7 +268,7 @@ class TestConv : public QObject {
       execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
       std::string why;
       for (const std::string& msg : run.messages) why += msg + "; ";
-      QVERIFY2(run.kernels.size() == 1 && run.kernels[0].status == "ok" && run.outputsVerified, why.c_str());
+      QVERIFY2(run.kernels.size() == 1 && run.kernels[0].status == execute::KernelStatus::Ok && run.outputsVerified, why.c_str());
     }
   }
 };

@@ -62,7 +62,7 @@ std::string agrees(const Case& c) {
   execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
   std::string why;
   for (const std::string& msg : run.messages) why += msg + "; ";
-  if (run.kernels.size() != 1 || run.kernels[0].status != "ok" || !run.outputsVerified) return "cpu backend: " + why;
+  if (run.kernels.size() != 1 || run.kernels[0].status != execute::KernelStatus::Ok || !run.outputsVerified) return "cpu backend: " + why;
   return "";
 }
 

@@ -245,7 +245,7 @@ class TestBackendBuild : public QObject {
     RunReport second = executeModel(m, BackendKind::Cuda, cachedIn(dir));
     QVERIFY(!first.kernels.empty());
     for (size_t i = 0; i < first.kernels.size(); ++i) {
-      QVERIFY2(first.kernels[i].status != "not compiled", first.kernels[i].message.c_str());
+      QVERIFY2(first.kernels[i].status != execute::KernelStatus::NotCompiled, first.kernels[i].message.c_str());
       QVERIFY(!first.kernels[i].cached && first.kernels[i].compileMs > 0);
       QVERIFY(second.kernels[i].cached && second.kernels[i].compileMs == 0);
     }

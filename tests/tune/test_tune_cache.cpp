@@ -197,7 +197,7 @@ void TestTuneCache::tunerRetunesCorruptEntry() {
   const kernel::KernelSpec spec = m.kernels[0].spec;
   TuneReport first = tuneModel(m, execute::BackendKind::Cpu, o);
   QCOMPARE(first.kernels.size(), size_t(1));
-  QCOMPARE(first.kernels[0].status, std::string("tuned"));
+  QCOMPARE(first.kernels[0].status, tune::TuneStatus::Tuned);
   QVERIFY(!first.kernels[0].cacheHit);
   QVERIFY(first.kernels[0].measured >= 2);
   QVERIFY(first.kernels[0].bestMs > 0);
@@ -231,14 +231,14 @@ void TestTuneCache::cudaTuneMeasuresOnlyWithAGpu() {
   QVERIFY(k.predictedMs > 0);
   QVERIFY(k.measurements.size() >= 3);
   if (cuda::cudaAvailability().available) {
-    QCOMPARE(k.status, std::string("tuned"));
+    QCOMPARE(k.status, tune::TuneStatus::Tuned);
     QVERIFY(k.measured >= 3);
     QVERIFY(k.bestMs > 0);
     QVERIFY(tuneModel(m, execute::BackendKind::Cuda, o).kernels[0].cacheHit);
     return;
   }
   qInfo("no GPU (%s): checking the rank-only path", cuda::cudaAvailability().reason.c_str());
-  QCOMPARE(k.status, std::string("untuned"));
+  QCOMPARE(k.status, tune::TuneStatus::Untuned);
   QCOMPARE(k.measured, 0);
   QVERIFY2(k.message.find("CUDA cannot run here") != std::string::npos, k.message.c_str());
   for (const Measurement& x : k.measurements) QCOMPARE(x.ms, -1.0);

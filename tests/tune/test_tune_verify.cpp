@@ -65,6 +65,7 @@ class TestTuneVerify : public QObject {
   void wrongVariantFailsAgainstTheModel();
   void failedKernelLeavesItsValuesToTheReference();
   void tunerSaysWhatItCheckedAgainst();
+  void statusNamesAreTheJsonStrings();
 };
 
 void TestTuneVerify::initTestCase() {
@@ -95,7 +96,7 @@ void TestTuneVerify::wrongVariantFailsAgainstTheReference() {
   QCOMPARE(r.expected, (std::vector<Expected>{Expected::Reference, Expected::Reference}));
   for (size_t k = 0; k < 2; ++k) {
     QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
-    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QCOMPARE(r.timings[2 * k + 1].status, execute::KernelStatus::Mismatch);
     QVERIFY(!r.timings[2 * k + 1].verified);
   }
 }
@@ -107,7 +108,7 @@ void TestTuneVerify::wrongVariantFailsAgainstTheModel() {
   for (size_t k = 0; k < 2; ++k) {
     QVERIFY2(r.timings[2 * k].verified, r.timings[2 * k].message.c_str());
     QCOMPARE(r.timings[2 * k].maxRelErr, 0.0);
-    QCOMPARE(r.timings[2 * k + 1].status, std::string("mismatch"));
+    QCOMPARE(r.timings[2 * k + 1].status, execute::KernelStatus::Mismatch);
     QVERIFY(!r.timings[2 * k + 1].verified);
   }
 }
@@ -128,15 +129,36 @@ void TestTuneVerify::tunerSaysWhatItCheckedAgainst() {
   auto [m, o] = tune::fixtures::transposeToTune(64, 96, 2, dir.path().toStdString());
   o.useCache = false;
   tune::TuneReport checked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
-  QCOMPARE(checked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(checked.kernels[0].status, tune::TuneStatus::Tuned);
   QCOMPARE(checked.kernels[0].verifiedAgainst, std::string("reference"));
   o.referenceLimit = 0;
   tune::TuneReport unchecked = tune::tuneModel(m, execute::BackendKind::Cpu, o);
-  QCOMPARE(unchecked.kernels[0].status, std::string("tuned"));
+  QCOMPARE(unchecked.kernels[0].status, tune::TuneStatus::Tuned);
   QCOMPARE(unchecked.kernels[0].verifiedAgainst, std::string("default"));
   QCOMPARE(unchecked.toJson()["kernels"][0]["verified_against"].get<std::string>(), std::string("default"));
   o.useCache = true;  // a hit says what the stored result was checked against
   QCOMPARE(tune::tuneModel(m, execute::BackendKind::Cpu, o).kernels[0].verifiedAgainst, std::string("default"));
+}
+
+// The tune's statuses print as they always did; a pruned measurement reports "pruned" whatever it verified as.
+void TestTuneVerify::statusNamesAreTheJsonStrings() {
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Tuned), std::string("tuned"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Cached), std::string("cached"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Untuned), std::string("untuned"));
+  QCOMPARE(tune::tuneStatusName(tune::TuneStatus::Skipped), std::string("skipped"));
+  tune::Measurement m;
+  QCOMPARE(m.statusName(), std::string("not run"));
+  m.status = execute::KernelStatus::Mismatch;
+  QCOMPARE(m.statusName(), std::string("mismatch"));
+  m.pruned = true;
+  QCOMPARE(m.statusName(), std::string("pruned"));
+  tune::TuneReport r;
+  r.kernels.push_back({});
+  r.kernels[0].status = tune::TuneStatus::Skipped;
+  r.kernels[0].measurements = {m};
+  const nlohmann::json j = r.toJson()["kernels"][0];
+  QCOMPARE(j["status"].get<std::string>(), std::string("skipped"));
+  QCOMPARE(j["measurements"][0]["status"].get<std::string>(), std::string("pruned"));
 }
 
 QTEST_GUILESS_MAIN(TestTuneVerify)

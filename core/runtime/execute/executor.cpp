@@ -120,7 +120,7 @@ void buildKernels(detail::KernelBackend& be, const std::vector<const codegen::Ge
     if (!w.empty() && !(notStored && toldNotStored)) r.messages.push_back("kernel " + kr.group + ": " + w);
     toldNotStored = toldNotStored || notStored;
     if (!builds[i].error.empty()) kr.message = builds[i].error;
-    else kr.status = "not run";
+    else kr.status = KernelStatus::NotRun;
   }
 }
 
@@ -185,7 +185,7 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
   kr.gbps = static_cast<double>(bytes) / s / 1e9;
   kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
   if (!o.verify) {
-    kr.status = "unchecked";
+    kr.status = KernelStatus::Unchecked;
     return;
   }
   kr.verified = true;
@@ -201,7 +201,7 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
       kr.message = "output '" + b.value + "': " + c.message;
     }
   }
-  kr.status = kr.verified ? "ok" : "mismatch";
+  kr.status = kr.verified ? KernelStatus::Ok : KernelStatus::Mismatch;
 }
 
 // Every value the group's nodes produce, from the reference: by the group's node ids, since a kernel that
@@ -248,7 +248,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     KernelReport& kr = r.kernels[i];
     kr.group = ck.spec.id;
     kr.nodes = ck.spec.nodeIds;
-    kr.status = "not compiled";
+    kr.status = KernelStatus::NotCompiled;
     if (!ck.error.empty()) {
       kr.message = ck.error;
       continue;
@@ -267,7 +267,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
   for (const auto& k : r.kernels)
-    if (k.status == "not compiled") r.messages.push_back("kernel " + k.group + ": " + k.message);
+    if (k.status == KernelStatus::NotCompiled) r.messages.push_back("kernel " + k.group + ": " + k.message);
   r.cannotRun = be->cannotRun();
   if (!r.cannotRun.empty()) {
     r.messages.push_back(r.cannotRun);
@@ -287,7 +287,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     KernelReport& kr = r.kernels[i];
     bool ran = false;
     o.cancel.check();
-    if (kr.status == "not run") {
+    if (kr.status == KernelStatus::NotRun) {
       try {
         noteRounded(m.kernels[i].kernel, kr, rounded);
         runKernel(*be, i, m, arena, ref, o, rounded, r.generated[i], kr);
@@ -296,7 +296,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       } catch (const Cancelled&) {
         throw;
       } catch (const std::exception& e) {
-        kr.status = "failed";
+        kr.status = KernelStatus::Failed;
         kr.message = e.what();
         r.messages.push_back("kernel " + kr.group + ": " + kr.message);
       }
@@ -323,7 +323,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     r.outputs.push_back(std::move(t));
   }
   for (const auto& k : r.kernels)
-    if (k.status != "ok") r.outputsVerified = false;
+    if (k.status != KernelStatus::Ok) r.outputsVerified = false;
   return r;
 }
 
@@ -335,25 +335,6 @@ RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const
   if (b.ran) r.baselineTotalMs = b.totalMs;
   for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);
   return r;
-}
-
-nlohmann::json RunReport::toJson() const {
-  nlohmann::json ks = nlohmann::json::array();
-  for (const auto& k : kernels) {
-    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
-                        {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
-                        {"max_abs_err", k.maxAbsErr},
-                        {"status", k.status},       {"nodes", k.nodes},
-                        {"cached", k.cached},       {"compile_ms", k.compileMs}};
-    if (!k.message.empty()) j["message"] = k.message;
-    if (!k.precision.empty()) j["precision"] = k.precision;
-    ks.push_back(j);
-  }
-  nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
-                      {"total_ms", totalMs}, {"build_ms", buildMs}, {"baseline_total_ms", baselineTotalMs},
-                      {"outputs_verified", outputsVerified}, {"messages", messages}};
-  if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
-  return j;
 }
 
 }  // namespace tessera::execute

@@ -6,7 +6,6 @@
 // back as messages; the run goes on with the reference's values in place of a kernel that failed.
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +14,7 @@
 #include "ir/cancel.h"
 #include "ir/tensor.h"
 #include "runtime/execute/compiled_model.h"
+#include "runtime/execute/run_report.h"
 
 namespace tessera::execute {
 
@@ -45,39 +45,6 @@ struct RunOptions {
   // > 0: a kernel whose warm-up and reps would take longer than this many ms gets fewer of them (at least one
   // warm-up and one timed run), so a slow model's run costs about kernels x budget; 0: always warmup + reps.
   double kernelBudgetMs = 0;
-};
-
-struct KernelReport {
-  std::string group, entry;
-  std::vector<std::string> nodes;
-  double ms = -1;      // median; -1 when it did not run
-  double predictedMs = -1;  // the cost model's estimate; -1 when not predicted
-  double gbps = 0;     // (bytes of inputs + outputs) / time
-  double gflops = 0;   // nodeFlops summed over the group / time
-  bool verified = false;
-  double maxRelErr = 0;
-  double maxAbsErr = 0;  // against the reference (relative errors blow up where a relu leaves 0)
-  std::string precision;  // codegen's GeneratedKernel::precision: "tf32", or "" (its dtypes' own); sets the tolerance
-  bool cached = false;    // its module came from the module cache (no compiler ran)
-  double compileMs = 0;   // the compiler's time for it (0 when cached or not generated)
-  std::string status;  // "ok", "mismatch", "unchecked" (RunOptions::verify off), "not compiled", "not run", "failed"
-  std::string message; // why, when not ok
-};
-
-struct RunReport {
-  std::string backend, device;
-  bool ran = false;              // kernels ran (false: cuda without a GPU, or nothing compiled)
-  std::string cannotRun;         // why not, in a few words
-  std::vector<KernelReport> kernels;
-  double totalMs = 0;            // sum of the kernels' medians
-  double buildMs = 0;            // wall time of generating, compiling (or loading from the cache) and loading
-  double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
-  bool outputsVerified = false;  // every graph output matched the reference
-  std::vector<std::string> messages;  // errors and notes, one line each
-  std::vector<Tensor> outputs;   // in graph output order, when ran
-  std::unordered_map<std::string, Tensor> values;  // by value name (RunOptions::keepValues): inputs, initializers, kernel outputs
-  std::vector<codegen::GeneratedKernel> generated;  // per kernel (empty source when it could not be generated)
-  nlohmann::json toJson() const;
 };
 
 RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);

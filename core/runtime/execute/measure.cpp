@@ -33,7 +33,7 @@ std::vector<codegen::GeneratedKernel> generateAll(const std::vector<KernelVarian
     try {
       gen[i] = codegen::generate(k, target);
     } catch (const std::exception& e) {
-      out[i].status = "not compiled";
+      out[i].status = KernelStatus::NotCompiled;
       out[i].message = std::string("codegen: ") + e.what();
     }
   }
@@ -152,7 +152,7 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
       t.message = "output '" + value + "': " + c.message;
     }
   }
-  t.status = t.verified ? "ok" : "mismatch";
+  t.status = t.verified ? KernelStatus::Ok : KernelStatus::Mismatch;
 }
 
 }  // namespace
@@ -171,12 +171,12 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   std::vector<codegen::GeneratedKernel> gen = generateAll(variants, target, r.timings);
   std::vector<const codegen::GeneratedKernel*> ptrs(variants.size(), nullptr);
   for (size_t i = 0; i < gen.size(); ++i)
-    if (r.timings[i].status != "not compiled") ptrs[i] = &gen[i];
+    if (r.timings[i].status != KernelStatus::NotCompiled) ptrs[i] = &gen[i];
   be->cancel = o.cancel;
   std::vector<detail::KernelBuild> builds = be->build(ptrs);
   for (size_t i = 0; i < ptrs.size(); ++i)
     if (ptrs[i] && !builds[i].error.empty()) {
-      r.timings[i].status = "not compiled";
+      r.timings[i].status = KernelStatus::NotCompiled;
       r.timings[i].message = builds[i].error;
     }
   r.cannotRun = be->cannotRun();
@@ -186,7 +186,7 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
     values = modelValues(m, backend, o);
   } catch (const Cancelled&) {
     for (VariantTiming& t : r.timings)
-      if (t.status == "not run") t.status = "cancelled";
+      if (t.status == KernelStatus::NotRun) t.status = KernelStatus::Cancelled;
     return r;
   }
   r.expected.assign(m.kernels.size(), Expected::Nothing);
@@ -208,17 +208,17 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
     auto best = bestMs.find(variants[i].kernel);
     double cutoff = o.pruneFactor > 0 && best != bestMs.end() ? o.pruneFactor * best->second : 0;
     if (o.cancel.cancelled()) {
-      if (t.status == "not run") t.status = "cancelled";
+      if (t.status == KernelStatus::NotRun) t.status = KernelStatus::Cancelled;
       continue;
     }
-    if (t.status == "not run") {
+    if (t.status == KernelStatus::NotRun) {
       try {
         runVariant(*be, i, variants[i].scheduled, gen[i], values, expected[variants[i].kernel], o, cutoff, t);
         if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
       } catch (const Cancelled&) {
-        t.status = "cancelled";
+        t.status = KernelStatus::Cancelled;
       } catch (const std::exception& e) {
-        t.status = "failed";
+        t.status = KernelStatus::Failed;
         t.message = e.what();
       }
     }

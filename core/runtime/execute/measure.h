@@ -33,7 +33,7 @@ struct VariantTiming {
   bool pruned = false;        // a single run (see MeasureOptions::pruneFactor)
   bool verified = false;
   double maxRelErr = 0;
-  std::string status = "not run";  // ok, mismatch, not compiled, not run, failed, cancelled
+  KernelStatus status = KernelStatus::NotRun;  // never Unchecked (variants are always checked)
   std::string message;
 };
 

@@ -1,0 +1,123 @@
+#include "runtime/execute/run_report.h"
+
+#include <array>
+#include <type_traits>
+#include <utility>
+
+#include "ir/error.h"
+
+namespace tessera::execute {
+
+namespace {
+
+// The one list of status names: the JSON's and everything printed.
+const std::array<std::pair<KernelStatus, std::string>, 7>& statusNames() {
+  static const std::array<std::pair<KernelStatus, std::string>, 7> names = {{
+      {KernelStatus::Ok, "ok"},
+      {KernelStatus::Mismatch, "mismatch"},
+      {KernelStatus::Unchecked, "unchecked"},
+      {KernelStatus::NotCompiled, "not compiled"},
+      {KernelStatus::NotRun, "not run"},
+      {KernelStatus::Failed, "failed"},
+      {KernelStatus::Cancelled, "cancelled"},
+  }};
+  return names;
+}
+
+// Reads j[key] into `out` when it is there and not null (a NaN or infinity is written as null); a value of
+// another type throws Error naming `where`.key.
+template <typename T>
+void readField(const nlohmann::json& j, const char* key, const std::string& where, T& out) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    out = it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    fail("run report: " + where + key + ": expected " + (std::is_same_v<T, bool> ? "a boolean"
+                                                         : std::is_arithmetic_v<T> ? "a number"
+                                                         : std::is_same_v<T, std::string> ? "a string"
+                                                                                            : "a list of strings") +
+         ", got " + it->type_name());
+  }
+}
+
+KernelReport kernelFromJson(const nlohmann::json& k, const std::string& where) {
+  if (!k.is_object()) fail("run report: " + where + ": expected an object, got " + k.type_name());
+  KernelReport kr;
+  const std::string at = where + ".";
+  readField(k, "group", at, kr.group);
+  readField(k, "ms", at, kr.ms);
+  readField(k, "predicted_ms", at, kr.predictedMs);
+  readField(k, "gbps", at, kr.gbps);
+  readField(k, "gflops", at, kr.gflops);
+  readField(k, "verified", at, kr.verified);
+  readField(k, "max_rel_err", at, kr.maxRelErr);
+  readField(k, "max_abs_err", at, kr.maxAbsErr);
+  readField(k, "nodes", at, kr.nodes);
+  readField(k, "cached", at, kr.cached);
+  readField(k, "compile_ms", at, kr.compileMs);
+  readField(k, "message", at, kr.message);
+  readField(k, "precision", at, kr.precision);
+  std::string status = kernelStatusName(kr.status);
+  readField(k, "status", at, status);
+  try {
+    kr.status = parseKernelStatus(status);
+  } catch (const Error& e) {
+    fail("run report: " + at + "status: " + e.what());
+  }
+  return kr;
+}
+
+}  // namespace
+
+const std::string& kernelStatusName(KernelStatus s) {
+  for (const auto& [status, name] : statusNames())
+    if (status == s) return name;
+  fail("kernel status " + std::to_string(static_cast<int>(s)) + " has no name");
+}
+
+KernelStatus parseKernelStatus(const std::string& name) {
+  for (const auto& [status, n] : statusNames())
+    if (n == name) return status;
+  fail("unknown kernel status '" + name + "' (ok, mismatch, unchecked, not compiled, not run, failed, cancelled)");
+}
+
+nlohmann::json RunReport::toJson() const {
+  nlohmann::json ks = nlohmann::json::array();
+  for (const auto& k : kernels) {
+    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
+                        {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
+                        {"max_abs_err", k.maxAbsErr},
+                        {"status", kernelStatusName(k.status)}, {"nodes", k.nodes},
+                        {"cached", k.cached},       {"compile_ms", k.compileMs}};
+    if (!k.message.empty()) j["message"] = k.message;
+    if (!k.precision.empty()) j["precision"] = k.precision;
+    ks.push_back(j);
+  }
+  nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
+                      {"total_ms", totalMs}, {"build_ms", buildMs}, {"baseline_total_ms", baselineTotalMs},
+                      {"outputs_verified", outputsVerified}, {"messages", messages}};
+  if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
+  return j;
+}
+
+RunReport RunReport::fromJson(const nlohmann::json& j) {
+  if (!j.is_object()) fail(std::string("run report: expected an object, got ") + j.type_name());
+  RunReport r;
+  readField(j, "backend", "", r.backend);
+  readField(j, "device", "", r.device);
+  readField(j, "ran", "", r.ran);
+  readField(j, "cannot_run", "", r.cannotRun);
+  readField(j, "total_ms", "", r.totalMs);
+  readField(j, "build_ms", "", r.buildMs);
+  readField(j, "baseline_total_ms", "", r.baselineTotalMs);
+  readField(j, "outputs_verified", "", r.outputsVerified);
+  readField(j, "messages", "", r.messages);
+  auto ks = j.find("kernels");
+  if (ks == j.end() || ks->is_null()) return r;
+  if (!ks->is_array()) fail(std::string("run report: kernels: expected a list, got ") + ks->type_name());
+  for (size_t i = 0; i < ks->size(); ++i) r.kernels.push_back(kernelFromJson((*ks)[i], "kernels[" + std::to_string(i) + "]"));
+  return r;
+}
+
+}  // namespace tessera::execute
