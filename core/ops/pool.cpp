@@ -124,12 +124,11 @@ std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor
   return out;
 }
 
-std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Tensor*>& in,
-                                    const std::vector<TensorType>& types) {
-  PoolShapes s = poolShapes(node, in[0]->shape());
-  requireWorkBuffer(node, numElements(s.out));
-  WindowList w = listWindows(s.window, node.attrInt("count_include_pad", 0) != 0, false);
-  std::vector<double> x = in[0]->toDoubles();
+// Each window's sum of term(x) over its listed offsets, then finish(sum, window), plane by plane: the loop
+// AveragePool and LpPool share.
+template <class Term, class Finish>
+std::vector<double> windowReduce(const std::vector<double>& x, const PoolShapes& s, const WindowList& w, Term term,
+                                 Finish finish) {
   int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);
   int64_t outPlane = int64_t(w.divisor.size());
   std::vector<double> y(size_t(planes * outPlane));
@@ -137,10 +136,20 @@ std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Te
     const double* plane = x.data() + p * inPlane;
     for (int64_t o = 0; o < outPlane; ++o) {
       double sum = 0;
-      for (int64_t k = w.start[size_t(o)]; k < w.start[size_t(o) + 1]; ++k) sum += plane[w.offsets[size_t(k)]];
-      y[size_t(p * outPlane + o)] = sum / w.divisor[size_t(o)];
+      for (int64_t k = w.start[size_t(o)]; k < w.start[size_t(o) + 1]; ++k) sum += term(plane[w.offsets[size_t(k)]]);
+      y[size_t(p * outPlane + o)] = finish(sum, size_t(o));
     }
   }
+  return y;
+}
+
+std::vector<Tensor> evalAveragePool(const Node& node, const std::vector<const Tensor*>& in,
+                                    const std::vector<TensorType>& types) {
+  PoolShapes s = poolShapes(node, in[0]->shape());
+  requireWorkBuffer(node, numElements(s.out));
+  WindowList w = listWindows(s.window, node.attrInt("count_include_pad", 0) != 0, false);
+  std::vector<double> y = windowReduce(
+      in[0]->toDoubles(), s, w, [](double v) { return v; }, [&](double sum, size_t o) { return sum / w.divisor[o]; });
   return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
 }
 
@@ -150,20 +159,10 @@ std::vector<Tensor> evalLpPool(const Node& node, const std::vector<const Tensor*
   PoolShapes s = poolShapes(node, in[0]->shape());
   requireWorkBuffer(node, numElements(s.out));
   WindowList w = listWindows(s.window, false, false);
-  double p = double(node.attrInt("p", 2));
-  std::vector<double> x = in[0]->toDoubles();
-  int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);
-  int64_t outPlane = int64_t(w.divisor.size());
-  std::vector<double> y(size_t(planes * outPlane));
-  for (int64_t pl = 0; pl < planes; ++pl) {
-    const double* plane = x.data() + pl * inPlane;
-    for (int64_t o = 0; o < outPlane; ++o) {
-      double sum = 0;
-      for (int64_t k = w.start[size_t(o)]; k < w.start[size_t(o) + 1]; ++k)
-        sum += std::pow(std::fabs(plane[w.offsets[size_t(k)]]), p);
-      y[size_t(pl * outPlane + o)] = std::pow(sum, 1 / p);
-    }
-  }
+  const double p = double(node.attrInt("p", 2));
+  std::vector<double> y = windowReduce(
+      in[0]->toDoubles(), s, w, [p](double v) { return std::pow(std::fabs(v), p); },
+      [p](double sum, size_t) { return std::pow(sum, 1 / p); });
   return {Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
 }
 
