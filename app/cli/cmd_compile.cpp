@@ -94,8 +94,9 @@ void applyParamOptions(driver::Driver& d, const std::vector<std::string>& option
 }
 
 // Kernel `i` at the emitted stage (kernel IR, CUDA, C++ or PTX; none for other stages): its text, or an error.
+// `ptx`: the Ptx stage, compiled once for all kernels (null for the other stages).
 std::pair<std::string, std::string> kernelAt(driver::Driver& d, std::optional<driver::Stage> stage, size_t i,
-                                             const std::string& arch) {
+                                             const driver::PtxStage* ptx) {
   const execute::CompiledKernel& ck = d.kernels()->model.kernels[i];
   if (!ck.error.empty() || !stage) return {"", ck.error};
   switch (*stage) {
@@ -105,10 +106,7 @@ std::pair<std::string, std::string> kernelAt(driver::Driver& d, std::optional<dr
       auto s = d.source(*stage == driver::Stage::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu);
       return {s->generated[i].source, s->errors[i]};
     }
-    case driver::Stage::Ptx: {
-      auto p = d.ptx(arch);
-      return {p->ptx[i], p->errors[i]};
-    }
+    case driver::Stage::Ptx: return {ptx->ptx[i], ptx->errors[i]};
     default: return {"", ""};
   }
 }
@@ -124,8 +122,9 @@ int emitKernels(driver::Driver& d, const CompileArgs& a) {
   for (const auto& s : m.staleSchedules) std::fprintf(stderr, "stale schedule: %s\n", s.c_str());
   if (!a.saveSchedules.empty()) writeFileAtomically(a.saveSchedules, m.schedules().save());
   const std::optional<driver::Stage> stage = driver::stageNamed(a.emit);
+  const auto ptx = stage == driver::Stage::Ptx ? d.ptx(a.arch) : nullptr;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
-    auto [text, error] = kernelAt(d, stage, i, a.arch);
+    auto [text, error] = kernelAt(d, stage, i, ptx.get());
     if (!error.empty()) {
       std::fprintf(stderr, "kernel %s: %s\n", m.kernels[i].spec.id.c_str(), error.c_str());
       rc = 2;
