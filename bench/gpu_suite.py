@@ -50,7 +50,11 @@ def parse_args():
     p.add_argument("--ncu-max", type=int, default=3)
     p.add_argument("--commit", default="", help="Tessera commit measured (for the record)")
     p.add_argument("--backend", default="cuda", help="Tessera backend (cpu only for a dry run of the suite itself)")
+    p.add_argument("--precision", default="exact", choices=["exact", "pytorch"],
+                   help="exact: TF32 off on both sides; pytorch: PyTorch's defaults on both sides (TF32 for "
+                   "convolutions: cudnn.allow_tf32, and Tessera's --tf32 pytorch; not for matmuls)")
     a = p.parse_args()
+    a.tf32_flags = ["--tf32", "pytorch"] if a.precision == "pytorch" else []
     a.run_flags = [f for f in a.run_flags.split(",") if f]
     a.tune_skip = set(filter(None, a.tune_skip.split(",")))
     return a
@@ -75,7 +79,9 @@ def environment(cli, args):
         "python": sys.version.split()[0], "tessera_commit": args.commit, "tessera_cli": " ".join(cli.prefix),
         "tune_available": cli.has_tune,
         "run_flags_used": [f for f in args.run_flags if cli.supports_run_flag(f)],
-        "tf32": "off (torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False)",
+        "tf32": ("off (torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False)"
+                 if args.precision == "exact" else
+                 "PyTorch's defaults: cudnn.allow_tf32 = True, matmul.allow_tf32 = False; Tessera --tf32 pytorch"),
     }
 
 
@@ -135,8 +141,12 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     os.makedirs(args.work, exist_ok=True)
     torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = args.precision == "pytorch"
     torch.set_float32_matmul_precision("highest")
+    if args.precision == "pytorch":  # both sides round the conv's operands to tf32 (10 bits): not the same roundings
+        for case in CASES:
+            if case.kind == "conv":
+                case.tol = max(case.tol, 5e-3)
     clock = Clock(args.budget_s)
     cli = TesseraCli(args.cli)
     suite = {"environment": environment(cli, args), "targets": TARGETS, "cases": []}

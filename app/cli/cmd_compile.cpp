@@ -25,6 +25,7 @@ namespace {
 
 struct CompileArgs {
   std::string model, pipeline = "default", printAfter, stopAfter, overrides, emit, arch, saveSchedules, schedules;
+  std::string tf32 = "off";
   std::string saveSession;  // --save-session: the model, options and overrides as a .tessera file
   bool embedModel = false;
   std::vector<std::string> disabled, params;
@@ -145,6 +146,7 @@ int runCompile(const CompileArgs& a) {
   if (!a.overrides.empty()) options.overrides = loadOverrides(a.overrides);
   driver::DriverOptions driverOptions;
   driverOptions.compile = options;
+  driverOptions.tf32 = kernel::Tf32Policy::parse(a.tf32);
   driverOptions.useTuned = false;  // compile prints the defaults or the given schedules; `run` adds the cache's
   driver::Driver d(std::make_shared<const Graph>(loadModel(a.model)), driverOptions);
   const CompileResult& r = *d.compiled();
@@ -194,6 +196,7 @@ void addCompileCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--emit", a->emit, "Print the final graph, the fused graph, kernel IR, CUDA, C++ or PTX")
       ->check(CLI::IsMember(emittable));
   cmd->add_option("--arch", a->arch, "CUDA architecture for --emit ptx (default sm_90)");
+  addTf32Option(cmd, a->tf32);
   cmd->add_option("--save-schedules", a->saveSchedules, "Write every kernel's schedule trace (JSON) to FILE");
   cmd->add_option("--schedules", a->schedules, "Replay the schedules saved in FILE instead of the template defaults");
   cmd->add_option("--param", a->params,

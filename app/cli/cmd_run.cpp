@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 struct RunArgs {
-  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace;
+  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace, tf32 = "off";
   uint64_t seed = 0;
   int reps = 10;
   double budgetMs = 0;
@@ -94,6 +94,7 @@ int runCompiled(const RunArgs& args) {
   driver::DriverOptions options;
   if (!args.schedules.empty()) options.schedules = execute::ScheduleSet::load(readText(args.schedules));
   options.useTuned = !args.noTuned;
+  options.tf32 = kernel::Tf32Policy::parse(args.tf32);
   options.backend = execute::parseBackend(args.backend);
   options.arch = args.arch;
   driver::Driver d(graph, std::move(options));
@@ -153,6 +154,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
+  addTf32Option(cmd, args->tf32);
   cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");
   cmd->add_flag("--no-reference", args->noReference,
                 "Skip the reference interpreter: kernels are timed but unchecked (cpu, cuda; for sizes it takes "

@@ -15,7 +15,7 @@ namespace tessera::cli {
 namespace {
 
 struct TuneArgs {
-  std::string model, backend = "cpu", saveSchedules, arch, cacheDir;
+  std::string model, backend = "cpu", saveSchedules, arch, cacheDir, tf32 = "off";
   int topK = 8, reps = 5;
   double referenceLimit = tune::TuneOptions{}.referenceLimit;
   bool json = false, noCache = false, calibrateCpu = false;
@@ -51,6 +51,7 @@ int runTune(const TuneArgs& a) {
   options.backend = execute::parseBackend(a.backend);
   options.arch = a.arch;
   options.cacheDir = a.cacheDir;
+  options.tf32 = kernel::Tf32Policy::parse(a.tf32);
   driver::Driver d(std::make_shared<const Graph>(loadModel(a.model)), options);
   tune::TuneOptions o;
   o.topK = a.topK;
@@ -94,6 +95,7 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
       ->capture_default_str();
   cmd->add_option("--save-schedules", a->saveSchedules, "Write the tuned schedules (for run/compile --schedules)");
   cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
+  addTf32Option(cmd, a->tf32);
   cmd->add_option("--cache-dir", a->cacheDir, "Tuning cache folder (default $TESSERA_CACHE_DIR, $XDG_CACHE_HOME/tessera or ~/.cache/tessera)");
   cmd->add_flag("--no-cache", a->noCache, "Tune again even when the cache has an entry (the result replaces it)");
   cmd->add_flag("--calibrate-cpu", a->calibrateCpu, "Measure the host's bandwidth and FLOP rate for the cost model and cache them");

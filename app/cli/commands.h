@@ -15,4 +15,14 @@ void addSessionCommand(CLI::App& app, int& exitCode);
 void addRenderCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
 
+// --tf32 POLICY, shared by run, compile and tune (kernel::Tf32Policy::parse reads the value).
+inline CLI::Option* addTf32Option(CLI::App* cmd, std::string& policy) {
+  return cmd
+      ->add_option("--tf32", policy,
+                   "Where f32 products may round to tf32 on the tensor cores: off (exact f32), conv, matmul, all, or "
+                   "pytorch (PyTorch's defaults: convolutions only)")
+      ->check(CLI::IsMember({"off", "conv", "matmul", "all", "pytorch"}))
+      ->capture_default_str();
+}
+
 }  // namespace tessera::cli

@@ -48,7 +48,7 @@ def run_tessera(case, tsr, cli, args, clock, work):
         t["notes"].append("not tuned (--tune-skip): tune moves and compares every candidate's outputs on the host, "
                           "which takes minutes at this size; run used the default schedules")
     elif cli.has_tune and clock.left() > 60:
-        res = cli.tune(tsr, args.backend, timeout=min(args.stage_timeout, clock.left() - 30))
+        res = cli.tune(tsr, args.backend, timeout=min(args.stage_timeout, clock.left() - 30), extra=args.tf32_flags)
         t["tune_seconds"] = res["seconds"]
         if res["report"] is not None:
             t["tune"] = tune_rows(res["report"])
@@ -59,6 +59,7 @@ def run_tessera(case, tsr, cli, args, clock, work):
         t["notes"].append("tessera-cli has no `tune` command: run used the default schedules")
     extra = [f for f in args.run_flags if cli.supports_run_flag(f)]
     check = "--no-reference" not in extra
+    extra += args.tf32_flags
     data = os.path.join(work, "data")
     res = cli.run(tsr, args.backend, timeout=max(30, min(args.stage_timeout, clock.left() - 20)), reps=args.reps,
                   output_dir=data, check=check, extra=extra)

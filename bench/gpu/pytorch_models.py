@@ -36,7 +36,7 @@ def gpt_stack(blocks):
             q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
             q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
             s = q @ k.transpose(-2, -1) * (1.0 / (d // self.heads) ** 0.5)
-            mask = torch.triu(torch.full((t, t), float("-inf")), diagonal=1)
+            mask = torch.triu(torch.full((t, t), float("-inf"), device=x.device), diagonal=1)
             a = torch.softmax(s + mask, dim=-1) @ v
             x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
             return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
@@ -108,10 +108,12 @@ def torch_times(name, reps=30):
     return {"eager_ms": round(eager, 4), "compile_ms": round(compiled, 4)}
 
 
-def run(cli, model, data, out, backend, cache):
+def run(cli, model, data, out, backend, cache, tf32="off"):
     env = dict(os.environ, TESSERA_CACHE_DIR=cache)
     cmd = shlex.split(cli) + ["run", model, "--backend", backend, "--inputs", data, "--output", out,
                               "--no-reference", "--no-baseline", "--json"]
+    if tf32 != "off":
+        cmd += ["--tf32", tf32]
     start = time.time()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     wall = time.time() - start
@@ -143,9 +145,13 @@ def main():
     a.add_argument("--models", default="resnet50_b1,resnet50_b32,mobilenet_v2_b32,encoder_layer")
     a.add_argument("--out", default="bench-out")
     a.add_argument("--torch", action="store_true", help="also time PyTorch eager and torch.compile on the GPU")
+    a.add_argument("--tf32", default="off", help="Tessera's --tf32 policy (pytorch: like PyTorch's defaults, which "
+                   "the --torch timings always use)")
+    a.add_argument("--work", default="", help="folder for the exported models and data (default: a fresh temporary one)")
     o = a.parse_args()
     os.makedirs(o.out, exist_ok=True)
-    work = tempfile.mkdtemp()
+    work = o.work or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
     rows = []
     for name in o.models.split(","):
         try:
@@ -155,17 +161,19 @@ def main():
             print(json.dumps(rows[-1]), flush=True)
             continue
         cache = tempfile.mkdtemp()
-        row = {"model": name}
+        row = {"model": name, "tf32": o.tf32}
         for phase in ["cold", "warm"]:
             out = os.path.join(work, f"{name}_{phase}")
-            wall, rc, rep = run(o.cli, model, data, out, o.backend, cache)
+            wall, rc, rep = run(o.cli, model, data, out, o.backend, cache, o.tf32)
             kernels = rep.get("kernels", [])
             row[phase] = {"wall_s": round(wall, 2), "rc": rc, "build_ms": rep.get("build_ms"),
                           "total_ms": rep.get("total_ms"), "kernels": len(kernels),
                           "cached": sum(1 for k in kernels if k.get("cached")),
                           "failed": [k["group"] + ": " + k.get("message", "")[:120] for k in kernels
                                      if k.get("status") not in ("unchecked", "ok")][:3],
-                          "max_rel_err": compare(out, expected), "error": rep.get("error")}
+                          "max_rel_err": compare(out, expected), "error": rep.get("error"),
+                          "slowest": [{k: kr.get(k) for k in ("group", "ms", "gflops", "precision")}
+                                      for kr in sorted(kernels, key=lambda kr: -(kr.get("ms") or 0))[:12]]}
         if o.baseline_cli:
             wall, rc, rep = run(o.baseline_cli, model, data, os.path.join(work, name + "_base"), o.backend,
                                 tempfile.mkdtemp())

@@ -39,11 +39,11 @@ class TesseraCli:
         if rc != 0:
             raise RuntimeError(f"tessera-cli convert {model}: {err.strip() or out.strip()}")
 
-    def tune(self, model, backend, timeout, top_k=None):
+    def tune(self, model, backend, timeout, top_k=None, extra=()):
         args = ["tune", model, "--backend", backend, "--json"]
         if top_k:
             args += ["--top-k", str(top_k)]
-        return self._json_call(args, timeout)
+        return self._json_call(args + list(extra), timeout)
 
     def run(self, model, backend, timeout, reps=20, output_dir=None, inputs_dir=None, check=True,
             extra=(), env=None):

@@ -61,17 +61,41 @@ struct MmaTile {
   bool tf32;  // f32 operands rounded to tf32 (m16n8k8); else f16/bf16 operands (m16n8k16)
 };
 
-const ForStmt* innerLoop(const Stmt& body) {
+// The statement inside single-statement blocks and guards (an if without else), the guards' conditions
+// appended to `guards`.
+Stmt unwrapGuards(const Stmt& body, std::vector<Expr>* guards) {
   Stmt s = unwrapBlocks(body);
+  while (guards && s->kind == StmtKind::IfThen) {
+    guards->push_back(static_cast<const IfThenStmt&>(*s).cond);
+    s = unwrapBlocks(static_cast<const IfThenStmt&>(*s).body);
+  }
+  return s;
+}
+
+const ForStmt* innerLoop(const Stmt& body, std::vector<Expr>* guards = nullptr) {
+  Stmt s = unwrapGuards(body, guards);
   return s->kind == StmtKind::For ? static_cast<const ForStmt*>(s.get()) : nullptr;
 }
 
+// Guards inside a tile (a pixel tile overhanging the output) leave some of its rows or columns out. The mma
+// computes all 16 x 8: the rows left out accumulate products of operands read inside their shared tiles
+// (whose boxes span the loops' whole extents), into accumulators whose stores the same guards skip. So a
+// guarded tile is one mma when its operands are shared tiles and no guard depends on the depth.
+bool guardsAllowMma(const std::vector<Expr>& guards, const std::string& depthVar, const ExprPrinter& ep, const Load& a,
+                    const Load& b) {
+  if (guards.empty()) return true;
+  for (const Expr& g : guards)
+    if (usesVar(g, depthVar)) return false;
+  return ep.buffer(a.buffer).scope == MemScope::Shared && ep.buffer(b.buffer).scope == MemScope::Shared;
+}
+
 std::optional<MmaTile> matchMma(const ForStmt& row, const ExprPrinter& ep, const std::map<std::string, int64_t>& params) {
-  const ForStmt* col = innerLoop(row.body);
+  std::vector<Expr> guards;
+  const ForStmt* col = innerLoop(row.body, &guards);
   if (!col || col->h.loopKind != LoopKind::Bound || col->h.tag != ThreadTag::MmaCol) return std::nullopt;
-  const ForStmt* depth = innerLoop(col->body);
+  const ForStmt* depth = innerLoop(col->body, &guards);
   if (!depth || !depth->h.reduction || depth->h.loopKind == LoopKind::Bound) return std::nullopt;
-  Stmt s = unwrapBlocks(depth->body);
+  Stmt s = unwrapGuards(depth->body, &guards);
   if (s->kind != StmtKind::Reduce) return std::nullopt;
   const auto& red = static_cast<const ReduceStmt&>(*s);
   const Buffer& acc = ep.buffer(red.buffer);
@@ -89,6 +113,7 @@ std::optional<MmaTile> matchMma(const ForStmt& row, const ExprPrinter& ep, const
   // A is indexed by the rows and the depth, B by the depth and the columns: a matrix product.
   if (usesAnyVar(a->indices, col->h.var) || usesAnyVar(b->indices, row.h.var)) return std::nullopt;
   if (usesAnyVar(red.indices, depth->h.var)) return std::nullopt;
+  if (!guardsAllowMma(guards, depth->h.var, ep, *a, *b)) return std::nullopt;
   return MmaTile{&row, col, depth, &red, a, b, f32};
 }
 
@@ -175,27 +200,41 @@ std::vector<std::string> operandLines(const MmaTile& m, const ExprPrinter& ep, M
   return out;
 }
 
-// The lines that fill registers aRegs (4) and bRegs (2), declared by the caller, with this lane's fragments:
-// tf32 per the PTX ISA's m16n8k8 .tf32 layout (tsr_g = lane / 4, tsr_t = lane % 4), 16-bit operands by
-// operandLines.
+// The lines that fill `regs` with this lane's fragment of one f32 operand rounded to tf32, per the PTX ISA's
+// m16n8k8 .tf32 layout (tsr_g = lane / 4, tsr_t = lane % 4), one element a register: A register i holds row
+// g + 8 (i & 1), depth t + 4 (i >> 1); B register j holds depth t + 4j, column g. cvt.rna rounds to nearest,
+// ties away from zero.
+std::vector<std::string> tf32OperandLines(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs) {
+  std::vector<std::string> out;
+  Expr g = var("tsr_g"), t = var("tsr_t");
+  auto tf32Reg = [&](const std::string& name, const std::string& value) {
+    out.push_back("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + ") : \"f\"(" + value + "));");
+  };
+  if (op == MmaOperand::A)
+    for (int i = 0; i < 4; ++i)
+      tf32Reg(regs[size_t(i)], elementRef(m, ep, *m.a, add(g, intImm(8 * (i & 1))), intImm(0), add(t, intImm(4 * (i >> 1)))));
+  else
+    for (int j = 0; j < 2; ++j) tf32Reg(regs[size_t(j)], elementRef(m, ep, *m.b, intImm(0), g, add(t, intImm(4 * j))));
+  return out;
+}
+
+// One operand's fragment lines, for either kind of tile.
+std::vector<std::string> fragmentOf(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs,
+                                    bool ldmatrix) {
+  return m.tf32 ? tf32OperandLines(m, ep, op, regs) : operandLines(m, ep, op, regs, ldmatrix);
+}
+
+// The lines that fill registers aRegs (4) and bRegs (2), declared by the caller, with this lane's fragments.
 std::vector<std::string> fragmentLines(const MmaTile& m, const ExprPrinter& ep, const std::vector<std::string>& aRegs,
                                        const std::vector<std::string>& bRegs, bool ldmatrix) {
-  std::vector<std::string> out;
-  if (m.tf32) {
-    // One element a register: A register i holds row g + 8 (i & 1), depth t + 4 (i >> 1); B register j holds
-    // depth t + 4j, column g. cvt.rna rounds to nearest, ties away from zero.
-    Expr g = var("tsr_g"), t = var("tsr_t");
-    auto tf32Reg = [&](const std::string& name, const std::string& value) {
-      out.push_back("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + ") : \"f\"(" + value + "));");
-    };
-    for (int i = 0; i < 4; ++i)
-      tf32Reg(aRegs[size_t(i)], elementRef(m, ep, *m.a, add(g, intImm(8 * (i & 1))), intImm(0), add(t, intImm(4 * (i >> 1)))));
-    for (int j = 0; j < 2; ++j) tf32Reg(bRegs[size_t(j)], elementRef(m, ep, *m.b, intImm(0), g, add(t, intImm(4 * j))));
-    return out;
-  }
-  for (const std::string& l : operandLines(m, ep, MmaOperand::A, aRegs, ldmatrix)) out.push_back(l);
-  for (const std::string& l : operandLines(m, ep, MmaOperand::B, bRegs, ldmatrix)) out.push_back(l);
+  std::vector<std::string> out = fragmentOf(m, ep, MmaOperand::A, aRegs, ldmatrix);
+  for (const std::string& l : fragmentOf(m, ep, MmaOperand::B, bRegs, ldmatrix)) out.push_back(l);
   return out;
+}
+
+// The lane's indices the fragment lines use.
+std::string laneLine(const MmaTile& m) {
+  return m.tf32 ? "const long long tsr_g = threadIdx.x >> 2, tsr_t = threadIdx.x & 3;" : "const long long tsr_lane = threadIdx.x & 31;";
 }
 
 std::vector<std::string> registerNames(const std::string& prefix, int n) {
@@ -251,8 +290,7 @@ bool Generator::tryMma(const ForStmt& row) {
   const auto& prov = m->red->provenance;
   line("{  // " + tileComment(*m), prov);
   ++indent_;
-  if (m->tf32) line("const long long tsr_g = threadIdx.x >> 2, tsr_t = threadIdx.x & 3;", prov);
-  else line("const long long tsr_lane = threadIdx.x & 31;", prov);
+  line(laneLine(*m), prov);
   std::vector<std::string> aRegs = registerNames("tsr_a", 4), bRegs = registerNames("tsr_b", 2);
   line("unsigned " + joined(aRegs) + ", " + joined(bRegs) + ";", prov);
   for (const std::string& l : fragmentLines(*m, ep_, aRegs, bRegs, ldmatrixEnabled(k_.params))) line(l, prov);
@@ -265,7 +303,7 @@ bool Generator::tryMma(const ForStmt& row) {
 
 namespace {
 
-// Two unrolled loops around one 16-bit mma tile, A's fragment indexed by one of them (aLoop) and B's by the
+// Two unrolled loops around one mma tile, A's fragment indexed by one of them (aLoop) and B's by the
 // other: a warp's tiles, whose fragments are loaded once per k-step rather than once per tile.
 struct MmaNest {
   const ForStmt *outer, *inner, *aLoop, *bLoop;
@@ -283,7 +321,7 @@ std::optional<MmaNest> matchMmaNest(const ForStmt& outer, const ExprPrinter& ep,
   const ForStmt* row = innerLoop(inner->body);
   if (!row || row->h.loopKind != LoopKind::Bound || row->h.tag != ThreadTag::MmaRow) return std::nullopt;
   std::optional<MmaTile> m = matchMma(*row, ep, params);
-  if (!m || m->tf32) return std::nullopt;
+  if (!m) return std::nullopt;
   auto uses = [](const Load* ld, const ForStmt* f) { return usesAnyVar(ld->indices, f->h.var); };
   const ForStmt *aLoop = &outer, *bLoop = inner;
   if (uses(m->a, inner) || uses(m->b, &outer)) std::swap(aLoop, bLoop);
@@ -320,12 +358,13 @@ bool Generator::mmaNest(const ForStmt& outer) {
            "; fragments loaded once: A per " + av + ", B per " + bv,
        prov);
   ++indent_;
-  line("const long long tsr_lane = threadIdx.x & 31;", prov);
+  line(laneLine(m), prov);
   line("unsigned tsr_fa[" + std::to_string(n->aLoop->h.extent) + "][4], tsr_fb[" + std::to_string(n->bLoop->h.extent) + "][2];", prov);
   header(*n->aLoop);
-  for (const std::string& l : operandLines(m, ep_, MmaOperand::A, registerRow("tsr_fa", av, 4), true)) line(l, prov);
+  for (const std::string& l : fragmentOf(m, ep_, MmaOperand::A, registerRow("tsr_fa", av, 4), true)) line(l, prov);
   close(*n->aLoop);
-  std::optional<bool> bTrans = ldmatrixForm(m, ep_, MmaOperand::B);
+  if (m.tf32) out_.precision = "tf32";
+  std::optional<bool> bTrans = m.tf32 ? std::nullopt : ldmatrixForm(m, ep_, MmaOperand::B);
   if (ldmatrixParam(k_.params) == 2 && bTrans && n->bLoop->h.extent % 2 == 0) {
     // ldmatrix = 2: B's n-tiles in pairs, one .x4 each (lanes 16..31 address tile j + 1).
     std::string e = std::to_string(n->bLoop->h.extent);
@@ -340,7 +379,7 @@ bool Generator::mmaNest(const ForStmt& outer) {
     close(*n->bLoop);
   } else {
     header(*n->bLoop);
-    for (const std::string& l : operandLines(m, ep_, MmaOperand::B, registerRow("tsr_fb", bv, 2), true)) line(l, prov);
+    for (const std::string& l : fragmentOf(m, ep_, MmaOperand::B, registerRow("tsr_fb", bv, 2), true)) line(l, prov);
     close(*n->bLoop);
   }
   header(outer);

@@ -63,6 +63,13 @@ void Driver::setUseTuned(bool useTuned) {
   dropFrom(Stage::Kernel);
 }
 
+void Driver::setTf32(kernel::Tf32Policy tf32) {
+  std::lock_guard lock(mutex_);
+  if (options_.tf32 == tf32) return;
+  options_.tf32 = tf32;
+  dropFrom(Stage::Kernel);
+}
+
 std::shared_ptr<const CompileResult> Driver::compiled(const CancelToken& cancel) {
   std::unique_lock lock(mutex_);
   if (kept_.compiled) return kept_.compiled;
@@ -102,7 +109,7 @@ KernelStage Driver::lowerAll(std::shared_ptr<const CompileResult> compile, const
                              const CancelToken& cancel, const Progress& progress) {
   KernelStage k;
   k.compile = compile;
-  const std::vector<kernel::KernelSpec> specs = execute::kernelSpecs(*compile);
+  const std::vector<kernel::KernelSpec> specs = execute::kernelSpecs(*compile, o.tf32);
   const execute::ScheduleSet* saved = o.schedules.traces.empty() ? nullptr : &o.schedules;
   k.model = execute::compileKernels(compile->graph, specs, saved, cancel, progress);
   if (!o.useTuned || o.backend == execute::BackendKind::Reference) return k;

@@ -1,8 +1,8 @@
 #pragma once
 // The compile driver: one object per model that owns its compile as the named stages of stages.h. Each
 // stage's result is computed when first asked, kept, and dropped by what changes it (compile options drop
-// every stage; schedules drop Kernel and what follows; the backend drops the target and Kernel, whose tuned
-// schedules are the target's). The CLI, the window, the tuner and sessions ask it for stages instead of
+// every stage; schedules and the tf32 policy drop Kernel and what follows; the backend drops the target and
+// Kernel, whose tuned schedules are the target's). The CLI, the window, the tuner and sessions ask it for stages instead of
 // stitching compile → kernels → run themselves, so they cannot drift apart.
 //
 // Results are immutable snapshots (shared_ptr<const …>): a view keeps the one it shows while a newer one is
@@ -30,6 +30,7 @@ struct DriverOptions {
   CompileOptions compile;          // pipeline, pass toggles, fuel, overrides (its `cancel` is not used)
   execute::ScheduleSet schedules;  // the user's (saved, edited, tuned in the window): they win over the cache
   bool useTuned = true;            // the tuning cache's schedules for the target's device
+  kernel::Tf32Policy tf32;         // where f32 products may round to tf32 (off: exact f32 everywhere)
   execute::BackendKind backend = execute::BackendKind::Cpu;
   std::string arch;      // cuda: "" = the device's, or sm_90 without one
   std::string cacheDir;  // the tuning cache; "" = tune::defaultCacheDir()
@@ -88,6 +89,7 @@ class Driver {
   void setSchedules(execute::ScheduleSet schedules);  // Kernel and after
   void setBackend(execute::BackendKind backend, std::string arch = {});  // the target, Kernel and after
   void setUseTuned(bool useTuned);  // Kernel and after
+  void setTf32(kernel::Tf32Policy tf32);  // Kernel and after
 
   // --- the stages; each throws Cancelled when `cancel` fires ---
   // Graph and Fused: the pass pipeline and fusion. A failing pass is the result's `error`.

@@ -96,7 +96,7 @@ tune::TuneReport Driver::tune(tune::TuneOptions options) {
   if (!compile->error.empty()) fail("compile: " + compile->error);
   // The tuner starts from the template defaults (and measures them), never from what it tuned before.
   const execute::CompiledModel defaults =
-      execute::compileKernels(compile->graph, execute::kernelSpecs(*compile), nullptr, options.cancel);
+      execute::compileKernels(compile->graph, execute::kernelSpecs(*compile, o.tf32), nullptr, options.cancel);
   return tune::tuneModel(defaults, o.backend, options);
 }
 

@@ -361,3 +361,17 @@ Kernel Kernel::clone() const {
 }
 
 }  // namespace tessera::kernel
+
+namespace tessera::kernel {
+
+Tf32Policy Tf32Policy::parse(const std::string& name) {
+  if (name == "off") return {};
+  if (name == "conv" || name == "pytorch") return {true, false};
+  if (name == "matmul") return {false, true};
+  if (name == "all") return {true, true};
+  fail("tf32 policy '" + name + "': expected off, conv, matmul, all or pytorch (= conv, PyTorch's defaults)");
+}
+
+std::string Tf32Policy::name() const { return conv ? (matmul ? "all" : "conv") : (matmul ? "matmul" : "off"); }
+
+}  // namespace tessera::kernel

@@ -316,6 +316,17 @@ struct IndexCheck {
 // the reference interpreter's words for the same input (ops::indexOutOfRange).
 std::string indexCheckError(const IndexCheck& c, int64_t index, int64_t position);
 
+// Where f32 products may run on the tensor cores rounded to tf32 (a 10-bit mantissa): a choice of precision
+// per op kind, off by default. PyTorch's defaults allow it for convolutions (cuDNN) and not for matmuls, so
+// "pytorch" names that setting for like-for-like comparisons.
+struct Tf32Policy {
+  bool conv = false, matmul = false;
+  // off | conv | matmul | all | pytorch (= conv); throws Error naming the value otherwise.
+  static Tf32Policy parse(const std::string& name);
+  std::string name() const;  // off, conv, matmul or all
+  friend bool operator==(const Tf32Policy&, const Tf32Policy&) = default;
+};
+
 struct Kernel {
   std::string id;     // the group id
   std::string kind;   // pointwise, reduction, gemm, conv, pool, data-movement
@@ -324,6 +335,8 @@ struct Kernel {
   Stmt body;
   std::map<std::string, int64_t> params;  // template parameters (set_param)
   std::vector<IndexCheck> indexChecks;    // CheckedIndex::check indexes it
+  // The policy lets this kernel's f32 products round to tf32: its template may then pick the tensor cores.
+  bool allowTf32 = false;
 
   const Buffer* findBuffer(const std::string& name) const;
   Buffer* findBuffer(const std::string& name);

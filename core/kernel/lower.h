@@ -14,6 +14,7 @@ struct KernelSpec {
   std::string id;    // the group id; becomes Kernel::id
   std::string kind;  // the fusion kind, informative (the lowering checks the ops themselves)
   std::vector<std::string> nodeIds;  // in topological order
+  Tf32Policy tf32;   // Kernel::allowTf32 is the entry for the kind the lowering finds
 };
 
 Kernel lowerToLoops(const Graph& g, const KernelSpec& spec);

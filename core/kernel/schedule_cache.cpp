@@ -40,11 +40,55 @@ struct Footprint {
   Shape extent;
 };
 
+// The loops inside the cache's loop, and their quotients and remainders by constants (a fused loop's p / 14
+// and p % 14) as atoms: variables of their own whose extents bound the values they take. An index affine in
+// loops and atoms still has a box (footprintOf) and offsets into it (relative).
+class LocalTerms {
+ public:
+  explicit LocalTerms(const std::map<std::string, int64_t>& loops) : extents_(loops) {
+    for (auto& [v, e] : loops) vars_.insert(v);
+  }
+  Expr withAtoms(const Expr& e) {
+    return mapExpr(e, [&](const Expr& x) { return atomFor(x); });
+  }
+  Expr withoutAtoms(const Expr& e) const { return substitute(e, atoms_); }
+  const std::set<std::string>& vars() const { return vars_; }
+  int64_t extent(const std::string& v) const { return extents_.at(v); }
+
+ private:
+  // x itself unless it is q / c or q % c for q affine in the loops and atoms, non-negative, no constant term.
+  Expr atomFor(const Expr& x) {
+    if (x->kind != ExprKind::Binary) return x;
+    const auto& b = static_cast<const Binary&>(*x);
+    if ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || b.b->kind != ExprKind::IntImm) return x;
+    int64_t c = static_cast<const IntImm&>(*b.b).value;
+    auto q = affine(b.a, vars_);
+    if (c <= 0 || !q || q->coef.empty() || upperBound(q->rest, {}) != std::optional<int64_t>(0)) return x;
+    int64_t top = 0;
+    for (auto& [v, k] : q->coef) {
+      if (k < 0) return x;
+      top += k * (extents_.at(v) - 1);
+    }
+    std::string text = printExpr(x);
+    if (auto it = byText_.find(text); it != byText_.end()) return var(it->second);
+    std::string name = "tsr_atom" + std::to_string(atoms_.size());
+    atoms_[name] = x;
+    byText_[text] = name;
+    vars_.insert(name);
+    extents_[name] = b.op == BinaryOp::Div ? top / c + 1 : std::min(c, top + 1);
+    return var(name);
+  }
+
+  std::map<std::string, int64_t> extents_;
+  std::set<std::string> vars_;
+  std::map<std::string, Expr> atoms_;          // atom -> the quotient or remainder it stands for
+  std::map<std::string, std::string> byText_;  // equal terms share one atom
+};
+
 // The box of `buffer` touched by `accesses`, relative to the loops inside the cache's loop (step `step`).
 Footprint footprintOf(const Checker& c, int step, const std::string& buffer,
                       const std::vector<std::vector<Expr>>& accesses, const std::map<std::string, int64_t>& local) {
-  std::set<std::string> localVars;
-  for (auto& [v, e] : local) localVars.insert(v);
+  LocalTerms terms(local);
   Footprint fp;
   for (const auto& idx : accesses) {
     if (fp.base.empty()) {
@@ -52,12 +96,12 @@ Footprint footprintOf(const Checker& c, int step, const std::string& buffer,
       fp.extent.assign(idx.size(), 1);
     }
     for (size_t d = 0; d < idx.size(); ++d) {
-      auto a = affine(idx[d], localVars);
+      auto a = affine(terms.withAtoms(idx[d]), terms.vars());
       if (!a) c.fail(step, "index " + std::to_string(d) + " of '" + buffer + "' (" + printExpr(idx[d]) + ") is not affine in the loops inside");
       int64_t ext = 1;
       for (auto& [v, k] : a->coef) {
         if (k < 0) c.fail(step, "index " + std::to_string(d) + " of '" + buffer + "' decreases with '" + v + "'");
-        ext += k * (local.at(v) - 1);
+        ext += k * (terms.extent(v) - 1);
       }
       if (!fp.base[d]) fp.base[d] = a->rest;
       else if (printExpr(fp.base[d]) != printExpr(a->rest))
@@ -124,10 +168,9 @@ std::map<std::string, int64_t> enclosingExtents(const LoopSite& site) {
 }
 
 std::vector<Expr> relative(const std::vector<Expr>& idx, const std::map<std::string, int64_t>& local) {
-  std::set<std::string> vars;
-  for (auto& [v, e] : local) vars.insert(v);
+  LocalTerms terms(local);
   std::vector<Expr> out;
-  for (const Expr& i : idx) out.push_back(linearPart(*affine(i, vars)));
+  for (const Expr& i : idx) out.push_back(terms.withoutAtoms(linearPart(*affine(terms.withAtoms(i), terms.vars()))));
   return out;
 }
 

@@ -137,19 +137,107 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
                                            " bytes of shared memory (limit 48 KiB)");
 }
 
+// The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
+void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
+  bool tf32 = p.at("tf32") != 0;
+  std::vector<std::string> operands = inputsReadIn(k, "ic");
+  auto all = [&](std::initializer_list<DType> types) {
+    return std::all_of(operands.begin(), operands.end(), [&](const std::string& b) {
+      return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
+    });
+  };
+  if (tf32 && !all({DType::F32})) rejectParams(k, "conv", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+  if (!tf32 && !all({DType::F16, DType::BF16}))
+    rejectParams(k, "conv", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
+  int64_t wm = p.at("warp_m"), wn = p.at("warp_n"), depth = tf32 ? 8 : 16;
+  if (wm < 16 || (wm % 16 != 0 && wm != pixels) || pixels % wm != 0)
+    rejectParams(k, "conv", "warp_m", "the mma form needs warp_m a multiple of 16 dividing the " + std::to_string(pixels) +
+                                          " pixels of a tile, or all of them");
+  if (wn == 0 || wn % 8 != 0 || bn % wn != 0)
+    rejectParams(k, "conv", "warp_n", "the mma form needs warp_n a multiple of 8 dividing block_n = " + std::to_string(bn));
+  if (p.at("block_k") % depth != 0 || extentOf(k, "ic") % p.at("block_k") != 0)
+    rejectParams(k, "conv", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth) +
+                                           " dividing the " + std::to_string(extentOf(k, "ic")) + " input channels");
+  if ((pixels / wm) * (bn / wn) > 32) rejectParams(k, "conv", "warp_m", "more than 32 warps in a block");
+}
+
+// mma = 1: the implicit GEMM on the tensor cores. M = a block's tile_h x tile_w output pixels of one image
+// (fused), N = block_n output channels, K = block_k input channels with all the window's taps per step of the
+// k-outer loop. Warps of warp_m pixels x warp_n channels (threadIdx.z, threadIdx.y), each as 16 x 8 mma tiles
+// bound to the lanes (rows: pixels, columns: channels); inside a k tile the taps run outermost, then the
+// channels in mma-deep steps. A pixel tile overhanging the output (7 x 7 images in 8 x 8 tiles) reads the
+// zero-filled halo: its guard stays on the stores, and the code generator computes the overhanging rows of an
+// mma tile with the rest (docs/codegen.md, Tensor cores).
+void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
+  Kernel& k = s.kernel();
+  if (!gemmApplies(k)) rejectParams(k, "conv", "mma", "the mma form needs a 2-D convolution without groups: set mma = 0");
+  std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
+  int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
+  int64_t th = p.at("tile_h"), tw = p.at("tile_w");
+  checkConvMma(k, p, th * tw, bn);
+  int64_t wm = p.at("warp_m"), wn = p.at("warp_n");
+  auto t = s.tile({loops[1], loops[2], loops[3]}, {bn, th, tw});  // oc_o, oh_o, ow_o, oc_i, oh_i, ow_i
+  s.bind(loops[0], ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  std::string tiles = s.fuse(t[1], t[2]);
+  s.bind(tiles, ThreadTag::BlockX);
+  std::string pixels = s.fuse(t[4], t[5]);
+  auto w = s.tile({t[3], pixels}, {wn, wm});  // oc_w, pix_w, oc_r, pix_r
+  s.bind(w[0], ThreadTag::ThreadY);
+  s.bind(w[1], ThreadTag::ThreadZ);
+  auto cols = s.split(w[2], 8);   // n-tiles, columns of one mma tile
+  auto rows = s.split(w[3], std::min<int64_t>(16, wm));  // m-tiles, rows of one mma tile
+  s.reorder({rows[0], cols[0], rows[1], cols[1]});
+  s.unroll(rows[0]);
+  s.unroll(cols[0]);
+  s.bind(rows[1], ThreadTag::MmaRow);
+  s.bind(cols[1], ThreadTag::MmaCol);
+  auto [ko, ki] = splitBy(s, "ic", p.at("block_k"));
+  s.hoistReduction(ko, tiles);
+  int64_t depth = p.at("tf32") ? 8 : 16;
+  std::vector<std::string> order = {"kh", "kw"};
+  std::string mmaDepth = ki;
+  if (extentOf(k, ki) > depth) {
+    auto steps = s.split(ki, depth);
+    order.push_back(steps[0]);
+    mmaDepth = steps[1];
+  }
+  for (const std::string& l : {rows[0], cols[0], rows[1], cols[1], mmaDepth}) order.push_back(l);
+  s.reorder(order);
+  for (const std::string& l : order)
+    if (l != rows[0] && l != cols[0] && l != rows[1] && l != cols[1]) s.unroll(l);
+  ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
+  try {
+    std::vector<std::string> operands = inputsReadIn(k, ko);  // the input, then the weights
+    for (const std::string& operand : operands) {
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, operand == operands.front() ? p.at("pad") : 0);
+      // Every repeat unrolled: a thread's loads of one fill are all in flight before the barrier.
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, 1, 64);
+    }
+  } catch (const ScheduleError& e) {
+    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
+  }
+  if (sharedBytesPerBlock(k) > kSharedLimit)
+    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
+                                           " bytes of shared memory (limit 48 KiB)");
+}
+
 void conv(TracedSchedule& s, const TemplateParams& p) {
+  if (p.at("mma")) return implicitGemmMma(s, p);
   if (p.at("gemm")) return implicitGemm(s, p);
   windowed(s, p);
 }
 
 TemplateParams windowedDefaults(Kernel&) { return {{"threads", 128}, {"unroll_window", 1}}; }
 
-// Whether the implicit-GEMM form applies with `p` (its tiles within shared memory and the thread limits).
-bool applies(Kernel& k, const TemplateParams& p) {
+// Whether the template applies with `p` (its tiles within shared memory and the thread limits); the kernel
+// it schedules into `scheduled` when given.
+bool applies(Kernel& k, const TemplateParams& p, Kernel* scheduled = nullptr) {
   Kernel trial = k.clone();
   TracedSchedule s(trial);
   try {
-    implicitGemm(s, p);
+    conv(s, p);
+    if (scheduled) *scheduled = std::move(trial);
     return true;
   } catch (const ScheduleError&) {
     return false;
@@ -185,6 +273,78 @@ void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, in
   }
 }
 
+// The mma form's pixel tile: th x tw within the output, 49 to 128 pixels, with the least work past the
+// output's edges (tiles overhanging them, and the last 16-row mma tile's unused rows), then the most pixels.
+// 56 x 56 and 28 x 28 tile exactly (8 x 14, 4 x 28); 14 x 14 computes 14% more in 8 x 14 tiles, 7 x 7 31%
+// more as one 7 x 7 tile (4 mma tiles for its 49 pixels).
+std::pair<int64_t, int64_t> pickPixelTile(int64_t oh, int64_t ow) {
+  std::pair<int64_t, int64_t> best{0, 0};
+  double bestWaste = 1e30;
+  for (int64_t tw : {4, 7, 8, 14, 16, 28, 32, 56})
+    for (int64_t th : {1, 2, 4, 7, 8, 14, 16}) {
+      int64_t pixels = th * tw;
+      if (th > oh || tw > ow || pixels < 49 || pixels > 128) continue;
+      double computed = double((oh + th - 1) / th) * double((ow + tw - 1) / tw) * double((pixels + 15) / 16 * 16);
+      double waste = computed / double(oh * ow);
+      if (waste < bestWaste - 1e-9 || (waste < bestWaste + 1e-9 && pixels > best.first * best.second)) {
+        best = {th, tw};
+        bestWaste = waste;
+      }
+    }
+  return best;
+}
+
+// The input tile's rows padded so that an mma fragment's reads, 8 pixels x 4 channels, fall in distinct banks:
+// the pad (0..7 elements) whose channel stride in the shared tile is 8 or 24 words modulo 32, else none.
+int64_t conflictFreePad(Kernel& k, const TemplateParams& p) {
+  Kernel scheduled;
+  if (!applies(k, p, &scheduled)) return 0;
+  for (const Buffer& b : scheduled.buffers)
+    if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4) {
+      int64_t rows = b.shape[2], cols = b.shape[3] - p.at("pad");
+      for (int64_t pad = 0; pad < 8; ++pad)
+        if (int64_t m = rows * (cols + pad) % 32; m == 8 || m == 24) return pad;
+    }
+  return 0;
+}
+
+// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
+bool mmaDefaults(Kernel& k, TemplateParams& p) {
+  std::vector<std::string> operands = inputsReadIn(k, "ic");
+  if (operands.empty()) return false;
+  DType t = k.findBuffer(operands.front())->dtype;
+  bool tf32 = t == DType::F32 && k.allowTf32, sixteen = t == DType::F16 || t == DType::BF16;
+  if (!tf32 && !sixteen) return false;
+  std::vector<std::string> loops = outerChain(k);
+  int64_t oc = extentOf(k, loops[1]);
+  auto [th, tw] = pickPixelTile(extentOf(k, loops[2]), extentOf(k, loops[3]));
+  if (th == 0) return false;  // under 49 output pixels
+  int64_t bn = 64;
+  while (bn > 8 && oc % bn != 0) bn /= 2;
+  // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
+  auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
+  while (bn > 16 && blocks() < 132) bn /= 2;
+  // Under a block an SM each block runs its whole reduction alone (no split-K yet): the CUDA-core form, with
+  // more threads a block, was faster there (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
+  if (blocks() < 132) return false;
+  p["mma"] = 1;
+  p["tf32"] = tf32 ? 1 : 0;
+  p["tile_h"] = th;
+  p["tile_w"] = tw;
+  p["block_n"] = bn;
+  p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
+  p["warp_n"] = std::min<int64_t>(16, bn);
+  p["pad"] = 0;
+  for (int64_t bk : {32, 16, 8}) {  // the deepest k tile within 24 KiB (two blocks an SM)
+    p["block_k"] = bk;
+    Kernel scheduled;
+    if (applies(k, p, &scheduled) && sharedBytesPerBlock(scheduled) <= kSharedLimit / 2) break;
+  }
+  if (!applies(k, p)) return false;
+  p["pad"] = conflictFreePad(k, p);
+  return true;
+}
+
 // The implicit-GEMM tile: rows as wide as a dividing width up to 16 (8 x 14 ran 1.6x faster than 4 x 28 on
 // the H200 bench conv), rows up to 128 pixels per block, up to 64 channels, 4 x 8 outputs per thread, 8 input
 // channels per step.
@@ -201,7 +361,12 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
+  if (gemm) {
+    TemplateParams mma = p;
+    if (mmaDefaults(k, mma)) p = mma;
+  }
   return p;
 }
 
@@ -211,12 +376,17 @@ const TemplateDef& convTemplate() {
   static const TemplateDef def = {
       conv,
       {{"gemm", {0, 1}, "implicit GEMM: pixel x channel tiles, input halo and weight tiles in shared memory"},
-       {"tile_h", {1, 2, 4, 8, 16}, "gemm: output rows of one block's pixel tile"},
-       {"tile_w", {7, 8, 14, 16, 28, 32}, "gemm: output columns of one block's pixel tile (threadIdx.x)"},
+       {"tile_h", {1, 2, 4, 7, 8, 14, 16}, "gemm: output rows of one block's pixel tile"},
+       {"tile_w", {4, 7, 8, 14, 16, 28, 32, 56}, "gemm: output columns of one block's pixel tile (threadIdx.x)"},
        {"block_n", {16, 32, 64, 128}, "gemm: output channels of one block"},
        {"block_k", {1, 2, 4, 8, 16}, "gemm: input channels staged per step (with all their taps)"},
        {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
+       {"mma", {0, 1}, "implicit GEMM on the tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warps of 16 x 8 mma.sync tiles, pixels x channels; thread_m/n unused"},
+       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
+       {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
+       {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},
        {"unroll_window", {0, 1}, "window form: unroll the filter window loops"}},
       convDefaults};

@@ -94,7 +94,8 @@ std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
   return out;
 }
 
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes,
+              int64_t unrollRepeats) {
   std::string rest = fuseAll(s, fillLoops);
   int64_t n = extentOf(s.kernel(), rest);
   if (lanes > 1 && n > lanes && n % lanes == 0) {
@@ -109,7 +110,7 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
     s.bind(inner, tag);
     rest = outer;
   }
-  if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
+  if (extentOf(s.kernel(), rest) <= unrollRepeats) s.unroll(rest);
 }
 
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad, int64_t copyBytes) {

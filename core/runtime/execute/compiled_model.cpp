@@ -91,9 +91,10 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
   return m;
 }
 
-std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph) {
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32) {
   std::vector<kernel::KernelSpec> out;
-  for (Node* n : graph.topoOrder()) out.push_back({std::string("n").append(std::to_string(out.size())), n->op(), {n->id()}});
+  for (Node* n : graph.topoOrder())
+    out.push_back({std::string("n").append(std::to_string(out.size())), n->op(), {n->id()}, tf32});
   return out;
 }
 

@@ -42,7 +42,7 @@ struct CompiledModel {
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
                              const ScheduleSet* saved = nullptr, const CancelToken& cancel = {},
                              const std::function<void(size_t done, size_t total)>& progress = {});
-// One group per node (the unfused baseline), in topological order, ids "n0", "n1", ...
-std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph);
+// One group per node (the unfused baseline), in topological order, ids "n0", "n1", ..., under `tf32`.
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32 = {});
 
 }  // namespace tessera::execute

@@ -330,7 +330,9 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
 RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
   RunReport r = executeModel(m, backend, o);
   if (backend == BackendKind::Reference || !r.ran) return r;
-  CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph));
+  // The baseline under the model's precision policy, so the fusion's gain is like for like.
+  kernel::Tf32Policy tf32 = m.kernels.empty() ? kernel::Tf32Policy{} : m.kernels.front().spec.tf32;
+  CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, tf32));
   RunReport b = executeModel(base, backend, o);
   if (b.ran) r.baselineTotalMs = b.totalMs;
   for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);

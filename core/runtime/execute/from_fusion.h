@@ -5,8 +5,9 @@
 
 namespace tessera::execute {
 
-// One KernelSpec per fused group (id, kind name, node ids in order); throws Error when fusion did not run.
-std::vector<kernel::KernelSpec> kernelSpecs(const CompileResult& result);
+// One KernelSpec per fused group (id, kind name, node ids in order, the tf32 policy); throws Error when fusion
+// did not run.
+std::vector<kernel::KernelSpec> kernelSpecs(const CompileResult& result, kernel::Tf32Policy tf32 = {});
 CompiledModel compileKernels(const CompileResult& result, const ScheduleSet* saved = nullptr);
 
 }  // namespace tessera::execute
