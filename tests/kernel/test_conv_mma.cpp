@@ -1,0 +1,182 @@
+// The conv template's tensor-core form (mma = 1): chosen only where the tf32 policy lets a conv's f32 products
+// round (or the operands are 16-bit); its IR (a box over the fused pixel loop, warps of 16 x 8 mma tiles);
+// that it interprets equal to the reference on tiles overhanging the output (7 x 7, odd sizes, stride 2);
+// that its CUDA is one tf32 mma.sync per tile (guards included) and compiles with NVRTC for sm_90; its
+// refusals; and, on a GPU, a run verified at tf32's tolerance.
+#include <QtTest>
+
+#include "codegen/codegen.h"
+#include "kernel/templates.h"
+#include "reference_check.h"
+#include "runtime/cuda/cuda_driver.h"
+#include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/execute/executor.h"
+#include "schedule_check.h"
+
+using namespace tessera;
+using namespace tessera::kernel;
+using namespace tessera::kernel::fixtures;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct ConvDims {
+  int64_t N, C, H, W, OC, K, stride;
+};
+
+// relu(conv(x, w) + b), a K x K window with "same" padding, under the tf32 policy `tf32`.
+Case convCase(ConvDims d, Tf32Policy tf32 = {true, false}) {
+  GraphBuilder b("conv");
+  Value* x = b.input("x", {DType::F32, {d.N, d.C, d.H, d.W}});
+  std::vector<double> wv(size_t(d.OC * d.C * d.K * d.K));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = double(int64_t(i % 11) - 5) * 0.03;
+  Value* w = b.constant("w", Tensor::fromDoubles(DType::F32, {d.OC, d.C, d.K, d.K}, wv));
+  Value* bias = b.constant("bias", filled(DType::F32, {d.OC}, 0.05));
+  int64_t pad = d.K / 2;
+  Value* y = b.op("Conv", {x, w, bias}, {{"pads", Ints{pad, pad, pad, pad}}, {"strides", Ints{d.stride, d.stride}}}, "conv");
+  b.output(b.op("Relu", {y}, {}, "relu"));
+  Case c{b.finish(), {"g0", "conv+epilogue", {"conv", "relu"}}};
+  c.spec.tf32 = tf32;
+  return c;
+}
+
+TemplateParams mmaParams(int64_t th, int64_t tw, int64_t bn, int64_t wm, int64_t wn, int64_t bk = 8) {
+  return {{"mma", 1}, {"tf32", 1}, {"tile_h", th}, {"tile_w", tw}, {"block_n", bn}, {"warp_m", wm}, {"warp_n", wn}, {"block_k", bk}};
+}
+
+Kernel scheduled(const Case& c, const TemplateParams& p) {
+  Kernel k = lower(c);
+  TracedSchedule s(k);
+  applyTemplate(s, p);
+  return k;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+class TestConvMma : public QObject {
+  Q_OBJECT
+ private slots:
+  void policyNamesParse() {
+    QCOMPARE(Tf32Policy::parse("off"), Tf32Policy{});
+    QCOMPARE(Tf32Policy::parse("pytorch"), (Tf32Policy{true, false}));
+    QCOMPARE(Tf32Policy::parse("all").name(), std::string("all"));
+    QCOMPARE(Tf32Policy::parse("matmul").name(), std::string("matmul"));
+    try {
+      Tf32Policy::parse("fast");
+      QFAIL("an unknown policy was accepted");
+    } catch (const Error& e) {
+      QVERIFY(has(e.what(), "tf32 policy 'fast'"));
+    }
+  }
+  // ResNet's 3 x 3 conv at 56 x 56 over 64 channels: the tensor cores only when the policy allows tf32 for
+  // convolutions (exact f32 otherwise), with 8 x 14 pixel tiles (no overhang) and the kernel says so.
+  void defaultsFollowThePolicy() {
+    ConvDims resnet{32, 64, 56, 56, 64, 3, 1};
+    Kernel exact = lower(convCase(resnet, {}));
+    QVERIFY(!exact.allowTf32);
+    QCOMPARE(defaultParams(exact).at("mma"), int64_t(0));
+    QCOMPARE(lower(convCase(resnet, {false, true})).allowTf32, false);  // matmuls only
+    Kernel k = lower(convCase(resnet));
+    QVERIFY(k.allowTf32);
+    QVERIFY(has(printKernel(k), "precision f32 products may round to tf32"));
+    TemplateParams d = defaultParams(k);
+    QCOMPARE(d.at("mma"), int64_t(1));
+    QCOMPARE(d.at("tf32"), int64_t(1));
+    QCOMPARE(d.at("tile_h") * d.at("tile_w"), int64_t(112));
+    QCOMPARE(d.at("warp_m"), int64_t(112));
+    // Batch 1 at 7 x 7 gives too few blocks for the form without split-K: the CUDA-core form stays.
+    QCOMPARE(defaultParams(lower(convCase({1, 512, 7, 7, 512, 3, 1}))).at("mma"), int64_t(0));
+  }
+  // The pixel loop is fused before the operands are staged: the input's box is still found (its rows and
+  // columns from the fused index's quotient and remainder), 8 channels x (8 + 2) x (14 + 2) floats.
+  void boxOverTheFusedPixels() {
+    Case c = convCase({2, 16, 16, 28, 16, 3, 1});
+    std::string t = roundTrip(c, [](TracedSchedule& s) { applyTemplate(s, mmaParams(8, 14, 16, 112, 16)); });
+    QVERIFY(has(t, "tmp in0_shared: shared f32[1, 8, 10, 16]  # read cache of in0, zero outside in0"));
+    QVERIFY(has(t, "bind(mma.row) {"));
+    QVERIFY(has(t, "for kh in 0..3 unrolled reduce {"));
+  }
+  // Overhanging tiles: a 7 x 7 output as one 49-pixel tile (its fourth mma tile one row used), a 10 x 10
+  // output in 8 x 8 tiles, a stride-2 conv, a 1 x 1 conv: each interprets equal to the reference.
+  void overhangingTilesAgreeWithTheReference() {
+    struct Point {
+      ConvDims d;
+      TemplateParams p;
+    };
+    const std::vector<Point> points = {
+        {{2, 16, 7, 7, 16, 3, 1}, mmaParams(7, 7, 16, 49, 8)},
+        {{1, 8, 10, 10, 16, 3, 1}, mmaParams(8, 8, 16, 32, 16)},
+        {{1, 16, 13, 13, 24, 3, 2}, mmaParams(4, 7, 24, 28, 8, 16)},
+        {{2, 32, 9, 9, 16, 1, 1}, mmaParams(8, 8, 16, 64, 16, 16)},
+    };
+    for (const Point& pt : points) {
+      Case c = convCase(pt.d);
+      Kernel k = scheduled(c, pt.p);
+      QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    }
+  }
+  // The generated CUDA: every tile one m16n8k8 tf32 mma.sync, guarded tiles too (7 x 7: 4 m-tiles, 2 n-tiles,
+  // 9 taps, 2 k steps), fragments rounded with cvt.rna, the kernel's precision tf32; NVRTC compiles it.
+  void cudaIsOneMmaPerTile() {
+    Case c = convCase({2, 16, 7, 7, 16, 3, 1});
+    codegen::GeneratedKernel g = codegen::generateCuda(scheduled(c, mmaParams(7, 7, 16, 49, 8)));
+    QCOMPARE(count(g.source, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), size_t(1));  // in the unrolled nest
+    QVERIFY(has(g.source, "cvt.rna.tf32.f32"));
+    QVERIFY(has(g.source, "tsr_fa[4][4], tsr_fb[1][2]"));
+    QCOMPARE(g.precision, std::string("tf32"));
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    codegen::GeneratedKernel cpp = codegen::generateCpp(scheduled(c, mmaParams(7, 7, 16, 49, 8)));
+    QVERIFY(has(cpp.source, "tf32 = 1 is a tensor-core format, not used on the CPU"));
+  }
+  void refusalsNameTheParameter() {
+    Case c = convCase({2, 24, 14, 14, 32, 3, 1});
+    auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {
+      Kernel k = lower(c);
+      TracedSchedule s(k);
+      return failsNaming([&] { applyTemplate(s, p); }, param, what);
+    };
+    QVERIFY(refuses(mmaParams(8, 14, 32, 48, 16), "warp_m", "dividing the 112 pixels"));
+    QVERIFY(refuses(mmaParams(8, 14, 32, 112, 12), "warp_n", "multiple of 8"));
+    QVERIFY(refuses(mmaParams(8, 14, 32, 112, 16, 16), "block_k", "dividing the 24 input channels"));
+    Case exact = convCase({2, 24, 14, 14, 32, 3, 1}, {});
+    Kernel k = lower(exact);
+    TracedSchedule s(k);
+    TemplateParams bf16 = mmaParams(8, 14, 32, 112, 16);
+    bf16["tf32"] = 0;
+    QVERIFY(failsNaming([&] { applyTemplate(s, bf16); }, "mma", "f16 or bf16 operands"));
+  }
+  // The policy travels from the driver's specs to the run's unfused baseline; on a GPU the tf32 kernels run
+  // verified at tf32's tolerance.
+  void runsVerifiedOnTheGpu() {
+    Case c = convCase({4, 32, 14, 14, 32, 3, 1});
+    auto graph = std::make_shared<const Graph>(c.graph.clone());
+    execute::ScheduleSet saved;
+    Trace t;
+    roundTrip(c, [](TracedSchedule& s) { applyTemplate(s, mmaParams(8, 14, 32, 112, 16)); }, &t);
+    saved.traces[execute::ScheduleSet::keyOf(c.spec.nodeIds)] = t;
+    execute::CompiledModel m = execute::compileKernels(graph, {c.spec}, &saved);
+    QVERIFY2(m.kernels[0].error.empty() && m.kernels[0].replayed, m.kernels[0].error.c_str());
+    QVERIFY(m.kernels[0].kernel.allowTf32);
+    cuda::Availability gpu = cuda::cudaAvailability();
+    if (!gpu.available) QSKIP(("no GPU to run the tf32 conv on: " + gpu.reason).c_str());
+    execute::RunOptions o;
+    o.reps = 1;
+    o.warmup = 0;
+    execute::RunReport run = execute::executeWithBaseline(m, execute::BackendKind::Cuda, o);
+    std::string why;
+    for (const auto& msg : run.messages) why += msg + "; ";
+    QVERIFY2(run.outputsVerified, why.c_str());
+    QCOMPARE(run.kernels[0].precision, std::string("tf32"));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestConvMma)
+#include "test_conv_mma.moc"
