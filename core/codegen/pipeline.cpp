@@ -180,14 +180,25 @@ void Generator::asyncCopy(const AsyncCopyStmt& n) {
   size_t bytes = dtypeSize(dst.dtype);
   std::string dstAt = identifier(n.dst) + "[" + ep_.linear(n.dst, n.dstIndices) + "]";
   std::string srcAt = identifier(n.src) + "[" + ep_.linear(n.src, n.srcIndices) + "]";
+  std::string inside = n.inside ? ep_.print(n.inside) : "";
   if (asyncFill_ && dst.dtype == src.dtype && (bytes == 4 || bytes == 8 || bytes == 16)) {
-    line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + std::to_string(bytes) + ";\\n\" :: " +
+    std::string size = std::to_string(bytes);
+    if (n.inside) {  // outside: 0 source bytes read, the element zero-filled; no address out of range, even unread
+      line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + size + ", %2;\\n\" :: " + sharedAddress("&" + dstAt) +
+               ", \"l\"((" + inside + ") ? &" + srcAt + " : " + identifier(n.src) + "), \"r\"((" + inside + ") ? " + size +
+               " : 0) : \"memory\");" + comment(n.provenance),
+           n.provenance);
+      return;
+    }
+    line("asm volatile(\"cp.async.ca.shared.global [%0], [%1], " + size + ";\\n\" :: " +
              sharedAddress("&" + dstAt) + ", \"l\"(&" + srcAt + ") : \"memory\");" + comment(n.provenance),
          n.provenance);
     return;
   }
   // A plain load: the copy completes before the barrier that follows it (2-byte elements have no cp.async).
-  line(dstAt + " = " + ep_.toStorage(n.dst, ep_.fromStorage(n.src, srcAt)) + ";" + comment(n.provenance), n.provenance);
+  std::string value = ep_.toStorage(n.dst, ep_.fromStorage(n.src, srcAt));
+  if (n.inside) value = "(" + inside + ") ? " + value + " : " + ep_.toStorage(n.dst, "0.0f");
+  line(dstAt + " = " + value + ";" + comment(n.provenance), n.provenance);
 }
 
 // The lanes of a fill loop as cp.async copies of 4, 8 or 16 bytes, when the loop's body is one copy (under a
@@ -204,6 +215,7 @@ bool Generator::copyGroup(const ForStmt& f) {
   }
   if (s->kind != StmtKind::AsyncCopy) return false;
   const auto& n = static_cast<const AsyncCopyStmt&>(*s);
+  if (n.inside) return false;  // zero-filled per element: asyncCopy copies each lane
   const Buffer& dst = ep_.buffer(n.dst);
   const Buffer& src = ep_.buffer(n.src);
   int64_t size = int64_t(dtypeSize(dst.dtype)), total = size * h.extent, chunk = std::min<int64_t>(16, total);

@@ -116,7 +116,9 @@ class Interpreter {
   void operator()(const IfThenStmt& s) {
     if (eval(s.cond) != 0) run(s.body);
   }
-  void operator()(const AsyncCopyStmt& s) { slot(s.dst, s.dstIndices) = slot(s.src, s.srcIndices); }
+  void operator()(const AsyncCopyStmt& s) {
+    slot(s.dst, s.dstIndices) = !s.inside || eval(s.inside) != 0 ? slot(s.src, s.srcIndices) : 0.0;
+  }
   void operator()(const StmtNode&) {}  // Sync, PipelineMarker: nothing to do in a serial run
 
   double eval(const Expr& e) { return visitExpr(*e, ExprEval{*this}); }

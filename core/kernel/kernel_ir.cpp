@@ -309,8 +309,9 @@ std::shared_ptr<SyncStmt> SyncStmt::makeGrid() {
   return n;
 }
 std::shared_ptr<AsyncCopyStmt> AsyncCopyStmt::make(const std::string& dst, std::vector<Expr> dstIndices,
-                                                   const std::string& src, std::vector<Expr> srcIndices) {
+                                                   const std::string& src, std::vector<Expr> srcIndices, Expr inside) {
   auto n = stmt<AsyncCopyStmt>(StmtKind::AsyncCopy);
+  n->inside = std::move(inside);
   n->dst = dst;
   n->src = src;
   n->dstIndices = std::move(dstIndices);

@@ -245,8 +245,11 @@ struct SyncStmt : StmtNode {
 struct AsyncCopyStmt : StmtNode {
   std::string dst, src;
   std::vector<Expr> dstIndices, srcIndices;
+  // Null: always copy. Else the copy's element where `inside` holds and 0 where it does not (a zero-filled
+  // halo: cp.async reading 0 source bytes); the source is not read there.
+  Expr inside;
   static std::shared_ptr<AsyncCopyStmt> make(const std::string& dst, std::vector<Expr> dstIndices,
-                                             const std::string& src, std::vector<Expr> srcIndices);
+                                             const std::string& src, std::vector<Expr> srcIndices, Expr inside = nullptr);
 };
 // commit: close the group of async copies issued so far; wait: block until at most `pending` groups are
 // still in flight (cp.async.commit_group / cp.async.wait_group).

@@ -132,7 +132,9 @@ struct StmtPrinter {
     os << pad() << (s.grid ? "sync grid" : s.warpOnly ? "sync warp" : "sync block") << provenance(s) << "\n";
   }
   void operator()(const AsyncCopyStmt& s) const {
-    os << pad() << access(s.dst, s.dstIndices) << " <- async " << access(s.src, s.srcIndices) << provenance(s) << "\n";
+    os << pad() << access(s.dst, s.dstIndices) << " <- async " << access(s.src, s.srcIndices);
+    if (s.inside) os << " where " << printExpr(s.inside) << " else 0";
+    os << provenance(s) << "\n";
   }
   void operator()(const PipelineMarkerStmt& s) const {
     if (s.wait) os << pad() << "pipeline wait(" << s.pending << ")\n";

@@ -433,9 +433,6 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
     if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
   }
   c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
-  for (const std::string& cache : caches)
-    c.check(6, !k.findBuffer(cache)->cacheZeroOutside,
-            "the fill of '" + cache + "' writes 0 outside its source, which an asynchronous copy cannot");
   // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
   int64_t extra = 0;
   for (const std::string& cache : caches) {
@@ -450,14 +447,23 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
       if (!writesOf(s, cache).empty()) return true;
     return false;
   };
-  // Turns the fill's stores of plain loads into asynchronous copies (a store of a computed value, such as a
-  // select that writes 0 outside the source, stays a store: a generator then keeps the loop unpipelined).
+  // Turns the fill's stores of plain loads into asynchronous copies, and a zero-filled halo's
+  // select(inside, load, 0) into copies that write 0 outside (any other computed value stays a store: a
+  // generator then keeps the loop unpipelined).
   std::function<void(Stmt&)> convert = [&](Stmt& slot) {
     if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
       auto& st = static_cast<StoreStmt&>(*slot);
-      if (st.value->kind != ExprKind::Load) return;
-      const auto& ld = static_cast<const Load&>(*st.value);
-      slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices);
+      Expr inside, value = st.value;
+      if (value->kind == ExprKind::Select && k.findBuffer(st.buffer)->cacheZeroOutside) {
+        const auto& sel = static_cast<const Select&>(*value);
+        if (sel.f->kind == ExprKind::FloatImm && static_cast<const FloatImm&>(*sel.f).value == 0.0) {
+          inside = sel.cond;
+          value = sel.t;
+        }
+      }
+      if (value->kind != ExprKind::Load) return;
+      const auto& ld = static_cast<const Load&>(*value);
+      slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices, inside);
       return;
     }
     forEachChild(*slot, convert);

@@ -1,7 +1,9 @@
 #include "kernel/template_util.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <optional>
 
 #include "kernel/launch.h"
 #include "kernel/schedule_util.h"
@@ -211,8 +213,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
     std::vector<std::string> operands = inputsReadIn(k, ko);  // the input, then the weights
     for (const std::string& operand : operands) {
       auto fill = s.cacheRead(ko, operand, MemScope::Shared, operand == operands.front() ? p.at("pad") : 0);
-      // Every repeat unrolled: a thread's loads of one fill are all in flight before the barrier.
-      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, 1, 64);
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
     }
   } catch (const ScheduleError& e) {
     rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
@@ -220,6 +221,8 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   if (sharedBytesPerBlock(k) > kSharedLimit)
     rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
                                            " bytes of shared memory (limit 48 KiB)");
+  // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
+  pipelineStages(s, ko, p);
 }
 
 void conv(TracedSchedule& s, const TemplateParams& p) {
@@ -273,25 +276,32 @@ void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, in
   }
 }
 
-// The mma form's pixel tile: th x tw within the output, 49 to 128 pixels, with the least work past the
-// output's edges (tiles overhanging them, and the last 16-row mma tile's unused rows), then the most pixels.
-// 56 x 56 and 28 x 28 tile exactly (8 x 14, 4 x 28); 14 x 14 computes 14% more in 8 x 14 tiles, 7 x 7 31%
-// more as one 7 x 7 tile (4 mma tiles for its 49 pixels).
-std::pair<int64_t, int64_t> pickPixelTile(int64_t oh, int64_t ow) {
-  std::pair<int64_t, int64_t> best{0, 0};
-  double bestWaste = 1e30;
+// The mma form's pixel tiles, best first: th x tw within the output, 49 to 128 pixels, the least work past
+// the output's edges first (tiles overhanging them, and the last 16-row mma tile's unused rows), then the most
+// pixels, then the smallest halo (squarer tiles: a 3 x 3 window's 8 x 14 tile reads 10 x 16 inputs, 2 x 56
+// reads 4 x 58). 56 x 56 and 28 x 28 tile exactly (8 x 14, 4 x 28); 14 x 14 computes 14% more in 8 x 14
+// tiles, 7 x 7 31% more as one 7 x 7 tile (4 mma tiles for its 49 pixels).
+std::vector<std::pair<int64_t, int64_t>> pixelTiles(int64_t oh, int64_t ow) {
+  struct Tile {
+    int64_t th, tw;
+    double waste;
+  };
+  std::vector<Tile> tiles;
   for (int64_t tw : {4, 7, 8, 14, 16, 28, 32, 56})
     for (int64_t th : {1, 2, 4, 7, 8, 14, 16}) {
       int64_t pixels = th * tw;
       if (th > oh || tw > ow || pixels < 49 || pixels > 128) continue;
       double computed = double((oh + th - 1) / th) * double((ow + tw - 1) / tw) * double((pixels + 15) / 16 * 16);
-      double waste = computed / double(oh * ow);
-      if (waste < bestWaste - 1e-9 || (waste < bestWaste + 1e-9 && pixels > best.first * best.second)) {
-        best = {th, tw};
-        bestWaste = waste;
-      }
+      tiles.push_back({th, tw, computed / double(oh * ow)});
     }
-  return best;
+  std::stable_sort(tiles.begin(), tiles.end(), [](const Tile& a, const Tile& b) {
+    if (std::abs(a.waste - b.waste) > 1e-9) return a.waste < b.waste;
+    if (a.th * a.tw != b.th * b.tw) return a.th * a.tw > b.th * b.tw;
+    return (a.th + 2) * (a.tw + 2) < (b.th + 2) * (b.tw + 2);
+  });
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Tile& t : tiles) out.push_back({t.th, t.tw});
+  return out;
 }
 
 // The input tile's rows padded so that an mma fragment's reads, 8 pixels x 4 channels, fall in distinct banks:
@@ -308,17 +318,20 @@ int64_t conflictFreePad(Kernel& k, const TemplateParams& p) {
   return 0;
 }
 
-// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
-bool mmaDefaults(Kernel& k, TemplateParams& p) {
-  std::vector<std::string> operands = inputsReadIn(k, "ic");
-  if (operands.empty()) return false;
-  DType t = k.findBuffer(operands.front())->dtype;
-  bool tf32 = t == DType::F32 && k.allowTf32, sixteen = t == DType::F16 || t == DType::BF16;
-  if (!tf32 && !sixteen) return false;
+// Some loop of the scheduled kernel runs software-pipelined.
+bool pipelined(const Kernel& k) {
+  bool found = false;
+  walk(k.body, [&](StmtNode& n) {
+    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
+  });
+  return found;
+}
+
+// The mma defaults for one pixel tile: false when too few blocks (below) or the form does not apply. The
+// deepest k tile (32, 16, 8 channels) whose two pipelined copies fit in 48 KiB; unpipelined when none does.
+bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32) {
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = extentOf(k, loops[1]);
-  auto [th, tw] = pickPixelTile(extentOf(k, loops[2]), extentOf(k, loops[3]));
-  if (th == 0) return false;  // under 49 output pixels
   int64_t bn = 64;
   while (bn > 8 && oc % bn != 0) bn /= 2;
   // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
@@ -335,13 +348,39 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
   p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
   p["warp_n"] = std::min<int64_t>(16, bn);
   p["pad"] = 0;
-  for (int64_t bk : {32, 16, 8}) {  // the deepest k tile within 24 KiB (two blocks an SM)
+  p["stages"] = 2;
+  for (int64_t bk : {32, 16, 8}) {
     p["block_k"] = bk;
     Kernel scheduled;
-    if (applies(k, p, &scheduled) && sharedBytesPerBlock(scheduled) <= kSharedLimit / 2) break;
+    if (applies(k, p, &scheduled) && pipelined(scheduled)) break;
   }
   if (!applies(k, p)) return false;
   p["pad"] = conflictFreePad(k, p);
+  return true;
+}
+
+// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
+// The first pixel tile (best first) whose k loop pipelines; else the first that applies.
+bool mmaDefaults(Kernel& k, TemplateParams& p) {
+  std::vector<std::string> operands = inputsReadIn(k, "ic");
+  if (operands.empty()) return false;
+  DType t = k.findBuffer(operands.front())->dtype;
+  bool tf32 = t == DType::F32 && k.allowTf32, sixteen = t == DType::F16 || t == DType::BF16;
+  if (!tf32 && !sixteen) return false;
+  std::vector<std::string> loops = outerChain(k);
+  std::optional<TemplateParams> unpipelined;
+  for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {
+    TemplateParams trial = p;
+    if (!mmaTileDefaults(k, trial, th, tw, tf32)) continue;
+    Kernel scheduled;
+    if (applies(k, trial, &scheduled) && pipelined(scheduled)) {
+      p = trial;
+      return true;
+    }
+    if (!unpipelined) unpipelined = trial;
+  }
+  if (!unpipelined) return false;
+  p = *unpipelined;
   return true;
 }
 
@@ -361,7 +400,7 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm) {
     TemplateParams mma = p;
@@ -387,6 +426,7 @@ const TemplateDef& convTemplate() {
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
+       {"stages", {1, 2, 3}, "mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},
        {"unroll_window", {0, 1}, "window form: unroll the filter window loops"}},
       convDefaults};

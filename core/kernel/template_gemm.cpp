@@ -14,16 +14,6 @@ constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory wi
 // stages > 1: each thread fills the shared tiles in 16-byte runs, which the pipelined loop copies with cp.async.
 int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0; }
 
-// stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
-// S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
-// is an upper bound: fewer stages where the k steps or 48 KiB of shared memory for the copies do not allow S.
-void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
-  int64_t stages = std::min(p.at("stages"), extentOf(s.kernel(), ko));
-  int64_t perStage = sharedBytesPerBlock(s.kernel());  // the tiles staged at ko: all the block's shared memory
-  while (stages > 1 && stages * perStage > kStaticSharedBytes) --stages;
-  if (stages > 1) s.pipeline(ko, int(stages));
-}
-
 // shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
 // stages an A tile (block_m x block_k) and a B tile (block_k x block_n) in shared memory, filled by all the
 // block's threads, and each thread accumulates a thread_m x thread_n micro-tile in registers. A thread's rows

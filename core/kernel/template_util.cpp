@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "kernel/launch.h"
 #include "kernel/schedule_util.h"
 #include "kernel/visit.h"
 
@@ -94,8 +95,7 @@ std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
   return out;
 }
 
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes,
-              int64_t unrollRepeats) {
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
   std::string rest = fuseAll(s, fillLoops);
   int64_t n = extentOf(s.kernel(), rest);
   if (lanes > 1 && n > lanes && n % lanes == 0) {
@@ -110,7 +110,7 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
     s.bind(inner, tag);
     rest = outer;
   }
-  if (extentOf(s.kernel(), rest) <= unrollRepeats) s.unroll(rest);
+  if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
 }
 
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad, int64_t copyBytes) {
@@ -119,6 +119,14 @@ void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& d
     auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
     bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
   }
+}
+
+void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
+  constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
+  int64_t stages = std::min(p.at("stages"), extentOf(s.kernel(), ko));
+  int64_t perStage = sharedBytesPerBlock(s.kernel());  // the tiles staged at ko: all the block's shared memory
+  while (stages > 1 && stages * perStage > kStaticSharedBytes) --stages;
+  if (stages > 1) s.pipeline(ko, int(stages));
 }
 
 }  // namespace tessera::kernel::templ

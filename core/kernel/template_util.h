@@ -50,13 +50,16 @@ bool isTransposeLike(Kernel& k);
 // Threads per tag, innermost (x) first.
 using ThreadDims = std::vector<std::pair<int64_t, ThreadTag>>;
 // A shared-memory fill spread over the block's threads: its loops fused, then split into
-// repeats x threadIdx.y x threadIdx.x (the repeats unrolled up to `unrollRepeats`). lanes > 1 (dividing the
+// repeats x threadIdx.y x threadIdx.x (the repeats unrolled when 16 or fewer). lanes > 1 (dividing the
 // fill) first splits off that many consecutive elements per thread as an unrolled innermost loop, which a code
 // generator may copy as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md).
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1,
-              int64_t unrollRepeats = 16);
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1);
 // Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`;
 // copyBytes > 0: each thread copies runs of that many bytes (bindFill's lanes, by the operand's dtype).
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
+// stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
+// S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
+// is an upper bound: fewer stages where the k steps or 48 KiB of shared memory for the copies do not allow S.
+void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p);
 
 }  // namespace tessera::kernel::templ

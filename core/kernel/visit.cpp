@@ -31,6 +31,7 @@ struct ExprMapper {
   void operator()(AsyncCopyStmt& s) const {
     each(s.dstIndices);
     each(s.srcIndices);
+    if (s.inside) s.inside = f(s.inside);
   }
   void operator()(StmtNode&) const {}
 };
