@@ -33,6 +33,10 @@ double Tensor::getDouble(int64_t i) const {
     case DType::F16: { uint16_t v; std::memcpy(&v, p, 2); return halfToFloat(v); }
     case DType::BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToFloat(v); }
     case DType::U64: { uint64_t v; std::memcpy(&v, p, 8); return double(v); }
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ: return float8ToDouble(uint8_t(*p), dtype());
     default: return double(getInt(i));
   }
 }
@@ -68,6 +72,10 @@ void Tensor::setDouble(int64_t i, double v) {
     case DType::F16: { uint16_t h = floatToHalf(float(v)); std::memcpy(p, &h, 2); return; }
     case DType::BF16: { uint16_t h = floatToBf16(float(v)); std::memcpy(p, &h, 2); return; }
     case DType::Bool: { uint8_t b = v != 0; std::memcpy(p, &b, 1); return; }
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ: *p = std::byte(toFloat8(v, dtype())); return;
     case DType::U64:
       if (v >= 9223372036854775808.0) {  // 2^63 and above do not fit int64: convert through uint64
         uint64_t x = v >= 18446744073709551615.0 ? UINT64_MAX : uint64_t(v);

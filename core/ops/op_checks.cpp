@@ -90,6 +90,10 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code) {
     case 12: return DType::U32;
     case 13: return DType::U64;
     case 9: return DType::Bool;
+    case 17: return DType::F8E4M3FN;
+    case 18: return DType::F8E4M3FNUZ;
+    case 19: return DType::F8E5M2;
+    case 20: return DType::F8E5M2FNUZ;
     default: return std::nullopt;
   }
 }

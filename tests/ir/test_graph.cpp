@@ -1,5 +1,7 @@
 #include <QtTest>
 
+#include <cmath>
+
 #include "ir/error.h"
 #include "ir/graph.h"
 
@@ -76,6 +78,38 @@ class TestGraph : public QObject {
   void rejectsUnknownDType() {
     QVERIFY(!parseDType("f8").has_value());
     QVERIFY(parseDType("bf16") == DType::BF16);
+  }
+  // Every float8 code decodes and encodes back to itself (NaNs to the one NaN of their format); the largest
+  // finite values, the smallest subnormal, ties to even, saturation and the FNUZ zero follow ONNX.
+  void float8Conversions() {
+    for (DType t : {DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ}) {
+      QVERIFY(isFloat(t) && isFloat8(t) && !isInteger(t));
+      QCOMPARE(dtypeSize(t), size_t(1));
+      for (int b = 0; b < 256; ++b) {
+        double v = float8ToDouble(uint8_t(b), t);
+        if (std::isnan(v)) QVERIFY(std::isnan(float8ToDouble(toFloat8(v, t), t)));
+        else QCOMPARE(int(toFloat8(v, t, false)), b);
+      }
+    }
+    QCOMPARE(float8ToDouble(0x7E, DType::F8E4M3FN), 448.0);
+    QVERIFY(std::isnan(float8ToDouble(0x7F, DType::F8E4M3FN)));
+    QCOMPARE(float8ToDouble(0x7F, DType::F8E4M3FNUZ), 240.0);
+    QVERIFY(std::isnan(float8ToDouble(0x80, DType::F8E4M3FNUZ)));
+    QCOMPARE(float8ToDouble(0x7B, DType::F8E5M2), 57344.0);
+    QVERIFY(std::isinf(float8ToDouble(0x7C, DType::F8E5M2)));
+    QCOMPARE(float8ToDouble(0x01, DType::F8E4M3FN), std::ldexp(1.0, -9));  // smallest subnormal
+    QCOMPARE(int(toFloat8(464, DType::F8E4M3FN, false)), 0x7E);  // the tie between 448 and 480 goes to even
+    QVERIFY(std::isnan(float8ToDouble(toFloat8(465, DType::F8E4M3FN, false), DType::F8E4M3FN)));
+    QCOMPARE(int(toFloat8(1e6, DType::F8E4M3FN)), 0x7E);   // saturates
+    QCOMPARE(int(toFloat8(-INFINITY, DType::F8E5M2)), 0xFB);  // -57344
+    QCOMPARE(int(toFloat8(-INFINITY, DType::F8E5M2, false)), 0xFC);  // -inf
+    QCOMPARE(int(toFloat8(-0.0, DType::F8E5M2FNUZ)), 0x00);  // no negative zero
+    QCOMPARE(int(toFloat8(1.0 + 1.0 / 16, DType::F8E4M3FN)), 0x38);  // 1 + 1/16: a tie, down to 1.0 (even)
+    Tensor x(DType::F8E5M2, {2});
+    x.setDouble(0, 3.0);
+    x.setDouble(1, -0.75);
+    QCOMPARE(x.toDoubles(), (std::vector<double>{3.0, -0.75}));
+    QCOMPARE(parseDType("f8e4m3fnuz"), std::optional<DType>(DType::F8E4M3FNUZ));
   }
   void halfConversions() {
     for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})

@@ -15,6 +15,9 @@ namespace tessera::onnxio {
 namespace {
 using TP = onnx::TensorProto;
 
+// ONNX 1.14's float8 codes: the libonnx 1.12 headers Tessera builds with predate them.
+constexpr int32_t kFloat8E4M3Fn = 17, kFloat8E4M3Fnuz = 18, kFloat8E5M2 = 19, kFloat8E5M2Fnuz = 20;
+
 // Which typed field of TensorProto holds each dtype's values (ONNX's rules: narrow types use int32_data).
 enum class TypedField { Float, Int32, Int64, Double, UInt64 };
 
@@ -55,6 +58,10 @@ std::pair<int64_t, int64_t> int32FieldRange(DType t) {
     case DType::Bool: return {0, 1};
     case DType::F16:
     case DType::BF16: return {0, UINT16_MAX};
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ: return {0, UINT8_MAX};
     default: return {INT32_MIN, INT32_MAX};
   }
 }
@@ -70,6 +77,8 @@ Tensor fromInt32Field(const TP& p, DType dt, const Shape& shape, const std::stri
     if (dt == DType::F16 || dt == DType::BF16) {
       auto bits = uint16_t(v);  // the bit pattern, as ONNX stores 16-bit floats
       std::memcpy(t.mutableBytes().data() + 2 * size_t(i), &bits, 2);
+    } else if (isFloat8(dt)) {
+      t.mutableBytes()[size_t(i)] = std::byte(v);  // the bit pattern too
     } else {
       t.setInt(i, v);
     }
@@ -167,6 +176,10 @@ std::optional<DType> dtypeFromOnnx(int32_t code) {
     case TP::UINT32: return DType::U32;
     case TP::UINT64: return DType::U64;
     case TP::BOOL: return DType::Bool;
+    case kFloat8E4M3Fn: return DType::F8E4M3FN;
+    case kFloat8E4M3Fnuz: return DType::F8E4M3FNUZ;
+    case kFloat8E5M2: return DType::F8E5M2;
+    case kFloat8E5M2Fnuz: return DType::F8E5M2FNUZ;
     default: return std::nullopt;
   }
 }
@@ -186,6 +199,10 @@ int32_t dtypeToOnnx(DType t) {
     case DType::U32: return TP::UINT32;
     case DType::U64: return TP::UINT64;
     case DType::Bool: return TP::BOOL;
+    case DType::F8E4M3FN: return kFloat8E4M3Fn;
+    case DType::F8E4M3FNUZ: return kFloat8E4M3Fnuz;
+    case DType::F8E5M2: return kFloat8E5M2;
+    case DType::F8E5M2FNUZ: return kFloat8E5M2Fnuz;
   }
   return TP::UNDEFINED;
 }
@@ -193,7 +210,7 @@ int32_t dtypeToOnnx(DType t) {
 DType requireDType(int32_t code, const std::string& what) {
   if (auto t = dtypeFromOnnx(code)) return *t;
   fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
-       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool are)");
+       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool and the four float8 types are)");
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {

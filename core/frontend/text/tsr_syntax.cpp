@@ -83,6 +83,13 @@ std::optional<std::string> encodeFloat(DType dtype, std::string_view text, std::
     std::memcpy(out, &*f, 4);
     return std::nullopt;
   }
+  if (isFloat8(dtype)) {  // one byte; beyond the largest finite value is out of range, not saturated
+    uint8_t b = toFloat8(*f, dtype, false);
+    double back = float8ToDouble(b, dtype);
+    if (std::isfinite(*f) && !std::isfinite(back)) return bad;
+    std::memcpy(out, &b, 1);
+    return std::nullopt;
+  }
   uint16_t h = dtype == DType::F16 ? floatToHalf(*f) : floatToBf16(*f);
   float back = dtype == DType::F16 ? halfToFloat(h) : bf16ToFloat(h);
   if (std::isinf(back) && !std::isinf(*f)) return bad;
