@@ -157,11 +157,38 @@ class TestOnnx : public QObject {
   }
 
   void opsetOutOfRange() {
-    ModelMaker m(6);
+    ModelMaker m(28);
     m.floatInput("x", {2});
     m.node("Relu", {"x"}, {"y"});
     m.output("y");
-    EXPECT_ERROR(m.bytes(), "opset 6 of the default domain is not supported");
+    EXPECT_ERROR(m.bytes(), "opset 28 of the default domain is not supported (Tessera reads 1 to 27)");
+  }
+
+  // Opset 1: consumed_inputs dropped, suffix broadcasting read as numpy's, Cast's type name read as its code,
+  // Concat's axis defaulting to 1; broadcasting at an axis refused naming the node.
+  void opset1FormsAreUpgraded() {
+    ModelMaker m(1);
+    m.floatInput("a", {2, 3});
+    m.floatInput("b", {3});
+    auto* add = m.node("Add", {"a", "b"}, {"s"}, "add");
+    setInts(add, "consumed_inputs", {0, 0});
+    setInt(add, "broadcast", 1);
+    auto* cast = m.node("Cast", {"s"}, {"c"}, "cast");
+    auto* to = cast->add_attribute();
+    to->set_name("to");
+    to->set_type(onnx::AttributeProto::STRING);
+    to->set_s("INT32");
+    m.node("Concat", {"a", "a"}, {"cat"}, "concat");
+    m.output("c");
+    m.output("cat");
+    Graph g = importOnnxBytes(m.bytes(), "old.onnx");
+    QVERIFY(!g.findNode("add")->hasAttr("consumed_inputs") && !g.findNode("add")->hasAttr("broadcast"));
+    QCOMPARE(g.findValue("c")->type().toString(), std::string("i32[2,3]"));
+    QCOMPARE(g.findValue("cat")->type().toString(), std::string("f32[2,6]"));
+    auto r = runReference(g, {floats({2, 3}, {1, 2, 3, 4, 5, 6}), floats({3}, {10, 20, 30})});
+    QCOMPARE(values(r.outputs[0]), (std::vector<double>{11, 22, 33, 14, 25, 36}));
+    setInt(add, "axis", 0);
+    EXPECT_ERROR(m.bytes(), "node 'add' (Add): broadcasting input 1 at axis 0 (opset 1) is not supported");
   }
 
   void negativeAndSymbolicDims() {

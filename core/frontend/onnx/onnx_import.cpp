@@ -19,7 +19,7 @@ namespace tessera {
 namespace {
 using namespace onnxio;
 
-constexpr int64_t kMinOpset = 7, kMaxOpset = 27;
+constexpr int64_t kMinOpset = 1, kMaxOpset = 27;  // opsets 1-6 are upgraded (upgrade.cpp)
 
 struct ModelInfo {
   int64_t opset = 0;                      // of the default domain
