@@ -34,7 +34,8 @@ DType castTarget(const InferContext& ctx) {
   if (!t)
     ctx.error("attribute 'to' = " + std::to_string(to->i()) +
               " is not a supported dtype code (supported: 1 f32, 10 f16, 16 bf16, 11 f64, 7 i64, 6 i32, 5 i16, "
-              "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool, 17 f8e4m3fn, 18 f8e4m3fnuz, 19 f8e5m2, 20 f8e5m2fnuz)");
+              "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool, 17 f8e4m3fn, 18 f8e4m3fnuz, 19 f8e5m2, 20 f8e5m2fnuz, "
+              "21 u4, 22 i4)");
   return *t;
 }
 

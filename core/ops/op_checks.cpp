@@ -94,6 +94,8 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code) {
     case 18: return DType::F8E4M3FNUZ;
     case 19: return DType::F8E5M2;
     case 20: return DType::F8E5M2FNUZ;
+    case 21: return DType::U4;
+    case 22: return DType::I4;
     default: return std::nullopt;
   }
 }

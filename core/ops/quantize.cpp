@@ -2,7 +2,7 @@
 // and y = (x - zero_point) * scale. The scale (and zero point) is per tensor (one element), per axis (1-D of
 // x's extent along `axis`) or blocked (x's rank, `axis` divided into blocks of block_size). Quantized types are
 // the 8-, 16- and 32-bit integers Tessera holds and the float8 types (no rounding to an integer: the quotient
-// rounds once into the float8 type, saturating unless `saturate` is 0); 4-bit types are refused at import.
+// rounds once into the float8 type, saturating unless `saturate` is 0), and i4 u4.
 #include <cmath>
 #include <limits>
 
@@ -48,7 +48,7 @@ std::vector<int64_t> scaleIndex(const Node& node, const Shape& x, const Shape& s
 const std::initializer_list<DType> kQuantTypes = {DType::I8,       DType::U8,         DType::I16,
                                                   DType::U16,      DType::I32,        DType::U32,
                                                   DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
-                                                  DType::F8E5M2FNUZ};
+                                                  DType::F8E5M2FNUZ, DType::I4,      DType::U4};
 
 // The zero point is indexed like the scale, so it needs the scale's shape (or one element, like a per-tensor scale:
 // ONNX's float8 tests give a [1] zero point to a scalar scale).
@@ -103,7 +103,7 @@ void inferQuantize(InferContext& ctx) {
   for (DType t : kQuantTypes) ok = ok || t == out;
   if (!ok)
     ctx.error("quantizes to " + std::string(dtypeName(out)) +
-              "; QuantizeLinear supports i8 u8 i16 u16 i32 u32 and the float8 types");
+              "; QuantizeLinear supports i4 u4 i8 u8 i16 u16 i32 u32 and the float8 types");
   requireZeroPointLikeScale(ctx);
   scaleIndex(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
   ctx.outputs[0] = {out, ctx.input(0).shape};
@@ -117,6 +117,8 @@ std::pair<double, double> integerRange(DType t) {
     case DType::I16: return {-32768.0, 32767.0};
     case DType::U16: return {0.0, 65535.0};
     case DType::I32: return {-2147483648.0, 2147483647.0};
+    case DType::I4: return {-8.0, 7.0};
+    case DType::U4: return {0.0, 15.0};
     default: return {0.0, 4294967295.0};  // u32
   }
 }

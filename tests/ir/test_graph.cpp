@@ -111,6 +111,14 @@ class TestGraph : public QObject {
     QCOMPARE(x.toDoubles(), (std::vector<double>{3.0, -0.75}));
     QCOMPARE(parseDType("f8e4m3fnuz"), std::optional<DType>(DType::F8E4M3FNUZ));
   }
+  // 4-bit integers wrap when stored, as ONNX's Cast to them does (-9 is 7, 15 is -1 for i4; 16 is 0 for u4).
+  void int4ValuesWrap() {
+    Tensor i4 = Tensor::fromDoubles(DType::I4, {4}, std::vector<double>{-9, -8, 7.9, 15});
+    QCOMPARE(i4.toInts(), (std::vector<int64_t>{7, -8, 7, -1}));
+    Tensor u4 = Tensor::fromInts(DType::U4, {3}, std::vector<int64_t>{-1, 15, 16});
+    QCOMPARE(u4.toInts(), (std::vector<int64_t>{15, 15, 0}));
+    QVERIFY(isInteger(DType::I4) && isSigned(DType::I4) && !isSigned(DType::U4) && isInt4(DType::U4));
+  }
   void halfConversions() {
     for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})
       QCOMPARE(halfToFloat(floatToHalf(f)), f);
