@@ -13,6 +13,9 @@ bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
+  if (isFloat8(t) || isInt4(t))  // storage types of the reference semantics only (ir/dtype.h)
+    fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
+         "backends do not take float8 or 4-bit integers");
   switch (t) {
     case DType::F32: return "float";
     case DType::F64: return "double";

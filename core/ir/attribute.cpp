@@ -5,7 +5,8 @@
 namespace tessera {
 
 std::string_view attrKindName(AttrKind k) {
-  static constexpr std::string_view names[] = {"int", "float", "string", "ints", "floats", "strings", "tensor"};
+  static constexpr std::string_view names[] = {"int",     "float",   "string", "ints",
+                                               "floats",  "strings", "tensor", "graph"};
   return names[size_t(k)];
 }
 
@@ -30,6 +31,14 @@ const std::vector<std::string>& Attribute::strings() const {
   return get<std::vector<std::string>>(v_, AttrKind::Strings);
 }
 const Tensor& Attribute::t() const { return get<Tensor>(v_, AttrKind::Tensor); }
+
+Attribute::Attribute(std::shared_ptr<const Graph> v) : v_(std::move(v)) {
+  if (!graph()) fail("a graph attribute needs a graph");
+}
+const std::shared_ptr<const Graph>& Attribute::graph() const {
+  return get<std::shared_ptr<const Graph>>(v_, AttrKind::Graph);
+}
+const Graph& Attribute::g() const { return *graph(); }
 
 bool Attribute::operator==(const Attribute& o) const {
   if (kind() != o.kind()) return false;

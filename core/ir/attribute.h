@@ -1,8 +1,10 @@
 #pragma once
 // Typed node attributes (ONNX attribute kinds we support). Kept in a name-sorted map so that printing
-// and fingerprints are deterministic.
+// and fingerprints are deterministic. A graph attribute (the body of If, Loop, Scan) is shared and immutable,
+// like a tensor's bytes: copies of a node share its subgraph, and a pass that changes a body makes a new one.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -12,13 +14,16 @@
 
 namespace tessera {
 
-enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor };
-std::string_view attrKindName(AttrKind k);  // "int", "float", "string", "ints", "floats", "strings", "tensor"
+class Graph;
+
+enum class AttrKind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor, Graph };
+// "int", "float", "string", "ints", "floats", "strings", "tensor", "graph"
+std::string_view attrKindName(AttrKind k);
 
 class Attribute {
  public:
   using Storage = std::variant<int64_t, double, std::string, std::vector<int64_t>, std::vector<double>,
-                               std::vector<std::string>, Tensor>;
+                               std::vector<std::string>, Tensor, std::shared_ptr<const Graph>>;
   Attribute() : v_(int64_t(0)) {}
   Attribute(int64_t v) : v_(v) {}
   Attribute(int v) : v_(int64_t(v)) {}
@@ -29,6 +34,7 @@ class Attribute {
   Attribute(std::vector<double> v) : v_(std::move(v)) {}
   Attribute(std::vector<std::string> v) : v_(std::move(v)) {}
   Attribute(Tensor v) : v_(std::move(v)) {}
+  Attribute(std::shared_ptr<const Graph> v);  // throws Error when null
 
   AttrKind kind() const { return AttrKind(v_.index()); }
   const Storage& storage() const { return v_; }
@@ -41,7 +47,10 @@ class Attribute {
   const std::vector<double>& floats() const;
   const std::vector<std::string>& strings() const;
   const Tensor& t() const;
+  const Graph& g() const;
+  const std::shared_ptr<const Graph>& graph() const;
 
+  // Graphs compare by identity: two nodes are equal only when they share the subgraph object.
   bool operator==(const Attribute& o) const;
 
  private:

@@ -21,6 +21,12 @@ std::string_view dtypeName(DType t) {
     case DType::U16: return "u16";
     case DType::U32: return "u32";
     case DType::U64: return "u64";
+    case DType::F8E4M3FN: return "f8e4m3fn";
+    case DType::F8E4M3FNUZ: return "f8e4m3fnuz";
+    case DType::F8E5M2: return "f8e5m2";
+    case DType::F8E5M2FNUZ: return "f8e5m2fnuz";
+    case DType::I4: return "i4";
+    case DType::U4: return "u4";
   }
   return "?";
 }
@@ -45,16 +51,28 @@ size_t dtypeSize(DType t) {
     case DType::U16: return 2;
     case DType::I8:
     case DType::U8:
-    case DType::Bool: return 1;
+    case DType::Bool:
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+    case DType::I4:
+    case DType::U4: return 1;
   }
   return 1;
 }
 
-bool isFloat(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
+bool isFloat8(DType t) {
+  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ || t == DType::F8E5M2 || t == DType::F8E5M2FNUZ;
+}
+bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64 || isFloat8(t);
+}
 bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
 bool isSigned(DType t) {
-  return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8;
+  return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::I4;
 }
+bool isInt4(DType t) { return t == DType::I4 || t == DType::U4; }
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;

@@ -73,11 +73,29 @@ Value* Graph::newValue(const std::string& name) {
 
 Value* Graph::addInput(const std::string& name, TensorType type) {
   if (valueByName_.count(name)) fail("graph input '" + name + "' is defined twice");
+  if (numCaptures_ > 0) fail("graph input '" + name + "' added after the captures of graph '" + name_ + "'");
   Value* v = newValue(name);
   v->type_ = std::move(type);
   v->isInput_ = true;
   inputs_.push_back(v);
   return v;
+}
+
+Value* Graph::addCapture(const std::string& name, TensorType type) {
+  size_t captures = numCaptures_;
+  numCaptures_ = 0;  // addInput refuses inputs after captures
+  Value* v = addInput(name, std::move(type));
+  numCaptures_ = captures + 1;
+  return v;
+}
+
+void Graph::bindInput(Value* v, Tensor data) {
+  auto it = std::find(inputs_.begin(), inputs_.end(), v);
+  if (it == inputs_.end()) fail("value '" + v->name_ + "' is not an input of graph '" + name_ + "'");
+  if (size_t(inputs_.end() - it) <= numCaptures_) numCaptures_--;
+  inputs_.erase(it);
+  v->isInput_ = false;
+  setInitializer(v, std::move(data));
 }
 
 Value* Graph::addInitializer(const std::string& name, Tensor data) {
@@ -167,6 +185,8 @@ void Graph::removeNode(Node* n) {
 void Graph::removeValue(Value* v) {
   if (v->producer_ || !v->uses_.empty() || v->isGraphOutput())
     fail("cannot remove value '" + v->name_ + "': it is produced by a node, used, or a graph output");
+  auto input = std::find(inputs_.begin(), inputs_.end(), v);
+  if (input != inputs_.end() && size_t(inputs_.end() - input) <= numCaptures_) numCaptures_--;
   std::erase(inputs_, v);
   valueByName_.erase(v->name_);
   std::erase_if(values_, [&](const auto& p) { return p.get() == v; });
@@ -260,6 +280,7 @@ Graph Graph::clone() const {
     map[in]->isInput_ = true;
     g.inputs_.push_back(map[in]);
   }
+  g.numCaptures_ = numCaptures_;
   for (const auto& n : nodes_) {
     auto c = std::make_unique<Node>();
     c->id_ = n->id_;

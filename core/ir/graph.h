@@ -3,6 +3,10 @@
 // The graph owns its nodes and values; pointers stay valid until the object is removed.
 // Node ids are stable (the model's node names, made unique) and are how overrides, steps and views refer
 // to nodes. Value names are unique too.
+// A subgraph (the body of If, Loop, Scan; held by a graph attribute) reads values of the graphs around it
+// through captures: its last numCaptures() inputs stand for outer-scope values, which the node holding the
+// subgraph passes as its own last inputs in the same order. So the outer graph's use lists, topological order
+// and liveness see every value a body reads, and a body never points into another graph.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -102,6 +106,11 @@ class Graph {
 
   // --- building ---
   Value* addInput(const std::string& name, TensorType type);
+  // An input standing for an outer-scope value (see above); captures come after every ordinary input.
+  Value* addCapture(const std::string& name, TensorType type);
+  size_t numCaptures() const { return numCaptures_; }
+  // Turns graph input `v` into an initializer holding `data` (how a body is specialized to known values).
+  void bindInput(Value* v, Tensor data);
   Value* addInitializer(const std::string& name, Tensor data);
   // Adds a node whose outputs get the given names (made unique) and a placeholder type; type inference
   // (ops/infer.h) or setType fills the types. A null input is an omitted optional input.
@@ -148,6 +157,7 @@ class Graph {
   std::vector<std::unique_ptr<Value>> values_;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
+  size_t numCaptures_ = 0;
   std::unordered_map<std::string, Node*> nodeById_;
   std::unordered_map<std::string, Value*> valueByName_;
 };

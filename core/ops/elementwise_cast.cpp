@@ -9,8 +9,15 @@ namespace {
 using namespace ops;  // the shared helpers of op_support.h
 
 // Converts every element to `to`: floats round once (to integers: truncation toward zero), integers convert
-// exactly or wrap like a C cast, anything to bool is "!= 0" (NaN is true).
-Tensor convert(const Tensor& x, DType to) {
+// exactly or wrap like a C cast, anything to bool is "!= 0" (NaN is true). To a float8 type, values beyond its
+// range saturate to its largest finite value unless `saturate` is off (then infinity or NaN).
+Tensor convert(const Tensor& x, DType to, bool saturate) {
+  if (isFloat8(to) && !saturate) {
+    Tensor y(to, x.shape());
+    auto* bits = reinterpret_cast<uint8_t*>(y.mutableBytes().data());
+    for (int64_t i = 0; i < x.numElements(); ++i) bits[i] = toFloat8(x.getDouble(i), to, false);
+    return y;
+  }
   if (isFloat(x.dtype()) || isFloat(to)) {
     std::vector<double> v = x.toDoubles();
     return fromDoublesRounded(to, x.shape(), v);
@@ -27,13 +34,14 @@ DType castTarget(const InferContext& ctx) {
   if (!t)
     ctx.error("attribute 'to' = " + std::to_string(to->i()) +
               " is not a supported dtype code (supported: 1 f32, 10 f16, 16 bf16, 11 f64, 7 i64, 6 i32, 5 i16, "
-              "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool)");
+              "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool, 17 f8e4m3fn, 18 f8e4m3fnuz, 19 f8e5m2, 20 f8e5m2fnuz, "
+              "21 u4, 22 i4)");
   return *t;
 }
 
 std::vector<Tensor> evalConvert(const Node& node, const std::vector<const Tensor*>& in,
                                 const std::vector<TensorType>& types) {
-  Tensor y = convert(*in[0], types[0].dtype);
+  Tensor y = convert(*in[0], types[0].dtype, node.attrInt("saturate", 1) != 0);
   requireType(node, y, types[0]);
   return {y};
 }

@@ -60,4 +60,6 @@ void registerWindowInverseOps(OpRegistry& r);
 void registerRoiAlignOps(OpRegistry& r);
 // TfIdfVectorizer (tfidf.cpp).
 void registerTfIdfOps(OpRegistry& r);
+// If Loop (control_flow.cpp), Scan (control_flow_scan.cpp): ops with subgraphs.
+void registerControlFlowOps(OpRegistry& r);
 }  // namespace tessera

@@ -61,7 +61,7 @@ void propagateConstants(const Node& node, ConstantTable& constants) {
   }
   const OpSchema& schema = OpRegistry::instance().get(node);
   bool random = schema.traits.random || schema.traits.randomInTraining;  // Dropout
-  if (!schema.eval || random || !inputsKnown(node, constants)) return;
+  if (!schema.eval || random || !evalCostBounded(node) || !inputsKnown(node, constants)) return;
   std::vector<TensorType> types;
   int64_t total = 0;
   for (Value* out : node.outputs()) {

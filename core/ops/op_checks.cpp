@@ -90,6 +90,12 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code) {
     case 12: return DType::U32;
     case 13: return DType::U64;
     case 9: return DType::Bool;
+    case 17: return DType::F8E4M3FN;
+    case 18: return DType::F8E4M3FNUZ;
+    case 19: return DType::F8E5M2;
+    case 20: return DType::F8E5M2FNUZ;
+    case 21: return DType::U4;
+    case 22: return DType::I4;
     default: return std::nullopt;
   }
 }

@@ -75,6 +75,7 @@ const OpRegistry& OpRegistry::instance() {
     registerWindowInverseOps(r);
     registerRoiAlignOps(r);
     registerTfIdfOps(r);
+    registerControlFlowOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();
@@ -100,6 +101,16 @@ const OpTraits& opTraits(const std::string& op) {
   static const OpTraits none;
   const OpSchema* s = OpRegistry::instance().find(op);
   return s ? s->traits : none;
+}
+
+bool evalCostBounded(const Node& node) {
+  if (opTraits(node.op()).unboundedEval) return false;
+  for (const auto& [name, attr] : node.attrs()) {
+    if (attr.kind() != AttrKind::Graph) continue;
+    for (const Node* n : attr.g().nodes())
+      if (!evalCostBounded(*n)) return false;
+  }
+  return true;
 }
 
 std::vector<std::string> OpRegistry::names() const {

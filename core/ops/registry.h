@@ -67,6 +67,8 @@ struct OpTraits {
   bool rowNormalization = false;      // a statistic over a row, then a second pass over it (Softmax, LayerNorm)
   bool identityWhenTypeKept = false;  // copies input 0 when its output type equals input 0's (Cast, Expand)
   bool identityWhenUnary = false;     // copies its only input (Concat, Sum, Max, Min, Mean of one input)
+  bool subgraphs = false;             // runs graph attributes (If, Loop, Scan): on the host, never in a kernel
+  bool unboundedEval = false;         // evaluation cost not bounded by its operands (Loop: M iterations)
   ReduceKind reduce = ReduceKind::None;
   PoolKind pool = PoolKind::None;
   MovementKind movement = MovementKind::None;
@@ -86,6 +88,9 @@ struct OpSchema {
 
 // The traits of a registered op; all defaults ("no") for an unknown name.
 const OpTraits& opTraits(const std::string& op);
+// Whether evaluating `node` at compile time has a cost bounded by its operands: no node in it or in its
+// subgraphs (at any depth) is unboundedEval. Constant propagation and folding evaluate only such nodes.
+bool evalCostBounded(const Node& node);
 
 class OpRegistry {
  public:

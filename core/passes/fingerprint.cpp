@@ -49,6 +49,8 @@ uint64_t attributeHash(const Attribute& attr) {
           for (const auto& s : v) h.str(s);
         } else if constexpr (std::is_same_v<T, Tensor>) {
           hashTensor(h, v);
+        } else if constexpr (std::is_same_v<T, std::shared_ptr<const Graph>>) {
+          h.u64(graphFingerprint(*v));  // a body's content: nesting is bounded by the importer
         } else {
           h.u64(v.size());
           h.bytes(v.data(), v.size() * sizeof(v[0]));

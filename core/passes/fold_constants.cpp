@@ -9,10 +9,11 @@
 namespace tessera {
 namespace {
 
-// Ops never folded: random, or (Dropout) only an identity in inference, which canonicalize handles.
+// Ops never folded: random, or (Dropout) only an identity in inference, which canonicalize handles, or of a
+// cost not bounded by their operands (a Loop's trip count).
 bool foldable(const Node& n) {
   const OpTraits& t = opTraits(n.op());
-  return !t.random && !t.randomInTraining;
+  return !t.random && !t.randomInTraining && evalCostBounded(n);
 }
 
 // Shape and Size need only the static type of their input, not its data.

@@ -1,5 +1,7 @@
 #include <QtTest>
 
+#include <cmath>
+
 #include "ir/error.h"
 #include "ir/graph.h"
 
@@ -42,9 +44,80 @@ class TestGraph : public QObject {
     QVERIFY(c.outputs()[0] == c.findNode("r")->output(0));
     QVERIFY(c.outputs()[0] != g.outputs()[0]);
   }
+  // Captures are the last inputs; clone keeps them, binding one to data turns it into an initializer.
+  void capturesFollowInputsAndSurviveClone() {
+    Graph body("body");
+    Value* a = body.addInput("a", {DType::F32, {2}});
+    Value* w = body.addCapture("w", {DType::F32, {2}});
+    body.addCapture("v", {DType::F32, {2}});
+    QVERIFY_THROWS_EXCEPTION(Error, body.addInput("late", {DType::F32, {}}));
+    body.addOutput(body.addNode("Add", {a, w}, {"y"})->output(0));
+    QCOMPARE(body.numCaptures(), size_t(2));
+    Graph copy = body.clone();
+    QCOMPARE(copy.numCaptures(), size_t(2));
+    copy.bindInput(copy.findValue("w"), Tensor(DType::F32, {2}));
+    QCOMPARE(copy.numCaptures(), size_t(1));
+    QCOMPARE(copy.inputs().size(), size_t(2));
+    QVERIFY(copy.findValue("w")->initializer());
+    QVERIFY(!copy.findValue("w")->isGraphInput());
+    copy.bindInput(copy.findValue("a"), Tensor(DType::F32, {2}));
+    QCOMPARE(copy.numCaptures(), size_t(1));  // a formal input: the captures stay
+    QVERIFY_THROWS_EXCEPTION(Error, copy.bindInput(copy.findValue("y"), Tensor(DType::F32, {2})));
+  }
+  // A graph attribute is shared by copies and compares by identity.
+  void graphAttributesAreShared() {
+    auto body = std::make_shared<const Graph>("body");
+    Attribute a(body), b(body), c(std::make_shared<const Graph>("body"));
+    QCOMPARE(a.kind(), AttrKind::Graph);
+    QVERIFY(a == b);
+    QVERIFY(!(a == c));
+    QCOMPARE(&a.g(), body.get());
+    QVERIFY_THROWS_EXCEPTION(Error, Attribute(std::shared_ptr<const Graph>()));
+    QVERIFY_THROWS_EXCEPTION(Error, Attribute(int64_t(1)).g());
+  }
   void rejectsUnknownDType() {
     QVERIFY(!parseDType("f8").has_value());
     QVERIFY(parseDType("bf16") == DType::BF16);
+  }
+  // Every float8 code decodes and encodes back to itself (NaNs to the one NaN of their format); the largest
+  // finite values, the smallest subnormal, ties to even, saturation and the FNUZ zero follow ONNX.
+  void float8Conversions() {
+    for (DType t : {DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2, DType::F8E5M2FNUZ}) {
+      QVERIFY(isFloat(t) && isFloat8(t) && !isInteger(t));
+      QCOMPARE(dtypeSize(t), size_t(1));
+      for (int b = 0; b < 256; ++b) {
+        double v = float8ToDouble(uint8_t(b), t);
+        if (std::isnan(v)) QVERIFY(std::isnan(float8ToDouble(toFloat8(v, t), t)));
+        else QCOMPARE(int(toFloat8(v, t, false)), b);
+      }
+    }
+    QCOMPARE(float8ToDouble(0x7E, DType::F8E4M3FN), 448.0);
+    QVERIFY(std::isnan(float8ToDouble(0x7F, DType::F8E4M3FN)));
+    QCOMPARE(float8ToDouble(0x7F, DType::F8E4M3FNUZ), 240.0);
+    QVERIFY(std::isnan(float8ToDouble(0x80, DType::F8E4M3FNUZ)));
+    QCOMPARE(float8ToDouble(0x7B, DType::F8E5M2), 57344.0);
+    QVERIFY(std::isinf(float8ToDouble(0x7C, DType::F8E5M2)));
+    QCOMPARE(float8ToDouble(0x01, DType::F8E4M3FN), std::ldexp(1.0, -9));  // smallest subnormal
+    QCOMPARE(int(toFloat8(464, DType::F8E4M3FN, false)), 0x7E);  // the tie between 448 and 480 goes to even
+    QVERIFY(std::isnan(float8ToDouble(toFloat8(465, DType::F8E4M3FN, false), DType::F8E4M3FN)));
+    QCOMPARE(int(toFloat8(1e6, DType::F8E4M3FN)), 0x7E);   // saturates
+    QCOMPARE(int(toFloat8(-INFINITY, DType::F8E5M2)), 0xFB);  // -57344
+    QCOMPARE(int(toFloat8(-INFINITY, DType::F8E5M2, false)), 0xFC);  // -inf
+    QCOMPARE(int(toFloat8(-0.0, DType::F8E5M2FNUZ)), 0x00);  // no negative zero
+    QCOMPARE(int(toFloat8(1.0 + 1.0 / 16, DType::F8E4M3FN)), 0x38);  // 1 + 1/16: a tie, down to 1.0 (even)
+    Tensor x(DType::F8E5M2, {2});
+    x.setDouble(0, 3.0);
+    x.setDouble(1, -0.75);
+    QCOMPARE(x.toDoubles(), (std::vector<double>{3.0, -0.75}));
+    QCOMPARE(parseDType("f8e4m3fnuz"), std::optional<DType>(DType::F8E4M3FNUZ));
+  }
+  // 4-bit integers wrap when stored, as ONNX's Cast to them does (-9 is 7, 15 is -1 for i4; 16 is 0 for u4).
+  void int4ValuesWrap() {
+    Tensor i4 = Tensor::fromDoubles(DType::I4, {4}, std::vector<double>{-9, -8, 7.9, 15});
+    QCOMPARE(i4.toInts(), (std::vector<int64_t>{7, -8, 7, -1}));
+    Tensor u4 = Tensor::fromInts(DType::U4, {3}, std::vector<int64_t>{-1, 15, 16});
+    QCOMPARE(u4.toInts(), (std::vector<int64_t>{15, 15, 0}));
+    QVERIFY(isInteger(DType::I4) && isSigned(DType::I4) && !isSigned(DType::U4) && isInt4(DType::U4));
   }
   void halfConversions() {
     for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.1035156e-05f, 5.9604645e-08f})

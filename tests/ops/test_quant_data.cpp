@@ -20,6 +20,20 @@ Tensor U8(Shape shape, V values) { return T(DType::U8, std::move(shape), std::mo
 class TestQuantData : public QObject {
   Q_OBJECT
  private slots:
+  // Cast to float8 rounds to nearest even and saturates unless saturate=0; QuantizeLinear to float8 does not
+  // round to an integer; DequantizeLinear decodes.
+  void float8CastAndQuantize() {
+    Tensor x = F32({4}, {1.0625, 500, -1e9, 0.3});
+    EXPECT_TENSOR(run1("Cast", {x}, {{"to", 17}}), (TensorType{DType::F8E4M3FN, {4}}), (V{1.0, 448, -448, 0.3125}), 0);
+    Tensor open = run1("Cast", {x}, {{"to", 17}, {"saturate", 0}});
+    QVERIFY(std::isnan(open.getDouble(1)) && std::isnan(open.getDouble(2)));
+    Tensor e5 = run1("Cast", {x}, {{"to", 19}, {"saturate", 0}});
+    QCOMPARE(e5.getDouble(2), -INFINITY);
+    EXPECT_TENSOR(run1("Cast", {e5}, {{"to", 1}}), (TensorType{DType::F32, {4}}), (V{1.0, 512, -INFINITY, 0.3125}), 0);
+    Tensor q = run1("QuantizeLinear", {F32({3}, {1, 3, 1000}), F32({}, {2})}, {{"output_dtype", 17}});
+    EXPECT_TENSOR(q, (TensorType{DType::F8E4M3FN, {3}}), (V{0.5, 1.5, 448}), 0);
+    EXPECT_TENSOR(run1("DequantizeLinear", {q, F32({}, {2})}), (TensorType{DType::F32, {3}}), (V{1, 3, 896}), 0);
+  }
   void bitCast() {
     // 1.0f is 0x3f800000.
     EXPECT_TENSOR(run1("BitCast", {F32({1}, {1})}, {{"to", 6}}), (TensorType{DType::I32, {1}}), (V{1065353216}), 0);

@@ -88,6 +88,7 @@ void attributeToProto(const std::string& name, const Attribute& attr, AP& p) {
       p.set_type(AP::STRINGS);
       for (const std::string& v : attr.strings()) p.add_strings(v);
       break;
+    case AttrKind::Graph: fail("attribute '" + name + "': a graph is written with its node (onnx_export.cpp)");
   }
 }
 

@@ -32,30 +32,73 @@ void setValueInfo(const Value& v, onnx::ValueInfoProto& vi) {
   for (int64_t d : v.shape()) shape->add_dim()->set_dim_value(d);
 }
 
-void exportNode(const Node& n, onnx::NodeProto& np) {
+void exportGraph(const Graph& g, onnx::GraphProto& gp, int64_t& opset, bool body);
+
+// The captures a node passes its subgraphs: its last inputs (every subgraph of one node has the same list).
+size_t captureCount(const Node& n) {
+  for (const auto& [name, attr] : n.attrs())
+    if (attr.kind() == AttrKind::Graph) return attr.g().numCaptures();
+  return 0;
+}
+
+// A body reads outer values by name in ONNX: a capture whose outer value has another name is bound by an
+// Identity at the body's start.
+void exportBody(const Node& n, const Graph& body, onnx::GraphProto& gp, int64_t& opset) {
+  size_t first = n.numInputs() - body.numCaptures(), formal = body.inputs().size() - body.numCaptures();
+  for (size_t c = 0; c < body.numCaptures(); ++c) {
+    const Value* outer = n.input(first + c);
+    const Value* inner = body.inputs()[formal + c];
+    if (!outer) fail("node '" + n.id() + "' (" + n.op() + "): outer value " + std::to_string(c) + " is missing");
+    if (outer->name() == inner->name()) continue;
+    auto* bind = gp.add_node();
+    bind->set_op_type("Identity");
+    bind->add_input(outer->name());
+    bind->add_output(inner->name());
+  }
+  exportGraph(body, gp, opset, true);
+}
+
+void exportNode(const Node& n, onnx::NodeProto& np, int64_t& opset) {
   np.set_name(n.id());
   np.set_op_type(n.op());
-  for (const Value* in : n.inputs()) np.add_input(in ? in->name() : "");
+  size_t inputs = n.numInputs() - captureCount(n);
+  for (size_t i = 0; i < inputs; ++i) np.add_input(n.input(i) ? n.input(i)->name() : "");
   for (const Value* out : n.outputs()) np.add_output(out->name());
-  for (const auto& [name, attr] : n.attrs()) attributeToProto(name, attr, *np.add_attribute());
+  for (const auto& [name, attr] : n.attrs()) {
+    if (attr.kind() != AttrKind::Graph) {
+      attributeToProto(name, attr, *np.add_attribute());
+      continue;
+    }
+    auto* ap = np.add_attribute();
+    ap->set_name(name);
+    ap->set_type(onnx::AttributeProto::GRAPH);
+    exportBody(n, attr.g(), *ap->mutable_g(), opset);
+  }
+  opset = std::max(opset, opsetNeededFor(n));
+}
+
+// A body lists its formal inputs only (its captures are outer names) and no value_info: its inner types are
+// inferred again from the node holding it.
+void exportGraph(const Graph& g, onnx::GraphProto& gp, int64_t& opset, bool body) {
+  gp.set_name(g.name());
+  for (const Value* v : g.initializers()) tensorToProto(*v->initializer(), v->name(), *gp.add_initializer());
+  size_t inputs = g.inputs().size() - g.numCaptures();
+  for (size_t i = 0; i < inputs; ++i) setValueInfo(*g.inputs()[i], *gp.add_input());
+  for (const Node* n : g.topoOrder()) {
+    exportNode(*n, *gp.add_node(), opset);
+    if (body) continue;
+    for (const Value* out : n->outputs())
+      if (!out->isGraphOutput()) setValueInfo(*out, *gp.add_value_info());
+  }
+  for (const Value* v : g.outputs()) setValueInfo(*v, *gp.add_output());
 }
 
 onnx::ModelProto exportModel(const Graph& g) {
   onnx::ModelProto m;
   m.set_ir_version(8);
   m.set_producer_name("tessera");
-  onnx::GraphProto& gp = *m.mutable_graph();
-  gp.set_name(g.name());
-  for (const Value* v : g.initializers()) tensorToProto(*v->initializer(), v->name(), *gp.add_initializer());
-  for (const Value* v : g.inputs()) setValueInfo(*v, *gp.add_input());
   int64_t opset = kExportOpset;
-  for (const Node* n : g.topoOrder()) {
-    exportNode(*n, *gp.add_node());
-    opset = std::max(opset, opsetNeededFor(*n));
-    for (const Value* out : n->outputs())
-      if (!out->isGraphOutput()) setValueInfo(*out, *gp.add_value_info());
-  }
-  for (const Value* v : g.outputs()) setValueInfo(*v, *gp.add_output());
+  exportGraph(g, *m.mutable_graph(), opset, false);
   auto* imp = m.add_opset_import();
   imp->set_domain("");
   imp->set_version(opset);

@@ -19,7 +19,7 @@ namespace tessera {
 namespace {
 using namespace onnxio;
 
-constexpr int64_t kMinOpset = 7, kMaxOpset = 27;
+constexpr int64_t kMinOpset = 1, kMaxOpset = 27;  // opsets 1-6 are upgraded (upgrade.cpp)
 
 struct ModelInfo {
   int64_t opset = 0;                      // of the default domain
@@ -49,40 +49,22 @@ std::string lowercase(std::string s) {
 
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
-// Graph input names whose values decide a shape: operands listed in a schema's shapeInputs, and everything
-// they are computed from (except through Shape and Size, which read only a type).
-std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp) {
-  std::unordered_map<std::string, int> producer;
-  for (int k = 0; k < gp.node_size(); ++k)
-    for (const std::string& out : gp.node(k).output()) producer[out] = k;
-  std::vector<std::string> stack;
-  for (const auto& np : gp.node())
-    if (const OpSchema* schema = OpRegistry::instance().find(np.op_type()))
-      for (int idx : schema->shapeInputs)
-        if (idx < np.input_size() && !np.input(idx).empty()) stack.push_back(np.input(idx));
-  std::unordered_set<std::string> seen;
-  while (!stack.empty()) {
-    std::string name = std::move(stack.back());
-    stack.pop_back();
-    if (!seen.insert(name).second) continue;
-    auto it = producer.find(name);
-    if (it == producer.end()) continue;
-    const auto& np = gp.node(it->second);
-    if (np.op_type() == "Shape" || np.op_type() == "Size") continue;
-    for (const std::string& in : np.input())
-      if (!in.empty()) stack.push_back(in);
-  }
-  return seen;
-}
-
 // Types of input 0 of nodes whose upgrade asked for it, by index of the node in the GraphProto.
 using TypeHints = std::unordered_map<int, TensorType>;
+
+// Where a subgraph sits: the outer-scope names it captures (the same list for every subgraph of its node) and
+// its nesting depth.
+struct BodyScope {
+  std::vector<std::string> captures;
+  int depth = 1;
+};
 
 class GraphImport {
  public:
   GraphImport(const onnx::GraphProto& gp, const ModelInfo& info, const OnnxImportOptions& options,
-              const TypeHints& hints)
-      : gp_(gp), info_(info), options_(options), hints_(hints), graph_(gp.name().empty() ? "main" : gp.name()) {}
+              const TypeHints& hints, const BodyScope* scope = nullptr)
+      : gp_(gp), info_(info), options_(options), hints_(hints), scope_(scope),
+        graph_(gp.name().empty() ? (scope ? "body" : "main") : gp.name()) {}
 
   // Builds the graph and infers its types.
   void run() {
@@ -93,6 +75,16 @@ class GraphImport {
     upgradeNodes();
     addOutputs();
     inferTypes(graph_);
+  }
+  // A subgraph: its types follow from the node holding it, which infers it with the types it passes (the
+  // declared types of its inputs and outputs are kept until then).
+  void runBody() {
+    addInitializers();
+    addBodyInputs();
+    addNodes();
+    wireInputs();
+    upgradeNodes();
+    addOutputs();
   }
   TypeHints neededHints() const {
     TypeHints hints;
@@ -174,7 +166,7 @@ class GraphImport {
   void addInputs() {
     std::unordered_set<std::string> initializerNames;
     for (const auto& tp : gp_.initializer()) initializerNames.insert(tp.name());
-    std::unordered_set<std::string> feedsShapes = shapeFeedingNames(gp_);
+    std::unordered_set<std::string> feedsShapes = shapeFeedingNames(gp_, 0);
     for (int i = 0; i < gp_.input_size(); ++i) {
       const onnx::ValueInfoProto& vi = gp_.input(i);
       if (vi.name().empty()) fail("graph input #" + std::to_string(i) + " has no name");
@@ -188,6 +180,26 @@ class GraphImport {
     }
   }
 
+  // Formal inputs keep their declared types (placeholders when undeclared), then one capture per outer name.
+  void addBodyInputs() {
+    std::unordered_set<std::string> initializerNames;
+    for (const auto& tp : gp_.initializer()) initializerNames.insert(tp.name());
+    for (int i = 0; i < gp_.input_size(); ++i) {
+      const onnx::ValueInfoProto& vi = gp_.input(i);
+      if (vi.name().empty()) fail("subgraph input #" + std::to_string(i) + " has no name");
+      if (initializerNames.count(vi.name())) continue;
+      requireFree(vi.name(), "a subgraph input");
+      define(vi.name(), graph_.addInput(vi.name(), declaredType(vi).value_or(TensorType{})));
+    }
+    std::unordered_set<std::string> own;  // a sibling subgraph's capture may be a name this one defines
+    for (const auto& n : gp_.node()) own.insert(n.output().begin(), n.output().end());
+    for (const std::string& name : scope_->captures) {
+      bool local = byName_.count(name) || own.count(name);
+      Value* v = graph_.addCapture(graph_.uniqueValueName(local ? "outer_" + name : name), TensorType{});
+      if (!local) define(name, v);
+    }
+  }
+
   [[noreturn]] void unsupported(const onnx::NodeProto& np, const std::string& id) {
     std::string domain = np.domain().empty() ? "ai.onnx" : np.domain();
     auto it = info_.domains.find(np.domain());
@@ -196,16 +208,36 @@ class GraphImport {
          ", opset " + std::to_string(opset) + ")");
   }
 
-  Attributes nodeAttributes(const onnx::NodeProto& np, const std::string& id) {
+  Attributes nodeAttributes(const onnx::NodeProto& np, const std::string& id,
+                            const std::vector<std::string>& captures) {
     Attributes attrs;
     for (const auto& ap : np.attribute()) {
       std::string what = "node " + quoted(id) + " (" + np.op_type() + "): attribute " + quoted(ap.name());
       if (ap.name().empty()) fail("node " + quoted(id) + " (" + np.op_type() + "): an attribute has no name");
       if (attrs.count(ap.name())) fail(what + " appears twice");
-      attrs[ap.name()] = attributeFromProto(ap, what);
+      attrs[ap.name()] = isGraphAttribute(ap) ? Attribute(importBody(ap.g(), captures, what)) : attributeFromProto(ap, what);
     }
     return attrs;
   }
+
+  std::shared_ptr<const Graph> importBody(const onnx::GraphProto& body, const std::vector<std::string>& captures,
+                                          const std::string& what) {
+    BodyScope scope{captures, depth() + 1};
+    TypeHints none;
+    GraphImport sub(body, info_, options_, none, &scope);
+    try {
+      sub.runBody();
+    } catch (const Error& e) {
+      fail(what + ": " + e.what());
+    }
+    for (size_t i = 0; i < size_t(body.output_size()); ++i) {  // the declared types stand until inference
+      Value* out = sub.graph_.outputs()[i];
+      if (auto t = declaredType(body.output(int(i))); t && out->producer()) out->setType(*t);
+    }
+    return std::make_shared<const Graph>(sub.take());
+  }
+
+  int depth() const { return scope_ ? scope_->depth : 0; }
 
   static std::vector<std::string> trimmedNames(const google::protobuf::RepeatedPtrField<std::string>& names) {
     std::vector<std::string> out(names.begin(), names.end());
@@ -213,12 +245,23 @@ class GraphImport {
     return out;
   }
 
+  // A node with subgraphs keeps every listed input (omitted ones in place, as many as its body's formal inputs
+  // for Loop and Scan) and then takes its captures as further inputs.
   Node* addPlainNode(const onnx::NodeProto& np, const std::string& hint, Attributes attrs,
-                     const std::vector<std::string>& outs) {
+                     const std::vector<std::string>& outs, const std::vector<std::string>& captures) {
+    bool subgraphs = !captures.empty() || std::any_of(attrs.begin(), attrs.end(), [](const auto& a) {
+      return a.second.kind() == AttrKind::Graph;
+    });
     Node* n = graph_.addNode(np.op_type(), {}, outs, std::move(attrs), hint);
     for (size_t i = 0; i < outs.size(); ++i) define(outs[i], n->output(i));
-    std::vector<std::string> ins = trimmedNames(np.input());
+    std::vector<std::string> ins = subgraphs ? std::vector<std::string>(np.input().begin(), np.input().end())
+                                             : trimmedNames(np.input());
+    if (const Attribute* body = n->attr("body"); body && body->kind() == AttrKind::Graph) {
+      const Graph& g = body->g();
+      ins.resize(std::max(ins.size(), g.inputs().size() - g.numCaptures()));
+    }
     for (size_t i = 0; i < ins.size(); ++i) pending_.push_back({n, i, ins[i]});
+    for (size_t c = 0; c < captures.size(); ++c) pending_.push_back({n, ins.size() + c, captures[c]});
     return n;
   }
 
@@ -246,7 +289,8 @@ class GraphImport {
       const onnx::NodeProto& np = gp_.node(k);
       std::string hint = freshNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
       if (!isDefaultDomain(np.domain()) || !OpRegistry::instance().find(np.op_type())) unsupported(np, hint);
-      Attributes attrs = nodeAttributes(np, hint);
+      std::vector<std::string> captures = nodeCaptures(np, depth());
+      Attributes attrs = nodeAttributes(np, hint, captures);
       std::vector<std::string> outs = trimmedNames(np.output());
       std::unordered_set<std::string> own;
       for (const std::string& o : outs) {
@@ -258,7 +302,7 @@ class GraphImport {
       if (isCoercingSoftmax(np.op_type(), info_.opset) && hint0 != hints_.end())
         flattenAt = coercedSoftmaxAxis(hint, np.op_type(), attrs, hint0->second);
       mainNodes_.push_back(flattenAt ? addCoercedSoftmax(np, hint, std::move(attrs), outs, *flattenAt)
-                                     : addPlainNode(np, hint, std::move(attrs), outs));
+                                     : addPlainNode(np, hint, std::move(attrs), outs, captures));
     }
   }
 
@@ -279,8 +323,11 @@ class GraphImport {
   void upgradeNodes() {
     for (size_t k = 0; k < mainNodes_.size(); ++k) {
       auto hint = hints_.find(int(k));
-      if (upgradeNode(graph_, mainNodes_[k], info_.opset, hint == hints_.end() ? nullptr : &hint->second))
-        needType_.push_back(int(k));
+      if (!upgradeNode(graph_, mainNodes_[k], info_.opset, hint == hints_.end() ? nullptr : &hint->second)) continue;
+      if (scope_)
+        fail("node " + quoted(mainNodes_[k]->id()) + " (" + mainNodes_[k]->op() + "): upgrading it from opset " +
+             std::to_string(info_.opset) + " needs its input's type, which is not known inside a subgraph");
+      needType_.push_back(int(k));
     }
   }
 
@@ -298,6 +345,7 @@ class GraphImport {
   const ModelInfo& info_;
   const OnnxImportOptions& options_;
   const TypeHints& hints_;
+  const BodyScope* scope_;  // null for the model's graph
   Graph graph_;
   std::unordered_map<std::string, Value*> byName_;
   std::vector<PendingInput> pending_;

@@ -1,5 +1,5 @@
 #pragma once
-// ONNX import and export (libonnx-dev + protobuf). Import accepts opsets 7–25 of the default domain and
+// ONNX import and export (libonnx-dev + protobuf). Import accepts opsets 1–27 of the default domain and
 // upgrades older operator forms (attribute operands such as axes, split, Clip bounds, Slice bounds, Reshape
 // shape) to the latest form used by the op registry. Any malformed input gets an Error naming the file and
 // the node, value or field at fault; no allocation is sized by the file without a bound.

@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
+#include <vector>
 
 #include "ir/attribute.h"
 #include "ir/tensor.h"
@@ -37,6 +39,24 @@ void tensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorPr
 
 Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);
 void attributeToProto(const std::string& name, const Attribute& attr, onnx::AttributeProto& proto);
+
+// --- subgraphs (scope.cpp) ---
+
+// How deep subgraphs may nest (a body in a body ...): a hostile file cannot recurse the importer without bound.
+// (protobuf's own recursion limit stops a file at about 32 levels; real models nest two or three.)
+inline constexpr int kMaxSubgraphDepth = 16;
+bool isGraphAttribute(const onnx::AttributeProto& a);
+// Names a graph reads but does not define (its nodes' inputs, its outputs, and what its nodes' subgraphs read
+// and it does not define), in first-read order: the outer-scope values it captures. `depth` is its nesting
+// level (the model's graph is 0); deeper than kMaxSubgraphDepth throws naming the subgraph.
+std::vector<std::string> freeNames(const onnx::GraphProto& gp, int depth);
+// The union of what the subgraphs of a node of a graph at `depth` capture: the node's extra inputs.
+std::vector<std::string> nodeCaptures(const onnx::NodeProto& np, int depth);
+// Names whose values decide a shape: operands listed in a schema's shapeInputs, those of the subgraphs of its
+// nodes, and everything they are computed from (except through Shape and Size, which read only a type).
+std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp, int depth);
+// A value's declared type when it is a tensor of a Tessera dtype with a static shape.
+std::optional<TensorType> declaredType(const onnx::ValueInfoProto& vi);
 
 // Reads a whole file, refusing files over kMaxProtoBytes before allocating.
 std::string readBoundedFile(const std::string& path);

@@ -15,6 +15,27 @@ namespace tessera::onnxio {
 namespace {
 using TP = onnx::TensorProto;
 
+// ONNX 1.14's float8 codes: the libonnx 1.12 headers Tessera builds with predate them.
+constexpr int32_t kFloat8E4M3Fn = 17, kFloat8E4M3Fnuz = 18, kFloat8E5M2 = 19, kFloat8E5M2Fnuz = 20, kUInt4 = 21,
+                  kInt4 = 22;
+
+// 4-bit integers: two per byte in files (element 2k in the low nibble of byte k), one per byte in a Tensor.
+Tensor unpackInt4(const std::string& raw, DType dt, const Shape& shape) {
+  Tensor t(dt, shape);
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    int nibble = (uint8_t(raw[size_t(i / 2)]) >> (i % 2 ? 4 : 0)) & 0xF;
+    t.setInt(i, nibble);  // setInt wraps: 0x8..0xF read as -8..-1 for i4
+  }
+  return t;
+}
+
+std::string packInt4(const Tensor& t) {
+  std::string raw(size_t((t.numElements() + 1) / 2), '\0');
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    raw[size_t(i / 2)] = char(uint8_t(raw[size_t(i / 2)]) | ((t.getInt(i) & 0xF) << (i % 2 ? 4 : 0)));
+  return raw;
+}
+
 // Which typed field of TensorProto holds each dtype's values (ONNX's rules: narrow types use int32_data).
 enum class TypedField { Float, Int32, Int64, Double, UInt64 };
 
@@ -55,6 +76,10 @@ std::pair<int64_t, int64_t> int32FieldRange(DType t) {
     case DType::Bool: return {0, 1};
     case DType::F16:
     case DType::BF16: return {0, UINT16_MAX};
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ: return {0, UINT8_MAX};
     default: return {INT32_MIN, INT32_MAX};
   }
 }
@@ -70,6 +95,8 @@ Tensor fromInt32Field(const TP& p, DType dt, const Shape& shape, const std::stri
     if (dt == DType::F16 || dt == DType::BF16) {
       auto bits = uint16_t(v);  // the bit pattern, as ONNX stores 16-bit floats
       std::memcpy(t.mutableBytes().data() + 2 * size_t(i), &bits, 2);
+    } else if (isFloat8(dt)) {
+      t.mutableBytes()[size_t(i)] = std::byte(v);  // the bit pattern too
     } else {
       t.setInt(i, v);
     }
@@ -96,7 +123,24 @@ Tensor fromField(const Field& field, DType dt, const Shape& shape) {
   return t;
 }
 
+// 4-bit values in int32_data: each entry is one packed byte (two values), as in raw_data.
+Tensor fromPackedInt32Field(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  int64_t packed = (numElements(shape) + 1) / 2;
+  if (p.int32_data_size() != packed)
+    fail(what + ": int32_data holds " + std::to_string(p.int32_data_size()) + " values but " +
+         TensorType{dt, shape}.toString() + " needs " + std::to_string(packed) + " (two 4-bit values an entry)");
+  std::string raw;
+  for (int i = 0; i < p.int32_data_size(); ++i) {
+    if (p.int32_data(i) < 0 || p.int32_data(i) > 255)
+      fail(what + ": int32_data[" + std::to_string(i) + "] = " + std::to_string(p.int32_data(i)) +
+           " is not a byte of two 4-bit values");
+    raw.push_back(char(p.int32_data(i)));
+  }
+  return unpackInt4(raw, dt, shape);
+}
+
 Tensor fromTypedField(const TP& p, DType dt, const Shape& shape, const std::string& what) {
+  if (isInt4(dt)) return fromPackedInt32Field(p, dt, shape, what);
   TypedField want = typedFieldOf(dt);
   for (TypedField f :
        {TypedField::Float, TypedField::Int32, TypedField::Int64, TypedField::Double, TypedField::UInt64})
@@ -131,6 +175,13 @@ bool hasTypedData(const TP& p) {
 Tensor fromRawData(const TP& p, DType dt, const Shape& shape, const std::string& what) {
   if (hasTypedData(p)) fail(what + ": has both raw_data and typed data fields");
   TensorType type{dt, shape};
+  if (isInt4(dt)) {
+    int64_t packed = (type.numElements() + 1) / 2;
+    if (int64_t(p.raw_data().size()) != packed)
+      fail(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes but " + type.toString() +
+           " needs " + std::to_string(packed) + " (two 4-bit values a byte)");
+    return unpackInt4(p.raw_data(), dt, shape);
+  }
   if (int64_t(p.raw_data().size()) != type.bytes())
     fail(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes but " + type.toString() +
          " needs " + std::to_string(type.bytes()));
@@ -167,6 +218,12 @@ std::optional<DType> dtypeFromOnnx(int32_t code) {
     case TP::UINT32: return DType::U32;
     case TP::UINT64: return DType::U64;
     case TP::BOOL: return DType::Bool;
+    case kFloat8E4M3Fn: return DType::F8E4M3FN;
+    case kFloat8E4M3Fnuz: return DType::F8E4M3FNUZ;
+    case kFloat8E5M2: return DType::F8E5M2;
+    case kFloat8E5M2Fnuz: return DType::F8E5M2FNUZ;
+    case kUInt4: return DType::U4;
+    case kInt4: return DType::I4;
     default: return std::nullopt;
   }
 }
@@ -186,6 +243,12 @@ int32_t dtypeToOnnx(DType t) {
     case DType::U32: return TP::UINT32;
     case DType::U64: return TP::UINT64;
     case DType::Bool: return TP::BOOL;
+    case DType::F8E4M3FN: return kFloat8E4M3Fn;
+    case DType::F8E4M3FNUZ: return kFloat8E4M3Fnuz;
+    case DType::F8E5M2: return kFloat8E5M2;
+    case DType::F8E5M2FNUZ: return kFloat8E5M2Fnuz;
+    case DType::U4: return kUInt4;
+    case DType::I4: return kInt4;
   }
   return TP::UNDEFINED;
 }
@@ -193,7 +256,7 @@ int32_t dtypeToOnnx(DType t) {
 DType requireDType(int32_t code, const std::string& what) {
   if (auto t = dtypeFromOnnx(code)) return *t;
   fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
-       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool are)");
+       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool, the four float8 types, i4 and u4 are)");
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
@@ -230,6 +293,10 @@ void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
   if (!name.empty()) p.set_name(name);
   p.set_data_type(dtypeToOnnx(tensor.dtype()));
   for (int64_t d : tensor.shape()) p.add_dims(d);
+  if (isInt4(tensor.dtype())) {
+    p.set_raw_data(packInt4(tensor));
+    return;
+  }
   auto bytes = tensor.bytes();
   p.set_raw_data(reinterpret_cast<const char*>(bytes.data()), bytes.size());
 }

@@ -1,5 +1,6 @@
 #include "frontend/onnx/upgrade.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "ir/error.h"
@@ -83,6 +84,35 @@ void upgradeBatchNorm(Node* n) {
   for (const char* s : {"spatial", "consumed_inputs", "is_test"}) n->attrs().erase(s);
 }
 
+// Opsets 1-6: `consumed_inputs` (an in-place hint) goes; the legacy broadcast of binary ops (B matched to a
+// suffix of A's shape, or aligned at `axis`) is numpy's when there is no axis; Cast named its target type;
+// Pad called its pads `paddings`; Concat's axis defaulted to 1 before opset 4.
+void upgradeLegacy(Node* n, int64_t opset) {
+  Attributes& a = n->attrs();
+  a.erase("consumed_inputs");
+  if (opset < 7 && a.count("broadcast") && n->op() != "Gemm") {
+    if (a.count("axis") && a.at("broadcast").kind() == AttrKind::Int && a.at("broadcast").i() != 0)
+      nodeError(*n, "broadcasting input 1 at axis " + std::to_string(a.at("axis").i()) + " (opset " +
+                        std::to_string(opset) + ") is not supported; numpy broadcasting (opset 7) is");
+    a.erase("broadcast");
+    a.erase("axis");
+  }
+  if (n->op() == "Cast" && a.count("to") && a.at("to").kind() == AttrKind::String) {
+    static const std::pair<const char*, int64_t> kNames[] = {
+        {"FLOAT", 1},  {"UINT8", 2},   {"INT8", 3},   {"UINT16", 4}, {"INT16", 5},   {"INT32", 6},  {"INT64", 7},
+        {"BOOL", 9},   {"FLOAT16", 10}, {"DOUBLE", 11}, {"UINT32", 12}, {"UINT64", 13}};
+    std::string name = a.at("to").s();
+    auto it = std::find_if(std::begin(kNames), std::end(kNames), [&](const auto& p) { return name == p.first; });
+    if (it == std::end(kNames)) nodeError(*n, "attribute 'to' names type '" + name + "', which Tessera does not hold");
+    a["to"] = it->second;
+  }
+  if (n->op() == "Pad" && a.count("paddings")) {
+    a["pads"] = a.at("paddings");
+    a.erase("paddings");
+  }
+  if (n->op() == "Concat" && opset < 4 && !a.count("axis")) a["axis"] = int64_t(1);
+}
+
 // Returns true when the dtype of input 0 is needed and not known yet.
 bool upgradeTypedBounds(Graph& g, Node* n, int64_t opset, const TensorType* input0) {
   bool clip = n->op() == "Clip" && opset < 11 && (n->hasAttr("min") || n->hasAttr("max"));
@@ -121,6 +151,10 @@ std::optional<int64_t> coercedSoftmaxAxis(const std::string& nodeId, const std::
 
 bool upgradeNode(Graph& g, Node* n, int64_t opset, const TensorType* input0) {
   const std::string& op = n->op();
+  if (opset < 7) upgradeLegacy(n, opset);
+  if (op == "Scan" && opset < 9)
+    fail("node '" + n->id() + "' (Scan): the opset-8 form (a batch axis, sequence_lens) is unsupported; Tessera "
+         "reads Scan from opset 9");
   for (const MovedOperand& m : kMovedOperands)
     if (op == m.op && opset < m.inputSince) intsToInput(g, n, m.attr, m.slot);
   if (startsWith(op, "Reduce") && op != "ReduceSum" && opset < 18) intsToInput(g, n, "axes", 1);

@@ -56,6 +56,8 @@ std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::by
     case DType::I32: lo = INT32_MIN, hi = INT32_MAX; break;
     case DType::I16: lo = INT16_MIN, hi = INT16_MAX; break;
     case DType::I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case DType::I4: lo = -8, hi = 7; break;
+    case DType::U4: lo = 0, hi = 15; break;
     case DType::U8: lo = 0, hi = UINT8_MAX; break;
     case DType::U16: lo = 0, hi = UINT16_MAX; break;
     case DType::U32: lo = 0, hi = UINT32_MAX; break;
@@ -81,6 +83,13 @@ std::optional<std::string> encodeFloat(DType dtype, std::string_view text, std::
   if (!f) return bad;
   if (dtype == DType::F32) {
     std::memcpy(out, &*f, 4);
+    return std::nullopt;
+  }
+  if (isFloat8(dtype)) {  // one byte; beyond the largest finite value is out of range, not saturated
+    uint8_t b = toFloat8(*f, dtype, false);
+    double back = float8ToDouble(b, dtype);
+    if (std::isfinite(*f) && !std::isfinite(back)) return bad;
+    std::memcpy(out, &b, 1);
     return std::nullopt;
   }
   uint16_t h = dtype == DType::F16 ? floatToHalf(*f) : floatToBf16(*f);
