@@ -1,9 +1,10 @@
 #include "fusion/overrides.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "io/atomic_file.h"
+#include "io/json_fields.h"
+#include "ir/enum_names.h"
 #include "ir/error.h"
 
 namespace tessera {
@@ -11,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxOverrideFileBytes = 16 << 20;
+constexpr int64_t kMaxOverrideFileBytes = 16 << 20;
 
 std::string field(const json& entry, const char* name, const std::string& where) {
   auto it = entry.find(name);
@@ -42,7 +43,19 @@ Override parseEntry(const json& entry, const std::string& where) {
   return o;
 }
 
+const EnumNames<OverrideState>& stateNames() {
+  static const EnumNames<OverrideState> names = {{OverrideState::Applied, "applied"},
+                                                 {OverrideState::Refused, "refused"},
+                                                 {OverrideState::Stale, "stale"},
+                                                 {OverrideState::Pending, "pending"}};
+  return names;
+}
+
 }  // namespace
+
+const std::string& overrideStateName(OverrideState s) { return enumName(stateNames(), s, "override status"); }
+
+OverrideState parseOverrideState(const std::string& name) { return enumNamed(stateNames(), name, "override status"); }
 
 std::string_view overrideKindName(OverrideKind kind) {
   switch (kind) {
@@ -65,6 +78,10 @@ std::vector<Override> parseOverrides(std::string_view text, const std::string& f
     fail(fileName + ": expected an object with an \"overrides\" list");
   const json& list = doc["overrides"];
   if (!list.is_array()) fail(fileName + ": overrides: expected a list, found " + list.dump());
+  return overridesFromJson(list, fileName);
+}
+
+std::vector<Override> overridesFromJson(const json& list, const std::string& fileName) {
   std::vector<Override> out;
   for (size_t i = 0; i < list.size(); ++i)
     out.push_back(parseEntry(list[i], fileName + ": overrides[" + std::to_string(i) + "]"));
@@ -72,13 +89,7 @@ std::vector<Override> parseOverrides(std::string_view text, const std::string& f
 }
 
 std::vector<Override> loadOverrides(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open the overrides file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  if (s.size() > kMaxOverrideFileBytes) fail(path + ": overrides file larger than 16 MiB");
-  return parseOverrides(s, path);
+  return parseOverrides(readWholeFile(path, kMaxOverrideFileBytes), path);
 }
 
 json overrideToJson(const Override& o) {
@@ -100,6 +111,36 @@ json overrideListToJson(const std::vector<Override>& overrides) {
 
 std::string overridesToJson(const std::vector<Override>& overrides) {
   return json{{"overrides", overrideListToJson(overrides)}}.dump(2);
+}
+
+json overrideStatusToJson(const OverrideStatus& st) {
+  json j = overrideToJson(st.override);
+  j["status"] = overrideStateName(st.status);
+  j["rule"] = st.rule.empty() ? json() : json(st.rule);
+  if (!st.detail.empty()) j["detail"] = st.detail;
+  if (st.duplicatedNodes || st.extraFlops) j["recompute"] = {{"nodes", st.duplicatedNodes}, {"flops", st.extraFlops}};
+  return j;
+}
+
+OverrideStatus overrideStatusFromJson(const json& j, const std::string& where) {
+  OverrideStatus st;
+  st.override = parseEntry(j, where);
+  const std::string at = where + ".";
+  std::string state = overrideStateName(st.status);
+  readJsonField(j, "status", at, state);
+  try {
+    st.status = parseOverrideState(state);
+  } catch (const Error& e) {
+    fail(at + "status: " + e.what());
+  }
+  readJsonField(j, "rule", at, st.rule);
+  readJsonField(j, "detail", at, st.detail);
+  if (auto it = j.find("recompute"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) fail(at + "recompute: expected an object, got " + it->type_name());
+    readJsonField(*it, "nodes", at + "recompute.", st.duplicatedNodes);
+    readJsonField(*it, "flops", at + "recompute.", st.extraFlops);
+  }
+  return st;
 }
 
 }  // namespace tessera

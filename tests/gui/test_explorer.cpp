@@ -10,16 +10,16 @@
 #include "gui_test_util.h"
 #include <QMenu>
 
-#include "ui/graph_items.h"
-#include "ui/graph_view.h"
-#include "ui/headless_render.h"
-#include "ui/inspector_panel.h"
-#include "ui/ir_panel.h"
-#include "ui/overrides_model.h"
-#include "ui/overrides_panel.h"
-#include "ui/pipeline_model.h"
-#include "ui/pipeline_panel.h"
-#include "ui/session_controller.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_view.h"
+#include "ui/window/headless_render.h"
+#include "ui/pipeline/inspector_panel.h"
+#include "ui/pipeline/ir_panel.h"
+#include "ui/models/overrides_model.h"
+#include "ui/pipeline/overrides_panel.h"
+#include "ui/models/pipeline_model.h"
+#include "ui/pipeline/pipeline_panel.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera;
 using namespace tessera::ui;
@@ -112,7 +112,7 @@ class TestExplorer : public QObject {
     c->addOverride({OverrideKind::ForceFuse, "act.out", "fc2", {}, {}}, "Force fuse act.out → fc2");
     QVERIFY(waitIdle(w));
     const OverrideStatus& forced = w.overridesPanel()->model()->entry(1);
-    QCOMPARE(QString::fromStdString(forced.status), QString("refused"));
+    QCOMPARE(forced.status, OverrideState::Refused);
     QCOMPARE(QString::fromStdString(forced.rule), QString("gemm-into-gemm"));
     QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Status).data().toString(),
              QString("refused [gemm-into-gemm]"));

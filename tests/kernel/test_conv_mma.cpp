@@ -6,7 +6,7 @@
 #include <QtTest>
 
 #include "codegen/codegen.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "reference_check.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"

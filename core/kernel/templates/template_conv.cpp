@@ -1,0 +1,444 @@
+#include "kernel/templates/template_util.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "kernel/launch.h"
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::templ {
+namespace {
+
+constexpr int64_t kSharedLimit = 48 * 1024;  // static shared memory of one block
+
+// Conv and pool (gemm = 0): (n, channel, spatial...) with the spatial loops fused over the threads of a
+// block; each thread loops over its output's whole window, reading input and weights from global memory.
+void windowed(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  if (loops.size() < 3) return;
+  std::string hw = fuseAll(s, std::vector<std::string>(loops.begin() + 2, loops.end()));
+  auto [b, t] = splitBy(s, hw, p.at("threads"));
+  s.bind(t.empty() ? b : t, ThreadTag::ThreadX);
+  if (!t.empty()) s.bind(b, ThreadTag::BlockX);
+  s.bind(loops[1], ThreadTag::BlockY);
+  s.bind(loops[0], ThreadTag::BlockZ);
+  if (p.at("unroll_window"))
+    for (const char* tap : {"kd", "kh", "kw"})
+      if (detail::findLoop(s.kernel(), tap) && extentOf(s.kernel(), tap) <= 8) s.unroll(tap);
+}
+
+// Calls f on every load inside `loop` (none when there is no such loop).
+void forEachLoadIn(Kernel& k, const std::string& loop, const std::function<void(const Load&)>& f) {
+  auto site = detail::findLoop(k, loop);
+  if (!site) return;
+  walk(site->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind == ExprKind::Load) f(static_cast<const Load&>(x));
+      });
+      return e;
+    });
+  });
+}
+
+// Some load inside `loop` indexes with a division or remainder (a grouped conv's input channel).
+bool dividedIndexIn(Kernel& k, const std::string& loop) {
+  bool found = false;
+  forEachLoadIn(k, loop, [&](const Load& ld) {
+    for (const Expr& i : ld.indices)
+      walkExpr(i, [&](const ExprNode& y) {
+        auto op = y.kind == ExprKind::Binary ? static_cast<const Binary&>(y).op : BinaryOp::Add;
+        found |= op == BinaryOp::Div || op == BinaryOp::Mod;
+      });
+  });
+  return found;
+}
+
+// Some read of `buffer` inside `loop` has `var` in its last index.
+bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var) {
+  bool found = false;
+  forEachLoadIn(k, loop, [&](const Load& ld) {
+    if (ld.buffer == buffer && usesVar(ld.indices.back(), var)) found = true;
+  });
+  return found;
+}
+
+// The implicit-GEMM form needs a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
+// chunk of channels is a box: no groups (a grouped conv's channel is oc / ... + ic).
+bool gemmApplies(Kernel& k) {
+  if (k.kind != "conv" || outerChain(k).size() != 4) return false;
+  for (const char* l : {"ic", "kh", "kw"})
+    if (!detail::findLoop(k, l)) return false;
+  return !dividedIndexIn(k, "ic");
+}
+
+// gemm = 1: the conv as a GEMM with M = output pixels (n, oh, ow), N = output channels, K = ic x kh x kw.
+// A block computes a tile_h x tile_w pixel tile of block_n channels (blockIdx.x: the pixel tiles, y: the
+// channel tiles, z: n). Each step of the k-outer loop (block_k input channels with all their taps, hoisted
+// out to the block) stages the input's halo box and the weights' block_n x block_k x kh x kw tile in shared
+// memory, and each thread accumulates thread_m rows (a thread row apart) x thread_n channels (a channel
+// thread apart) in registers: threadIdx.x runs along ow (coalesced stores, consecutive shared reads),
+// threadIdx.y over the row groups, threadIdx.z over the channel groups (one weight read serves a warp).
+// cache_read moves the padding select into the input's fill (0 outside the input): one fma per tap.
+void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
+  Kernel& k = s.kernel();
+  if (!gemmApplies(k)) rejectParams(k, "conv", "gemm", "the implicit-GEMM form needs a 2-D convolution without groups: set gemm = 0");
+  std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
+  int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
+  int64_t th = std::min(p.at("tile_h"), extentOf(k, loops[2])), tw = std::min(p.at("tile_w"), extentOf(k, loops[3]));
+  int64_t tm = std::min(p.at("thread_m"), th), tn = std::min(p.at("thread_n"), bn);
+  int64_t rowThreads = (th + tm - 1) / tm, channelThreads = (bn + tn - 1) / tn;
+  if (channelThreads > 64)
+    rejectParams(k, "conv", "thread_n", std::to_string(channelThreads) + " channel threads exceed threadIdx.z's 64");
+  if (tw * rowThreads * channelThreads > 1024)
+    rejectParams(k, "conv", "thread_m", "a block of " + std::to_string(tw * rowThreads * channelThreads) + " threads exceeds 1024");
+  if (bn * th * tw > 16384)
+    rejectParams(k, "conv", "tile_h", "a block tile of " + std::to_string(bn * th * tw) + " outputs exceeds 16384 accumulators");
+  auto t = s.tile({loops[1], loops[2], loops[3]}, {bn, th, tw});  // oc_o, oh_o, ow_o, oc_i, oh_i, ow_i
+  s.bind(loops[0], ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  std::string pixels = s.fuse(t[1], t[2]);
+  s.bind(pixels, ThreadTag::BlockX);
+  auto [ni, tz] = splitBy(s, t[3], channelThreads);
+  auto [mi, ty] = splitBy(s, t[4], rowThreads);
+  std::string tx = t[5];
+  std::vector<std::string> order;
+  for (const std::string& l : {tz, ty, tx, mi, ni})
+    if (!l.empty()) order.push_back(l);
+  s.reorder(order);
+  if (!tz.empty()) s.bind(tz, ThreadTag::ThreadZ);
+  if (!ty.empty()) s.bind(ty, ThreadTag::ThreadY);
+  s.bind(tx, ThreadTag::ThreadX);
+  s.unroll(mi);
+  s.unroll(ni);
+  auto [ko, ki] = splitBy(s, "ic", p.at("block_k"));
+  s.hoistReduction(ko, pixels);
+  std::vector<std::string> inner;  // the reduction steps of one tile, then the micro-tile
+  for (const std::string& l : {ki, std::string("kh"), std::string("kw"), mi, ni})
+    if (!l.empty()) inner.push_back(l);
+  s.reorder(inner);
+  for (size_t i = 0; i + 2 < inner.size(); ++i)
+    if (extentOf(k, inner[i]) <= 16) s.unroll(inner[i]);
+  ThreadDims dims = {{tw, ThreadTag::ThreadX}, {rowThreads, ThreadTag::ThreadY}, {channelThreads, ThreadTag::ThreadZ}};
+  try {
+    for (const std::string& operand : inputsReadIn(k, ko)) {
+      // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
+      // row of block_k floats would put them in few banks; one element of padding spreads them.
+      int64_t pad = !ki.empty() && lastIndexUses(k, ko, operand, ki) ? 1 : 0;
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+    }
+  } catch (const ScheduleError& e) {
+    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
+  }
+  if (sharedBytesPerBlock(k) > kSharedLimit)
+    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
+                                           " bytes of shared memory (limit 48 KiB)");
+}
+
+// The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
+void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
+  bool tf32 = p.at("tf32") != 0;
+  std::vector<std::string> operands = inputsReadIn(k, "ic");
+  auto all = [&](std::initializer_list<DType> types) {
+    return std::all_of(operands.begin(), operands.end(), [&](const std::string& b) {
+      return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
+    });
+  };
+  if (tf32 && !all({DType::F32})) rejectParams(k, "conv", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+  if (!tf32 && !all({DType::F16, DType::BF16}))
+    rejectParams(k, "conv", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
+  int64_t wm = p.at("warp_m"), wn = p.at("warp_n"), depth = tf32 ? 8 : 16;
+  if (wm < 16 || (wm % 16 != 0 && wm != pixels) || pixels % wm != 0)
+    rejectParams(k, "conv", "warp_m", "the mma form needs warp_m a multiple of 16 dividing the " + std::to_string(pixels) +
+                                          " pixels of a tile, or all of them");
+  if (wn == 0 || wn % 8 != 0 || bn % wn != 0)
+    rejectParams(k, "conv", "warp_n", "the mma form needs warp_n a multiple of 8 dividing block_n = " + std::to_string(bn));
+  if (p.at("block_k") % depth != 0 || extentOf(k, "ic") % p.at("block_k") != 0)
+    rejectParams(k, "conv", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth) +
+                                           " dividing the " + std::to_string(extentOf(k, "ic")) + " input channels");
+  if ((pixels / wm) * (bn / wn) > 32) rejectParams(k, "conv", "warp_m", "more than 32 warps in a block");
+}
+
+// mma = 1: the implicit GEMM on the tensor cores. M = a block's tile_h x tile_w output pixels of one image
+// (fused), N = block_n output channels, K = block_k input channels with all the window's taps per step of the
+// k-outer loop. Warps of warp_m pixels x warp_n channels (threadIdx.z, threadIdx.y), each as 16 x 8 mma tiles
+// bound to the lanes (rows: pixels, columns: channels); inside a k tile the taps run outermost, then the
+// channels in mma-deep steps. A pixel tile overhanging the output (7 x 7 images in 8 x 8 tiles) reads the
+// zero-filled halo: its guard stays on the stores, and the code generator computes the overhanging rows of an
+// mma tile with the rest (docs/codegen.md, Tensor cores).
+void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
+  Kernel& k = s.kernel();
+  if (!gemmApplies(k)) rejectParams(k, "conv", "mma", "the mma form needs a 2-D convolution without groups: set mma = 0");
+  std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
+  int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
+  int64_t th = p.at("tile_h"), tw = p.at("tile_w");
+  checkConvMma(k, p, th * tw, bn);
+  int64_t wm = p.at("warp_m"), wn = p.at("warp_n");
+  auto t = s.tile({loops[1], loops[2], loops[3]}, {bn, th, tw});  // oc_o, oh_o, ow_o, oc_i, oh_i, ow_i
+  s.bind(loops[0], ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  std::string tiles = s.fuse(t[1], t[2]);
+  s.bind(tiles, ThreadTag::BlockX);
+  std::string pixels = s.fuse(t[4], t[5]);
+  auto w = s.tile({t[3], pixels}, {wn, wm});  // oc_w, pix_w, oc_r, pix_r
+  s.bind(w[0], ThreadTag::ThreadY);
+  s.bind(w[1], ThreadTag::ThreadZ);
+  auto cols = s.split(w[2], 8);   // n-tiles, columns of one mma tile
+  auto rows = s.split(w[3], std::min<int64_t>(16, wm));  // m-tiles, rows of one mma tile
+  s.reorder({rows[0], cols[0], rows[1], cols[1]});
+  s.unroll(rows[0]);
+  s.unroll(cols[0]);
+  s.bind(rows[1], ThreadTag::MmaRow);
+  s.bind(cols[1], ThreadTag::MmaCol);
+  auto [ko, ki] = splitBy(s, "ic", p.at("block_k"));
+  s.hoistReduction(ko, tiles);
+  int64_t depth = p.at("tf32") ? 8 : 16;
+  std::vector<std::string> order = {"kh", "kw"};
+  std::string mmaDepth = ki;
+  if (extentOf(k, ki) > depth) {
+    auto steps = s.split(ki, depth);
+    order.push_back(steps[0]);
+    mmaDepth = steps[1];
+  }
+  for (const std::string& l : {rows[0], cols[0], rows[1], cols[1], mmaDepth}) order.push_back(l);
+  s.reorder(order);
+  for (const std::string& l : order)
+    if (l != rows[0] && l != cols[0] && l != rows[1] && l != cols[1]) s.unroll(l);
+  ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
+  try {
+    std::vector<std::string> operands = inputsReadIn(k, ko);  // the input, then the weights
+    for (const std::string& operand : operands) {
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, operand == operands.front() ? p.at("pad") : 0);
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+    }
+  } catch (const ScheduleError& e) {
+    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
+  }
+  if (sharedBytesPerBlock(k) > kSharedLimit)
+    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
+                                           " bytes of shared memory (limit 48 KiB)");
+  // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
+  pipelineStages(s, ko, p);
+}
+
+void conv(TracedSchedule& s, const TemplateParams& p) {
+  if (p.at("mma")) return implicitGemmMma(s, p);
+  if (p.at("gemm")) return implicitGemm(s, p);
+  windowed(s, p);
+}
+
+TemplateParams windowedDefaults(Kernel&) { return {{"threads", 128}, {"unroll_window", 1}}; }
+
+// Whether the template applies with `p` (its tiles within shared memory and the thread limits); the kernel
+// it schedules into `scheduled` when given.
+bool applies(Kernel& k, const TemplateParams& p, Kernel* scheduled = nullptr) {
+  Kernel trial = k.clone();
+  TracedSchedule s(trial);
+  try {
+    conv(s, p);
+    if (scheduled) *scheduled = std::move(trial);
+    return true;
+  } catch (const ScheduleError&) {
+    return false;
+  }
+}
+
+// Large windows (11 x 11 at stride 4) or wide inputs make the default tiles' halo and weights exceed 48 KiB:
+// fewer input channels per step, then fewer rows per block, until they fit; false when nothing does.
+bool fitShared(Kernel& k, TemplateParams& p) {
+  for (int64_t th = p.at("tile_h"); th >= 1; th /= 2)
+    for (int64_t bk : {int64_t(8), int64_t(4), int64_t(2), int64_t(1)}) {
+      p["tile_h"] = th;
+      p["block_k"] = bk;
+      p["thread_m"] = std::min<int64_t>(4, th);
+      if (applies(k, p)) return true;
+    }
+  return false;
+}
+
+// Smaller tiles until every SM of an H200 (132) gets a block: fewer channels (down to 32), then fewer rows (down
+// to 2), then 16 channels. ResNet's 4 x 64 x 28 x 28 conv ran 32 blocks of 8 x 14 x 64 at 0.17 ms, slower than
+// the window form (0.065 ms).
+void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, int64_t& th, int64_t& bn) {
+  auto blocks = [&] {
+    auto tiles = [&](const std::string& l, int64_t t) { return (extentOf(k, l) + t - 1) / t; };
+    return extentOf(k, loops[0]) * tiles(loops[1], bn) * tiles(loops[2], th) * tiles(loops[3], tw);
+  };
+  while (blocks() < 132) {
+    if (bn > 32) bn /= 2;
+    else if (th > 2) th /= 2;
+    else if (bn > 16) bn /= 2;
+    else return;
+  }
+}
+
+// The mma form's pixel tiles, best first: th x tw within the output, 49 to 128 pixels, the least work past
+// the output's edges first (tiles overhanging them, and the last 16-row mma tile's unused rows), then the most
+// pixels, then the smallest halo (squarer tiles: a 3 x 3 window's 8 x 14 tile reads 10 x 16 inputs, 2 x 56
+// reads 4 x 58). 56 x 56 and 28 x 28 tile exactly (8 x 14, 4 x 28); 14 x 14 computes 14% more in 8 x 14
+// tiles, 7 x 7 31% more as one 7 x 7 tile (4 mma tiles for its 49 pixels).
+std::vector<std::pair<int64_t, int64_t>> pixelTiles(int64_t oh, int64_t ow) {
+  struct Tile {
+    int64_t th, tw;
+    double waste;
+  };
+  std::vector<Tile> tiles;
+  for (int64_t tw : {4, 7, 8, 14, 16, 28, 32, 56})
+    for (int64_t th : {1, 2, 4, 7, 8, 14, 16}) {
+      int64_t pixels = th * tw;
+      if (th > oh || tw > ow || pixels < 49 || pixels > 128) continue;
+      double computed = double((oh + th - 1) / th) * double((ow + tw - 1) / tw) * double((pixels + 15) / 16 * 16);
+      tiles.push_back({th, tw, computed / double(oh * ow)});
+    }
+  std::stable_sort(tiles.begin(), tiles.end(), [](const Tile& a, const Tile& b) {
+    if (std::abs(a.waste - b.waste) > 1e-9) return a.waste < b.waste;
+    if (a.th * a.tw != b.th * b.tw) return a.th * a.tw > b.th * b.tw;
+    return (a.th + 2) * (a.tw + 2) < (b.th + 2) * (b.tw + 2);
+  });
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (const Tile& t : tiles) out.push_back({t.th, t.tw});
+  return out;
+}
+
+// The input tile's rows padded so that an mma fragment's reads, 8 pixels x 4 channels, fall in distinct banks:
+// the pad (0..7 elements) whose channel stride in the shared tile is 8 or 24 words modulo 32, else none.
+int64_t conflictFreePad(Kernel& k, const TemplateParams& p) {
+  Kernel scheduled;
+  if (!applies(k, p, &scheduled)) return 0;
+  for (const Buffer& b : scheduled.buffers)
+    if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4) {
+      int64_t rows = b.shape[2], cols = b.shape[3] - p.at("pad");
+      for (int64_t pad = 0; pad < 8; ++pad)
+        if (int64_t m = rows * (cols + pad) % 32; m == 8 || m == 24) return pad;
+    }
+  return 0;
+}
+
+// Some loop of the scheduled kernel runs software-pipelined.
+bool pipelined(const Kernel& k) {
+  bool found = false;
+  walk(k.body, [&](StmtNode& n) {
+    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
+  });
+  return found;
+}
+
+// The mma defaults for one pixel tile: false when too few blocks (below) or the form does not apply. The
+// deepest k tile (32, 16, 8 channels) whose two pipelined copies fit in 48 KiB; unpipelined when none does.
+bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32) {
+  std::vector<std::string> loops = outerChain(k);
+  int64_t oc = extentOf(k, loops[1]);
+  int64_t bn = 64;
+  while (bn > 8 && oc % bn != 0) bn /= 2;
+  // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
+  auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
+  while (bn > 16 && blocks() < 132) bn /= 2;
+  // Under a block an SM each block runs its whole reduction alone (no split-K yet): the CUDA-core form, with
+  // more threads a block, was faster there (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
+  if (blocks() < 132) return false;
+  p["mma"] = 1;
+  p["tf32"] = tf32 ? 1 : 0;
+  p["tile_h"] = th;
+  p["tile_w"] = tw;
+  p["block_n"] = bn;
+  p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
+  p["warp_n"] = std::min<int64_t>(16, bn);
+  p["pad"] = 0;
+  p["stages"] = 2;
+  for (int64_t bk : {32, 16, 8}) {
+    p["block_k"] = bk;
+    Kernel scheduled;
+    if (applies(k, p, &scheduled) && pipelined(scheduled)) break;
+  }
+  if (!applies(k, p)) return false;
+  p["pad"] = conflictFreePad(k, p);
+  return true;
+}
+
+// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
+// The first pixel tile (best first) whose k loop pipelines; else the first that applies.
+bool mmaDefaults(Kernel& k, TemplateParams& p) {
+  std::vector<std::string> operands = inputsReadIn(k, "ic");
+  if (operands.empty()) return false;
+  DType t = k.findBuffer(operands.front())->dtype;
+  bool tf32 = t == DType::F32 && k.allowTf32, sixteen = t == DType::F16 || t == DType::BF16;
+  if (!tf32 && !sixteen) return false;
+  std::vector<std::string> loops = outerChain(k);
+  std::optional<TemplateParams> unpipelined;
+  for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {
+    TemplateParams trial = p;
+    if (!mmaTileDefaults(k, trial, th, tw, tf32)) continue;
+    Kernel scheduled;
+    if (applies(k, trial, &scheduled) && pipelined(scheduled)) {
+      p = trial;
+      return true;
+    }
+    if (!unpipelined) unpipelined = trial;
+  }
+  if (!unpipelined) return false;
+  p = *unpipelined;
+  return true;
+}
+
+// The implicit-GEMM tile: rows as wide as a dividing width up to 16 (8 x 14 ran 1.6x faster than 4 x 28 on
+// the H200 bench conv), rows up to 128 pixels per block, up to 64 channels, 4 x 8 outputs per thread, 8 input
+// channels per step.
+TemplateParams convDefaults(Kernel& k) {
+  TemplateParams p = windowedDefaults(k);
+  bool gemm = gemmApplies(k);
+  std::vector<std::string> loops = outerChain(k);
+  int64_t oc = gemm ? extentOf(k, loops[1]) : 64, ow = gemm ? extentOf(k, loops[3]) : 16;
+  int64_t tw = ow <= 16 ? ow : pickDividing({8, 14, 16}, ow, 16);
+  int64_t th = 1;
+  for (int64_t c : {2, 4, 8, 16})
+    if (c * tw <= 128) th = c;
+  int64_t bn = std::min<int64_t>(64, oc);
+  if (gemm) fillTheSms(k, loops, tw, th, bn);
+  p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
+            {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}});
+  if (gemm && !fitShared(k, p)) p["gemm"] = 0;
+  if (gemm) {
+    TemplateParams mma = p;
+    if (mmaDefaults(k, mma)) p = mma;
+  }
+  return p;
+}
+
+}  // namespace
+
+const TemplateDef& convTemplate() {
+  static const TemplateDef def = {
+      conv,
+      {{"gemm", {0, 1}, "implicit GEMM: pixel x channel tiles, input halo and weight tiles in shared memory"},
+       {"tile_h", {1, 2, 4, 7, 8, 14, 16}, "gemm: output rows of one block's pixel tile"},
+       {"tile_w", {4, 7, 8, 14, 16, 28, 32, 56}, "gemm: output columns of one block's pixel tile (threadIdx.x)"},
+       {"block_n", {16, 32, 64, 128}, "gemm: output channels of one block"},
+       {"block_k", {1, 2, 4, 8, 16}, "gemm: input channels staged per step (with all their taps)"},
+       {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
+       {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
+       {"mma", {0, 1}, "implicit GEMM on the tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warps of 16 x 8 mma.sync tiles, pixels x channels; thread_m/n unused"},
+       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
+       {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
+       {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
+       {"stages", {1, 2, 3}, "mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
+       {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},
+       {"unroll_window", {0, 1}, "window form: unroll the filter window loops"}},
+      convDefaults};
+  return def;
+}
+
+const TemplateDef& poolTemplate() {
+  static const TemplateDef def = {
+      windowed,
+      {{"threads", {64, 128, 256, 512}, "output pixels per block"}, {"unroll_window", {0, 1}, "unroll the window loops"}},
+      windowedDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ

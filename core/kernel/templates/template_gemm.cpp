@@ -1,0 +1,246 @@
+#include "kernel/templates/template_util.h"
+
+#include <algorithm>
+#include <initializer_list>
+
+#include "kernel/launch.h"
+#include "kernel/schedule/schedule_util.h"
+
+namespace tessera::kernel::templ {
+namespace {
+
+constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
+
+// stages > 1: each thread fills the shared tiles in 16-byte runs, which the pipelined loop copies with cp.async.
+int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0; }
+
+// shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
+// stages an A tile (block_m x block_k) and a B tile (block_k x block_n) in shared memory, filled by all the
+// block's threads, and each thread accumulates a thread_m x thread_n micro-tile in registers. A thread's rows
+// (columns) are a thread apart, so the threads of a warp read consecutive shared and global addresses.
+void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
+  Kernel& k = s.kernel();
+  std::string rows = blockTile[2], cols = blockTile[3];
+  int64_t bm = extentOf(k, rows), bn = extentOf(k, cols);
+  int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
+  auto [mi, ty] = splitBy(s, rows, (bm + tm - 1) / tm);
+  auto [ni, tx] = splitBy(s, cols, (bn + tn - 1) / tn);
+  int64_t threadsY = ty.empty() ? 1 : extentOf(k, ty), threadsX = tx.empty() ? 1 : extentOf(k, tx);
+  std::vector<std::string> order;
+  for (const std::string& l : {ty, tx, mi, ni})
+    if (!l.empty()) order.push_back(l);
+  if (order.size() >= 2) s.reorder(order);
+  if (!ty.empty()) s.bind(ty, ThreadTag::ThreadY);
+  if (!tx.empty()) s.bind(tx, ThreadTag::ThreadX);
+  if (!ty.empty()) s.unroll(mi);
+  if (!tx.empty()) s.unroll(ni);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  s.hoistReduction(ko, blockTile[1]);
+  if (!ki.empty()) {
+    std::vector<std::string> inner = {ki};
+    if (!ty.empty()) inner.push_back(mi);
+    if (!tx.empty()) inner.push_back(ni);
+    if (inner.size() >= 2) s.reorder(inner);
+    s.unroll(ki);
+  }
+  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, 0, copyBytes(p));
+  pipelineStages(s, ko, p);
+}
+
+// mma = 1: as shared = 1, but each warp (threadIdx.z, threadIdx.y) computes a warp_m x warp_n tile as
+// 16 x 8 tiles bound to the mma lanes, each 16-deep step of which (8-deep for f32 operands with tf32 = 1) the
+// code generator emits as one tensor-core mma.sync; the accumulators stay in registers in the mma's layout.
+void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
+  Kernel& k = s.kernel();
+  int64_t bm = extentOf(k, blockTile[2]), bn = extentOf(k, blockTile[3]);
+  auto w = s.tile({blockTile[2], blockTile[3]}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
+  int64_t warpsM = extentOf(k, w[0]), warpsN = extentOf(k, w[1]);
+  s.bind(w[0], ThreadTag::ThreadZ);
+  s.bind(w[1], ThreadTag::ThreadY);
+  auto rowsOf = s.split(w[2], 16);  // fragment rows, rows of one mma tile
+  auto colsOf = s.split(w[3], 8);   // fragment columns, columns of one mma tile
+  s.reorder({rowsOf[0], colsOf[0], rowsOf[1], colsOf[1]});
+  s.unroll(rowsOf[0]);
+  s.unroll(colsOf[0]);
+  s.bind(rowsOf[1], ThreadTag::MmaRow);
+  s.bind(colsOf[1], ThreadTag::MmaCol);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  s.hoistReduction(ko, blockTile[1]);
+  int64_t depth = p.at("tf32") ? 8 : 16;  // of one mma: m16n8k8 on tf32, m16n8k16 on 16-bit operands
+  if (!ki.empty() && extentOf(k, ki) > depth) {
+    auto steps = s.split(ki, depth);  // mma steps of one k tile, depth of one mma
+    s.reorder({steps[0], rowsOf[0], colsOf[0], rowsOf[1], colsOf[1], steps[1]});
+    s.unroll(steps[0]);
+    ki = steps[1];
+  }
+  if (!ki.empty()) s.unroll(ki);
+  // Unpadded by default: padding the rows by 8 elements (distinct banks for the fragment reads) measured 12%
+  // slower at 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md), both with scalar
+  // fragment loads; ldmatrix reads 8 rows of 16 bytes at once, which unpadded rows put in the same banks.
+  stageOperands(s, ko, {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}}, p.at("pad"),
+                copyBytes(p));
+  pipelineStages(s, ko, p);
+}
+
+bool operandsOf(Kernel& k, std::initializer_list<DType> types) {
+  auto inputs = inputsReadIn(k, "k");
+  return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const std::string& b) {
+    return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
+  });
+}
+bool sixteenBitOperands(Kernel& k) { return operandsOf(k, {DType::F16, DType::BF16}); }
+
+// The mma form's conditions, refused with the parameter at fault. tf32 = 1 is the f32 operands' form: they are
+// rounded to tf32 (10-bit mantissa) for the tensor cores, so it is a choice of precision, never a default.
+void checkMma(Kernel& k, const TemplateParams& p) {
+  bool tf32 = p.at("tf32") != 0;
+  if (tf32 && !operandsOf(k, {DType::F32})) rejectParams(k, "gemm", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+  if (!tf32 && !sixteenBitOperands(k)) rejectParams(k, "gemm", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
+  if (!p.at("shared")) rejectParams(k, "gemm", "shared", "the mma form reads its operands from shared tiles: set shared = 1");
+  if (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0) rejectParams(k, "gemm", "warp_m", "the mma form needs warp_m a multiple of 16");
+  if (p.at("warp_n") % 8 != 0 || p.at("warp_n") == 0) rejectParams(k, "gemm", "warp_n", "the mma form needs warp_n a multiple of 8");
+  int64_t depth = tf32 ? 8 : 16;
+  if (p.at("block_k") % depth != 0)
+    rejectParams(k, "gemm", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth));
+}
+
+// Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
+// or (warp_m, warp_n set) a grid of warps each computing a warp_m x warp_n tile with its 32 lanes, or
+// (shared = 1) the tiled form of gemmShared.
+void gemm(TracedSchedule& s, const TemplateParams& p) {
+  std::vector<std::string> loops = outerChain(s.kernel());
+  if (loops.size() < 2) return;
+  std::string i = loops[loops.size() - 2], j = loops.back();
+  std::vector<std::string> batch(loops.begin(), loops.end() - 2);
+  int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
+  bool mma = p.at("mma") != 0;
+  if (p.at("tf32") && !mma) rejectParams(s.kernel(), "gemm", "tf32", "tf32 is a mode of the tensor-core form: set mma = 1");
+  if (mma) checkMma(s.kernel(), p);
+  bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
+  bool shared = p.at("shared") != 0;
+  if (shared && warps && !mma) rejectParams(s.kernel(), "gemm", "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
+  int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
+  int64_t threads = warps || mma ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
+                          : ((bm + tm - 1) / tm) * ((bn + tn - 1) / tn);
+  if (threads > 1024) rejectParams(s.kernel(), "gemm", "thread_m", "a block of " + std::to_string(threads) + " threads exceeds 1024");
+  auto t = s.tile({i, j}, {bm, bn});
+  if (!batch.empty()) s.bind(fuseAll(s, batch), ThreadTag::BlockZ);
+  s.bind(t[0], ThreadTag::BlockY);
+  s.bind(t[1], ThreadTag::BlockX);
+  if (mma) return gemmMma(s, p, t);
+  if (shared) return gemmShared(s, p, t);
+  std::string rows = t[2], cols = t[3];
+  if (warps) {
+    auto w = s.tile({rows, cols}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
+    s.bind(s.fuse(w[0], w[1]), ThreadTag::Warp);
+    rows = w[2];
+    cols = w[3];
+  }
+  auto [iio, iii] = splitBy(s, rows, std::min(p.at("thread_m"), extentOf(s.kernel(), rows)));
+  auto [jio, jii] = splitBy(s, cols, std::min(p.at("thread_n"), extentOf(s.kernel(), cols)));
+  if (!iii.empty() && !jii.empty()) s.reorder({iio, jio, iii, jii});
+  if (warps) {
+    s.bind(s.fuse(iio, jio), ThreadTag::ThreadX);  // the lanes
+  } else {
+    s.bind(iio, ThreadTag::ThreadY);
+    s.bind(jio, ThreadTag::ThreadX);
+  }
+  if (!iii.empty()) s.unroll(iii);
+  if (!jii.empty()) s.unroll(jii);
+  auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
+  if (!ki.empty()) s.unroll(ki);
+}
+
+// The gemm block tile: among the candidate sides dividing M and N, the largest tile that still gives every
+// SM of an H200 (132) a block; when none does, the one giving the most blocks.
+std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
+  auto sides = [](int64_t extent) {
+    std::vector<int64_t> out;
+    for (int64_t c : {128, 64, 32, 16})
+      if (c <= extent && extent % c == 0) out.push_back(c);
+    if (out.empty()) out.push_back(std::min<int64_t>(16, extent));
+    return out;
+  };
+  std::pair<int64_t, int64_t> best{0, 0};
+  int64_t bestBlocks = 0;
+  bool bestFills = false;
+  for (int64_t bm : sides(M))
+    for (int64_t bn : sides(N)) {
+      int64_t blocks = batch * ((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+      bool fills = blocks >= 132;
+      bool better = fills ? (!bestFills || bm * bn > best.first * best.second ||
+                             (bm * bn == best.first * best.second && bm == bn))
+                          : (!bestFills && blocks > bestBlocks);
+      if (best.first == 0 || better) {
+        best = {bm, bn};
+        bestBlocks = blocks;
+        bestFills = fills;
+      }
+    }
+  return best;
+}
+
+// The default stages: kDefaultStages, fewer when the k steps or 48 KiB of shared memory for the tiles' copies
+// do not allow them (1: not pipelined). 2 measured best at 4096^3 on the H200 (docs/codegen.md): f32 38.2
+// TFLOP/s (3 stages 37.5, 1 stage 28.1), bf16 136 (3 stages 134, 1 stage 65).
+constexpr int64_t kDefaultStages = 2;
+int64_t pickStages(Kernel& k, const TemplateParams& p) {
+  int64_t K = extentOf(k, "k"), bk = std::min(p.at("block_k"), K);
+  int64_t elem = 1;
+  for (const std::string& b : inputsReadIn(k, "k")) elem = std::max<int64_t>(elem, int64_t(dtypeSize(k.findBuffer(b)->dtype)));
+  int64_t bytesPerStage = (p.at("block_m") + p.at("block_n")) * bk * elem;
+  int64_t stages = std::min(kDefaultStages, (K + bk - 1) / bk);
+  while (stages > 1 && stages * bytesPerStage > kStaticSharedBytes) --stages;
+  return std::max<int64_t>(1, stages);
+}
+
+// 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile; or, for 16-bit operands, warps of up
+// to 64 x 64 on the tensor cores.
+TemplateParams gemmDefaults(Kernel& k) {
+  std::vector<std::string> outer = outerChain(k);
+  int64_t n = chainExtent(k, outer);
+  int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
+  int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
+  auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N));
+  int64_t K = extentOf(k, "k");
+  TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
+                      {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
+                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
+                      {"ldmatrix", 1}, {"pad", 0}};
+  if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
+    p["mma"] = 1;
+    p["block_k"] = K % 32 == 0 ? 32 : 16;
+    p["warp_m"] = std::min<int64_t>(64, bm);
+    p["warp_n"] = std::min<int64_t>(64, bn);
+    // Measured on the H200 at 4096^3 bf16 (2 stages): ldmatrix 1, unpadded 139.9 TFLOP/s; padded 295.1; B's
+    // n-tiles in pairs and padded 299.7 (bench/results/2026-11-29/s3_final).
+    p["ldmatrix"] = 2;
+    p["pad"] = 8;
+  }
+  p["stages"] = pickStages(k, p);
+  return p;
+}
+
+}  // namespace
+
+const TemplateDef& gemmTemplate() {
+  static const TemplateDef def = {
+      gemm,
+      {{"block_m", {16, 32, 64, 128}, "rows of the output tile of one block"},
+       {"block_n", {16, 32, 64, 128}, "columns of the output tile of one block"},
+       {"block_k", {4, 8, 16, 32}, "depth of one step of the reduction (unrolled)"},
+       {"warp_m", {0, 16, 32, 64}, "rows of the tile of one warp (0: no warp level)"},
+       {"warp_n", {0, 16, 32, 64}, "columns of the tile of one warp (0: no warp level)"},
+       {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
+       {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
+       {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
+       {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
+       {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
+       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
+       {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"}},
+      gemmDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ
