@@ -15,7 +15,8 @@
 namespace tessera::ui {
 
 GraphView::GraphView(QWidget* parent)
-    : QGraphicsView(parent), scene_(new QGraphicsScene(this)), runner_(new LayoutRunner(this)), legend_(new QLabel(this)) {
+    : QGraphicsView(parent), scene_(new QGraphicsScene(this)), runner_(new LayoutRunner(this)), legend_(new QLabel(this)),
+      crumbs_(new QLabel(this)) {
   setObjectName("graphView");
   setScene(scene_);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
@@ -29,6 +30,13 @@ GraphView::GraphView(QWidget* parent)
   legend_->setStyleSheet("QLabel { background: rgba(255,255,255,220); border: 1px solid #ccc; padding: 4px; font-size: 8pt; }");
   legend_->move(8, 8);
   legend_->adjustSize();
+  crumbs_->setObjectName("graphBreadcrumbs");
+  crumbs_->setStyleSheet("QLabel { background: rgba(255,255,255,230); border: 1px solid #ccc; padding: 3px 6px; }");
+  crumbs_->hide();
+  connect(crumbs_, &QLabel::linkActivated, this, [this](const QString& path) {
+    if (path.isEmpty()) openToDepth(0);
+    else setLayerOpen(path, false);
+  });
   connect(runner_, &LayoutRunner::layoutReady, this, &GraphView::acceptLayout);
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
 }
@@ -38,14 +46,21 @@ GraphView::~GraphView() { runner_->waitForDone(); }
 void GraphView::showStep(StepPicture step) {
   step_ = std::move(step);
   step_.collapsed = collapsed_;
-  runner_->request(step_);
+  if (fitOnNextLayout_) openChosen_ = false;  // a new model opens at the depth that fits
+  relayout();
+}
+
+void GraphView::relayout() {
+  step_.open = open_;
+  step_.openSet = openChosen_;
+  if (step_.graph) runner_->request(step_);
 }
 
 void GraphView::setGroupCollapsed(const QString& group, bool collapsed) {
   if (collapsed) collapsed_.insert(group);
   else collapsed_.erase(group);
   step_.collapsed = collapsed_;
-  if (step_.graph) runner_->request(step_);
+  relayout();
 }
 
 void GraphView::acceptLayout(quint64, std::shared_ptr<const GraphLayout> layout) {
@@ -54,12 +69,21 @@ void GraphView::acceptLayout(quint64, std::shared_ptr<const GraphLayout> layout)
   for (QGraphicsItem* item : scene_->selectedItems())
     if (item->type() == NodeItemType) selected = static_cast<NodeItem*>(item)->node().id;
   layout_ = std::move(layout);
+  if (layers()) {
+    open_ = layout_->open;
+    openChosen_ = true;
+  }
   QElapsedTimer timer;
   timer.start();
   buildScene();
-  if (fitOnNextLayout_) fit();
+  if (fitOnNextLayout_) showReadable();
   fitOnNextLayout_ = false;
-  if (!selected.isEmpty()) selectNode(selected, false);
+  if (!pendingSelect_.isEmpty()) {
+    selectNode(std::exchange(pendingSelect_, QString()), pendingCentre_);
+  } else if (!selected.isEmpty()) {
+    selectNode(selected, false);
+  }
+  updateBreadcrumbs();
   sceneMs_ = double(timer.nsecsElapsed()) / 1e6;
   emit layoutShown(layout_->layoutMs, sceneMs_);
 }
@@ -95,6 +119,7 @@ void GraphView::applyOverlay() {
       n->setTiming(find(n->node().id));
     }
   }
+  if (layers()) applyLayerOverlay();
 }
 
 std::map<QString, QString> GraphView::overlayTexts() const {
@@ -138,11 +163,12 @@ bool GraphView::selectNode(const QString& id, bool centre) {
     if (centre) centerOn(item);
     return true;
   }
-  return false;
+  return revealNode(id, centre);
 }
 
 bool GraphView::search(const QString& text) {
   if (!layout_ || text.isEmpty()) return false;
+  if (layers()) return searchLayers(text);
   if (text != lastSearch_) searchCursor_ = -1;
   lastSearch_ = text;
   const auto& nodes = layout_->nodes;
@@ -168,20 +194,30 @@ void GraphView::onSelectionChanged() {
   const auto items = scene_->selectedItems();
   if (items.isEmpty()) return;
   QGraphicsItem* item = items.front();
+  updateBreadcrumbs();
   if (item->type() == NodeItemType) {
     const LayoutNode& n = static_cast<NodeItem*>(item)->node();
+    if (!n.layer.isEmpty()) return;  // a collapsed layer is no node of the graph
     if (n.isGroup) emit groupClicked(n.id);
     else emit nodeClicked(n.id);
   } else if (item->type() == EdgeItemType) {
     const LayoutEdge& e = static_cast<EdgeItem*>(item)->edge();
     emit valueClicked(e.value, e.producerId, e.consumerId);
-  } else if (item->type() == ClusterItemType) {
+  } else if (item->type() == ClusterItemType && static_cast<ClusterItem*>(item)->cluster().layer.isEmpty()) {
     emit groupClicked(static_cast<ClusterItem*>(item)->cluster().id);
   }
 }
 
 void GraphView::mouseDoubleClickEvent(QMouseEvent* event) {
   QGraphicsItem* item = itemAt(event->pos());
+  if (item && item->type() == NodeItemType && !static_cast<NodeItem*>(item)->node().layer.isEmpty()) {
+    setLayerOpen(static_cast<NodeItem*>(item)->node().layer, true);
+    return;
+  }
+  if (item && item->type() == ClusterItemType && !static_cast<ClusterItem*>(item)->cluster().layer.isEmpty()) {
+    setLayerOpen(static_cast<ClusterItem*>(item)->cluster().layer, false);
+    return;
+  }
   if (item && item->type() == ClusterItemType) {
     setGroupCollapsed(static_cast<ClusterItem*>(item)->cluster().id, true);
     return;
@@ -202,6 +238,15 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
 }
 
 void GraphView::fillContextMenu(QGraphicsItem* item, QMenu& menu) {
+  QString layer;
+  if (item->type() == NodeItemType) layer = static_cast<NodeItem*>(item)->node().layer;
+  if (item->type() == ClusterItemType) layer = static_cast<ClusterItem*>(item)->cluster().layer;
+  if (!layer.isEmpty()) {
+    const bool open = item->type() == ClusterItemType;
+    menu.addAction(open ? tr("Close %1").arg(layer) : tr("Open %1").arg(layer), this,
+                   [this, layer, open] { setLayerOpen(layer, !open); });
+    return;
+  }
   if (item->type() == EdgeItemType) {
     const LayoutEdge e = static_cast<EdgeItem*>(item)->edge();
     const QString pair = e.producerId + " → " + e.consumerId;

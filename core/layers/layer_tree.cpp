@@ -119,7 +119,22 @@ int LayerTree::layerFor(const ScopePath& path) {
   return layer;
 }
 
-LayerTree LayerTree::build(const Graph& graph) {
+namespace {
+
+ScopePath splitPath(const std::string& path) {
+  ScopePath out;
+  size_t start = 0;
+  while (start < path.size()) {
+    const size_t end = std::min(path.find('/', start), path.size());
+    out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+LayerTree LayerTree::build(const Graph& graph, const LayerTree* names) {
   LayerTree tree;
   const std::vector<Node*> nodes = graph.topoOrder();
   std::vector<const Node*> order(nodes.begin(), nodes.end());
@@ -130,10 +145,12 @@ LayerTree LayerTree::build(const Graph& graph) {
   std::vector<ScopePath> scopes(order.size());
   std::vector<bool> named(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    scopes[i] = namedScope(*order[i]);
-    named[i] = !scopes[i].empty();
+    const int known = names ? names->nodeIndex(order[i]->id()) : -1;
+    if (names && known < 0) continue;  // made by a pass: inherits below
+    scopes[i] = names ? splitPath(names->layer(names->layerOfNode(known)).path) : namedScope(*order[i]);
+    named[i] = names || !scopes[i].empty();
   }
-  stripSharedPrefix(scopes, named);
+  if (!names) stripSharedPrefix(scopes, named);
   inheritScopes(order, tree.nodeIndex_, scopes, named);
   tree.addLayer(-1, "");
   for (const ScopePath& path : scopes) tree.nodeLayer_.push_back(tree.layerFor(path));

@@ -32,8 +32,10 @@ struct Layer {
 class LayerTree {
  public:
   // The hierarchy of `graph`. Leading scopes every node shares (`gpu_0`, one wrapper module) are dropped,
-  // and a layer that would hold a single node holds none (the node moves up).
-  static LayerTree build(const Graph& graph);
+  // and a layer that would hold a single node holds none (the node moves up). With `names` (the tree of the
+  // model as imported), a node keeps the layer it had there and a node a pass made joins its neighbours' layer:
+  // passes rename weights (`n4.weight_bn`), so the layers of every step are the imported model's.
+  static LayerTree build(const Graph& graph, const LayerTree* names = nullptr);
 
   const std::vector<Layer>& layers() const { return layers_; }
   const Layer& layer(int index) const { return layers_.at(size_t(index)); }
