@@ -234,8 +234,7 @@ LayoutNode describeNode(const Node& node, NodeMark mark) {
 GraphLayout describeStep(const StepPicture& step) {
   if (!step.graph) return {};
   auto tree = step.layers ? step.layers : std::make_shared<const LayerTree>(LayerTree::build(*step.graph));
-  // A graph whose names give no layers is drawn flat, with the removed nodes of the step as ghosts.
-  GraphLayout layout = tree->layers().size() > 1 ? describeLayers(step, tree) : Describer(step).run();
+  GraphLayout layout = drawsLayers(*tree, *step.graph) ? describeLayers(step, tree) : Describer(step).run();
   foldCollapsed(layout);
   return layout;
 }

@@ -81,7 +81,7 @@ void GraphView::acceptLayout(quint64, std::shared_ptr<const GraphLayout> layout)
   if (!pendingSelect_.isEmpty()) {
     selectNode(std::exchange(pendingSelect_, QString()), pendingCentre_);
   } else if (!selected.isEmpty()) {
-    selectNode(selected, false);
+    selectDrawn(selected, false);  // a node a closed layer now hides stays hidden
   }
   updateBreadcrumbs();
   sceneMs_ = double(timer.nsecsElapsed()) / 1e6;
@@ -151,7 +151,9 @@ void GraphView::wheelEvent(QWheelEvent* event) {
   event->accept();
 }
 
-bool GraphView::selectNode(const QString& id, bool centre) {
+bool GraphView::selectNode(const QString& id, bool centre) { return selectDrawn(id, centre) || revealNode(id, centre); }
+
+bool GraphView::selectDrawn(const QString& id, bool centre) {
   for (QGraphicsItem* item : scene_->items()) {
     if (item->type() != NodeItemType) continue;
     const LayoutNode& n = static_cast<NodeItem*>(item)->node();
@@ -163,7 +165,7 @@ bool GraphView::selectNode(const QString& id, bool centre) {
     if (centre) centerOn(item);
     return true;
   }
-  return revealNode(id, centre);
+  return false;
 }
 
 bool GraphView::search(const QString& text) {
@@ -280,11 +282,12 @@ void GraphView::fillContextMenu(QGraphicsItem* item, QMenu& menu) {
 namespace tessera::ui {
 
 QImage GraphView::renderWhole(QSize limit) const {
-  const QRectF source = scene_->sceneRect();
+  QRectF source = scene_->sceneRect();
   if (source.isEmpty()) return {};
   // The legend goes to the left of the graph, never over it.
   const int left = legend_->width() + 16;
-  const double scale = std::min({1.25, (limit.width() - left) / source.width(), limit.height() / source.height()});
+  double scale = std::min({1.25, (limit.width() - left) / source.width(), limit.height() / source.height()});
+  if (scale < 0.4) source = readableCrop(QSizeF(limit.width() - left, limit.height()), scale);
   const QSizeF drawn = source.size() * scale;
   QImage image(QSize(left + int(drawn.width()), std::max(int(drawn.height()), legend_->height() + 16)), QImage::Format_ARGB32);
   image.fill(QColor(0xfb, 0xfb, 0xf9));
@@ -293,6 +296,24 @@ QImage GraphView::renderWhole(QSize limit) const {
   scene_->render(&painter, QRectF(QPointF(left, 0), drawn), source);
   legend_->render(&painter, QPoint(8, 8));
   return image;
+}
+
+}  // namespace tessera::ui
+
+namespace tessera::ui {
+
+// Where the whole graph would be a strip of unreadable boxes, the part of it around the selection (else the
+// inputs at the top) at 90%, as the window shows it: `scale` becomes 0.9.
+QRectF GraphView::readableCrop(QSizeF limit, double& scale) const {
+  const QRectF all = scene_->sceneRect();
+  scale = 0.9;
+  const QSizeF want(std::min(all.width(), limit.width() / scale), std::min(all.height(), limit.height() / scale));
+  QPointF focus(all.center().x(), all.top() + want.height() / 2);
+  for (QGraphicsItem* item : scene_->selectedItems()) focus = item->sceneBoundingRect().center();
+  QRectF crop(focus - QPointF(want.width() / 2, want.height() / 2), want);
+  crop.moveLeft(std::clamp(crop.left(), all.left(), all.right() - want.width()));
+  crop.moveTop(std::clamp(crop.top(), all.top(), all.bottom() - want.height()));
+  return crop;
 }
 
 }  // namespace tessera::ui

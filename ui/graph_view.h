@@ -58,6 +58,7 @@ class GraphView : public QGraphicsView {
   // owned by `menu`; empty for other items.
   void fillContextMenu(QGraphicsItem* item, QMenu& menu);
   // The whole scene with the legend, at natural size or scaled down to fit `limit` (for headless rendering).
+  // When the whole graph would be too small to read, the part around the selection (else the inputs) instead.
   QImage renderWhole(QSize limit) const;
 
   // The timing overlay of a run: group id → timing (empty clears it). Kept across layouts until replaced, so
@@ -89,8 +90,10 @@ class GraphView : public QGraphicsView {
   void applyLayerOverlay();
   // Opens the layers around node `id` when it is hidden in a collapsed layer; true when a layout was requested.
   bool revealNode(const QString& id, bool centre);
+  bool selectDrawn(const QString& id, bool centre);
   bool searchLayers(const QString& text);
   void showReadable();
+  QRectF readableCrop(QSizeF limit, double& scale) const;
   void updateBreadcrumbs();
   QString selectedLayerPath() const;
 

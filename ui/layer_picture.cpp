@@ -195,6 +195,10 @@ class LayerDescriber {
 
 }  // namespace
 
+bool drawsLayers(const LayerTree& tree, const Graph& graph) {
+  return tree.layers().size() > 1 && graph.inputs().size() + graph.numNodes() > kOpenBudget;
+}
+
 OpenLayers defaultOpenLayers(const LayerTree& tree, size_t graphInputs) {
   return openToDepth(tree, fittingDepth(tree, graphInputs, kOpenBudget));
 }

@@ -14,6 +14,9 @@ namespace tessera::ui {
 // The description (no positions) of `step` with `tree`'s layers; step.open (or the fitting depth) says which
 // are open.
 GraphLayout describeLayers(const StepPicture& step, std::shared_ptr<const LayerTree> tree);
+// Whether `graph` is drawn with layers: its names give some, and it has more than the ~80 boxes a first
+// picture holds (a small model is drawn flat, with its removed nodes as ghosts).
+bool drawsLayers(const LayerTree& tree, const Graph& graph);
 // The layers the picture opens with when nothing was chosen: the deepest depth that fits about 80 boxes.
 OpenLayers defaultOpenLayers(const LayerTree& tree, size_t graphInputs);
 
