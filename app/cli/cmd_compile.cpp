@@ -13,7 +13,7 @@
 #include "fusion/report.h"
 #include "codegen/codegen.h"
 #include "kernel/printer.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include <fstream>
 #include <sstream>
 #include "ir/error.h"

@@ -1,4 +1,4 @@
-// tessera-cli render: a panel of the window as a PNG, drawn by the window's own code (ui/headless_render.h)
+// tessera-cli render: a panel of the window as a PNG, drawn by the window's own code (ui/window/headless_render.h)
 // on Qt's offscreen platform when there is no display.
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +10,7 @@
 #ifdef TESSERA_HAS_GUI
 #include <QApplication>
 
-#include "ui/headless_render.h"
+#include "ui/window/headless_render.h"
 #endif
 
 namespace tessera::cli {

@@ -7,8 +7,8 @@
 #include <QFileInfo>
 #include <cstdio>
 
-#include "ui/headless_render.h"
-#include "ui/main_window.h"
+#include "ui/window/headless_render.h"
+#include "ui/window/main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);

@@ -13,7 +13,7 @@
 
 #include "bench/layers/stack_model.h"
 #include "frontend/model_io.h"
-#include "ui/layer_picture.h"
+#include "ui/graph/layer_picture.h"
 
 using namespace tessera;
 using namespace tessera::ui;

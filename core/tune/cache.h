@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "io/cache_dir.h"
-#include "kernel/templates.h"
-#include "kernel/trace.h"
+#include "kernel/templates/templates.h"
+#include "kernel/schedule/trace.h"
 
 namespace tessera::tune {
 

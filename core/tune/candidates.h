@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cost/cost_model.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 
 namespace tessera::tune {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "runtime/execute/compiled_model.h"
 #include "runtime/execute/executor.h"
 #include "tune/target.h"

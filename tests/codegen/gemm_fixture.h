@@ -4,7 +4,7 @@
 #include <string>
 
 #include "frontend/text/tsr.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
 

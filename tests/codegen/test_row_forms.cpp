@@ -8,7 +8,7 @@
 #include "codegen/codegen.h"
 #include "frontend/text/tsr.h"
 #include "kernel/printer.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"

@@ -5,8 +5,8 @@
 #include "cost/cost_model.h"
 #include "ir/error.h"
 #include "kernel/kernel_fixtures.h"
-#include "kernel/templates.h"
-#include "kernel/trace.h"
+#include "kernel/templates/templates.h"
+#include "kernel/schedule/trace.h"
 #include "ops/builder.h"
 
 using namespace tessera;

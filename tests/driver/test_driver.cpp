@@ -7,7 +7,7 @@
 
 #include "driver/driver.h"
 #include "frontend/model_io.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 
 using namespace tessera;
 using namespace tessera::driver;

@@ -6,8 +6,8 @@
 #include <QString>
 #include <QThread>
 
-#include "ui/main_window.h"
-#include "ui/run_controller.h"
+#include "ui/window/main_window.h"
+#include "ui/run/run_controller.h"
 
 namespace tessera::ui::test {
 

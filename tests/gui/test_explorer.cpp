@@ -10,16 +10,16 @@
 #include "gui_test_util.h"
 #include <QMenu>
 
-#include "ui/graph_items.h"
-#include "ui/graph_view.h"
-#include "ui/headless_render.h"
-#include "ui/inspector_panel.h"
-#include "ui/ir_panel.h"
-#include "ui/overrides_model.h"
-#include "ui/overrides_panel.h"
-#include "ui/pipeline_model.h"
-#include "ui/pipeline_panel.h"
-#include "ui/session_controller.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_view.h"
+#include "ui/window/headless_render.h"
+#include "ui/pipeline/inspector_panel.h"
+#include "ui/pipeline/ir_panel.h"
+#include "ui/models/overrides_model.h"
+#include "ui/pipeline/overrides_panel.h"
+#include "ui/models/pipeline_model.h"
+#include "ui/pipeline/pipeline_panel.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera;
 using namespace tessera::ui;

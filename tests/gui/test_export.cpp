@@ -14,9 +14,9 @@
 #include "gui_test_util.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
-#include "ui/export_graph.h"
-#include "ui/export_results.h"
-#include "ui/graph_view.h"
+#include "ui/graph/export_graph.h"
+#include "ui/run/export_results.h"
+#include "ui/graph/graph_view.h"
 
 using namespace tessera;
 using namespace tessera::ui;

@@ -6,10 +6,10 @@
 
 #include "frontend/model_io.h"
 #include "gui_test_util.h"
-#include "ui/graph_items.h"
-#include "ui/graph_view.h"
-#include "ui/ir_panel.h"
-#include "ui/session_controller.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_view.h"
+#include "ui/pipeline/ir_panel.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera;
 using namespace tessera::ui;

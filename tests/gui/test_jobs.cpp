@@ -11,9 +11,9 @@
 #include "driver/driver.h"
 #include "frontend/model_io.h"
 #include "gui_test_util.h"
-#include "ui/code_controller.h"
-#include "ui/run_controller.h"
-#include "ui/session_controller.h"
+#include "ui/code/code_controller.h"
+#include "ui/run/run_controller.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera;
 using namespace tessera::ui;

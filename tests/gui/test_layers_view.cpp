@@ -8,9 +8,9 @@
 #include "bench/layers/stack_model.h"
 #include "frontend/model_io.h"
 #include "gui_test_util.h"
-#include "ui/graph_items.h"
-#include "ui/graph_view.h"
-#include "ui/session_controller.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_view.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera;
 using namespace tessera::ui;

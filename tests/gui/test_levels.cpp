@@ -14,14 +14,14 @@
 #include <functional>
 
 #include "gui_test_util.h"
-#include "ui/code_controller.h"
-#include "ui/code_kernel_model.h"
-#include "ui/code_view.h"
-#include "ui/headless_render.h"
-#include "ui/inspector_panel.h"
-#include "ui/levels_panel.h"
-#include "ui/session_controller.h"
-#include "ui/syntax_highlight.h"
+#include "ui/code/code_controller.h"
+#include "ui/code/code_kernel_model.h"
+#include "ui/code/code_view.h"
+#include "ui/window/headless_render.h"
+#include "ui/pipeline/inspector_panel.h"
+#include "ui/code/levels_panel.h"
+#include "ui/session/session_controller.h"
+#include "ui/code/syntax_highlight.h"
 
 using namespace tessera;
 using namespace tessera::ui;

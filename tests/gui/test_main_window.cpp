@@ -7,9 +7,9 @@
 #include <QtTest>
 
 #include "gui_test_util.h"
-#include "ui/graph_view.h"
-#include "ui/node_table_model.h"
-#include "ui/session_controller.h"
+#include "ui/graph/graph_view.h"
+#include "ui/models/node_table_model.h"
+#include "ui/session/session_controller.h"
 
 using namespace tessera::ui;
 using tessera::ui::test::sample;

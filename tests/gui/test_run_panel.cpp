@@ -10,15 +10,15 @@
 #include <QtTest>
 
 #include "gui_test_util.h"
-#include "ui/chart_kernel_times.h"
-#include "ui/graph_view.h"
-#include "ui/roofline_chart.h"
-#include "ui/run_controller.h"
-#include "ui/run_panel.h"
-#include "ui/run_table_model.h"
-#include "ui/session_controller.h"
-#include "ui/session_files.h"
-#include "ui/session_state.h"
+#include "ui/run/chart_kernel_times.h"
+#include "ui/graph/graph_view.h"
+#include "ui/run/roofline_chart.h"
+#include "ui/run/run_controller.h"
+#include "ui/run/run_panel.h"
+#include "ui/models/run_table_model.h"
+#include "ui/session/session_controller.h"
+#include "ui/session/session_files.h"
+#include "ui/session/session_state.h"
 
 using namespace tessera;
 using namespace tessera::ui;

@@ -11,9 +11,9 @@
 
 #include "gui_test_util.h"
 #include "session/session.h"
-#include "ui/session_controller.h"
-#include "ui/session_files.h"
-#include "ui/session_state.h"
+#include "ui/session/session_controller.h"
+#include "ui/session/session_files.h"
+#include "ui/session/session_state.h"
 
 using namespace tessera;
 using namespace tessera::ui;

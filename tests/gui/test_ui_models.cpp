@@ -4,10 +4,10 @@
 
 #include "frontend/text/tsr.h"
 #include "fusion/compile.h"
-#include "ui/line_diff.h"
-#include "ui/node_table_model.h"
-#include "ui/overrides_model.h"
-#include "ui/pipeline_model.h"
+#include "ui/models/line_diff.h"
+#include "ui/models/node_table_model.h"
+#include "ui/models/overrides_model.h"
+#include "ui/models/pipeline_model.h"
 
 using namespace tessera;
 using namespace tessera::ui;

@@ -2,7 +2,7 @@
 // Small graphs for the kernel tests, built with GraphBuilder; each returns the graph and the group spec.
 #include <QtTest>
 
-#include "kernel/lower.h"
+#include "kernel/lower/lower.h"
 #include "kernel/printer.h"
 #include "ops/builder.h"
 

@@ -4,7 +4,7 @@
 #include <QtTest>
 #include <functional>
 
-#include "kernel/trace.h"
+#include "kernel/schedule/trace.h"
 #include "kernel_fixtures.h"
 
 namespace tessera::kernel::fixtures {

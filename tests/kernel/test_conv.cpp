@@ -7,7 +7,7 @@
 #include <set>
 
 #include "codegen/codegen.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "reference_check.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"

@@ -4,7 +4,7 @@
 #include <QtTest>
 
 #include "kernel/interpret.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 #include "reference_check.h"

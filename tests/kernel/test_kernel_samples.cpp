@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "frontend/model_io.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "kernel_fixtures.h"
 
 using namespace tessera;

@@ -7,7 +7,7 @@
 #include "frontend/model_io.h"
 #include "ir/error.h"
 #include "kernel/interpret.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 #include "reference_check.h"

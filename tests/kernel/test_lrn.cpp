@@ -1,4 +1,4 @@
-// LRN lowered as a window over the channels (kernel/lower_channel_window.cpp): odd and even window sizes, a
+// LRN lowered as a window over the channels (kernel/lower/lower_channel_window.cpp): odd and even window sizes, a
 // window wider than the channels, ranks 2 to 4, f16, and a fused epilogue. Each kernel runs in the kernel
 // interpreter (as lowered and with the pool template's default schedule) against the reference interpreter,
 // its CUDA compiles with NVRTC for sm_90 (no GPU needed), and the cpu backend runs it verified.
@@ -8,7 +8,7 @@
 
 #include "codegen/codegen.h"
 #include "ir/error.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "kernel_fixtures.h"
 #include "reference_check.h"
 #include "runtime/cuda/nvrtc_compiler.h"

@@ -2,7 +2,7 @@
 // (each template's result replays from JSON on a fresh lowering).
 #include <QtTest>
 
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 #include "schedule_check.h"
 
 using namespace tessera;

@@ -3,7 +3,7 @@
 #include <set>
 
 #include "ir/error.h"
-#include "kernel/templates.h"
+#include "kernel/templates/templates.h"
 
 namespace tessera::execute {
 

@@ -9,8 +9,8 @@
 
 #include "ir/cancel.h"
 #include "ir/graph.h"
-#include "kernel/lower.h"
-#include "kernel/trace.h"
+#include "kernel/lower/lower.h"
+#include "kernel/schedule/trace.h"
 
 namespace tessera::execute {
 

@@ -1,0 +1,70 @@
+#include "kernel/lower/lower.h"
+
+#include "ir/error.h"
+#include "kernel/lower/lower_context.h"
+#include "kernel/visit.h"
+#include "ops/registry.h"
+
+namespace tessera::kernel {
+namespace {
+
+// The pool template accumulates a max or a mean (LpPool has none).
+bool isPoolOp(const std::string& op) {
+  const OpTraits& t = opTraits(op);
+  return t.pool != PoolKind::None && (t.reduce == ReduceKind::Max || t.reduce == ReduceKind::Mean);
+}
+// Views and reindexing ops: lower_movement maps each output index onto the input (Pad, which fills, is not one).
+bool isDataMovementOp(const std::string& op) { return opTraits(op).movement != MovementKind::None; }
+
+// The node that decides the kernel's structure, and the kind it gives.
+std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
+  for (const Node* n : ctx.nodes)
+    if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
+  for (const Node* n : ctx.nodes)
+    if (n->op() == "Conv") return {n, "conv"};
+  for (const Node* n : ctx.nodes)  // LRN is a window over the channels: a pool's nest and template
+    if (isPoolOp(n->op()) || n->op() == "LRN") return {n, "pool"};
+  for (const Node* n : ctx.nodes)
+    if (isReductionNode(*n)) return {n, "reduction"};
+  for (const Node* n : ctx.nodes)
+    if (isDataMovementOp(n->op())) return {n, "data-movement"};
+  for (const Node* n : ctx.nodes)
+    if (!isPointwiseOp(n->op())) ctx.fail(*n, "not supported by the kernel lowering");
+  return {ctx.nodes.front(), "pointwise"};
+}
+
+// Inputs read only for their constant value (Reduce axes, Slice starts) are not kernel parameters.
+void dropUnreadInputs(Kernel& k) {
+  std::set<std::string> read;
+  walk(k.body, [&](StmtNode& s) {
+    mapDirectExprs(s, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& n) {
+        if (n.kind == ExprKind::Load) read.insert(static_cast<const Load&>(n).buffer);
+      });
+      return e;
+    });
+  });
+  std::erase_if(k.buffers, [&](const Buffer& b) { return b.role == BufferRole::Input && !read.count(b.name); });
+}
+
+}  // namespace
+
+Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
+  Kernel k;
+  k.id = spec.id;
+  k.nodeIds = spec.nodeIds;
+  LowerCtx ctx(g, k, spec);
+  auto [anchor, kind] = anchorOf(ctx);
+  k.kind = kind;
+  if (kind == "gemm") lowerGemm(ctx, *anchor);
+  else if (kind == "conv") lowerConv(ctx, *anchor);
+  else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);
+  else if (kind == "pool") lowerPool(ctx, *anchor);
+  else if (kind == "reduction") lowerRowReduction(ctx);
+  else if (kind == "data-movement") lowerDataMovement(ctx, *anchor);
+  else lowerPointwise(ctx);
+  dropUnreadInputs(k);
+  return k;
+}
+
+}  // namespace tessera::kernel

@@ -1,0 +1,282 @@
+// Gemm, conv and pooling: a nest over the output, a register accumulator per output element, reduction loops
+// inside, and the pointwise epilogue applied to the accumulator before the store.
+#include <cmath>
+
+#include "kernel/lower/lower_context.h"
+#include "ops/registry.h"
+#include "ops/window.h"
+
+namespace tessera::kernel {
+namespace {
+
+Expr loadInput(LowerCtx& ctx, const Value* v, std::vector<Expr> idx) {
+  return Load::make(ctx.inputBuffer.at(v), v->dtype(), std::move(idx));
+}
+
+// The conv's input may be a Transpose in the group that reads an input of the group (x in NHWC turned
+// NCHW for the conv, docs/fusion.md): its index map folds into the conv's loads, so the kernel reads x where
+// it lies. Null when input 0 comes from outside the group; the conv's other inputs must.
+const Node* foldedInputTranspose(LowerCtx& ctx, const Node& anchor) {
+  const Value* x = anchor.input(0);
+  if (!x || !ctx.produced(x)) return nullptr;
+  const Node& t = *x->producer();
+  if (t.op() != "Transpose" || !t.input(0) || ctx.produced(t.input(0)))
+    ctx.fail(anchor, "input 0 is computed inside the group by " + t.op() + " '" + t.id() +
+                         "'; only a Transpose of a group input folds into the conv's loads");
+  for (const Use& u : x->uses())
+    if (u.node != &anchor) ctx.fail(t, "its result is also read by '" + u.node->id() + "'; it folds into a conv only");
+  if (ctx.outputBuffer.count(x)) ctx.fail(t, "its result is also needed outside the group; it cannot fold into the conv");
+  for (size_t i = 1; i < anchor.numInputs(); ++i)
+    if (anchor.input(i) && ctx.produced(anchor.input(i)))
+      ctx.fail(anchor, "input " + std::to_string(i) + " is computed inside the group; only epilogues are fused");
+  return &t;
+}
+
+Expr loadConvInput(LowerCtx& ctx, const Node& anchor, const Node* transpose, std::vector<Expr> idx) {
+  if (!transpose) return loadInput(ctx, anchor.input(0), std::move(idx));
+  const Value* src = transpose->input(0);
+  return loadInput(ctx, src, transposeIndex(*transpose, src->shape(), idx));
+}
+
+// Runs the epilogue and stores the outputs over the loop nest `loopVars` x `loopShape`; `result` is the
+// anchor's output value at the current point, which is `storeIdx` in the output domain `storeDomain` (the
+// same as the loops but for MatMul's 1-D operands, whose axes of extent 1 are dropped).
+void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& loopVars, const Shape& loopShape,
+            std::shared_ptr<BlockStmt> body, Expr result, const std::vector<Expr>& storeIdx, const Shape& storeDomain) {
+  ctx.special[anchor.output(0)] = [result](Emitter&) { return result; };
+  Emitter em(ctx, storeDomain, storeIdx, *body);
+  storeOutputs(em);
+  ctx.k.body = BlockStmt::make({loopNest(loopVars, loopShape, body)});
+}
+
+Expr allOf(const std::vector<Expr>& conds) {
+  Expr r = conds.front();
+  for (size_t i = 1; i < conds.size(); ++i) r = Binary::make(BinaryOp::And, r, conds[i]);
+  return r;
+}
+
+}  // namespace
+
+void requireExternalInputs(LowerCtx& ctx, const Node& anchor) {
+  for (size_t i = 0; i < anchor.numInputs(); ++i)
+    if (anchor.input(i) && ctx.produced(anchor.input(i)))
+      ctx.fail(anchor, "input " + std::to_string(i) + " is computed inside the group; only epilogues are fused");
+}
+
+void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& outVars, const Shape& domain,
+            std::shared_ptr<BlockStmt> body, Expr result) {
+  finish(ctx, anchor, outVars, domain, std::move(body), std::move(result), vars(outVars), domain);
+}
+
+Expr inBounds(const Expr& i, int64_t begin, int64_t end) {
+  return Binary::make(BinaryOp::And, Binary::make(BinaryOp::Ge, i, intImm(begin)), Binary::make(BinaryOp::Lt, i, intImm(end)));
+}
+
+std::vector<std::string> spatialNames(const std::string& prefix, size_t rank) {
+  if (rank > 3) return names(prefix, rank);
+  std::vector<std::string> out;
+  for (size_t a = 0; a < rank; ++a) out.push_back(prefix + "dhw"[3 - rank + a]);
+  return out;
+}
+
+namespace {
+
+// The window of a conv or pool over the spatial axes of an [N, C, spatial...] input, with auto_pad and
+// ceil_mode resolved to explicit pads from the shapes (ops::windowGeometry, as the reference does).
+struct Window {
+  ops::WindowGeometry geo;
+  std::vector<std::string> out, taps;  // loop names per spatial axis
+  std::vector<Expr> coords;            // input coordinate per spatial axis
+  bool padded = false;                 // some tap may fall outside the input
+};
+
+Window windowOf(const LowerCtx& ctx, const Node& n, const Shape& x, const Shape& kernel, bool ceilMode, bool global) {
+  if (x.size() < 3) ctx.fail(n, "expects an [N, C, spatial...] input, got " + shapeToString(x));
+  Shape spatial(x.begin() + 2, x.end());
+  if (kernel.size() != spatial.size()) ctx.fail(n, "kernel shape " + shapeToString(kernel) + " does not match " + shapeToString(x));
+  Window w;
+  if (global) {
+    w.geo.input = w.geo.kernel = spatial;
+    w.geo.output.assign(spatial.size(), 1);
+    w.geo.strides.assign(spatial.size(), 1);
+    w.geo.dilations.assign(spatial.size(), 1);
+    w.geo.padsBegin.assign(spatial.size(), 0);
+    w.geo.padsEnd.assign(spatial.size(), 0);
+  } else {
+    w.geo = ops::windowGeometry(n, spatial, kernel, ceilMode);
+  }
+  w.out = spatialNames("o", spatial.size());
+  w.taps = spatialNames("k", spatial.size());
+  for (size_t a = 0; a < spatial.size(); ++a) {
+    const ops::WindowGeometry& g = w.geo;
+    w.coords.push_back(add(sub(mul(var(w.out[a]), intImm(g.strides[a])), intImm(g.padsBegin[a])),
+                           mul(var(w.taps[a]), intImm(g.dilations[a]))));
+    int64_t last = (g.output[a] - 1) * g.strides[a] - g.padsBegin[a] + (g.kernel[a] - 1) * g.dilations[a];
+    w.padded = w.padded || g.padsBegin[a] > 0 || last >= g.input[a];
+  }
+  return w;
+}
+
+// Every tap inside the input (or, with `padded`, inside the explicitly padded input).
+Expr insideInput(const Window& w, bool padded = false) {
+  std::vector<Expr> conds;
+  for (size_t a = 0; a < w.coords.size(); ++a) {
+    int64_t begin = padded ? -w.geo.padsBegin[a] : 0, end = w.geo.input[a] + (padded ? w.geo.padsEnd[a] : 0);
+    conds.push_back(inBounds(w.coords[a], begin, end));
+  }
+  return allOf(conds);
+}
+
+template <class T>
+std::vector<T> concat(std::vector<T> a, const std::vector<T>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// The flat offset in the input of MaxPool's argmax (the Indices output): (n * C + c) * plane + the spatial
+// offset, row-major or (storage_order = 1) column-major over the spatial axes.
+Expr argmaxOffset(const Node& n, const Window& w, const Shape& xs) {
+  const Shape& in = w.geo.input;
+  bool columnMajor = n.attrInt("storage_order", 0) == 1;
+  Expr spatial = intImm(0);
+  int64_t stride = 1;
+  for (size_t s = 0; s < in.size(); ++s) {
+    size_t a = columnMajor ? s : in.size() - 1 - s;
+    spatial = add(spatial, mul(w.coords[a], intImm(stride)));
+    stride *= in[a];
+  }
+  return add(mul(add(mul(var("n"), intImm(xs[1])), var("c")), intImm(stride)), spatial);
+}
+
+}  // namespace
+
+// MatMul's 1-D operands are promoted as numpy does (a vector a is a 1 x K row, b a K x 1 column): the nest
+// keeps the i and j loops with extent 1, and the stores drop those axes.
+void lowerGemm(LowerCtx& ctx, const Node& anchor) {
+  requireExternalInputs(ctx, anchor);
+  const Value* a = anchor.input(0);
+  const Value* b = anchor.input(1);
+  const Shape& out = anchor.output(0)->shape();
+  bool gemm = anchor.op() == "Gemm";
+  bool aVec = a->shape().size() == 1, bVec = b->shape().size() == 1;
+  if (a->shape().empty() || b->shape().empty() || (gemm && (aVec || bVec))) ctx.fail(anchor, "operands must have rank >= 2 (1 for MatMul)");
+  Shape loopShape = out;
+  if (aVec && bVec) loopShape = {1, 1};
+  else if (aVec) loopShape.insert(loopShape.end() - 1, 1);
+  else if (bVec) loopShape.push_back(1);
+  bool transA = gemm && anchor.attrInt("transA", 0), transB = gemm && anchor.attrInt("transB", 0);
+  int64_t K = transA ? a->shape()[0] : a->shape().back();
+  Shape batch(loopShape.begin(), loopShape.end() - 2);
+  std::vector<std::string> outVars = names("b", batch.size());
+  outVars.push_back("i");
+  outVars.push_back("j");
+  std::vector<Expr> bv = vars(std::vector<std::string>(outVars.begin(), outVars.end() - 2));
+  auto batchIdx = [&](const Value* v, Expr r, Expr c) {
+    Shape vb(v->shape().begin(), v->shape().end() - 2);
+    std::vector<Expr> idx = broadcastIndex(vb, batch, bv);
+    idx.push_back(std::move(r));
+    idx.push_back(std::move(c));
+    return idx;
+  };
+  DType at = accType(anchor.output(0)->dtype());
+  auto body = BlockStmt::make();
+  std::string acc = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
+  std::vector<Expr> ia = aVec ? std::vector<Expr>{var("k")} : transA ? batchIdx(a, var("k"), var("i")) : batchIdx(a, var("i"), var("k"));
+  std::vector<Expr> ib = bVec ? std::vector<Expr>{var("k")} : transB ? batchIdx(b, var("j"), var("k")) : batchIdx(b, var("k"), var("j"));
+  Expr ea = loadInput(ctx, a, ia), eb = loadInput(ctx, b, ib);
+  Stmt red = ReduceStmt::make(ReduceOp::Sum, acc, {intImm(0)}, Binary::make(BinaryOp::Mul, Cast::make(at, ea), Cast::make(at, eb)));
+  red->provenance = {anchor.id()};
+  body->stmts.push_back(loopNest({"k"}, {K}, red, true));
+  Expr result = Load::make(acc, at, {intImm(0)});
+  if (gemm) {
+    result = Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("alpha", 1.0), at), result);
+    if (const Value* c = anchor.input(2)) {
+      Expr ec = Cast::make(at, Load::make(ctx.inputBuffer.at(c), c->dtype(), broadcastIndex(c->shape(), out, vars(outVars))));
+      result = Binary::make(BinaryOp::Add, result, Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("beta", 1.0), at), ec));
+    }
+  }
+  std::vector<Expr> storeIdx = bv;
+  if (!aVec) storeIdx.push_back(var("i"));
+  if (!bVec) storeIdx.push_back(var("j"));
+  finish(ctx, anchor, outVars, loopShape, body, result, storeIdx, out);
+}
+
+void lowerConv(LowerCtx& ctx, const Node& anchor) {
+  const Node* transpose = foldedInputTranspose(ctx, anchor);
+  if (!transpose) requireExternalInputs(ctx, anchor);
+  const Value* x = anchor.input(0);
+  const Value* w = anchor.input(1);
+  const Shape& xs = x->shape();
+  const Shape& ws = w->shape();
+  const Shape& out = anchor.output(0)->shape();
+  if (ws.size() != xs.size() || ws.size() < 3) ctx.fail(anchor, "weights " + shapeToString(ws) + " do not match the input " + shapeToString(xs));
+  Window win = windowOf(ctx, anchor, xs, Shape(ws.begin() + 2, ws.end()), false, false);
+  int64_t groups = anchor.attrInt("group", 1);
+  int64_t cPerGroup = ws[1], ocPerGroup = out[1] / std::max<int64_t>(groups, 1);
+  DType at = accType(anchor.output(0)->dtype());
+  auto body = BlockStmt::make();
+  std::string acc = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
+  Expr c = groups == 1 ? var("ic") : add(mul(idiv(var("oc"), intImm(ocPerGroup)), intImm(cPerGroup)), var("ic"));
+  Expr ex = Cast::make(at, loadConvInput(ctx, anchor, transpose, concat({var("n"), c}, win.coords)));
+  if (win.padded) ex = Select::make(insideInput(win), ex, FloatImm::make(0, at));
+  Expr ew = Cast::make(at, loadInput(ctx, w, concat({var("oc"), var("ic")}, vars(win.taps))));
+  Stmt red = ReduceStmt::make(ReduceOp::Sum, acc, {intImm(0)}, Binary::make(BinaryOp::Mul, ex, ew));
+  red->provenance = {anchor.id()};
+  body->stmts.push_back(loopNest(concat({"ic"}, win.taps), concat({cPerGroup}, win.geo.kernel), red, true));
+  Expr result = Load::make(acc, at, {intImm(0)});
+  if (const Value* bias = anchor.input(2))
+    result = Binary::make(BinaryOp::Add, result, Cast::make(at, loadInput(ctx, bias, {var("oc")})));
+  finish(ctx, anchor, concat({"n", "oc"}, win.out), out, body, result);
+}
+
+// Max or average over the window taps (the taps outside the input skipped); MaxPool's Indices output
+// tracks the first maximum's input offset next to the max.
+void lowerPool(LowerCtx& ctx, const Node& anchor) {
+  requireExternalInputs(ctx, anchor);
+  const Value* x = anchor.input(0);
+  const Shape& xs = x->shape();
+  const Shape& out = anchor.output(0)->shape();
+  const OpTraits& traits = opTraits(anchor.op());
+  bool global = traits.pool == PoolKind::Global;
+  bool isMax = traits.reduce == ReduceKind::Max;  // else a mean (isPoolOp lets no other kind through)
+  Shape kernel = global && xs.size() > 2 ? Shape(xs.begin() + 2, xs.end()) : anchor.attrInts("kernel_shape");
+  Window win = windowOf(ctx, anchor, xs, kernel, !global && anchor.attrInt("ceil_mode", 0), global);
+  DType at = accType(x->dtype());
+  ReduceOp op = isMax ? ReduceOp::Max : ReduceOp::Sum;
+  auto body = BlockStmt::make();
+  std::string acc = ctx.newAccumulator(*body, at, reduceInit(op, at), anchor.id());
+  Expr inside = insideInput(win);
+  Expr ex = Cast::make(at, loadInput(ctx, x, concat({var("n"), var("c")}, win.coords)));
+  if (win.padded) ex = Select::make(inside, ex, reduceInit(op, at));
+  auto taps = BlockStmt::make();
+  const Value* indices = anchor.numOutputs() > 1 ? anchor.output(1) : nullptr;
+  if (indices && ctx.outputBuffer.count(indices)) {
+    std::string arg = ctx.newAccumulator(*body, DType::I64, intImm(-1), anchor.id());
+    Expr best = Load::make(arg, DType::I64, {intImm(0)});
+    Expr better = Binary::make(BinaryOp::Or, Binary::make(BinaryOp::Lt, best, intImm(0)),
+                               Binary::make(BinaryOp::Gt, ex, Load::make(acc, at, {intImm(0)})));
+    if (win.padded) better = Binary::make(BinaryOp::And, inside, better);
+    Stmt track = StoreStmt::make(arg, {intImm(0)}, Select::make(better, argmaxOffset(anchor, win, xs), best));
+    track->provenance = {anchor.id()};
+    taps->stmts.push_back(track);
+    ctx.special[indices] = [best](Emitter&) { return best; };
+  }
+  Stmt red = ReduceStmt::make(op, acc, {intImm(0)}, ex);
+  red->provenance = {anchor.id()};
+  taps->stmts.push_back(red);
+  Expr count = FloatImm::make(double(numElements(win.geo.kernel)), at);
+  if (!isMax && win.padded) {  // the divisor: taps inside the input, or inside the padded input
+    Expr counted = anchor.attrInt("count_include_pad", 0) ? insideInput(win, true) : inside;
+    std::string cnt = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
+    Stmt c = ReduceStmt::make(ReduceOp::Sum, cnt, {intImm(0)}, Select::make(counted, FloatImm::make(1, at), FloatImm::make(0, at)));
+    c->provenance = {anchor.id()};
+    taps->stmts.push_back(c);
+    count = Load::make(cnt, at, {intImm(0)});
+  }
+  body->stmts.push_back(loopNest(win.taps, win.geo.kernel, taps, true));
+  Expr result = Load::make(acc, at, {intImm(0)});
+  if (!isMax) result = Binary::make(BinaryOp::Div, result, count);
+  finish(ctx, anchor, concat({"n", "c"}, win.out), out, body, result);
+}
+
+}  // namespace tessera::kernel

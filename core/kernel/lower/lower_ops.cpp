@@ -1,0 +1,159 @@
+// The op set of the pointwise graph ops as kernel IR expressions.
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include "kernel/lower/lower_context.h"
+
+namespace tessera::kernel {
+namespace {
+
+using Ins = std::vector<Expr>;
+using Builder = std::function<Expr(const Node&, const Ins&, DType)>;
+
+Expr fimm(double v, const Expr& like) { return FloatImm::make(v, like->dtype); }
+Expr bin(BinaryOp op, Expr a, Expr b) {
+  Expr cb = Cast::make(a->dtype, std::move(b));
+  return Binary::make(op, std::move(a), std::move(cb));
+}
+Expr un(UnaryOp op, Expr a) { return Unary::make(op, std::move(a)); }
+Expr lt0(const Expr& x) { return bin(BinaryOp::Lt, x, fimm(0, x)); }
+Expr clamp01(const Expr& x) { return bin(BinaryOp::Max, fimm(0, x), bin(BinaryOp::Min, fimm(1, x), x)); }
+
+Builder unary(UnaryOp op) {
+  return [op](const Node&, const Ins& in, DType) { return un(op, in[0]); };
+}
+Builder binary(BinaryOp op) {
+  return [op](const Node&, const Ins& in, DType) { return bin(op, in[0], in[1]); };
+}
+// Max, Min, Sum, Mean over any number of inputs, folded left to right.
+Builder variadic(BinaryOp op, bool mean = false) {
+  return [op, mean](const Node&, const Ins& in, DType) {
+    Expr acc = in[0];
+    for (size_t i = 1; i < in.size(); ++i) acc = bin(op, acc, in[i]);
+    return mean ? bin(BinaryOp::Div, acc, fimm(double(in.size()), acc)) : acc;
+  };
+}
+
+Expr gelu(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  Expr half = bin(BinaryOp::Mul, fimm(0.5, x), x);
+  if (n.attrString("approximate", "none") == "tanh") {
+    Expr cube = bin(BinaryOp::Mul, bin(BinaryOp::Mul, x, x), x);
+    Expr inner = bin(BinaryOp::Mul, fimm(std::sqrt(2.0 / M_PI), x),
+                     bin(BinaryOp::Add, x, bin(BinaryOp::Mul, fimm(0.044715, x), cube)));
+    return bin(BinaryOp::Mul, half, bin(BinaryOp::Add, fimm(1, x), un(UnaryOp::Tanh, inner)));
+  }
+  Expr erf = un(UnaryOp::Erf, bin(BinaryOp::Mul, x, fimm(M_SQRT1_2, x)));
+  return bin(BinaryOp::Mul, half, bin(BinaryOp::Add, fimm(1, x), erf));
+}
+
+Expr expm1Scaled(const Expr& x, double alpha) {
+  return bin(BinaryOp::Mul, fimm(alpha, x), bin(BinaryOp::Sub, un(UnaryOp::Exp, x), fimm(1, x)));
+}
+
+const std::unordered_map<std::string, Builder>& table() {
+  static const std::unordered_map<std::string, Builder> t = {
+      {"Add", binary(BinaryOp::Add)}, {"Sub", binary(BinaryOp::Sub)}, {"Mul", binary(BinaryOp::Mul)},
+      {"Div", binary(BinaryOp::Div)}, {"Pow", binary(BinaryOp::Pow)}, {"Mod", binary(BinaryOp::Mod)},
+      {"Equal", binary(BinaryOp::Eq)}, {"Less", binary(BinaryOp::Lt)}, {"LessOrEqual", binary(BinaryOp::Le)},
+      {"Greater", binary(BinaryOp::Gt)}, {"GreaterOrEqual", binary(BinaryOp::Ge)},
+      {"And", binary(BinaryOp::And)}, {"Or", binary(BinaryOp::Or)}, {"Xor", binary(BinaryOp::Xor)},
+      {"Max", variadic(BinaryOp::Max)}, {"Min", variadic(BinaryOp::Min)}, {"Sum", variadic(BinaryOp::Add)},
+      {"Mean", variadic(BinaryOp::Add, true)},
+      {"Neg", unary(UnaryOp::Neg)}, {"Abs", unary(UnaryOp::Abs)}, {"Exp", unary(UnaryOp::Exp)},
+      {"Log", unary(UnaryOp::Log)}, {"Sqrt", unary(UnaryOp::Sqrt)}, {"Tanh", unary(UnaryOp::Tanh)},
+      {"Erf", unary(UnaryOp::Erf)}, {"Sigmoid", unary(UnaryOp::Sigmoid)}, {"Sin", unary(UnaryOp::Sin)},
+      {"Cos", unary(UnaryOp::Cos)}, {"Floor", unary(UnaryOp::Floor)}, {"Ceil", unary(UnaryOp::Ceil)},
+      {"Round", unary(UnaryOp::Round)}, {"Sign", unary(UnaryOp::Sign)}, {"Reciprocal", unary(UnaryOp::Recip)},
+      {"Not", unary(UnaryOp::Not)}, {"IsNaN", unary(UnaryOp::IsNan)},
+      {"Identity", [](const Node&, const Ins& in, DType) { return in[0]; }},
+      {"Dropout", [](const Node&, const Ins& in, DType) { return in[0]; }},  // inference: identity
+      {"Cast", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
+      {"CastLike", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
+      {"Relu", [](const Node&, const Ins& in, DType) { return bin(BinaryOp::Max, in[0], fimm(0, in[0])); }},
+      {"Gelu", gelu},
+      {"Where", [](const Node&, const Ins& in, DType) { return Select::make(in[0], in[1], Cast::make(in[1]->dtype, in[2])); }},
+      {"LeakyRelu", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         return Select::make(lt0(x), bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.01), x), x), x);
+       }},
+      {"PRelu", [](const Node&, const Ins& in, DType) {
+         return Select::make(lt0(in[0]), bin(BinaryOp::Mul, in[1], in[0]), in[0]);
+       }},
+      {"Elu", [](const Node& n, const Ins& in, DType) {
+         return Select::make(lt0(in[0]), expm1Scaled(in[0], n.attrFloat("alpha", 1.0)), in[0]);
+       }},
+      {"Selu", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         Expr neg = expm1Scaled(x, n.attrFloat("alpha", 1.6732632423543772));
+         Expr inner = Select::make(bin(BinaryOp::Le, x, fimm(0, x)), neg, x);
+         return bin(BinaryOp::Mul, fimm(n.attrFloat("gamma", 1.0507009873554805), x), inner);
+       }},
+      {"Celu", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         double a = n.attrFloat("alpha", 1.0);
+         Expr neg = expm1Scaled(bin(BinaryOp::Div, x, fimm(a, x)), a);
+         return bin(BinaryOp::Add, bin(BinaryOp::Max, fimm(0, x), x), bin(BinaryOp::Min, fimm(0, x), neg));
+       }},
+      {"HardSigmoid", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         Expr lin = bin(BinaryOp::Add, bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.2), x), x),
+                        fimm(n.attrFloat("beta", 0.5), x));
+         return clamp01(lin);
+       }},
+      {"HardSwish", [](const Node&, const Ins& in, DType) {
+         const Expr& x = in[0];
+         return bin(BinaryOp::Mul, x, clamp01(bin(BinaryOp::Add, bin(BinaryOp::Div, x, fimm(6, x)), fimm(0.5, x))));
+       }},
+      {"Softplus", [](const Node&, const Ins& in, DType) {
+         return un(UnaryOp::Log, bin(BinaryOp::Add, un(UnaryOp::Exp, in[0]), fimm(1, in[0])));
+       }},
+      {"Softsign", [](const Node&, const Ins& in, DType) {
+         return bin(BinaryOp::Div, in[0], bin(BinaryOp::Add, fimm(1, in[0]), un(UnaryOp::Abs, in[0])));
+       }},
+      {"ThresholdedRelu", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         return Select::make(bin(BinaryOp::Gt, x, fimm(n.attrFloat("alpha", 1.0), x)), x, fimm(0, x));
+       }},
+      {"Clip", [](const Node&, const Ins& in, DType) {
+         Expr x = in[0];
+         if (in.size() > 1 && in[1]) x = bin(BinaryOp::Max, x, in[1]);
+         if (in.size() > 2 && in[2]) x = bin(BinaryOp::Min, x, in[2]);
+         return x;
+       }},
+      {"BatchNormalization", [](const Node& n, const Ins& in, DType) {  // inference; params per channel
+         const Expr& x = in[0];
+         Expr inv = un(UnaryOp::Rsqrt, bin(BinaryOp::Add, in[4], FloatImm::make(n.attrFloat("epsilon", 1e-5), in[4]->dtype)));
+         return bin(BinaryOp::Add, bin(BinaryOp::Mul, bin(BinaryOp::Mul, bin(BinaryOp::Sub, x, in[3]), in[1]), inv), in[2]);
+       }},
+      {"Range", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter (needs the index)
+      {"ConstantOfShape", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter
+      {"IsInf", [](const Node& n, const Ins& in, DType) {
+         const Expr& x = in[0];
+         Expr inf = un(UnaryOp::IsInf, x);
+         bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
+         if (pos && neg) return inf;
+         Expr sign = pos ? bin(BinaryOp::Gt, x, fimm(0, x)) : bin(BinaryOp::Lt, x, fimm(0, x));
+         return pos || neg ? bin(BinaryOp::And, inf, sign) : Cast::make(DType::Bool, intImm(0));
+       }},
+  };
+  return t;
+}
+
+}  // namespace
+
+bool isPointwiseOp(const std::string& op) { return table().count(op) > 0; }
+
+std::optional<Expr> pointwiseExpr(const Node& n, const std::vector<Expr>& in, DType outType) {
+  auto it = table().find(n.op());
+  if (it == table().end() || in.empty() || !in[0]) return std::nullopt;
+  return Cast::make(outType, it->second(n, in, outType));
+}
+
+std::optional<Expr> pointwiseOutputExpr(const Node& n, size_t output) {
+  if (n.op() == "Dropout" && output == 1) return Cast::make(DType::Bool, intImm(1));  // inference: keep all
+  return std::nullopt;
+}
+
+}  // namespace tessera::kernel

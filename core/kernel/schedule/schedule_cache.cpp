@@ -1,0 +1,455 @@
+// Memory-scope primitives: cache_read, cache_write, compute_at, pipeline; and set_param.
+#include <algorithm>
+
+#include "kernel/launch.h"
+#include "kernel/printer.h"
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::sched {
+
+using namespace detail;
+
+namespace {
+
+constexpr int64_t kSharedBytes = 48 * 1024;
+constexpr int64_t kRegisterElements = 256;
+
+void forEachExprOf(const Stmt& s, const std::function<void(const ExprNode&)>& f) {
+  walk(s, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, f);
+      return e;
+    });
+  });
+}
+
+// Indices of the Store and Reduce statements writing `buffer`; `reduces` counts the Reduce ones.
+std::vector<std::vector<Expr>> writesOf(const Stmt& s, const std::string& buffer, int* reduces = nullptr) {
+  std::vector<std::vector<Expr>> out;
+  walk(s, [&](StmtNode& n) {
+    if (n.kind == StmtKind::Store && static_cast<StoreStmt&>(n).buffer == buffer) out.push_back(static_cast<StoreStmt&>(n).indices);
+    if (n.kind == StmtKind::Reduce && static_cast<ReduceStmt&>(n).buffer == buffer && reduces) ++*reduces;
+    if (n.kind == StmtKind::AsyncCopy && static_cast<AsyncCopyStmt&>(n).dst == buffer) out.push_back(static_cast<AsyncCopyStmt&>(n).dstIndices);
+  });
+  return out;
+}
+
+struct Footprint {
+  std::vector<Expr> base;
+  Shape extent;
+};
+
+// The box of `buffer` touched by `accesses`, relative to the loops inside the cache's loop (step `step`).
+Footprint footprintOf(const Checker& c, int step, const std::string& buffer,
+                      const std::vector<std::vector<Expr>>& accesses, const std::map<std::string, int64_t>& local) {
+  std::set<std::string> localVars;
+  for (auto& [v, e] : local) localVars.insert(v);
+  Footprint fp;
+  for (const auto& idx : accesses) {
+    if (fp.base.empty()) {
+      fp.base.resize(idx.size());
+      fp.extent.assign(idx.size(), 1);
+    }
+    for (size_t d = 0; d < idx.size(); ++d) {
+      auto a = affine(idx[d], localVars);
+      if (!a) c.fail(step, "index " + std::to_string(d) + " of '" + buffer + "' (" + printExpr(idx[d]) + ") is not affine in the loops inside");
+      int64_t ext = 1;
+      for (auto& [v, k] : a->coef) {
+        if (k < 0) c.fail(step, "index " + std::to_string(d) + " of '" + buffer + "' decreases with '" + v + "'");
+        ext += k * (local.at(v) - 1);
+      }
+      if (!fp.base[d]) fp.base[d] = a->rest;
+      else if (printExpr(fp.base[d]) != printExpr(a->rest))
+        c.fail(step, "accesses of '" + buffer + "' start at different offsets in dimension " + std::to_string(d));
+      fp.extent[d] = std::max(fp.extent[d], ext);
+    }
+  }
+  return fp;
+}
+
+void checkSize(const Checker& c, int step, MemScope scope, const Footprint& fp, DType t) {
+  int64_t n = 1;
+  for (int64_t e : fp.extent) n *= e;
+  if (scope == MemScope::Shared)
+    c.check(step, n * int64_t(dtypeSize(t)) <= kSharedBytes,
+            "the cache needs " + std::to_string(n * int64_t(dtypeSize(t))) + " bytes of shared memory (limit 48 KiB)");
+  else c.check(step, n <= kRegisterElements, "the cache needs " + std::to_string(n) + " registers (limit 256)");
+}
+
+bool mayBeNegative(const Expr& e) {
+  bool neg = false;
+  walkExpr(e, [&](const ExprNode& n) {
+    neg |= n.kind == ExprKind::Binary && static_cast<const Binary&>(n).op == BinaryOp::Sub;
+    neg |= n.kind == ExprKind::IntImm && static_cast<const IntImm&>(n).value < 0;
+  });
+  return neg;
+}
+
+// The copy loops between `buffer` (at base + ax) and the cache (at ax), guarded where the box may leave the buffer.
+Stmt copyNest(Kernel& k, const std::string& cache, const Buffer& buf, const Footprint& fp,
+              const std::map<std::string, int64_t>& outerExtents, bool toCache, std::vector<std::string>& loopNames,
+              bool zeroOutside = false) {
+  std::vector<LoopHeader> headers;
+  std::vector<Expr> cacheIdx, bufIdx, guards;
+  for (size_t d = 0; d < fp.extent.size(); ++d) {
+    LoopHeader h;
+    h.var = freshName(k, cache + "_ax" + std::to_string(d));
+    loopNames.push_back(h.var);
+    h.extent = fp.extent[d];
+    headers.push_back(h);
+    Expr at = add(fp.base[d], var(h.var));
+    cacheIdx.push_back(var(h.var));
+    bufIdx.push_back(at);
+    auto ub = upperBound(fp.base[d], outerExtents);
+    if (!ub || *ub + fp.extent[d] > buf.shape[d]) guards.push_back(Binary::make(BinaryOp::Lt, at, intImm(buf.shape[d])));
+    if (mayBeNegative(fp.base[d])) guards.push_back(Binary::make(BinaryOp::Ge, at, intImm(0)));
+  }
+  Stmt copy = toCache ? StoreStmt::make(cache, cacheIdx, Load::make(buf.name, buf.dtype, bufIdx))
+                      : StoreStmt::make(buf.name, bufIdx, Load::make(cache, buf.dtype, cacheIdx));
+  if (zeroOutside && !guards.empty()) {  // every entry written: the source's, or 0 outside it
+    Expr inside = guards[0];
+    for (size_t i = 1; i < guards.size(); ++i) inside = Binary::make(BinaryOp::And, inside, guards[i]);
+    copy = StoreStmt::make(cache, cacheIdx, Select::make(inside, Load::make(buf.name, buf.dtype, bufIdx), FloatImm::make(0, buf.dtype)));
+    guards.clear();
+  }
+  return buildNest(headers, guards, copy);
+}
+
+std::map<std::string, int64_t> enclosingExtents(const LoopSite& site) {
+  std::map<std::string, int64_t> out;
+  for (ForStmt* f : site.enclosing) out[f->h.var] = f->h.extent;
+  out[site.loop->h.var] = site.loop->h.extent;
+  return out;
+}
+
+std::vector<Expr> relative(const std::vector<Expr>& idx, const std::map<std::string, int64_t>& local) {
+  std::set<std::string> vars;
+  for (auto& [v, e] : local) vars.insert(v);
+  std::vector<Expr> out;
+  for (const Expr& i : idx) out.push_back(linearPart(*affine(i, vars)));
+  return out;
+}
+
+void conjuncts(const Expr& e, std::vector<Expr>& out) {
+  if (e->kind == ExprKind::Binary && static_cast<const Binary&>(*e).op == BinaryOp::And) {
+    conjuncts(static_cast<const Binary&>(*e).a, out);
+    conjuncts(static_cast<const Binary&>(*e).b, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// The load of `buffer` that select(cond, load, 0) masks by its own bounds: every term of cond is
+// `idx[d] >= 0` or `idx[d] < shape[d]` of that load (a conv's padding). Null for any other select.
+const Load* boundsMaskedLoad(const ExprNode& e, const Buffer& buf) {
+  if (e.kind != ExprKind::Select) return nullptr;
+  const auto& s = static_cast<const Select&>(e);
+  const Expr& f = s.f->kind == ExprKind::Cast ? static_cast<const Cast&>(*s.f).a : s.f;
+  const Expr& t = s.t->kind == ExprKind::Cast ? static_cast<const Cast&>(*s.t).a : s.t;
+  if (f->kind != ExprKind::FloatImm || static_cast<const FloatImm&>(*f).value != 0.0) return nullptr;
+  if (t->kind != ExprKind::Load || static_cast<const Load&>(*t).buffer != buf.name) return nullptr;
+  const auto& load = static_cast<const Load&>(*t);
+  std::vector<Expr> terms;
+  conjuncts(s.cond, terms);
+  for (const Expr& term : terms) {
+    if (term->kind != ExprKind::Binary) return nullptr;
+    const auto& b = static_cast<const Binary&>(*term);
+    if (b.b->kind != ExprKind::IntImm) return nullptr;
+    int64_t bound = static_cast<const IntImm&>(*b.b).value;
+    bool matched = false;
+    for (size_t d = 0; d < load.indices.size() && !matched; ++d)
+      matched = printExpr(b.a) == printExpr(load.indices[d]) &&
+                ((b.op == BinaryOp::Ge && bound == 0) || (b.op == BinaryOp::Lt && bound == buf.shape[d]));
+    if (!matched) return nullptr;
+  }
+  return &load;
+}
+
+bool hasBoundsMasks(const Stmt& body, const Buffer& buf) {
+  bool found = false;
+  forEachExprOf(body, [&](const ExprNode& n) {
+    found |= boundsMaskedLoad(n, buf) != nullptr;
+  });
+  return found;
+}
+
+// Drops the selects masking reads of `buffer` by its bounds inside `body` (the cache's fill writes 0 there).
+void dropBoundsMasks(const Stmt& body, const Buffer& buf) {
+  mapAllExprs(body, [&](const Expr& e) -> Expr { return boundsMaskedLoad(*e, buf) ? static_cast<const Select&>(*e).t : e; });
+}
+
+bool isSharedCache(const Kernel& k, const std::string& name) {
+  const Buffer* b = k.findBuffer(name);
+  return b && b->scope == MemScope::Shared && !b->cacheOf.empty() && b->cacheIsRead;
+}
+
+// The block starts with the allocation of a shared read cache (and so with its fill and barrier).
+bool startsWithSharedFill(const Kernel& k, const BlockStmt& block) {
+  return !block.stmts.empty() && block.stmts[0]->kind == StmtKind::Allocate &&
+         isSharedCache(k, static_cast<AllocateStmt&>(*block.stmts[0]).buffer);
+}
+
+bool endsWithSync(const BlockStmt& block) {
+  return !block.stmts.empty() && block.stmts.back()->kind == StmtKind::Sync;
+}
+
+std::string cacheNameFor(const Kernel& k, const std::string& buffer, MemScope scope) {
+  return freshName(k, buffer + (scope == MemScope::Shared ? "_shared" : "_local"));
+}
+
+}  // namespace
+
+std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
+                                   const std::string& cacheName, int64_t pad) {
+  Checker c(k, "cache_read", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  const Buffer* buf = k.findBuffer(buffer);
+  c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
+  c.check(3, scope != MemScope::Global, "the cache must be in shared memory or registers");
+  c.check(3, pad >= 0 && pad <= 64, "pad " + std::to_string(pad) + " must be between 0 and 64");
+  Stmt body = site.loop->body;
+  auto loads = loadsOf(body, buffer);
+  c.check(4, !loads.empty(), "'" + buffer + "' is not read inside the loop");
+  c.check(5, writesOf(body, buffer).empty(), "'" + buffer + "' is written inside the loop");
+  auto local = loopsInside(body);
+  Footprint fp = footprintOf(c, 6, buffer, loads, local);
+  // Reads masked by the buffer's own bounds (select(inside, x, 0)) read the cache unmasked: its fill writes 0
+  // outside the buffer (floating-point buffers; the mask's zero must be the type's).
+  bool zeroOutside = isFloat(buf->dtype) && hasBoundsMasks(body, *buf);
+  Footprint padded = fp;
+  if (!padded.extent.empty()) padded.extent.back() += pad;
+  checkSize(c, 7, scope, padded, buf->dtype);
+  Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, padded.extent, scope,
+               BufferRole::Temp, "", buffer, true, fp.base, pad, zeroOutside};
+  if (zeroOutside) dropBoundsMasks(body, *buf);
+  mapAllExprs(body, [&](const Expr& e) -> Expr {
+    if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
+    return Load::make(cache.name, e->dtype, relative(static_cast<const Load&>(*e).indices, local));
+  });
+  Buffer source = *buf;
+  k.buffers.push_back(cache);
+  std::vector<std::string> outputs = {cache.name};
+  Stmt fill = copyNest(k, cache.name, source, fp, enclosingExtents(site), true, outputs, zeroOutside);
+  auto block = std::static_pointer_cast<BlockStmt>(asBlock(body));
+  std::vector<Stmt> head = {AllocateStmt::make(cache.name), fill};
+  if (scope == MemScope::Shared) {
+    // One barrier serves a run of fills: a fill placed before another cache's fill shares its barrier.
+    if (!startsWithSharedFill(k, *block)) head.push_back(SyncStmt::make());
+    // In a loop that repeats within a block, the next iteration's fill must wait until every thread has
+    // finished reading this one's.
+    bool repeats = !(site.loop->h.loopKind == LoopKind::Bound && isBlockTag(site.loop->h.tag));
+    if (repeats && !endsWithSync(*block)) block->stmts.push_back(SyncStmt::make());
+  }
+  block->stmts.insert(block->stmts.begin(), head.begin(), head.end());
+  site.loop->body = block;
+  return outputs;
+}
+
+std::vector<std::string> cacheWrite(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope) {
+  Checker c(k, "cache_write", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  const Buffer* buf = k.findBuffer(buffer);
+  c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
+  c.check(3, scope != MemScope::Global, "the cache must be in shared memory or registers");
+  Stmt body = site.loop->body;
+  int reduces = 0;
+  auto stores = writesOf(body, buffer, &reduces);
+  c.check(4, !stores.empty(), "'" + buffer + "' is not stored inside the loop");
+  c.check(5, reduces == 0 && loadsOf(body, buffer).empty(), "'" + buffer + "' is also read or reduced inside the loop");
+  auto local = loopsInside(body);
+  Footprint fp = footprintOf(c, 6, buffer, stores, local);
+  checkSize(c, 7, scope, fp, buf->dtype);
+  Buffer cache{cacheNameFor(k, buffer, scope), buf->dtype, fp.extent, scope, BufferRole::Temp, "", buffer, false, fp.base};
+  walk(body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::Store || static_cast<StoreStmt&>(n).buffer != buffer) return;
+    auto& s = static_cast<StoreStmt&>(n);
+    s.buffer = cache.name;
+    s.indices = relative(s.indices, local);
+  });
+  Buffer target = *buf;
+  k.buffers.push_back(cache);
+  std::vector<std::string> outputs = {cache.name};
+  Stmt back = copyNest(k, cache.name, target, fp, enclosingExtents(site), false, outputs);
+  auto block = std::static_pointer_cast<BlockStmt>(asBlock(body));
+  block->stmts.insert(block->stmts.begin(), AllocateStmt::make(cache.name));
+  if (scope == MemScope::Shared) block->stmts.push_back(SyncStmt::make());
+  block->stmts.push_back(back);
+  site.loop->body = block;
+  return outputs;
+}
+
+namespace {
+
+bool fillsSharedCache(const Kernel& k, const Stmt& s) {
+  for (const Buffer& b : k.buffers)
+    if (isSharedCache(k, b.name) && !writesOf(s, b.name).empty()) return true;
+  return false;
+}
+
+// Removes a read cache: its allocation, fill and barrier go, and its reads go back to the source buffer.
+void uncache(Kernel& k, const Buffer& cache) {
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::Block) return;
+    auto& stmts = static_cast<BlockStmt&>(n).stmts;
+    // Only the block that declares the cache holds its fill (outer blocks contain it, too, deeper down).
+    bool declares = std::any_of(stmts.begin(), stmts.end(), [&](const Stmt& s) {
+      return s->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(*s).buffer == cache.name;
+    });
+    if (!declares) return;
+    // Drops the cache's allocation and fill; then the barriers (and pipeline markers) that followed it,
+    // unless another fill still precedes them; then a trailing barrier when no shared cache is left.
+    std::vector<Stmt> kept;
+    bool removed = false;
+    for (const Stmt& s : stmts) {
+      bool isAlloc = s->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(*s).buffer == cache.name;
+      bool isFill = !writesOf(s, cache.name).empty();
+      bool isBarrier = s->kind == StmtKind::Sync || s->kind == StmtKind::PipelineMarker;
+      bool otherFillBefore = !kept.empty() && (kept.back()->kind == StmtKind::PipelineMarker || fillsSharedCache(k, kept.back()));
+      if (isAlloc || isFill || (removed && isBarrier && !otherFillBefore)) {
+        removed = true;
+        continue;
+      }
+      removed = removed && isBarrier;
+      kept.push_back(s);
+    }
+    bool cachesLeft = std::any_of(kept.begin(), kept.end(), [&](const Stmt& s) {
+      return s->kind == StmtKind::Allocate && isSharedCache(k, static_cast<AllocateStmt&>(*s).buffer) &&
+             static_cast<AllocateStmt&>(*s).buffer != cache.name;
+    });
+    if (!cachesLeft && !kept.empty() && kept.back()->kind == StmtKind::Sync) kept.pop_back();
+    stmts = kept;
+  });
+  mapAllExprs(k.body, [&](const Expr& e) -> Expr {
+    if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != cache.name) return e;
+    const auto& idx = static_cast<const Load&>(*e).indices;
+    std::vector<Expr> back;
+    for (size_t d = 0; d < idx.size(); ++d) back.push_back(add(cache.cacheBase[d], idx[d]));
+    Expr load = Load::make(cache.cacheOf, e->dtype, back);
+    if (!cache.cacheZeroOutside) return load;
+    // The cache held 0 outside the source: the read gets its mask back.
+    const Buffer& source = *k.findBuffer(cache.cacheOf);
+    Expr inside;
+    for (size_t d = 0; d < back.size(); ++d) {
+      Expr in = Binary::make(BinaryOp::And, Binary::make(BinaryOp::Ge, back[d], intImm(0)),
+                             Binary::make(BinaryOp::Lt, back[d], intImm(source.shape[d])));
+      inside = inside ? Binary::make(BinaryOp::And, inside, in) : in;
+    }
+    return Select::make(inside, load, FloatImm::make(0, e->dtype));
+  });
+  k.buffers.erase(std::remove_if(k.buffers.begin(), k.buffers.end(), [&](const Buffer& b) { return b.name == cache.name; }),
+                  k.buffers.end());
+}
+
+bool pipelinedAround(Kernel& k, const std::string& cache) {
+  bool found = false;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1 &&
+        !writesOf(static_cast<ForStmt&>(n).body, cache).empty())
+      found = true;
+  });
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const std::string& loop) {
+  Checker c(k, "compute_at", loop);
+  const Buffer* buf = k.findBuffer(cache);
+  c.check(1, buf && !buf->cacheOf.empty() && buf->cacheIsRead, "'" + cache + "' is not a read cache");
+  c.check(1, !buf->cacheByIteration, "'" + cache + "' is indexed by iterations (keep_in_registers), not by a box of its source");
+  LoopSite site = requireLoop(k, c, 2, loop);
+  c.check(3, !loadsOf(site.loop->body, cache).empty(), "'" + cache + "' is not read inside the loop");
+  c.check(4, !pipelinedAround(k, cache), "the fill of '" + cache + "' is in a pipelined loop");
+  Kernel trial = k.clone();
+  Buffer saved = *buf;
+  uncache(trial, saved);
+  std::vector<std::string> out;
+  try {
+    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad);
+  } catch (const ScheduleError& e) {
+    c.fail(5, std::string("the cache cannot be placed there: ") + e.what());
+  }
+  k = std::move(trial);
+  return out;
+}
+
+void pipeline(Kernel& k, const std::string& loop, int stages) {
+  Checker c(k, "pipeline", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  LoopHeader& h = site.loop->h;
+  c.check(2, h.loopKind == LoopKind::Serial, "loop is " + std::string(loopKindName(h.loopKind)) + ", not serial");
+  c.check(3, stages >= 2 && stages <= 8, "stages " + std::to_string(stages) + " must be between 2 and 8");
+  c.check(4, h.extent >= stages, "extent " + std::to_string(h.extent) + " is less than the stages");
+  c.check(5, h.pipelineStages == 0, "is already pipelined");
+  auto block = std::static_pointer_cast<BlockStmt>(asBlock(site.loop->body));
+  std::set<std::string> caches;
+  for (const Stmt& s : block->stmts) {
+    if (s->kind != StmtKind::Allocate) continue;
+    const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(*s).buffer);
+    if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
+  }
+  c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
+  for (const std::string& cache : caches)
+    c.check(6, !k.findBuffer(cache)->cacheZeroOutside,
+            "the fill of '" + cache + "' writes 0 outside its source, which an asynchronous copy cannot");
+  // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
+  int64_t extra = 0;
+  for (const std::string& cache : caches) {
+    const Buffer& b = *k.findBuffer(cache);
+    extra += (stages - 1) * numElements(b.shape) * int64_t(dtypeSize(b.dtype));
+  }
+  int64_t total = sharedBytesPerBlock(k) + extra;
+  c.check(7, total <= kSharedBytes,
+          std::to_string(stages) + " stages need " + std::to_string(total) + " bytes of shared memory per block (limit 48 KiB)");
+  auto isFill = [&](const Stmt& s) {
+    for (const std::string& cache : caches)
+      if (!writesOf(s, cache).empty()) return true;
+    return false;
+  };
+  // Turns the fill's stores of plain loads into asynchronous copies (a store of a computed value, such as a
+  // select that writes 0 outside the source, stays a store: a generator then keeps the loop unpipelined).
+  std::function<void(Stmt&)> convert = [&](Stmt& slot) {
+    if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
+      auto& st = static_cast<StoreStmt&>(*slot);
+      if (st.value->kind != ExprKind::Load) return;
+      const auto& ld = static_cast<const Load&>(*st.value);
+      slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices);
+      return;
+    }
+    forEachChild(*slot, convert);
+  };
+  // The markers follow the last fill of the run of fills and cache allocations the body starts with.
+  size_t lastFill = block->stmts.size();
+  for (size_t i = 0; i < block->stmts.size(); ++i) {
+    const Stmt& s = block->stmts[i];
+    if (isFill(s)) lastFill = i;
+    else if (s->kind != StmtKind::Allocate) break;
+  }
+  c.check(8, lastFill < block->stmts.size(), "its body does not start with the fills of its shared caches");
+  std::vector<Stmt> out;
+  for (size_t i = 0; i < block->stmts.size(); ++i) {
+    Stmt s = block->stmts[i];
+    if (isFill(s)) convert(s);
+    out.push_back(s);
+    if (i == lastFill) {
+      out.push_back(PipelineMarkerStmt::make(false, 0));
+      out.push_back(PipelineMarkerStmt::make(true, stages - 1));
+    }
+  }
+  block->stmts = out;
+  site.loop->body = block;
+  h.pipelineStages = stages;
+}
+
+void setParam(Kernel& k, const std::string& name, int64_t value) {
+  Checker c(k, "set_param", name);
+  bool ident = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+    return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_';
+  });
+  c.check(1, ident, "a parameter name is lower-case letters, digits and '_'");
+  c.check(2, value >= 0, "value " + std::to_string(value) + " is negative");
+  k.params[name] = value;
+}
+
+}  // namespace tessera::kernel::sched

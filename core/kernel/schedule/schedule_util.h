@@ -1,0 +1,66 @@
+#pragma once
+// Internal helpers shared by the primitives: finding loops, perfect nests, fresh names, affine indices.
+#include <map>
+#include <optional>
+#include <set>
+
+#include "kernel/schedule/schedule.h"
+
+namespace tessera::kernel::detail {
+
+struct LoopSite {
+  Stmt* slot = nullptr;      // the statement slot holding the loop (replace *slot to rewrite it)
+  ForStmt* loop = nullptr;
+  std::vector<ForStmt*> enclosing;  // outermost first
+};
+
+// Numbered precondition checks of one primitive application.
+class Checker {
+ public:
+  Checker(const Kernel& k, std::string primitive, std::string subject)
+      : k_(k), primitive_(std::move(primitive)), subject_(std::move(subject)) {}
+  // Step n: throws ScheduleError when `ok` is false.
+  void check(int step, bool ok, const std::string& what) const;
+  [[noreturn]] void fail(int step, const std::string& what) const;
+  void setSubject(std::string s) { subject_ = std::move(s); }
+
+ private:
+  const Kernel& k_;
+  std::string primitive_, subject_;
+};
+
+std::optional<LoopSite> findLoop(Kernel& k, const std::string& name);
+LoopSite requireLoop(Kernel& k, const Checker& c, int step, const std::string& name);
+
+// A perfect nest: loops each directly inside the previous (through single-statement blocks and guards).
+struct Chain {
+  std::vector<ForStmt*> loops;
+  std::vector<Expr> guards;  // conditions met on the way; they only read loop variables
+  Stmt inner;                // the body of the last loop
+};
+// The perfect nest from `outer` down to the deepest of `needed`; nullopt when one of them is not in it
+// (`missing` names it).
+std::optional<Chain> perfectChain(ForStmt* outer, const std::set<std::string>& needed, std::string* missing);
+// Rebuilds a nest from headers (outermost first); the guards go innermost, around `inner`.
+Stmt buildNest(const std::vector<LoopHeader>& headers, const std::vector<Expr>& guards, Stmt inner);
+Stmt asBlock(Stmt s);
+
+// A name not used by any loop, compute or buffer of the kernel: base, base_1, base_2, ...
+std::string freshName(const Kernel& k, const std::string& base);
+bool containsLoop(const Stmt& s);
+// The indices of every load of `buffer` in `s`.
+std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer);
+// Loop variables declared inside `s`, with their extents.
+std::map<std::string, int64_t> loopsInside(const Stmt& s);
+
+// e = sum(coef[v] * v) + rest, `rest` free of the local variables.
+struct Affine {
+  std::map<std::string, int64_t> coef;
+  Expr rest;
+};
+std::optional<Affine> affine(const Expr& e, const std::set<std::string>& local);
+Expr linearPart(const Affine& a);
+// The largest value `e` takes over loops with the given extents; nullopt when unknown.
+std::optional<int64_t> upperBound(const Expr& e, const std::map<std::string, int64_t>& extents);
+
+}  // namespace tessera::kernel::detail

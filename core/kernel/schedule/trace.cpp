@@ -1,0 +1,194 @@
+#include "kernel/schedule/trace.h"
+
+#include <functional>
+#include <map>
+
+namespace tessera::kernel {
+namespace {
+
+using json = nlohmann::json;
+
+MemScope parseScope(const std::string& s) {
+  if (s == "shared") return MemScope::Shared;
+  if (s == "register") return MemScope::Register;
+  if (s == "global") return MemScope::Global;
+  fail("trace: unknown memory scope '" + s + "'");
+}
+
+const std::string& input(const Instruction& ins, size_t i) {
+  if (i >= ins.inputs.size()) fail("trace: " + ins.kind + " needs input " + std::to_string(i));
+  return ins.inputs[i];
+}
+
+template <class T>
+T attr(const Instruction& ins, const char* name) {
+  if (!ins.attrs.is_object() || !ins.attrs.contains(name)) fail("trace: " + ins.kind + " lacks attribute '" + name + "'");
+  try {
+    return ins.attrs.at(name).get<T>();
+  } catch (const json::exception&) {
+    fail("trace: " + ins.kind + " attribute '" + name + "' has the wrong type");
+  }
+}
+
+using Apply = std::function<std::vector<std::string>(Kernel&, const Instruction&)>;
+
+const std::map<std::string, Apply>& primitives() {
+  static const std::map<std::string, Apply> table = {
+      {"split", [](Kernel& k, const Instruction& i) { return sched::split(k, input(i, 0), attr<int64_t>(i, "factor")); }},
+      {"tile", [](Kernel& k, const Instruction& i) { return sched::tile(k, i.inputs, attr<std::vector<int64_t>>(i, "factors")); }},
+      {"reorder", [](Kernel& k, const Instruction& i) { sched::reorder(k, i.inputs); return std::vector<std::string>{}; }},
+      {"fuse", [](Kernel& k, const Instruction& i) { return std::vector<std::string>{sched::fuse(k, input(i, 0), input(i, 1))}; }},
+      {"vectorize", [](Kernel& k, const Instruction& i) { sched::vectorize(k, input(i, 0)); return std::vector<std::string>{}; }},
+      {"unroll", [](Kernel& k, const Instruction& i) { sched::unroll(k, input(i, 0)); return std::vector<std::string>{}; }},
+      {"parallel", [](Kernel& k, const Instruction& i) { sched::parallel(k, input(i, 0)); return std::vector<std::string>{}; }},
+      {"bind", [](Kernel& k, const Instruction& i) {
+         std::string tag = attr<std::string>(i, "thread");
+         ThreadTag t = parseThreadTag(tag);
+         if (t == ThreadTag::None) fail("trace: bind: unknown thread tag '" + tag + "'");
+         sched::bind(k, input(i, 0), t);
+         return std::vector<std::string>{};
+       }},
+      {"cache_read", [](Kernel& k, const Instruction& i) {
+         int64_t pad = i.attrs.contains("pad") ? attr<int64_t>(i, "pad") : 0;  // absent in traces without padding
+         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad);
+       }},
+      {"cache_write", [](Kernel& k, const Instruction& i) {
+         return sched::cacheWrite(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
+       }},
+      {"hoist_reduction", [](Kernel& k, const Instruction& i) { return sched::hoistReduction(k, input(i, 0), input(i, 1)); }},
+      {"compute_at", [](Kernel& k, const Instruction& i) { return sched::computeAt(k, input(i, 0), input(i, 1)); }},
+      {"keep_in_registers", [](Kernel& k, const Instruction& i) { return sched::keepInRegisters(k, input(i, 0), input(i, 1)); }},
+      {"online_softmax", [](Kernel& k, const Instruction& i) { return sched::onlineSoftmax(k, input(i, 0)); }},
+      {"split_reduction", [](Kernel& k, const Instruction& i) {
+         return sched::splitReduction(k, input(i, 0), attr<int64_t>(i, "blocks"));
+       }},
+      {"pipeline", [](Kernel& k, const Instruction& i) {
+         sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
+         return std::vector<std::string>{};
+       }},
+      {"set_param", [](Kernel& k, const Instruction& i) {
+         if (!i.decision.is_number_integer()) fail("trace: set_param '" + input(i, 0) + "' needs an integer decision");
+         sched::setParam(k, input(i, 0), i.decision.get<int64_t>());
+         return std::vector<std::string>{};
+       }},
+  };
+  return table;
+}
+
+std::vector<std::string> strings(const json& j, const char* field) {
+  if (!j.contains(field)) return {};
+  if (!j.at(field).is_array()) fail(std::string("trace: '") + field + "' must be a list of names");
+  std::vector<std::string> out;
+  for (const json& e : j.at(field)) {
+    if (!e.is_string()) fail(std::string("trace: '") + field + "' must be a list of names");
+    out.push_back(e.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> applyInstruction(Kernel& k, const Instruction& ins) {
+  auto it = primitives().find(ins.kind);
+  if (it == primitives().end()) fail("trace: unknown primitive '" + ins.kind + "'");
+  return it->second(k, ins);
+}
+
+void replay(Kernel& k, const Trace& trace) {
+  for (size_t n = 0; n < trace.instructions.size(); ++n) {
+    const Instruction& ins = trace.instructions[n];
+    std::vector<std::string> out = applyInstruction(k, ins);
+    if (out != ins.outputs)
+      fail("trace: step " + std::to_string(n) + " (" + ins.kind + ") of kernel '" + k.id +
+           "' created other names than recorded: the kernel differs from the one the trace was made on");
+  }
+}
+
+json Trace::toJson() const {
+  json list = json::array();
+  for (const Instruction& i : instructions)
+    list.push_back({{"kind", i.kind}, {"inputs", i.inputs}, {"attrs", i.attrs}, {"outputs", i.outputs}, {"decision", i.decision}});
+  return {{"format", "tessera-trace"}, {"version", 1}, {"instructions", list}};
+}
+
+Trace Trace::fromJson(const json& j) {
+  if (!j.is_object() || j.value("format", "") != "tessera-trace") fail("trace: not a tessera-trace object");
+  if (!j.contains("instructions") || !j.at("instructions").is_array()) fail("trace: 'instructions' must be a list");
+  Trace t;
+  for (const json& e : j.at("instructions")) {
+    if (!e.is_object() || !e.contains("kind") || !e.at("kind").is_string()) fail("trace: an instruction lacks its 'kind'");
+    Instruction i;
+    i.kind = e.at("kind").get<std::string>();
+    i.inputs = strings(e, "inputs");
+    i.outputs = strings(e, "outputs");
+    if (e.contains("attrs")) i.attrs = e.at("attrs");
+    if (!i.attrs.is_object()) fail("trace: " + i.kind + ": 'attrs' must be an object");
+    if (e.contains("decision")) i.decision = e.at("decision");
+    t.instructions.push_back(std::move(i));
+  }
+  return t;
+}
+
+std::string Trace::save() const { return toJson().dump(2); }
+
+Trace Trace::load(const std::string& text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded()) fail("trace: malformed JSON");
+  return fromJson(j);
+}
+
+std::vector<std::string> TracedSchedule::record(Instruction ins) {
+  ins.outputs = applyInstruction(k_, ins);
+  trace_.instructions.push_back(ins);
+  return ins.outputs;
+}
+
+std::vector<std::string> TracedSchedule::split(const std::string& loop, int64_t factor) {
+  return record({"split", {loop}, {{"factor", factor}}, {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::tile(const std::vector<std::string>& loops, const std::vector<int64_t>& factors) {
+  return record({"tile", loops, {{"factors", factors}}, {}, nullptr});
+}
+void TracedSchedule::reorder(const std::vector<std::string>& order) { record({"reorder", order, json::object(), {}, nullptr}); }
+std::string TracedSchedule::fuse(const std::string& outer, const std::string& inner) {
+  return record({"fuse", {outer, inner}, json::object(), {}, nullptr}).at(0);
+}
+void TracedSchedule::vectorize(const std::string& loop) { record({"vectorize", {loop}, json::object(), {}, nullptr}); }
+void TracedSchedule::unroll(const std::string& loop) { record({"unroll", {loop}, json::object(), {}, nullptr}); }
+void TracedSchedule::parallel(const std::string& loop) { record({"parallel", {loop}, json::object(), {}, nullptr}); }
+void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {
+  record({"bind", {loop}, {{"thread", std::string(threadTagName(tag))}}, {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::cacheRead(const std::string& loop, const std::string& buffer, MemScope scope,
+                                                   int64_t pad) {
+  json attrs = {{"scope", std::string(memScopeName(scope))}};
+  if (pad != 0) attrs["pad"] = pad;
+  return record({"cache_read", {loop, buffer}, attrs, {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope) {
+  return record({"cache_write", {loop, buffer}, {{"scope", std::string(memScopeName(scope))}}, {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::computeAt(const std::string& cache, const std::string& loop) {
+  return record({"compute_at", {cache, loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::hoistReduction(const std::string& reduction, const std::string& loop) {
+  return record({"hoist_reduction", {reduction, loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::keepInRegisters(const std::string& loop, const std::string& buffer) {
+  return record({"keep_in_registers", {loop, buffer}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::onlineSoftmax(const std::string& loop) {
+  return record({"online_softmax", {loop}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::splitReduction(const std::string& loop, int64_t blocks) {
+  return record({"split_reduction", {loop}, {{"blocks", blocks}}, {}, nullptr});
+}
+void TracedSchedule::pipeline(const std::string& loop, int stages) {
+  record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});
+}
+int64_t TracedSchedule::setParam(const std::string& name, int64_t value) {
+  record({"set_param", {name}, json::object(), {}, value});
+  return value;
+}
+
+}  // namespace tessera::kernel

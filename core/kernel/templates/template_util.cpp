@@ -1,0 +1,123 @@
+#include "kernel/templates/template_util.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::templ {
+
+// The data-parallel loops of the perfect nest starting at `s`, outermost first.
+std::vector<std::string> chainFrom(Stmt s) {
+  std::vector<std::string> out;
+  for (;;) {
+    s = unwrapBlocks(s);
+    if (s->kind != StmtKind::For || static_cast<ForStmt&>(*s).h.reduction) return out;
+    out.push_back(static_cast<ForStmt&>(*s).h.var);
+    s = static_cast<ForStmt&>(*s).body;
+  }
+}
+
+std::vector<std::string> outerChain(const Kernel& k) { return chainFrom(k.body); }
+
+// The top-level loop nests of the kernel (several for Split), each as its chain of data-parallel loops.
+std::vector<std::vector<std::string>> topNests(const Kernel& k) {
+  std::vector<std::vector<std::string>> out;
+  if (k.body->kind != StmtKind::Block) return {outerChain(k)};
+  for (const Stmt& s : static_cast<BlockStmt&>(*k.body).stmts) out.push_back(chainFrom(s));
+  return out;
+}
+
+int64_t extentOf(Kernel& k, const std::string& loop) {
+  auto site = detail::findLoop(k, loop);
+  return site ? site->loop->h.extent : 1;
+}
+
+int64_t chainExtent(Kernel& k, const std::vector<std::string>& loops) {
+  int64_t n = 1;
+  for (const std::string& l : loops) n *= extentOf(k, l);
+  return n;
+}
+
+// The largest candidate not above `limit` that divides `extent` (or the smallest candidate).
+int64_t pickDividing(const std::vector<int64_t>& candidates, int64_t extent, int64_t limit) {
+  int64_t best = candidates.front();
+  for (int64_t c : candidates)
+    if (c <= limit && extent % c == 0) best = std::max(best, c);
+  return best;
+}
+
+// Fuses a list of nested loops into one; returns its name ("" for none).
+std::string fuseAll(TracedSchedule& s, const std::vector<std::string>& loops) {
+  if (loops.empty()) return "";
+  std::string f = loops[0];
+  for (size_t i = 1; i < loops.size(); ++i) f = s.fuse(f, loops[i]);
+  return f;
+}
+
+// Splits `loop` by min(factor, extent): returns {outer, inner}, or {loop, ""} when the factor is 1.
+std::pair<std::string, std::string> splitBy(TracedSchedule& s, const std::string& loop, int64_t factor) {
+  factor = std::min(factor, extentOf(s.kernel(), loop));
+  if (factor <= 1) return {loop, ""};
+  auto parts = s.split(loop, factor);
+  return {parts[0], parts[1]};
+}
+
+// Binds a loop to the threads of a block: split by `threads` when it is longer.
+void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, ThreadTag tag) {
+  if (extentOf(s.kernel(), loop) <= threads) return s.bind(loop, tag);
+  auto [outer, inner] = splitBy(s, loop, threads);
+  s.bind(inner, tag);
+}
+
+void rejectParams(Kernel& k, const std::string& templateName, const std::string& param, const std::string& what) {
+  throw ScheduleError("template " + templateName, k.id, param, 0, what);
+}
+
+// The input buffers read inside `loop`, in buffer order (the gemm's operands A and B).
+std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
+  std::set<std::string> read;
+  auto site = detail::findLoop(k, loop);
+  if (!site) return {};
+  walk(site->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind == ExprKind::Load) read.insert(static_cast<const Load&>(x).buffer);
+      });
+      return e;
+    });
+  });
+  std::vector<std::string> out;
+  for (const Buffer& b : k.buffers)
+    if (b.role == BufferRole::Input && read.count(b.name)) out.push_back(b.name);
+  return out;
+}
+
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
+  std::string rest = fuseAll(s, fillLoops);
+  int64_t n = extentOf(s.kernel(), rest);
+  if (lanes > 1 && n > lanes && n % lanes == 0) {
+    auto [outer, inner] = splitBy(s, rest, lanes);
+    s.unroll(inner);
+    rest = outer;
+  }
+  for (auto [threads, tag] : dims) {
+    if (threads <= 1) continue;
+    if (extentOf(s.kernel(), rest) <= threads) return s.bind(rest, tag);
+    auto [outer, inner] = splitBy(s, rest, threads);
+    s.bind(inner, tag);
+    rest = outer;
+  }
+  if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
+}
+
+void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad, int64_t copyBytes) {
+  for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
+    int64_t lanes = copyBytes / int64_t(dtypeSize(s.kernel().findBuffer(operand)->dtype));
+    auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
+    bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
+  }
+}
+
+}  // namespace tessera::kernel::templ

@@ -1,0 +1,61 @@
+#pragma once
+// Internal to the templates (template_*.cpp): the loop lookups and schedule idioms they share, and the
+// definition each template file gives of itself. Not part of the library's interface.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernel/templates/templates.h"
+
+namespace tessera::kernel::templ {
+
+// One template: the function applying it, its parameter space, and the defaults it picks for a kernel.
+struct TemplateDef {
+  void (*apply)(TracedSchedule&, const TemplateParams&);
+  std::vector<TemplateParam> space;
+  TemplateParams (*defaults)(Kernel&);
+};
+
+const TemplateDef& pointwiseTemplate();
+const TemplateDef& rowReductionTemplate();
+const TemplateDef& gemmTemplate();
+const TemplateDef& convTemplate();
+const TemplateDef& poolTemplate();
+const TemplateDef& transposeTemplate();
+const TemplateDef& dataMovementTemplate();
+
+// The data-parallel loops of the perfect nest starting at `s`, outermost first.
+std::vector<std::string> chainFrom(Stmt s);
+std::vector<std::string> outerChain(const Kernel& k);
+// The top-level loop nests of the kernel (several for Split), each as its chain of data-parallel loops.
+std::vector<std::vector<std::string>> topNests(const Kernel& k);
+int64_t extentOf(Kernel& k, const std::string& loop);
+int64_t chainExtent(Kernel& k, const std::vector<std::string>& loops);
+// The largest candidate not above `limit` that divides `extent` (or the smallest candidate).
+int64_t pickDividing(const std::vector<int64_t>& candidates, int64_t extent, int64_t limit);
+// Fuses a list of nested loops into one; returns its name ("" for none).
+std::string fuseAll(TracedSchedule& s, const std::vector<std::string>& loops);
+// Splits `loop` by min(factor, extent): returns {outer, inner}, or {loop, ""} when the factor is 1.
+std::pair<std::string, std::string> splitBy(TracedSchedule& s, const std::string& loop, int64_t factor);
+// Binds a loop to the threads of a block: split by `threads` when it is longer.
+void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, ThreadTag tag = ThreadTag::ThreadX);
+// Refuses a parameter combination: a ScheduleError naming the template and the parameter.
+[[noreturn]] void rejectParams(Kernel& k, const std::string& templateName, const std::string& param, const std::string& what);
+// The input buffers read inside `loop`, in buffer order (a gemm's operands A and B).
+std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop);
+
+// The data-movement kernels whose innermost output loop is not the input's innermost index: transposes.
+bool isTransposeLike(Kernel& k);
+
+// Threads per tag, innermost (x) first.
+using ThreadDims = std::vector<std::pair<int64_t, ThreadTag>>;
+// A shared-memory fill spread over the block's threads: its loops fused, then split into
+// repeats x threadIdx.y x threadIdx.x (the repeats unrolled). lanes > 1 (dividing the fill) first splits off
+// that many consecutive elements per thread as an unrolled innermost loop, which a code generator may copy
+// as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md).
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1);
+// Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`;
+// copyBytes > 0: each thread copies runs of that many bytes (bindFill's lanes, by the operand's dtype).
+void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
+
+}  // namespace tessera::kernel::templ

@@ -1,0 +1,72 @@
+#include "kernel/templates/templates.h"
+
+#include <algorithm>
+#include <map>
+
+#include "kernel/templates/template_util.h"
+
+namespace tessera::kernel {
+namespace {
+
+using templ::TemplateDef;
+
+const TemplateDef& templateFor(const std::string& name) {
+  static const std::map<std::string, const TemplateDef*> table = {
+      {"pointwise", &templ::pointwiseTemplate()},       {"row-reduction", &templ::rowReductionTemplate()},
+      {"gemm", &templ::gemmTemplate()},                 {"conv", &templ::convTemplate()},
+      {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
+      {"data-movement", &templ::dataMovementTemplate()},
+  };
+  return *table.at(name);
+}
+
+}  // namespace
+
+std::string templateName(const Kernel& k) {
+  if (k.kind == "reduction") return "row-reduction";
+  if (k.kind == "data-movement") return templ::isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
+  if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool") return k.kind;
+  return "pointwise";
+}
+
+std::vector<TemplateParam> parameterSpace(const Kernel& k) { return templateFor(templateName(k)).space; }
+
+TemplateParams defaultParams(const Kernel& k) {
+  // Only read; the templates' helpers take non-const for loop lookup.
+  return templateFor(templateName(k)).defaults(const_cast<Kernel&>(k));
+}
+
+void applyTemplate(TracedSchedule& s, const TemplateParams& params) {
+  std::string name = templateName(s.kernel());
+  const TemplateDef& t = templateFor(name);
+  TemplateParams p = defaultParams(s.kernel());
+  for (auto& [key, value] : params) {
+    if (!p.count(key)) fail("template " + name + " (kernel '" + s.kernel().id + "'): unknown parameter '" + key + "'");
+    p[key] = value;
+  }
+  // Sizes must be positive; 0 only where the space offers it as "off" (warp_m = 0, shared = 0, ...).
+  for (const TemplateParam& tp : t.space) {
+    int64_t v = p.at(tp.name);
+    bool zeroMeansOff = std::find(tp.candidates.begin(), tp.candidates.end(), 0) != tp.candidates.end();
+    if (v < 0 || (v == 0 && !zeroMeansOff))
+      fail("template " + name + " (kernel '" + s.kernel().id + "'): parameter '" + tp.name + "' = " + std::to_string(v) +
+           (zeroMeansOff ? " (must be 0 or more)" : " (must be 1 or more)"));
+  }
+  for (const TemplateParam& tp : t.space) p[tp.name] = s.setParam(tp.name, p.at(tp.name));
+  t.apply(s, p);
+}
+
+Trace applyDefaultSchedule(Kernel& k) {
+  TracedSchedule s(k);
+  applyTemplate(s, {});
+  return s.trace();
+}
+
+Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const TemplateParams& params) {
+  Kernel fresh = lowerToLoops(graph, spec);
+  TracedSchedule s(fresh);
+  applyTemplate(s, params);
+  return s.trace();
+}
+
+}  // namespace tessera::kernel

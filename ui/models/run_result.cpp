@@ -1,0 +1,57 @@
+#include "ui/models/run_result.h"
+
+#include <QObject>
+#include <algorithm>
+
+namespace tessera::ui {
+
+double rooflineShare(const execute::KernelReport& k, const DevicePeaks& p) {
+  if (k.ms <= 0 || !p.known()) return -1;
+  return std::max(k.gflops / p.gflops, k.gbps / p.gbps);
+}
+
+double arithmeticIntensity(const execute::KernelReport& k) { return k.gbps > 0 ? k.gflops / k.gbps : 0; }
+
+std::string kernelKey(const execute::KernelReport& k) {
+  std::string key;
+  for (const auto& n : k.nodes) key += (key.empty() ? "" : ",") + n;
+  return key;
+}
+
+nlohmann::json runToJson(const RunResult& run) {
+  nlohmann::json j = run.report.toJson();
+  j["peaks"] = {{"name", run.peaks.name.toStdString()}, {"gbps", run.peaks.gbps}, {"gflops", run.peaks.gflops},
+                {"source", run.peaks.source.toStdString()}};
+  j["kinds"] = run.kinds;
+  return j;
+}
+
+RunResult runFromJson(const nlohmann::json& j) {
+  RunResult r;
+  r.report = execute::RunReport::fromJson(j);  // the ui adds only its own fields: peaks and kinds
+  const execute::RunReport& rep = r.report;
+  const nlohmann::json peaks = j.value("peaks", nlohmann::json::object());
+  r.peaks = {QString::fromStdString(peaks.value("name", "")), peaks.value("gbps", 0.0), peaks.value("gflops", 0.0),
+             QString::fromStdString(peaks.value("source", ""))};
+  r.kinds = j.value("kinds", std::map<std::string, std::string>{});
+  r.backend = QString::fromStdString(rep.backend);
+  return r;
+}
+
+QString runSummary(const RunResult& run) {
+  if (!run.error.isEmpty()) return QObject::tr("%1: %2").arg(run.backend, run.error);
+  const execute::RunReport& r = run.report;
+  if (!r.ran) return QObject::tr("%1: cannot run (%2)").arg(run.backend, QString::fromStdString(r.cannotRun));
+  QString s = QObject::tr("%1 · %2 ms").arg(run.backend).arg(r.totalMs, 0, 'f', 3);
+  if (r.baselineTotalMs > 0)
+    s += QObject::tr(" · unfused %1 ms (%2× %3)")
+             .arg(r.baselineTotalMs, 0, 'f', 3)
+             .arg(r.totalMs > 0 ? std::max(r.baselineTotalMs / r.totalMs, r.totalMs / r.baselineTotalMs) : 0, 0, 'f', 2)
+             .arg(r.baselineTotalMs >= r.totalMs ? QObject::tr("faster") : QObject::tr("slower"));
+  const auto failed = std::count_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return !k.verified; });
+  s += failed == 0 && r.outputsVerified ? QObject::tr(" · all verified ✓")
+                                        : QObject::tr(" · %n kernel(s) not verified ✗", nullptr, int(failed));
+  return s;
+}
+
+}  // namespace tessera::ui

@@ -1,0 +1,320 @@
+#include "ui/run/run_controller.h"
+
+#include <QPointer>
+#include <chrono>
+
+#include "tune/target.h"
+#include "tune/tuner.h"
+#include "ui/code/code_controller.h"
+#include "ui/code/code_levels.h"
+#include "ui/session/session_controller.h"
+
+namespace tessera::ui {
+namespace {
+
+BackendInfo probe(execute::BackendKind kind, const QString& name) {
+  BackendInfo b{kind, name, {}, {}};
+  if (kind == execute::BackendKind::Reference) {
+    b.device = QObject::tr("interpreter (no generated code)");
+    return b;
+  }
+  try {
+    tune::TargetOptions o;
+    o.calibrate = false;  // naming the device must not take a second; a run calibrates when it needs to
+    tune::Target t = tune::describeTarget(kind, o);
+    b.device = QString::fromStdString(t.costDevice.name.empty() ? t.device : t.costDevice.name);
+    b.unavailable = QString::fromStdString(t.cannotRun);
+  } catch (const std::exception& e) {
+    b.unavailable = QString::fromStdString(e.what());
+  }
+  return b;
+}
+
+DevicePeaks peaksOf(const cost::Device& d) {
+  return {QString::fromStdString(d.name), d.dramGBps, d.fp32Gflops,
+          QString::fromStdString(d.note.empty() ? "core/cost device data" : d.note)};
+}
+
+std::map<std::string, std::string> groupKinds(const CompileResult& compile) {
+  std::map<std::string, std::string> kinds;
+  if (compile.fusion)
+    for (const FusedGroup& g : compile.fusion->groups) kinds[g.id] = std::string(groupKindName(g.kind));
+  return kinds;
+}
+
+// The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
+std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& backend,
+                                       std::map<std::string, std::string> kinds, const CancelToken& cancel) {
+  auto r = std::make_shared<RunResult>();
+  r->backend = backend.name;
+  r->kinds = std::move(kinds);
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    driver::RunRequest request;
+    request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
+    if (backend.kind != execute::BackendKind::Reference) {
+      r->peaks = peaksOf(d.target()->costDevice);
+      r->predicted = true;
+    }
+    r->report = d.run(request, cancel)->report;
+    if (!r->report.device.empty()) r->peaks.name = QString::fromStdString(r->report.device);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    r->error = QString::fromStdString(e.what());
+  }
+  r->wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+// The tune itself, on a worker: what it kept, its report, and a summary line (or why it failed).
+TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& job) {
+  tune::TuneOptions o;
+  o.cancel = job.cancel;
+  o.progress = [&job](const tune::Progress& p) {
+    job.report(QString::fromStdString(p.stage + (p.group.empty() ? "" : " " + p.group)), int(p.done), int(p.total));
+  };
+  TuneOutcome out;
+  try {
+    tune::TuneReport report = d.tune(o);
+    job.cancel.check();  // a cancelled tune's partial choices are not pushed as schedules
+    out.tuned = report.schedules();
+    out.report = report.toJson();
+    int cached = 0;
+    for (const auto& k : report.kernels) cached += k.cacheHit;
+    out.summary = QObject::tr("Tuned %1 kernel(s) on %2 (%3 from the cache)").arg(out.tuned.traces.size()).arg(b.name).arg(cached);
+    for (const auto& w : report.warnings) out.summary += "\n" + QString::fromStdString(w);
+  } catch (const Cancelled&) {
+    throw;
+  } catch (const std::exception& e) {
+    out.summary = QObject::tr("Tuning failed: %1").arg(QString::fromStdString(e.what()));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
+  std::map<QString, GroupTiming> out;
+  if (!run.report.ran) return out;
+  for (const auto& k : run.report.kernels) {
+    GroupTiming t;
+    t.ms = k.ms;
+    t.share = run.report.totalMs > 0 && k.ms > 0 ? k.ms / run.report.totalMs : 0;
+    t.roofline = rooflineShare(k, run.peaks);
+    t.verified = k.verified;
+    out[QString::fromStdString(k.group)] = t;
+  }
+  return out;
+}
+
+RunController::RunController(SessionController* session)
+    : QObject(session), session_(session), runJob_(this), tuneJob_(this) {
+  qRegisterMetaType<BackendInfo>();
+  connect(session_->code(), &CodeController::kernelsReady, this, &RunController::onKernels);
+  connect(session_, &SessionController::compiled, this, &RunController::onCompiled);
+  connect(session_, &SessionController::schedulesChanged, this, [this] {
+    if (autoRun_) wantRun();
+  });
+  registerSessionParts();
+}
+
+RunController::~RunController() = default;
+
+const std::vector<BackendInfo>& RunController::backends() {
+  if (backends_.empty())
+    backends_ = {probe(execute::BackendKind::Reference, "reference"), probe(execute::BackendKind::Cpu, "cpu"),
+                 probe(execute::BackendKind::Cuda, "cuda")};
+  return backends_;
+}
+
+const BackendInfo& RunController::backend() { return backends()[chosen_]; }
+
+void RunController::setBackend(const QString& name) {
+  const auto& all = backends();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i].name != name) continue;
+    if (!all[i].unavailable.isEmpty()) {
+      emit message(tr("%1 cannot run here: %2").arg(name, all[i].unavailable));
+      return;
+    }
+    if (i == chosen_) return;
+    chosen_ = i;
+    // The tuned schedules and the estimates are the backend's: the driver drops its Kernel stage.
+    if (auto d = session_->driver()) {
+      d->setBackend(all[i].kind);
+      session_->code()->stagesChanged();
+    }
+    emit backendChanged(all[i]);
+    if (autoRun_) wantRun();  // a run on the new backend, to compare with the last
+    return;
+  }
+  emit message(tr("unknown backend '%1' (reference, cpu, cuda)").arg(name));
+}
+
+void RunController::onCompiled() {
+  if (session_->input() != model_) {  // a newly opened model: nothing to compare with
+    model_ = session_->input();
+    last_ = previous_ = nullptr;
+    lastTune_ = nlohmann::json::object();
+    autoRun_ = false;
+  }
+  emit overlayChanged(currentOverlay());
+  if (autoRun_) wantRun();
+}
+
+void RunController::wantRun() {
+  if (!session_->compile()) return;
+  runWanted_ = true;
+  session_->code()->requestKernels();
+}
+
+void RunController::run() {
+  if (!session_->compile()) return emit message(tr("Open a model first"));
+  if (!backend().unavailable.isEmpty()) return emit message(tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable));
+  autoRun_ = true;
+  setBusy(true, tuning_, tr("Lowering for a run on %1").arg(backend().name));
+  wantRun();
+}
+
+void RunController::tune() {
+  QString why;
+  if (!canTune(&why)) return emit message(tr("Cannot tune: %1").arg(why));
+  tuneWanted_ = true;
+  setBusy(running_, true, tr("Lowering for tuning on %1").arg(backend().name));
+  session_->code()->requestKernels();
+}
+
+bool RunController::canTune(QString* why) {
+  QString reason;
+  if (!session_->compile()) reason = tr("no model is open");
+  else if (backend().kind == execute::BackendKind::Reference) reason = tr("the reference backend runs no generated kernels; choose cpu or cuda");
+  else if (!backend().unavailable.isEmpty()) reason = tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable);
+  else if (tuning_) reason = tr("a tune is already running");
+  if (why) *why = reason;
+  return reason.isEmpty();
+}
+
+void RunController::cancel() {
+  if (!running_ && !tuning_) return;
+  runJob_.cancel();
+  tuneJob_.cancel();
+  runWanted_ = tuneWanted_ = false;
+  setBusy(false, false, tr("Cancelled"));
+}
+
+void RunController::onKernels(std::shared_ptr<const CodeResult> code) {
+  if (!code || code->compile != session_->compile()) return;  // lowered for an older compile
+  if (tuneWanted_) {
+    tuneWanted_ = false;
+    startTune(code);
+  } else if (runWanted_) {
+    runWanted_ = false;
+    startRun(code);
+  }
+}
+
+void RunController::setBusy(bool running, bool tuning, const QString& what) {
+  running_ = running;
+  tuning_ = tuning;
+  emit busyChanged(running, tuning, what);
+}
+
+void RunController::startRun(std::shared_ptr<const CodeResult> code) {
+  setBusy(true, tuning_, tr("Running %n kernel(s) on %1", nullptr, int(code->kernels.size())).arg(backend().name));
+  emit progress(tr("run"), 0, 0);
+  std::shared_ptr<driver::Driver> d = session_->driver();
+  std::shared_ptr<const CompileResult> compile = code->compile;
+  runJob_.start([d, b = backend(), kinds = groupKinds(*compile)](const JobContext& job) { return runOn(*d, b, kinds, job.cancel); },
+                [this, compile](JobOutcome<std::shared_ptr<const RunResult>> outcome) {
+                  if (outcome.ok()) return acceptRun(compile, *outcome.value);
+                  auto failed = std::make_shared<RunResult>();
+                  failed->backend = backend().name;
+                  failed->error = outcome.error;
+                  acceptRun(compile, failed);
+                });
+}
+
+void RunController::acceptRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
+  previous_ = last_;
+  last_ = std::move(run);
+  lastCompile_ = std::move(compile);
+  setBusy(false, tuning_, runSummary(*last_));
+  for (const auto& m : last_->report.messages) emit message(QString::fromStdString(m));
+  emit runFinished(last_);
+  emit overlayChanged(currentOverlay());
+}
+
+std::map<QString, GroupTiming> RunController::currentOverlay() const {
+  if (!last_ || !lastCompile_ || lastCompile_ != session_->compile()) return {};
+  return timeOverlay(*last_);
+}
+
+void RunController::startTune(std::shared_ptr<const CodeResult>) {
+  std::shared_ptr<driver::Driver> d = session_->driver();
+  tuneJob_.start([d, b = backend()](const JobContext& job) { return tuneOn(*d, b, job); },
+                 [this](JobOutcome<TuneOutcome> outcome) {
+                   if (outcome.ok()) acceptTune(outcome.value->tuned, outcome.value->report, outcome.value->summary);
+                   else acceptTune({}, {}, tr("Tuning failed: %1").arg(outcome.error));
+                 },
+                 [this](const QString& what, int done, int total) { emit progress(what, done, total); });
+}
+
+void RunController::acceptTune(const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary) {
+  if (!report.is_null()) lastTune_ = report;
+  setBusy(running_, false, summary.section('\n', 0, 0));
+  emit message(summary);
+  if (tuned.traces.empty()) return;
+  execute::ScheduleSet next = session_->schedules();
+  for (const auto& [key, trace] : tuned.traces) next.traces[key] = trace;
+  autoRun_ = true;  // measure what the tuner kept
+  session_->changeSchedules(next, tr("Tune on %1 (%n kernel(s))", nullptr, int(tuned.traces.size())).arg(backend().name));
+}
+
+void RunController::restoreRun(const nlohmann::json& j) {
+  if (!j.is_object() || j.empty()) return;
+  try {
+    previous_ = nullptr;
+    last_ = std::make_shared<const RunResult>(runFromJson(j));
+  } catch (const std::exception& e) {
+    emit message(tr("last_run: %1 (the saved run was not restored)").arg(QString::fromStdString(e.what())));
+    return;
+  }
+  lastCompile_ = session_->compile();  // a session reopens with the groups it was saved with
+  model_ = session_->input();
+  emit runFinished(last_);
+  emit overlayChanged(currentOverlay());
+}
+
+void RunController::registerSessionParts() {
+  session_->sessionParts()->add(
+      "last_run", [this] { return last_ ? runToJson(*last_) : nlohmann::json::object(); },
+      [this](const nlohmann::json& j) { restoreRun(j); });
+  session_->sessionParts()->add(
+      "tuning", [this] { return lastTune_; },
+      [this](const nlohmann::json& j) {
+        lastTune_ = j.is_object() ? j : nlohmann::json::object();
+        model_ = session_->input();  // restored with this model: the compile that follows must not clear it
+      });
+  // schedule_traces: group key (node ids) → trace, as docs/sessions.md describes.
+  session_->sessionParts()->add(
+      "schedule_traces",
+      [this] {
+        nlohmann::json j = nlohmann::json::object();
+        for (const auto& [key, trace] : session_->schedules().traces) j[key] = trace.toJson();
+        return j;
+      },
+      [this](const nlohmann::json& j) {
+        execute::ScheduleSet s;
+        try {
+          if (j.is_object())
+            for (const auto& [key, trace] : j.items()) s.traces[key] = kernel::Trace::fromJson(trace);
+        } catch (const std::exception& e) {
+          emit message(tr("schedule_traces: %1 (the saved schedules were not restored)").arg(QString::fromStdString(e.what())));
+          return;
+        }
+        session_->applySchedules(std::move(s));
+      });
+}
+
+}  // namespace tessera::ui

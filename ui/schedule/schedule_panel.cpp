@@ -1,0 +1,207 @@
+#include "ui/schedule/schedule_panel.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QSplitter>
+#include <QTreeView>
+#include <QVBoxLayout>
+
+#include "kernel/schedule/schedule.h"
+#include "tune/target.h"
+#include "ui/code/code_controller.h"
+#include "ui/code/code_levels.h"
+#include "ui/schedule/schedule_edit.h"
+#include "ui/models/schedule_loop_model.h"
+#include "ui/schedule/schedule_picture.h"
+#include "ui/schedule/schedule_tiling.h"
+#include "ui/session/session_controller.h"
+
+namespace tessera::ui {
+
+SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller), title_(new QLabel(this)), tree_(new QTreeView(this)),
+      loops_(new ScheduleLoopModel(this)), picture_(new SchedulePicture(this)), editor_(new QGroupBox(this)),
+      form_(new QFormLayout()), error_(new QLabel(this)), reset_(new QPushButton(tr("Reset to template defaults"), this)) {
+  setObjectName("schedulePanel");
+  title_->setObjectName("scheduleTitle");
+  title_->setWordWrap(true);
+  tree_->setObjectName("scheduleLoops");
+  tree_->setModel(loops_);
+  tree_->setUniformRowHeights(true);
+  tree_->header()->setStretchLastSection(true);
+  error_->setObjectName("scheduleError");
+  error_->setWordWrap(true);
+  error_->setStyleSheet("QLabel { color: #c01c1c; }");
+  error_->hide();
+  reset_->setObjectName("scheduleReset");
+  auto* editorLayout = new QVBoxLayout(editor_);
+  editorLayout->addLayout(form_);
+  editorLayout->addWidget(error_);
+  editorLayout->addWidget(reset_);
+  editorLayout->addStretch();
+  auto* left = new QSplitter(Qt::Vertical, this);
+  left->addWidget(tree_);
+  left->addWidget(editor_);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(picture_);
+  split->setStretchFactor(1, 2);
+  split->setSizes({380, 620});  // room for the loop tree's columns
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(title_);
+  layout->addWidget(split, 1);
+  connect(reset_, &QPushButton::clicked, this, &SchedulePanel::resetSchedule);
+  connect(controller_, &SessionController::selectionChanged, this, &SchedulePanel::refresh);
+  connect(controller_, &SessionController::compiled, this, &SchedulePanel::refresh);
+  connect(controller_, &SessionController::schedulesChanged, this, [this] {
+    code_ = nullptr;  // lowered with the old schedules; the new lowering follows
+    refresh();
+  });
+  connect(controller_->code(), &CodeController::kernelsReady, this, [this](std::shared_ptr<const CodeResult> code) {
+    if (code && code->compile == controller_->compile()) code_ = std::move(code);
+    refresh();
+  });
+  refresh();
+}
+
+QString SchedulePanel::groupOfSelection() const {
+  auto compile = controller_->compile();
+  if (!compile || !compile->fusion) return {};
+  const Selection& s = controller_->selection();
+  std::string node;
+  switch (s.kind) {
+    case Selection::Group: return s.id;
+    case Selection::Node: node = s.id.toStdString(); break;
+    case Selection::Value: node = s.producer.toStdString(); break;
+    default: return {};
+  }
+  const FusedGroup* g = compile->fusion->groupOf(node);
+  return g ? QString::fromStdString(g->id) : QString();
+}
+
+const KernelCode* SchedulePanel::currentKernel() const {
+  if (!code_ || code_->compile != controller_->compile() || kernelId_.isEmpty()) return nullptr;
+  return code_->find(kernelId_);
+}
+
+// The picture is of the CUDA kernel on the GPU, whatever backend runs: the driver's cuda target.
+const cost::Device& SchedulePanel::device() {
+  if (!device_) {
+    auto d = controller_->driver();
+    device_ = std::make_unique<cost::Device>(d ? d->targetOf(execute::BackendKind::Cuda)->costDevice : cost::loadDevice("h200"));
+  }
+  return *device_;
+}
+
+void SchedulePanel::refresh() {
+  kernelId_ = groupOfSelection();
+  if (code_ && code_->compile != controller_->compile()) code_ = nullptr;
+  const KernelCode* k = currentKernel();
+  if (!k) {
+    loops_->setKernel(nullptr);
+    editor_->setEnabled(false);
+    title_->setText(kernelId_.isEmpty() ? tr("No kernel selected") : tr("%1: lowering…").arg(kernelId_));
+    picture_->setMessage(kernelId_.isEmpty() ? QString() : tr("Lowering %1…").arg(kernelId_));
+    if (!kernelId_.isEmpty() && controller_->compile()) controller_->code()->requestKernels();
+    return;
+  }
+  showKernel(*k);
+}
+
+void SchedulePanel::showKernel(const KernelCode& k) {
+  const execute::CompiledKernel& ck = k.compiled;
+  const std::string key = execute::ScheduleSet::keyOf(ck.spec.nodeIds);
+  const bool overridden = controller_->schedules().traces.count(key) > 0;
+  title_->setText(tr("<b>%1</b> · %2 · %n node(s) · schedule: %3", nullptr, int(ck.spec.nodeIds.size()))
+                      .arg(kernelId_, QString::fromStdString(ck.spec.kind),
+                           overridden ? (ck.replayed ? tr("override") : tr("override (stale: did not replay)")) : tr("template defaults")));
+  reset_->setEnabled(overridden);
+  if (!k.error.isEmpty() || !ck.error.empty()) {
+    loops_->setKernel(ck.error.empty() ? &ck.kernel : nullptr);
+    picture_->setMessage(k.error.isEmpty() ? QString::fromStdString(ck.error) : k.error);
+    editor_->setEnabled(false);
+    return;
+  }
+  loops_->setKernel(&ck.kernel);
+  tree_->expandAll();
+  for (int c = 0; c < 3; ++c) tree_->resizeColumnToContents(c);
+  picture_->setTiling(describeTiling(ck.kernel, k.cuda.launch, device()));
+  buildEditor(k);
+}
+
+void SchedulePanel::buildEditor(const KernelCode& k) {
+  // The boxes go later: this may run inside one of their own signals.
+  while (form_->rowCount() > 0) {
+    const QFormLayout::TakeRowResult row = form_->takeRow(0);
+    for (QLayoutItem* item : {row.labelItem, row.fieldItem}) {
+      if (!item) continue;
+      if (QWidget* w = item->widget()) {
+        w->hide();
+        w->setObjectName({});
+        w->deleteLater();
+      }
+      delete item;
+    }
+  }
+  static_cast<QGroupBox*>(editor_)->setTitle(tr("Template parameters (%1)").arg(QString::fromStdString(kernel::templateName(k.compiled.kernel))));
+  editor_->setEnabled(true);
+  for (const kernel::TemplateParam& p : kernel::parameterSpace(k.compiled.kernel)) {
+    auto* box = new QComboBox(editor_);
+    const QString name = QString::fromStdString(p.name);
+    box->setObjectName("param_" + name);
+    box->setToolTip(QString::fromStdString(p.summary));
+    std::vector<int64_t> values = p.candidates;
+    auto current = k.compiled.kernel.params.find(p.name);
+    if (current != k.compiled.kernel.params.end() && std::find(values.begin(), values.end(), current->second) == values.end())
+      values.push_back(current->second);  // a value from a saved trace outside today's candidates
+    for (int64_t v : values) box->addItem(QString::number(v), QVariant::fromValue<qlonglong>(v));
+    if (current != k.compiled.kernel.params.end()) box->setCurrentIndex(box->findData(QVariant::fromValue<qlonglong>(current->second)));
+    connect(box, &QComboBox::activated, this, [this, name, box](int index) {
+      editParam(name, box->itemData(index).toLongLong());
+    });
+    form_->addRow(name, box);
+  }
+}
+
+QComboBox* SchedulePanel::paramBox(const QString& name) const { return editor_->findChild<QComboBox*>("param_" + name); }
+
+QString SchedulePanel::error() const { return error_->text(); }
+
+bool SchedulePanel::editParam(const QString& name, int64_t value) {
+  const KernelCode* k = currentKernel();
+  auto compile = controller_->compile();
+  if (!k || !compile || !compile->graph) return false;
+  kernel::TemplateParams params = k->compiled.kernel.params;
+  if (params.count(name.toStdString()) && params[name.toStdString()] == value) return false;
+  params[name.toStdString()] = value;
+  kernel::Trace trace;
+  try {
+    trace = kernel::traceWithParams(*compile->graph, k->compiled.spec, params);
+  } catch (const std::exception& e) {
+    error_->setText(tr("%1 = %2 refused: %3").arg(name).arg(value).arg(QString::fromStdString(e.what())));
+    error_->show();
+    buildEditor(*k);  // the boxes show the values in effect again
+    return false;
+  }
+  error_->clear();
+  error_->hide();
+  execute::ScheduleSet next = controller_->schedules();
+  next.traces[execute::ScheduleSet::keyOf(k->compiled.spec.nodeIds)] = std::move(trace);
+  controller_->changeSchedules(std::move(next), tr("%1: %2 = %3").arg(kernelId_, name).arg(value));
+  return true;
+}
+
+void SchedulePanel::resetSchedule() {
+  const KernelCode* k = currentKernel();
+  if (!k) return;
+  execute::ScheduleSet next = controller_->schedules();
+  if (next.traces.erase(execute::ScheduleSet::keyOf(k->compiled.spec.nodeIds)) == 0) return;
+  controller_->changeSchedules(std::move(next), tr("%1: template defaults").arg(kernelId_));
+}
+
+}  // namespace tessera::ui

@@ -1,0 +1,113 @@
+#include "ui/session/session_state.h"
+
+#include <QMainWindow>
+#include <set>
+
+#include "ir/fnv.h"
+#include "passes/fingerprint.h"
+#include "ui/session/session_controller.h"
+
+namespace tessera::ui {
+namespace {
+
+// Fields of the core session that panels own through SessionParts; every other part lives under "view".
+nlohmann::json& coreField(Session& s, const std::string& field) {
+  if (field == "schedule_traces") return s.scheduleTraces;
+  if (field == "tuning") return s.tuning;
+  return s.lastRun;
+}
+bool isCoreField(const std::string& field) {
+  return field == "schedule_traces" || field == "tuning" || field == "last_run";
+}
+// The window's own view keys, never handed to parts.
+const std::set<std::string> kViewKeys{"step", "selection", "layout", "compiled"};
+
+const char* kindName(Selection::Kind k) {
+  switch (k) {
+    case Selection::Node: return "node";
+    case Selection::Value: return "value";
+    case Selection::Group: return "group";
+    case Selection::None: break;
+  }
+  return "none";
+}
+
+nlohmann::json selectionToJson(const Selection& s) {
+  if (s.kind == Selection::None) return nullptr;
+  return {{"kind", kindName(s.kind)}, {"id", s.id.toStdString()}, {"producer", s.producer.toStdString()},
+          {"consumer", s.consumer.toStdString()}};
+}
+
+Selection selectionFromJson(const nlohmann::json& j) {
+  Selection s;
+  if (!j.is_object()) return s;
+  const std::string kind = j.value("kind", "");
+  s.kind = kind == "node" ? Selection::Node : kind == "value" ? Selection::Value : kind == "group" ? Selection::Group : Selection::None;
+  s.id = QString::fromStdString(j.value("id", ""));
+  s.producer = QString::fromStdString(j.value("producer", ""));
+  s.consumer = QString::fromStdString(j.value("consumer", ""));
+  return s;
+}
+
+}  // namespace
+
+nlohmann::json compileFingerprint(const CompileResult& compile) {
+  Fnv1a h;
+  if (compile.graph)
+    for (const Node* n : compile.graph->topoOrder()) {
+      h.add(n->id().data(), n->id().size());
+      h.addU64(nodeFingerprint(*n));
+    }
+  nlohmann::json groups = nlohmann::json::array();
+  if (compile.fusion)
+    for (const FusedGroup& g : compile.fusion->groups) {
+      std::string members = g.id + ":";
+      for (const GroupNode& n : g.nodes) members += " " + n.id;
+      groups.push_back(members);
+    }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h.value));
+  return {{"graph", hex}, {"groups", groups}};
+}
+
+void storeSessionState(const SessionController& c, const QMainWindow& window, Session& s) {
+  CompileOptions options = c.pipelineOptions();
+  options.overrides = c.overrides();
+  setCompileOptions(s, options);
+  s.view = nlohmann::json::object();
+  const SessionParts& parts = *c.sessionParts();
+  for (const std::string& field : parts.fields()) {
+    nlohmann::json value = parts.save(field);
+    if (!isCoreField(field)) s.view[field] = value;
+    else coreField(s, field) = value.is_null() ? nlohmann::json::object() : value;
+  }
+  s.view["step"] = c.currentStep();
+  s.view["selection"] = selectionToJson(c.selection());
+  s.view["layout"] = window.saveState().toBase64().toStdString();
+  if (c.compile()) s.view["compiled"] = compileFingerprint(*c.compile());
+}
+
+std::vector<std::string> restoreSessionState(SessionController& c, QMainWindow& window, const Session& s) {
+  std::vector<std::string> notes;
+  const nlohmann::json& view = s.view;
+  if (c.compile() && view.contains("compiled") && view["compiled"] != compileFingerprint(*c.compile()))
+    notes.push_back("the compile differs from the one saved in the session (the model or the compiler changed); "
+                    "showing the new one");
+  if (view.contains("step") && view["step"].is_number_integer()) {
+    const int step = view["step"].get<int>();
+    if (step >= 0 && step < c.stepCount()) c.setCurrentStep(step);
+    else notes.push_back("saved step " + std::to_string(step) + " no longer exists; showing the last step");
+  }
+  if (view.contains("selection")) c.select(selectionFromJson(view["selection"]));
+  if (view.contains("layout") && view["layout"].is_string())
+    window.restoreState(QByteArray::fromBase64(QByteArray::fromStdString(view["layout"].get<std::string>())));
+  SessionParts& parts = *c.sessionParts();
+  parts.restore("schedule_traces", s.scheduleTraces);
+  parts.restore("tuning", s.tuning);
+  parts.restore("last_run", s.lastRun);
+  for (const auto& [key, value] : view.items())
+    if (!kViewKeys.count(key)) parts.restore(key, value);
+  return notes;
+}
+
+}  // namespace tessera::ui
