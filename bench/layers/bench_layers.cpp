@@ -3,7 +3,8 @@
 // (layer tree, description at the fitting depth, per-layer dot placement) and for opening one layer and closing
 // it again (placements of unchanged layers come from the cache). Not a timed test: figures go to
 // docs/performance.md. Usage: bench_layers [--light DIR] [--sizes 1000,10000,50000] [--write N FILE.tsr]
-#include <QCoreApplication>
+// [--window MODEL...] (bench_window.cpp: the same in the real window, offscreen).
+#include <QApplication>
 #include <QElapsedTimer>
 #include <cstdio>
 #include <cstring>
@@ -17,6 +18,10 @@
 
 using namespace tessera;
 using namespace tessera::ui;
+
+namespace tessera::bench {
+void benchWindow(const QString& path);
+}
 
 namespace {
 
@@ -78,12 +83,19 @@ std::vector<int> parseSizes(const char* text) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  QCoreApplication app(argc, argv);
+  if (!std::getenv("DISPLAY") && !std::getenv("QT_QPA_PLATFORM")) setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  QApplication app(argc, argv);
   std::vector<int> sizes{1000, 10000, 50000};
   std::string light;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--write") && i + 2 < argc) {
       saveModel(bench::transformerStack(std::atoi(argv[i + 1])), argv[i + 2]);
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--window")) {
+      std::printf("| model | nodes at the last step | compile ms | compile to first picture ms | boxes | open one layer ms | close it ms | ms a frame (pan, zoom) |\n");
+      std::printf("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+      for (int j = i + 1; j < argc; ++j) bench::benchWindow(argv[j]);
       return 0;
     }
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = parseSizes(argv[++i]);
