@@ -1,6 +1,7 @@
 // Big models in the window (issue 14): the light ResNet-50 and a generated 10,000-node stack open collapsed at a
 // readable zoom; layers open and close (calls, double-click, keys); search opens the layers around a hit hidden
 // in a collapsed layer; the time overlay's per-layer sums equal the sums over their nodes.
+#include <QDockWidget>
 #include <QGraphicsItem>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -118,6 +119,35 @@ class TestLayersView : public QObject {
     QVERIFY(waitIdle(w));
     QVERIFY(!frameOf(*view->currentLayout(), "res4/res4_2"));
     QVERIFY(boxOf(*view->currentLayout(), "res4/res4_2") || !frameOf(*view->currentLayout(), "res4"));
+  }
+
+  // Alt+Down and Alt+Up walk along the drawn edges; F11 hides the docks and brings them back.
+  void producersConsumersAndGraphOnly() {
+    MainWindow w;
+    w.show();
+    w.openModel(lightModel("resnet50"));
+    QVERIFY(waitIdle(w));
+    GraphView* view = w.graphView();
+    view->openToDepth(0);
+    QVERIFY(waitIdle(w));
+    NodeItem* res3 = itemOf(view, "layer:res3");
+    QVERIFY(res3);
+    res3->setSelected(true);
+    QTest::keyClick(view, Qt::Key_Down, Qt::AltModifier);
+    QVERIFY(itemOf(view, "layer:res4")->isSelected());
+    QTest::keyClick(view, Qt::Key_Up, Qt::AltModifier);
+    QVERIFY(itemOf(view, "layer:res3")->isSelected());
+    auto visibleDocks = [&w] {
+      int n = 0;
+      for (QDockWidget* d : w.findChildren<QDockWidget*>()) n += d->isVisible();
+      return n;
+    };
+    const int before = visibleDocks();
+    QVERIFY(before > 0);
+    QTest::keyClick(&w, Qt::Key_F11);
+    QCOMPARE(visibleDocks(), 0);
+    QTest::keyClick(&w, Qt::Key_F11);
+    QCOMPARE(visibleDocks(), before);
   }
 
   // Search finds a node hidden in a collapsed layer, opens the layers around it and selects it.

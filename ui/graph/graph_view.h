@@ -91,6 +91,7 @@ class GraphView : public QGraphicsView {
   // Opens the layers around node `id` when it is hidden in a collapsed layer; true when a layout was requested.
   bool revealNode(const QString& id, bool centre);
   bool selectDrawn(const QString& id, bool centre);
+  bool moveAlongEdge(bool up);
   bool searchLayers(const QString& text);
   void showReadable();
   QRectF readableCrop(QSizeF limit, double& scale) const;

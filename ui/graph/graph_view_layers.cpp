@@ -161,8 +161,30 @@ void GraphView::updateBreadcrumbs() {
   crumbs_->move(std::max(8, viewport()->width() - crumbs_->width() - 8), 8);
 }
 
-// Enter or + opens the selected layer, Backspace or - closes the layer around the selection.
+// Selects the first producer (up) or consumer (down) of the selected box along the drawn edges, and centres it.
+bool GraphView::moveAlongEdge(bool up) {
+  if (!layout_ || layout_->nodes.empty()) return false;
+  for (QGraphicsItem* item : scene_->selectedItems()) {
+    if (item->type() != NodeItemType) continue;
+    const int at = int(&static_cast<NodeItem*>(item)->node() - layout_->nodes.data());
+    for (const LayoutEdge& e : layout_->edges) {
+      if ((up ? e.to : e.from) != at) continue;
+      const LayoutNode& next = layout_->nodes[size_t(up ? e.from : e.to)];
+      selectDrawn(next.id, true);
+      updateBreadcrumbs();
+      if (next.layer.isEmpty() && !next.isInput) emit nodeClicked(next.id);
+      return true;
+    }
+  }
+  return false;
+}
+
+// Enter or + opens the selected layer, Backspace or - closes the layer around the selection; Alt+Up and
+// Alt+Down move to a producer and a consumer.
 void GraphView::keyPressEvent(QKeyEvent* event) {
+  if ((event->modifiers() & Qt::AltModifier) && (event->key() == Qt::Key_Up || event->key() == Qt::Key_Down)) {
+    if (moveAlongEdge(event->key() == Qt::Key_Up)) return event->accept();
+  }
   const QString path = selectedLayerPath();
   const bool openKey = event->key() == Qt::Key_Return || event->key() == Qt::Key_Enter || event->key() == Qt::Key_Plus;
   const bool closeKey = event->key() == Qt::Key_Backspace || event->key() == Qt::Key_Minus;

@@ -16,6 +16,11 @@ QString q(const std::string& s) { return QString::fromStdString(s); }
 
 QString bytesText(qint64 bytes) { return QLocale().formattedDataSize(bytes, 1, QLocale::DataSizeTraditionalFormat); }
 
+// "1 node", "51 nodes" (QObject::tr's %n needs a translation to pick the singular).
+QString counted(int n, const char* one, const char* many) {
+  return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? one : many));
+}
+
 QString layerTitle(const Layer& l) {
   return l.repeatCount > 1 ? QStringLiteral("%1 ×%2").arg(q(l.name)).arg(l.repeatCount) : q(l.name);
 }
@@ -92,7 +97,7 @@ class LayerDescriber {
       LayoutCluster c;
       c.layer = q(layer.path);
       c.id = QStringLiteral("layer:") + c.layer;
-      c.label = layerTitle(layer) + QStringLiteral(" · ") + QObject::tr("%n nodes", nullptr, layer.nodeCount);
+      c.label = layerTitle(layer) + QStringLiteral(" · ") + counted(layer.nodeCount, "node", "nodes");
       c.owner = ownerOf(layer.parent);
       clusterOfLayer_[l] = int(out_.clusters.size());
       out_.clusters.push_back(std::move(c));
@@ -120,8 +125,8 @@ class LayerDescriber {
     n.layer = q(l.path);
     n.id = QStringLiteral("layer:") + n.layer;
     n.title = layerTitle(l);
-    QStringList parts{QObject::tr("%n nodes", nullptr, l.nodeCount)};
-    if (step_.fusion) parts << QObject::tr("%n kernels", nullptr, kernels_[size_t(index)]);
+    QStringList parts{counted(l.nodeCount, "node", "nodes")};
+    if (step_.fusion) parts << counted(kernels_[size_t(index)], "kernel", "kernels");
     const int added = int(added_[size_t(index)]), rewritten = int(rewritten_[size_t(index)]);
     if (added || rewritten) parts << QStringLiteral("+%1 ~%2").arg(added).arg(rewritten);
     n.subtitle = parts.join(QStringLiteral(" · "));
