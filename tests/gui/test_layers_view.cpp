@@ -212,6 +212,12 @@ class TestLayersView : public QObject {
     NodeItem* res3 = itemOf(view, "layer:res3");
     QVERIFY(res3);
     QCOMPARE(res3->timingText(), times.at("res3").text());
+    // A repeated layer's tooltip compares its time with the layers like it.
+    view->setLayerOpen("res4", true);
+    QVERIFY(waitIdle(w));
+    NodeItem* repeat = itemOf(view, "layer:res4/res4_2");
+    QVERIFY(repeat);
+    QVERIFY2(repeat->toolTip().contains("the 5 like it"), qPrintable(repeat->toolTip()));
   }
 
   // A generated 10,000-node stack opens with its blocks as boxes, quickly; one block opens into its modules.

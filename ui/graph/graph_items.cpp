@@ -2,6 +2,7 @@
 
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
@@ -123,7 +124,9 @@ QPainterPath EdgeItem::shape() const {
 }
 
 void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
-  QPen pen(edge_.ghost ? QColor(0xd0, 0x30, 0x30, 150) : QColor(0x70, 0x70, 0x70), 1.0);
+  // A merged edge between layers is wider by how many values it stands for (1, 2-3, 4-7, 8 and more).
+  const double width = 1.0 + std::min(3.0, std::floor(std::log2(double(std::max(1, edge_.count)))));
+  QPen pen(edge_.ghost ? QColor(0xd0, 0x30, 0x30, 150) : QColor(0x70, 0x70, 0x70), width);
   if (edge_.ghost) pen.setStyle(Qt::DashLine);
   if (hovered_ || isSelected()) {
     pen.setColor(QColor(0x1a, 0x5f, 0xd0));

@@ -92,6 +92,7 @@ class GraphView : public QGraphicsView {
   bool revealNode(const QString& id, bool centre);
   bool selectDrawn(const QString& id, bool centre);
   bool moveAlongEdge(bool up);
+  QString repeatComparison(const QString& path, const std::map<QString, GroupTiming>& times) const;
   bool searchLayers(const QString& text);
   void showReadable();
   QRectF readableCrop(QSizeF limit, double& scale) const;

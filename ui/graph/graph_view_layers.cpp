@@ -3,6 +3,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QScrollBar>
+#include <algorithm>
 
 #include "ui/graph/graph_view.h"
 
@@ -101,11 +102,32 @@ void GraphView::applyLayerOverlay() {
     return it == times.end() ? nullptr : &it->second;
   };
   for (QGraphicsItem* item : scene_->items()) {
-    if (item->type() == NodeItemType && !static_cast<NodeItem*>(item)->node().layer.isEmpty())
-      static_cast<NodeItem*>(item)->setTiming(find(static_cast<NodeItem*>(item)->node().layer));
+    if (item->type() == NodeItemType && !static_cast<NodeItem*>(item)->node().layer.isEmpty()) {
+      auto* box = static_cast<NodeItem*>(item);
+      box->setTiming(find(box->node().layer));
+      box->setToolTip(box->node().tooltip + repeatComparison(box->node().layer, times));
+    }
     if (item->type() == ClusterItemType && !static_cast<ClusterItem*>(item)->cluster().layer.isEmpty())
       static_cast<ClusterItem*>(item)->setTiming(find(static_cast<ClusterItem*>(item)->cluster().layer));
   }
+}
+
+// For one of several layers with the same op structure, how its time compares with theirs:
+// "\n0.42 ms; the 5 like it: 0.40 to 0.47 ms (this one 2nd fastest)". Empty without a time or a repeat.
+QString GraphView::repeatComparison(const QString& path, const std::map<QString, GroupTiming>& times) const {
+  const LayerTree* tree = layers();
+  const int layer = tree ? tree->find(path.toStdString()) : -1;
+  auto own = times.find(path);
+  if (layer <= 0 || own == times.end() || tree->layer(layer).repeatCount < 2) return {};
+  std::vector<double> ms;
+  for (int sibling : tree->layer(tree->layer(layer).parent).children)
+    if (tree->layer(sibling).signature == tree->layer(layer).signature)
+      if (auto it = times.find(QString::fromStdString(tree->layer(sibling).path)); it != times.end()) ms.push_back(it->second.ms);
+  std::sort(ms.begin(), ms.end());
+  const auto rank = std::lower_bound(ms.begin(), ms.end(), own->second.ms) - ms.begin() + 1;
+  auto text = [](double v) { return v < 1 ? tr("%1 µs").arg(v * 1000, 0, 'f', 1) : tr("%1 ms").arg(v, 0, 'f', 2); };
+  return tr("\n%1; the %2 like it: %3 to %4 (this one %5 of %2 by time, fastest first)")
+      .arg(text(own->second.ms)).arg(ms.size()).arg(text(ms.front()), text(ms.back())).arg(rank);
 }
 
 // A first picture at a readable zoom: fitted when that keeps labels readable, else at 90% on the inputs (the
