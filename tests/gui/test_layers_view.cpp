@@ -11,6 +11,7 @@
 #include "gui_test_util.h"
 #include "ui/graph/graph_items.h"
 #include "ui/graph/graph_view.h"
+#include "ui/graph/overview_map.h"
 #include "ui/session/session_controller.h"
 
 using namespace tessera;
@@ -238,6 +239,11 @@ class TestLayersView : public QObject {
     QVERIFY(layout->nodes.size() < 220);
     QVERIFY2(layout->layoutMs < 2000, qPrintable(QString::number(layout->layoutMs)));
     QVERIFY(view->transform().m11() >= 0.5);
+    // The overview map shows (the picture is taller than the view); a click at its bottom moves the view there.
+    QVERIFY(view->overview()->isVisible());
+    const double before = view->mapToScene(view->viewport()->rect().center()).y();
+    QTest::mouseClick(view->overview(), Qt::LeftButton, {}, QPoint(view->overview()->width() / 2, view->overview()->height() - 4));
+    QVERIFY(view->mapToScene(view->viewport()->rect().center()).y() > before + 1000);
     view->setLayerOpen("h.100", true);
     QVERIFY(waitIdle(w));
     layout = view->currentLayout();

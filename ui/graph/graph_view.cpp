@@ -10,13 +10,14 @@
 #include <QWheelEvent>
 
 #include "ui/graph/graph_items.h"
+#include "ui/graph/overview_map.h"
 #include "ui/graph/palette.h"
 
 namespace tessera::ui {
 
 GraphView::GraphView(QWidget* parent)
     : QGraphicsView(parent), scene_(new QGraphicsScene(this)), runner_(new LayoutRunner(this)), legend_(new QLabel(this)),
-      crumbs_(new QLabel(this)) {
+      crumbs_(new QLabel(this)), overview_(new OverviewMap(this)) {
   setObjectName("graphView");
   setScene(scene_);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
@@ -97,6 +98,7 @@ void GraphView::buildScene() {
   for (const LayoutNode& n : l.nodes) scene_->addItem(new NodeItem(n));
   scene_->setSceneRect(l.bounds.adjusted(-40, -40, 40, 40));
   applyOverlay();
+  overview_->refresh();
   syncing_ = false;
 }
 

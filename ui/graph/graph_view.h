@@ -50,6 +50,7 @@ class GraphView : public QGraphicsView {
   // evenly among its nodes, so a kernel across two layers counts in both by its share).
   std::map<QString, GroupTiming> layerTimes() const;
   QString breadcrumbs() const;  // "resnet50 › res3 › res3_1", the layers around the selection
+  class OverviewMap* overview() const { return overview_; }
   // The next layout shown is fitted to the view (a newly opened model).
   void fitNextLayout() { fitOnNextLayout_ = true; }
   void zoomBy(double factor);
@@ -80,6 +81,7 @@ class GraphView : public QGraphicsView {
   void contextMenuEvent(QContextMenuEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void acceptLayout(quint64 job, std::shared_ptr<const GraphLayout> layout);
@@ -103,6 +105,7 @@ class GraphView : public QGraphicsView {
   LayoutRunner* runner_;
   QLabel* legend_;
   QLabel* crumbs_;
+  class OverviewMap* overview_;
   StepPicture step_;
   std::set<QString> collapsed_;
   std::map<QString, GroupTiming> overlay_;

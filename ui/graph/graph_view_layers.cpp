@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ui/graph/graph_view.h"
+#include "ui/graph/overview_map.h"
 
 namespace tessera::ui {
 
@@ -219,6 +220,12 @@ void GraphView::keyPressEvent(QKeyEvent* event) {
     if ((openKey && selectedBox) || closeKey) return event->accept();
   }
   QGraphicsView::keyPressEvent(event);
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+  QGraphicsView::resizeEvent(event);
+  overview_->follow();
+  if (crumbs_->isVisible()) crumbs_->move(std::max(8, viewport()->width() - crumbs_->width() - 8), 8);
 }
 
 }  // namespace tessera::ui
