@@ -163,19 +163,7 @@ void Generator::stmt(const Stmt& s) {
       --indent_;
       line("}", prov);
     } else if constexpr (std::is_same_v<N, AllocateStmt>) {
-      const Buffer& b = ep_.buffer(n.buffer);
-      if (b.scope == MemScope::Global) return globalWorkspace(b, prov);
-      bool shared = b.scope == MemScope::Shared;
-      std::string type = shared ? storageType(b.dtype, target_) : computeType(b.dtype, target_);
-      // Aligned for the vector path's wide shared accesses (vector_access.h). On the cpu, GCC 12 gives a local
-      // array 32-byte vector stores without realigning the stack of an OpenMP outlined function: the light
-      // shufflenet's depthwise conv died on vmovaps in about half its runs. alignas(64) makes it realign.
-      std::string qual = shared && target_ == Target::Cuda ? "__shared__ __align__(16) "
-                         : target_ == Target::Cpu          ? "alignas(64) "
-                                                           : "";
-      line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(std::max<int64_t>(1, numElements(b.shape))) +
-               "];" + comment(prov),
-           prov);
+      allocate(n);
     } else if constexpr (std::is_same_v<N, ComputeStmt>) {
       line("const " + computeType(n.dtype, target_) + " " + identifier(n.name) + " = " + ep_.print(n.value) + ";" +
                comment(prov),
@@ -186,16 +174,7 @@ void Generator::stmt(const Stmt& s) {
                comment(prov),
            prov);
     } else if constexpr (std::is_same_v<N, ReduceStmt>) {
-      const Buffer& b = ep_.buffer(n.buffer);
-      std::string ref = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + "]";
-      if (n.op == ReduceOp::MaxSumExp) {  // a register pair [m, s] in its compute type (see prelude.cpp)
-        std::string second = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + " + 1]";
-        line("tsr_maxsumexp(" + ref + ", " + second + ", " + ep_.print(n.value) + ");" + comment(prov), prov);
-        return;
-      }
-      std::string cur = ep_.fromStorage(n.buffer, ref);
-      std::string v = reduceCombine(n.op, b.dtype, target_, cur, ep_.print(n.value));
-      line(ref + " = " + ep_.toStorage(n.buffer, v) + ";" + comment(prov), prov);
+      reduce(n);
     } else if constexpr (std::is_same_v<N, IfThenStmt>) {
       line("if (" + ep_.print(n.cond) + ") {" + comment(prov), prov);
       ++indent_;
@@ -213,6 +192,37 @@ void Generator::stmt(const Stmt& s) {
       else line("// pipeline commit", prov);
     }
   });
+}
+
+void Generator::allocate(const AllocateStmt& n) {
+  const auto& prov = n.provenance;
+  const Buffer& b = ep_.buffer(n.buffer);
+  if (b.scope == MemScope::Global) return globalWorkspace(b, prov);
+  bool shared = b.scope == MemScope::Shared;
+  std::string type = shared ? storageType(b.dtype, target_) : computeType(b.dtype, target_);
+  // Aligned for the vector path's wide shared accesses (vector_access.h). On the cpu, GCC 12 gives a local
+  // array 32-byte vector stores without realigning the stack of an OpenMP outlined function: the light
+  // shufflenet's depthwise conv died on vmovaps in about half its runs. alignas(64) makes it realign.
+  std::string qual = shared && target_ == Target::Cuda ? "__shared__ __align__(16) "
+                     : target_ == Target::Cpu          ? "alignas(64) "
+                                                       : "";
+  line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(std::max<int64_t>(1, numElements(b.shape))) +
+           "];" + comment(prov),
+       prov);
+}
+
+void Generator::reduce(const ReduceStmt& n) {
+  const auto& prov = n.provenance;
+  const Buffer& b = ep_.buffer(n.buffer);
+  std::string ref = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + "]";
+  if (n.op == ReduceOp::MaxSumExp) {  // a register pair [m, s] in its compute type (see prelude.cpp)
+    std::string second = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + " + 1]";
+    line("tsr_maxsumexp(" + ref + ", " + second + ", " + ep_.print(n.value) + ");" + comment(prov), prov);
+    return;
+  }
+  std::string cur = ep_.fromStorage(n.buffer, ref);
+  std::string v = reduceCombine(n.op, b.dtype, target_, cur, ep_.print(n.value));
+  line(ref + " = " + ep_.toStorage(n.buffer, v) + ";" + comment(prov), prov);
 }
 
 void Generator::forLoop(const ForStmt& f) {

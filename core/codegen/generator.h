@@ -7,6 +7,8 @@
 
 namespace tessera::codegen::detail {
 
+struct VectorPlan;  // vector_access.h
+
 class Generator {
  public:
   Generator(const kernel::Kernel& k, Target target);
@@ -19,6 +21,8 @@ class Generator {
   void callWrapper();
   void launchComment();
   void stmt(const kernel::Stmt& s);
+  void allocate(const kernel::AllocateStmt& n);
+  void reduce(const kernel::ReduceStmt& n);
   void body(const kernel::Stmt& s);  // the statements of a loop or if body, without extra braces
   void forLoop(const kernel::ForStmt& f);
   void boundLoop(const kernel::ForStmt& f);
@@ -26,6 +30,9 @@ class Generator {
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   bool mmaNest(const kernel::ForStmt& outer);    // two loops of mma tiles, each fragment loaded once, when they are
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
+  struct VectorLanes;
+  void vectorRegisters(const kernel::ForStmt& f, const VectorPlan& plan, VectorLanes& lanes);
+  void laneStmt(const kernel::Stmt& s, const kernel::ForStmt& f, const VectorLanes& lanes);
   // CUDA, pipeline.cpp: a pipelined loop with multi-buffered caches and cp.async fills, when it can be;
   // the fills of one iteration into one copy of the caches; a copy (cp.async inside a fill, else a plain load);
   // a fill's lanes as wide cp.async copies, when they can be.
@@ -34,7 +41,10 @@ class Generator {
                  const std::string& iteration, const std::string& stage);
   void asyncCopy(const kernel::AsyncCopyStmt& n);
   bool copyGroup(const kernel::ForStmt& f);
-  void combineAcrossThreads(const kernel::ForStmt& outer);
+  void combineAcrossThreads(const kernel::ForStmt& outer);  // combine.cpp
+  struct Partial;
+  void combineReduce(const Partial& p);
+  void combineThroughShared(const Partial& p, unsigned count, const std::string& slotOf, const std::string& writer);
   int phaseCount() const;  // launches the kernel's grid barriers separate (1 without any)
   bool phasedBody();       // CUDA: the body as one `if (tsr_phase == p)` per phase, when it has several
   void globalWorkspace(const kernel::Buffer& b, const std::vector<std::string>& provenance);

@@ -44,17 +44,18 @@ std::string freshName(std::set<std::string>& used, const std::string& base) {
 
 }  // namespace
 
-bool Generator::vectorLoop(const ForStmt& f) {
-  if (target_ != Target::Cuda) return false;
-  VectorPlan plan = planVectorLoop(k_, f);
-  if (plan.empty()) return false;
-  std::string lane = identifier(f.h.var), width = std::to_string(f.h.extent);
-  std::set<std::string> used = usedNames(k_);
+// What the lanes of a vectorized loop read and write instead of memory: the text of each wide or broadcast load,
+// the register array of each wide store, and the wide stores written after the lanes (with provenance).
+struct Generator::VectorLanes {
   std::map<const ExprNode*, std::string> loadText;
   std::map<const StmtNode*, std::string> storeArray;
-  std::vector<std::pair<std::string, std::vector<std::string>>> stores;  // written after the lanes, with provenance
-  line("{  // loop " + lane + ": " + width + " lanes, one wide load or store per operand", f.provenance);
-  ++indent_;
+  std::vector<std::pair<std::string, std::vector<std::string>>> stores;
+};
+
+// The register arrays of the wide accesses (a wide load fills its array at once) and the broadcast values.
+void Generator::vectorRegisters(const ForStmt& f, const VectorPlan& plan, VectorLanes& lanes) {
+  std::string lane = identifier(f.h.var), width = std::to_string(f.h.extent);
+  std::set<std::string> used = usedNames(k_);
   for (const VectorPlan::Wide& w : plan.wide) {
     DType t = ep_.buffer(w.buffer).dtype;
     std::string array = freshName(used, "lanes_" + identifier(w.buffer));
@@ -64,13 +65,14 @@ bool Generator::vectorLoop(const ForStmt& f) {
              width + "];" + comment(w.provenance),
          w.provenance);
     if (w.store) {
-      storeArray[w.storeStmt] = array;
-      stores.push_back({"*reinterpret_cast<" + type + "*>(" + at + ") = *reinterpret_cast<const " + type + "*>(" + array + ");",
-                        w.provenance});
+      lanes.storeArray[w.storeStmt] = array;
+      lanes.stores.push_back(
+          {"*reinterpret_cast<" + type + "*>(" + at + ") = *reinterpret_cast<const " + type + "*>(" + array + ");",
+           w.provenance});
       continue;
     }
     line("*reinterpret_cast<" + type + "*>(" + array + ") = *reinterpret_cast<const " + type + "*>(" + at + ");", w.provenance);
-    for (const ExprNode* l : w.loads) loadText[l] = ep_.fromStorage(w.buffer, array + "[" + lane + "]");
+    for (const ExprNode* l : w.loads) lanes.loadText[l] = ep_.fromStorage(w.buffer, array + "[" + lane + "]");
   }
   for (const VectorPlan::Broadcast& b : plan.broadcast) {
     const std::string& buffer = b.buffer;
@@ -78,34 +80,47 @@ bool Generator::vectorLoop(const ForStmt& f) {
     line("const " + storageType(ep_.buffer(buffer).dtype, target_) + " " + name + " = " + identifier(buffer) + "[" +
              ep_.print(b.offset) + "];" + comment(b.provenance),
          b.provenance);
-    for (const ExprNode* l : b.loads) loadText[l] = ep_.fromStorage(buffer, name);
+    for (const ExprNode* l : b.loads) lanes.loadText[l] = ep_.fromStorage(buffer, name);
   }
-  ep_.setLoadText(std::move(loadText));
+}
+
+// A statement of the lane loop `f` as the generator writes it, except that the wide stores fill their arrays.
+void Generator::laneStmt(const Stmt& s, const ForStmt& f, const VectorLanes& lanes) {
+  std::string lane = identifier(f.h.var);
+  if (s->kind == StmtKind::Block) {
+    bool nested = s != f.body;
+    if (nested) line("{", s->provenance);
+    indent_ += nested;
+    for (const Stmt& c : static_cast<BlockStmt&>(*s).stmts) laneStmt(c, f, lanes);
+    indent_ -= nested;
+    if (nested) line("}", s->provenance);
+  } else if (auto it = lanes.storeArray.find(s.get()); it != lanes.storeArray.end()) {
+    const auto& st = static_cast<const StoreStmt&>(*s);
+    line(it->second + "[" + lane + "] = " + ep_.toStorage(st.buffer, ep_.print(st.value)) + ";" + comment(s->provenance),
+         s->provenance);
+  } else {
+    stmt(s);
+  }
+}
+
+bool Generator::vectorLoop(const ForStmt& f) {
+  if (target_ != Target::Cuda) return false;
+  VectorPlan plan = planVectorLoop(k_, f);
+  if (plan.empty()) return false;
+  std::string lane = identifier(f.h.var), width = std::to_string(f.h.extent);
+  VectorLanes lanes;
+  line("{  // loop " + lane + ": " + width + " lanes, one wide load or store per operand", f.provenance);
+  ++indent_;
+  vectorRegisters(f, plan, lanes);
+  ep_.setLoadText(std::move(lanes.loadText));
   line("#pragma unroll", f.provenance);
   line("for (" + indexType(target_) + " " + lane + " = 0; " + lane + " < " + width + "; ++" + lane + ") {", f.provenance);
   ++indent_;
-  // The body as the generator writes it, except that the wide stores fill their register arrays.
-  std::function<void(const Stmt&)> laneStmt = [&](const Stmt& s) {
-    if (s->kind == StmtKind::Block) {
-      bool nested = s != f.body;
-      if (nested) line("{", s->provenance);
-      indent_ += nested;
-      for (const Stmt& c : static_cast<BlockStmt&>(*s).stmts) laneStmt(c);
-      indent_ -= nested;
-      if (nested) line("}", s->provenance);
-    } else if (auto it = storeArray.find(s.get()); it != storeArray.end()) {
-      const auto& st = static_cast<const StoreStmt&>(*s);
-      line(it->second + "[" + lane + "] = " + ep_.toStorage(st.buffer, ep_.print(st.value)) + ";" + comment(s->provenance),
-           s->provenance);
-    } else {
-      stmt(s);
-    }
-  };
-  laneStmt(f.body);
+  laneStmt(f.body, f, lanes);
   --indent_;
   line("}", f.provenance);
   ep_.setLoadText({});
-  for (const auto& [text, provenance] : stores) line(text + comment(provenance), provenance);
+  for (const auto& [text, provenance] : lanes.stores) line(text + comment(provenance), provenance);
   --indent_;
   line("}", f.provenance);
   return true;

@@ -15,9 +15,9 @@ std::vector<OverrideStatus> disablePasses(const std::vector<std::string>& names,
     if (o.kind != OverrideKind::DisablePass) continue;
     OverrideStatus st;
     st.override = o;
-    st.status = "applied";
+    st.status = OverrideState::Applied;
     if (std::find(names.begin(), names.end(), o.pass) == names.end()) {
-      st.status = "stale";
+      st.status = OverrideState::Stale;
       st.detail = "no pass '" + o.pass + "' in the pipeline";
     } else {
       disabled.insert(o.pass);
@@ -39,7 +39,7 @@ std::vector<OverrideStatus> inOrder(const CompileOptions& options, const std::ve
     } else if (fusion && f < fusion->overrides.size()) {
       out.push_back(fusion->overrides[f++]);
     } else {
-      out.push_back({o, "stale", "", "fusion did not run"});
+      out.push_back({o, OverrideState::Stale, "", "fusion did not run"});
     }
   }
   return out;

@@ -101,7 +101,7 @@ Resolved resolveEdges(const Graph& graph, const Partitioner& part, const std::ve
     if (o.kind == OverrideKind::DisablePass) continue;
     OverrideStatus st;
     st.override = o;
-    st.status = "applied";
+    st.status = OverrideState::Applied;
     if (o.kind == OverrideKind::Split) {
       r.splits.push_back(r.statuses.size());
       r.statuses.push_back(st);
@@ -110,7 +110,7 @@ Resolved resolveEdges(const Graph& graph, const Partitioner& part, const std::ve
     const Node* p = graph.findNode(o.producer);
     const Node* c = graph.findNode(o.consumer);
     if (!p || !c || !feeds(p, c)) {
-      st.status = "stale";
+      st.status = OverrideState::Stale;
       st.detail = !p   ? "no node '" + o.producer + "' in this graph"
                   : !c ? "no node '" + o.consumer + "' in this graph"
                        : "'" + o.producer + "' does not feed '" + o.consumer + "' in this graph";
@@ -140,7 +140,7 @@ void applySplits(const Graph& graph, Partitioner& part, Resolved& r) {
       }
     }
     if (g < 0) {
-      st.status = "stale";
+      st.status = OverrideState::Stale;
       st.detail = "no node or group '" + st.override.group + "' in this graph";
       continue;
     }
@@ -156,11 +156,11 @@ void applySplits(const Graph& graph, Partitioner& part, Resolved& r) {
 
 void reportForced(const Partitioner& part, const FusionResult& result, Resolved& r) {
   for (OverrideStatus& st : r.statuses) {
-    if (st.status != "applied" || st.override.kind != OverrideKind::ForceFuse) continue;
+    if (st.status != OverrideState::Applied || st.override.kind != OverrideKind::ForceFuse) continue;
     const FusionDecision* d = result.decision(st.override.producer, st.override.consumer);
     if (!d) continue;
     if (!d->fused) {
-      st.status = "refused";
+      st.status = OverrideState::Refused;
       st.rule = d->rule;
       st.detail = d->reason;
       continue;

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "ir/error.h"
 
@@ -42,7 +44,39 @@ Override parseEntry(const json& entry, const std::string& where) {
   return o;
 }
 
+const std::vector<std::pair<OverrideState, std::string>>& stateNames() {
+  static const std::vector<std::pair<OverrideState, std::string>> names = {
+      {OverrideState::Applied, "applied"}, {OverrideState::Refused, "refused"},
+      {OverrideState::Stale, "stale"},     {OverrideState::Pending, "pending"}};
+  return names;
+}
+
+// An optional field of a status: absent or null keeps `out`, a value of another type throws naming the field.
+template <typename T>
+void optionalField(const json& j, const char* name, const std::string& where, T& out) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return;
+  try {
+    out = it->get<T>();
+  } catch (const json::exception&) {
+    fail(where + "." + name + ": expected " + (std::is_same_v<T, std::string> ? "a string" : "an integer") +
+         ", found " + it->dump());
+  }
+}
+
 }  // namespace
+
+const std::string& overrideStateName(OverrideState s) {
+  for (const auto& [state, name] : stateNames())
+    if (state == s) return name;
+  fail("override state " + std::to_string(static_cast<int>(s)) + " has no name");
+}
+
+OverrideState parseOverrideState(const std::string& name) {
+  for (const auto& [state, n] : stateNames())
+    if (n == name) return state;
+  fail("unknown override status '" + name + "' (applied, refused, stale, pending)");
+}
 
 std::string_view overrideKindName(OverrideKind kind) {
   switch (kind) {
@@ -65,6 +99,10 @@ std::vector<Override> parseOverrides(std::string_view text, const std::string& f
     fail(fileName + ": expected an object with an \"overrides\" list");
   const json& list = doc["overrides"];
   if (!list.is_array()) fail(fileName + ": overrides: expected a list, found " + list.dump());
+  return overridesFromJson(list, fileName);
+}
+
+std::vector<Override> overridesFromJson(const json& list, const std::string& fileName) {
   std::vector<Override> out;
   for (size_t i = 0; i < list.size(); ++i)
     out.push_back(parseEntry(list[i], fileName + ": overrides[" + std::to_string(i) + "]"));
@@ -100,6 +138,35 @@ json overrideListToJson(const std::vector<Override>& overrides) {
 
 std::string overridesToJson(const std::vector<Override>& overrides) {
   return json{{"overrides", overrideListToJson(overrides)}}.dump(2);
+}
+
+json overrideStatusToJson(const OverrideStatus& st) {
+  json j = overrideToJson(st.override);
+  j["status"] = overrideStateName(st.status);
+  j["rule"] = st.rule.empty() ? json() : json(st.rule);
+  if (!st.detail.empty()) j["detail"] = st.detail;
+  if (st.duplicatedNodes || st.extraFlops) j["recompute"] = {{"nodes", st.duplicatedNodes}, {"flops", st.extraFlops}};
+  return j;
+}
+
+OverrideStatus overrideStatusFromJson(const json& j, const std::string& where) {
+  OverrideStatus st;
+  st.override = parseEntry(j, where);
+  std::string state = overrideStateName(st.status);
+  optionalField(j, "status", where, state);
+  try {
+    st.status = parseOverrideState(state);
+  } catch (const Error& e) {
+    fail(where + ".status: " + e.what());
+  }
+  optionalField(j, "rule", where, st.rule);
+  optionalField(j, "detail", where, st.detail);
+  if (auto it = j.find("recompute"); it != j.end() && !it->is_null()) {
+    if (!it->is_object()) fail(where + ".recompute: expected an object, found " + it->dump());
+    optionalField(*it, "nodes", where + ".recompute", st.duplicatedNodes);
+    optionalField(*it, "flops", where + ".recompute", st.extraFlops);
+  }
+  return st;
 }
 
 }  // namespace tessera

@@ -20,15 +20,6 @@ std::string join(const std::vector<std::string>& names, const char* prefix = "")
   return out.empty() ? "-" : out;
 }
 
-nlohmann::json overrideJson(const OverrideStatus& st) {
-  nlohmann::json j = overrideToJson(st.override);
-  j["status"] = st.status;
-  j["rule"] = st.rule.empty() ? nlohmann::json() : nlohmann::json(st.rule);
-  if (!st.detail.empty()) j["detail"] = st.detail;
-  if (st.duplicatedNodes || st.extraFlops) j["recompute"] = {{"nodes", st.duplicatedNodes}, {"flops", st.extraFlops}};
-  return j;
-}
-
 nlohmann::json stepJson(const Step& s, const ReportJsonOptions& options) {
   nlohmann::json stats = nlohmann::json::object();
   for (const auto& [name, value] : s.statistics) stats[name] = value;
@@ -93,7 +84,7 @@ std::string describeOverrides(const std::vector<OverrideStatus>& overrides) {
     if (o.kind == OverrideKind::Split) what += o.group;
     else if (o.kind == OverrideKind::DisablePass) what += o.pass;
     else what += o.producer + " -> " + o.consumer;
-    out += "override " + what + ": " + st.status + (st.rule.empty() ? "" : " [" + st.rule + "]") +
+    out += "override " + what + ": " + overrideStateName(st.status) + (st.rule.empty() ? "" : " [" + st.rule + "]") +
            (st.detail.empty() ? "" : " " + st.detail) + "\n";
   }
   return out;
@@ -119,7 +110,7 @@ std::string compileReportJson(const CompileResult& r, const ReportJsonOptions& o
       decisions.push_back({{"producer", d.producer}, {"consumer", d.consumer}, {"verdict", d.verdict()},
                            {"rule", d.rule}, {"reason", d.reason}});
   }
-  for (const OverrideStatus& st : r.overrides) overrides.push_back(overrideJson(st));
+  for (const OverrideStatus& st : r.overrides) overrides.push_back(overrideStatusToJson(st));
   nlohmann::json j{{"steps", steps},
                    {"groups", groups},
                    {"decisions", decisions},

@@ -111,12 +111,12 @@ SessionPipeline pipelineFromJson(const json& j, const std::string& file) {
   return pipeline;
 }
 
-std::vector<Override> overridesFromJson(const json& j, const std::string& file) {
+std::vector<Override> sessionOverrides(const json& j, const std::string& file) {
   if (!j.contains("overrides")) return {};
   const json& o = j.at("overrides");
   if (!o.is_array()) badField(file, "overrides", std::string("expected an array, found ") + o.type_name());
-  // The same form as an overrides file, so its parser (and its messages naming the entry) apply.
-  return parseOverrides(json{{"overrides", o}}.dump(), file);
+  // The same form as an overrides file, read by the same code (its messages name the entry).
+  return tessera::overridesFromJson(o, file);
 }
 
 }  // namespace
@@ -148,7 +148,7 @@ Session sessionFromJson(json j, const std::string& file) {
   Session s;
   s.model = modelFromJson(j, file);
   s.pipeline = pipelineFromJson(j, file);
-  s.overrides = overridesFromJson(j, file);
+  s.overrides = sessionOverrides(j, file);
   s.scheduleTraces = objectField(j, "schedule_traces", file);
   s.tuning = objectField(j, "tuning", file);
   s.lastRun = objectField(j, "last_run", file);

@@ -118,6 +118,70 @@ CompiledModel withDefaultSchedules(const CompiledModel& m) {
   return execute::compileKernels(m.graph, specs);
 }
 
+// A kernel's job: its lowering and the cache key it is remembered under on `target`.
+Job jobFor(const CompiledModel& m, size_t i, const Target& target) {
+  Job job{i, kernel::lowerToLoops(*m.graph, m.kernels[i].spec), {}, {}, 0};
+  job.key = {kernelSignature(job.lowered), kernel::templateName(job.lowered), target.device, target.toolkit};
+  return job;
+}
+
+// Kernel i's entry in the report: from the cache when it holds one (and `useCache`), else its candidates ranked
+// by the cost model, the chosen ones appended to `variants` and the job to `jobs` for measuring.
+KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, const TuneOptions& o,
+                        const TuningCache& cache, std::vector<Job>& jobs,
+                        std::vector<execute::KernelVariant>& variants, std::vector<std::string>& warnings) {
+  const execute::CompiledKernel& ck = m.kernels[i];
+  KernelTuning kt;
+  kt.group = ck.spec.id;
+  kt.nodes = ck.spec.nodeIds;
+  if (!ck.error.empty() || o.cancel.cancelled()) {
+    kt.status = TuneStatus::Skipped;
+    kt.message = ck.error.empty() ? "cancelled" : ck.error;
+    return kt;
+  }
+  Job job = jobFor(m, i, target);
+  kt.signature = job.key.signature;
+  kt.templateName = job.key.templateName;
+  report(o, "rank", kt.group, i, m.kernels.size());
+  if (o.useCache && fromCache(cache, job, kt, warnings)) return kt;
+  CandidateSet set = rankCandidates(job.lowered, target.costDevice, cost::kernelFlops(*m.graph, job.lowered),
+                                    o.maxCombinations, o.cancel);
+  kt.candidates = int(set.ranked.size());
+  job.chosen = choose(set, o.topK);
+  if (!job.chosen.empty()) kt.predictedMs = job.chosen.front().estimate.ms;
+  job.firstVariant = variants.size();
+  for (const Candidate& c : job.chosen) variants.push_back({i, scheduleWith(job.lowered, c.params, nullptr)});
+  kt.status = TuneStatus::Untuned;
+  jobs.push_back(std::move(job));
+  return kt;
+}
+
+// Measures every job's variants in one batch and concludes each job from the timings.
+void measureJobs(const CompiledModel& m, const std::vector<Job>& jobs,
+                 const std::vector<execute::KernelVariant>& variants, execute::BackendKind backend,
+                 const TuneOptions& o, const TuningCache& cache, TuneReport& r) {
+  execute::MeasureOptions mo;
+  mo.reps = o.reps;
+  mo.warmup = o.warmup;
+  mo.arch = o.arch;
+  mo.cancel = o.cancel;
+  mo.pruneFactor = o.pruneFactor;
+  mo.referenceLimit = o.referenceLimit;
+  mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
+  execute::MeasureReport mr = execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
+  for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
+}
+
+// Where nothing can run: the chosen candidates with their predictions only, nothing measured or cached.
+void rankedOnly(const std::vector<Job>& jobs, const std::string& cannotRun, TuneReport& r) {
+  r.warnings.push_back(cannotRun + ": ranked by the cost model only, nothing measured or cached");
+  for (const Job& job : jobs) {
+    KernelTuning& k = r.kernels[job.kernel];
+    k.message = cannotRun;
+    for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, execute::KernelStatus::NotRun});
+  }
+}
+
 }  // namespace
 
 const std::string& Measurement::statusName() const {
@@ -175,54 +239,10 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
   std::vector<Job> jobs;
   std::vector<execute::KernelVariant> variants;
   // One entry per kernel, in model order (r.kernels[i] is kernel i).
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    const execute::CompiledKernel& ck = m.kernels[i];
-    KernelTuning kt;
-    kt.group = ck.spec.id;
-    kt.nodes = ck.spec.nodeIds;
-    if (!ck.error.empty() || o.cancel.cancelled()) {
-      kt.status = TuneStatus::Skipped;
-      kt.message = ck.error.empty() ? "cancelled" : ck.error;
-      r.kernels.push_back(kt);
-      continue;
-    }
-    Job job{i, kernel::lowerToLoops(*m.graph, ck.spec), {}, {}, 0};
-    kt.templateName = kernel::templateName(job.lowered);
-    kt.signature = kernelSignature(job.lowered);
-    job.key = {kt.signature, kt.templateName, target.device, target.toolkit};
-    report(o, "rank", kt.group, i, m.kernels.size());
-    if (!(o.useCache && fromCache(cache, job, kt, r.warnings))) {
-      CandidateSet set = rankCandidates(job.lowered, target.costDevice, cost::kernelFlops(*m.graph, job.lowered),
-                                        o.maxCombinations, o.cancel);
-      kt.candidates = int(set.ranked.size());
-      job.chosen = choose(set, o.topK);
-      if (!job.chosen.empty()) kt.predictedMs = job.chosen.front().estimate.ms;
-      job.firstVariant = variants.size();
-      for (const Candidate& c : job.chosen) variants.push_back({i, scheduleWith(job.lowered, c.params, nullptr)});
-      kt.status = TuneStatus::Untuned;
-      jobs.push_back(std::move(job));
-    }
-    r.kernels.push_back(std::move(kt));
-  }
-  if (!variants.empty() && target.cannotRun.empty()) {
-    execute::MeasureOptions mo;
-    mo.reps = o.reps;
-    mo.warmup = o.warmup;
-    mo.arch = o.arch;
-    mo.cancel = o.cancel;
-    mo.pruneFactor = o.pruneFactor;
-    mo.referenceLimit = o.referenceLimit;
-    mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
-    execute::MeasureReport mr = execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
-    for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
-  } else if (!variants.empty()) {
-    r.warnings.push_back(target.cannotRun + ": ranked by the cost model only, nothing measured or cached");
-    for (const Job& job : jobs) {
-      KernelTuning& k = r.kernels[job.kernel];
-      k.message = target.cannotRun;
-      for (const Candidate& c : job.chosen) k.measurements.push_back({c.params, c.estimate.ms, -1, execute::KernelStatus::NotRun});
-    }
-  }
+  for (size_t i = 0; i < m.kernels.size(); ++i)
+    r.kernels.push_back(planKernel(m, i, target, o, cache, jobs, variants, r.warnings));
+  if (!variants.empty() && target.cannotRun.empty()) measureJobs(m, jobs, variants, backend, o, cache, r);
+  else if (!variants.empty()) rankedOnly(jobs, target.cannotRun, r);
   r.cancelled = o.cancel.cancelled();
   report(o, "done", "", m.kernels.size(), m.kernels.size());
   return r;
@@ -233,10 +253,10 @@ execute::ScheduleSet cachedSchedules(const CompiledModel& m, const Target& targe
   execute::ScheduleSet s;
   TuningCache cache(cacheDir.empty() ? defaultCacheDir() : cacheDir);
   std::vector<std::string> ignored;
-  for (const execute::CompiledKernel& ck : m.kernels) {
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    const execute::CompiledKernel& ck = m.kernels[i];
     if (!ck.error.empty()) continue;
-    Job job{0, kernel::lowerToLoops(*m.graph, ck.spec), {}, {}, 0};
-    job.key = {kernelSignature(job.lowered), kernel::templateName(job.lowered), target.device, target.toolkit};
+    Job job = jobFor(m, i, target);
     KernelTuning kt;
     kt.group = ck.spec.id;
     if (!fromCache(cache, job, kt, warnings ? *warnings : ignored)) continue;

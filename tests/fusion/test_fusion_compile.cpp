@@ -121,11 +121,11 @@ class TestFusionCompile : public QObject {
       CompileResult r = compileGraph(std::move(g), o);
       QVERIFY2(r.error.empty(), r.error.c_str());
       QCOMPARE(r.overrides.size(), size_t(4));
-      QCOMPARE(r.overrides[0].status, std::string("applied"));
-      QCOMPARE(r.overrides[1].status, std::string("refused"));
+      QCOMPARE(r.overrides[0].status, OverrideState::Applied);
+      QCOMPARE(r.overrides[1].status, OverrideState::Refused);
       QCOMPARE(r.overrides[1].rule, std::string("gemm-into-reduction"));
-      QCOMPARE(r.overrides[2].status, std::string("applied"));
-      QCOMPARE(r.overrides[3].status, std::string("stale"));  // mm does not feed sum
+      QCOMPARE(r.overrides[2].status, OverrideState::Applied);
+      QCOMPARE(r.overrides[3].status, OverrideState::Stale);  // mm does not feed sum
       for (const Step& s : r.steps) QVERIFY2(s.pass != "cse", how);
     };
     check(matmulReluSum(), "built");

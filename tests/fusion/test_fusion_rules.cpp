@@ -274,19 +274,19 @@ class TestFusionRules : public QObject {
                              {OverrideKind::ForbidFuse, "exp", "relu", "", ""}};
     FusionResult r = fuseGraph(g, slow, ov);
     QCOMPARE(kernels(r), std::string("k0 pointwise[exp add] k1 pointwise[relu]"));
-    QCOMPARE(r.overrides[0].status, std::string("applied"));
+    QCOMPARE(r.overrides[0].status, OverrideState::Applied);
     QCOMPARE(r.overrides[0].rule, std::string("cost"));
     QCOMPARE(r.overrides[0].duplicatedNodes, int64_t(1));
     QCOMPARE(r.overrides[0].extraFlops, int64_t(64 * 4095));
-    QCOMPARE(r.overrides[1].status, std::string("applied"));
+    QCOMPARE(r.overrides[1].status, OverrideState::Applied);
     QCOMPARE(rule(r, "add", "relu"), std::string("separate override"));
-    QCOMPARE(r.overrides[2].status, std::string("stale"));
+    QCOMPARE(r.overrides[2].status, OverrideState::Stale);
     // Split the kernel of "add" by node id, and a group id that does not exist.
     std::vector<Override> split{{OverrideKind::Split, "", "", "add", ""}, {OverrideKind::Split, "", "", "k9", ""}};
     r = fuseGraph(g, {}, split);
     QCOMPARE(kernels(r), std::string("k0 pointwise[exp] k1 pointwise[add] k2 pointwise[relu]"));
-    QCOMPARE(r.overrides[0].status, std::string("applied"));
-    QCOMPARE(r.overrides[1].status, std::string("stale"));
+    QCOMPARE(r.overrides[0].status, OverrideState::Applied);
+    QCOMPARE(r.overrides[1].status, OverrideState::Stale);
     // The same split by group id: k0 is the one kernel of the unsplit partition.
     r = fuseGraph(g, {}, {{OverrideKind::Split, "", "", "k0", ""}});
     QCOMPARE(r.groups.size(), size_t(3));
@@ -301,7 +301,7 @@ class TestFusionRules : public QObject {
     Value* e = b.op("Exp", {b.op("Sub", {x, m}, {}, "sub")}, {}, "exp");
     b.output(b.op("Div", {e, b.op("ReduceSum", {e, ax}, {{"keepdims", 1}}, "sum")}, {}, "div"));
     FusionResult r = fuseGraph(b.finish(), {}, {{OverrideKind::ForbidFuse, "exp", "div", "", ""}});
-    QCOMPARE(r.overrides[0].status, std::string("applied"));
+    QCOMPARE(r.overrides[0].status, OverrideState::Applied);
     QVERIFY(r.groupOf("exp") != r.groupOf("div"));
     QCOMPARE(rule(r, "exp", "div"), std::string("separate override"));
   }
@@ -327,6 +327,53 @@ class TestFusionRules : public QObject {
              message(R"({"overrides": [)").c_str());
     QVERIFY(message(R"({"overrides": [{"kind": "fuse"}]})").find("overrides[0].kind: unknown kind") !=
             std::string::npos);
+  }
+
+  // The states' names are compile --json's strings, exact (no case folding), and an unknown one is refused.
+  void overrideStateNames() {
+    const std::vector<std::pair<OverrideState, std::string>> names = {{OverrideState::Applied, "applied"},
+                                                                      {OverrideState::Refused, "refused"},
+                                                                      {OverrideState::Stale, "stale"},
+                                                                      {OverrideState::Pending, "pending"}};
+    for (const auto& [state, name] : names) {
+      QCOMPARE(overrideStateName(state), name);
+      QCOMPARE(parseOverrideState(name), state);
+    }
+    QVERIFY_THROWS_EXCEPTION(Error, parseOverrideState("Applied"));
+    QVERIFY_THROWS_EXCEPTION(Error, parseOverrideState(""));
+  }
+
+  // A status written as compile --json writes it reads back the same, field by field; wrong types name the field.
+  void overrideStatusJsonRoundTrip() {
+    OverrideStatus st{{OverrideKind::ForceFuse, "mm", "relu", "", ""}, OverrideState::Refused, "single consumer",
+                      "mm has two consumers", 3, 4096};
+    const nlohmann::json j = overrideStatusToJson(st);
+    QCOMPARE(j.at("status").get<std::string>(), std::string("refused"));
+    const OverrideStatus back = overrideStatusFromJson(nlohmann::json::parse(j.dump()));
+    QCOMPARE(back.status, OverrideState::Refused);
+    QCOMPARE(back.override.producer, std::string("mm"));
+    QCOMPARE(back.rule, st.rule);
+    QCOMPARE(back.detail, st.detail);
+    QCOMPARE(back.duplicatedNodes, int64_t(3));
+    QCOMPARE(back.extraFlops, int64_t(4096));
+    QCOMPARE(overrideStatusToJson(back), j);
+    const OverrideStatus bare = overrideStatusFromJson(nlohmann::json::parse(R"({"kind": "split", "group": "k1"})"));
+    QCOMPARE(bare.status, OverrideState::Pending);
+    QVERIFY(bare.rule.empty());
+    auto message = [](const char* text) {
+      try {
+        overrideStatusFromJson(nlohmann::json::parse(text), "overrides[2]");
+      } catch (const Error& e) {
+        return std::string(e.what());
+      }
+      return std::string("no error");
+    };
+    QCOMPARE(message(R"({"kind": "split", "group": "k1", "status": "done"})"),
+             std::string("overrides[2].status: unknown override status 'done' (applied, refused, stale, pending)"));
+    QCOMPARE(message(R"({"kind": "split", "group": "k1", "status": 1})"),
+             std::string("overrides[2].status: expected a string, found 1"));
+    QCOMPARE(message(R"({"kind": "split", "group": "k1", "recompute": {"nodes": "two"}})"),
+             std::string("overrides[2].recompute.nodes: expected an integer, found \"two\""));
   }
 };
 

@@ -112,7 +112,7 @@ class TestExplorer : public QObject {
     c->addOverride({OverrideKind::ForceFuse, "act.out", "fc2", {}, {}}, "Force fuse act.out → fc2");
     QVERIFY(waitIdle(w));
     const OverrideStatus& forced = w.overridesPanel()->model()->entry(1);
-    QCOMPARE(QString::fromStdString(forced.status), QString("refused"));
+    QCOMPARE(forced.status, OverrideState::Refused);
     QCOMPARE(QString::fromStdString(forced.rule), QString("gemm-into-gemm"));
     QCOMPARE(w.overridesPanel()->model()->index(1, OverridesModel::Status).data().toString(),
              QString("refused [gemm-into-gemm]"));

@@ -137,7 +137,7 @@ class TestSession : public QObject {
     CompileResult first = compileGraph(loadModel(model), options);
     QVERIFY2(first.error.empty() && first.fusion, first.error.c_str());
     QCOMPARE(first.overrides.size(), size_t(1));
-    QCOMPARE(first.overrides[0].status, std::string("applied"));
+    QCOMPARE(first.overrides[0].status, OverrideState::Applied);
     // Without the override: fc1+bias1+gelu and fc2+bias2, two kernels; forbidding fc2 → bias2 makes three.
     QCOMPARE(compileGraph(loadModel(model), {}).fusion->groups.size(), size_t(2));
     QCOMPARE(first.fusion->groups.size(), size_t(3));
@@ -149,7 +149,7 @@ class TestSession : public QObject {
     CompileResult again = compileGraph(loadSessionModel(t), compileOptionsOf(t));
     QVERIFY2(again.error.empty() && again.fusion, again.error.c_str());
     QCOMPARE(groupsOf(again), groupsOf(first));
-    QCOMPARE(again.overrides[0].status, std::string("applied"));
+    QCOMPARE(again.overrides[0].status, OverrideState::Applied);
   }
 
   void corruptJsonNamesFileAndByte() {

@@ -26,7 +26,7 @@ void OverridesModel::setOverrides(const std::vector<Override>& overrides, const 
   rows_.clear();
   for (size_t i = 0; i < overrides.size(); ++i) {
     if (i < statuses.size() && same(statuses[i].override, overrides[i])) rows_.push_back(statuses[i]);
-    else rows_.push_back(OverrideStatus{overrides[i], "pending", "", "recompiling", 0, 0});
+    else rows_.push_back(OverrideStatus{overrides[i], OverrideState::Pending, "", "recompiling", 0, 0});
   }
   endResetModel();
 }
@@ -42,16 +42,17 @@ QVariant OverridesModel::data(const QModelIndex& index, int role) const {
     switch (index.column()) {
       case Kind: return QString::fromStdString(std::string(overrideKindName(s.override.kind)));
       case Target: return overrideTarget(s.override);
-      case Status:
-        return s.rule.empty() ? QString::fromStdString(s.status)
-                              : QStringLiteral("%1 [%2]").arg(QString::fromStdString(s.status), QString::fromStdString(s.rule));
+      case Status: {
+        QString state = QString::fromStdString(overrideStateName(s.status));
+        return s.rule.empty() ? state : QStringLiteral("%1 [%2]").arg(state, QString::fromStdString(s.rule));
+      }
       case Detail: return QString::fromStdString(s.detail);
     }
   }
   if (role == Qt::ToolTipRole) return QString::fromStdString(s.detail);
   if (role == Qt::ForegroundRole && index.column() == Status) {
-    if (s.status == "refused") return QBrush(QColor(0xc0, 0x20, 0x20));
-    if (s.status == "stale") return QBrush(QColor(0xb0, 0x70, 0x00));
+    if (s.status == OverrideState::Refused) return QBrush(QColor(0xc0, 0x20, 0x20));
+    if (s.status == OverrideState::Stale) return QBrush(QColor(0xb0, 0x70, 0x00));
   }
   return {};
 }

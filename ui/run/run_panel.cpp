@@ -28,6 +28,17 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
       tabs_(new QTabWidget(this)), table_(new QTableView(this)), model_(new RunTableModel(this)),
       times_(new KernelTimesChart(this)), roofline_(new RooflineChart(this)),
       runAction_(new QAction(tr("&Run"), this)), tuneAction_(new QAction(tr("&Tune"), this)) {
+  setUpWidgets();
+  layOut();
+  fillBackends();
+  connectRuns();
+  updateButtons();
+  summary_->setText(tr("Choose a backend and press Run (F5): every kernel is generated, built, timed and checked "
+                       "against the reference interpreter, and the unfused model is run for comparison."));
+}
+
+// Names (for tests and styles), shortcuts, progress bars and the result tabs.
+void RunPanel::setUpWidgets() {
   setObjectName("runPanel");
   backend_->setObjectName("backendBox");
   run_->setObjectName("runButton");
@@ -57,7 +68,10 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
   tabs_->addTab(table_, tr("Kernels"));
   tabs_->addTab(times_, tr("Time per kernel"));
   tabs_->addTab(roofline_, tr("Roofline"));
+}
 
+// The backend and buttons in a row above the summary, the notes and the result tabs.
+void RunPanel::layOut() {
   auto* bar = new QHBoxLayout();
   bar->addWidget(new QLabel(tr("Backend:"), this));
   bar->addWidget(backend_, 1);
@@ -68,8 +82,10 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
   layout->addWidget(summary_);
   layout->addWidget(notes_);
   layout->addWidget(tabs_, 1);
-  fillBackends();
+}
 
+// The buttons and actions start and cancel the controller's jobs; its signals update the panel.
+void RunPanel::connectRuns() {
   connect(run_, &QPushButton::clicked, runs_, &RunController::run);
   connect(runAction_, &QAction::triggered, runs_, &RunController::run);
   connect(tune_, &QPushButton::clicked, runs_, &RunController::tune);
@@ -96,9 +112,6 @@ RunPanel::RunPanel(SessionController* controller, QWidget* parent)
   connect(runs_, &RunController::runFinished, this, &RunPanel::showRun);
   connect(runs_, &RunController::message, this, [this](const QString& line) { notes_->setText(line); });
   connect(controller_, &SessionController::compiled, this, &RunPanel::updateButtons);
-  updateButtons();
-  summary_->setText(tr("Choose a backend and press Run (F5): every kernel is generated, built, timed and checked "
-                       "against the reference interpreter, and the unfused model is run for comparison."));
 }
 
 void RunPanel::fillBackends() {

@@ -40,6 +40,9 @@ class RunPanel : public QWidget {
   QAction* tuneAction() const { return tuneAction_; }
 
  private:
+  void setUpWidgets();
+  void layOut();
+  void connectRuns();
   void fillBackends();
   void showRun(std::shared_ptr<const RunResult> run);
   void updateButtons();

@@ -52,6 +52,58 @@ Expr expm1Scaled(const Expr& x, double alpha) {
   return bin(BinaryOp::Mul, fimm(alpha, x), bin(BinaryOp::Sub, un(UnaryOp::Exp, x), fimm(1, x)));
 }
 
+// The activations and normalizations of more than one expression, each as ONNX defines it.
+Expr leakyRelu(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  return Select::make(lt0(x), bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.01), x), x), x);
+}
+Expr selu(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  Expr neg = expm1Scaled(x, n.attrFloat("alpha", 1.6732632423543772));
+  Expr inner = Select::make(bin(BinaryOp::Le, x, fimm(0, x)), neg, x);
+  return bin(BinaryOp::Mul, fimm(n.attrFloat("gamma", 1.0507009873554805), x), inner);
+}
+Expr celu(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  double a = n.attrFloat("alpha", 1.0);
+  Expr neg = expm1Scaled(bin(BinaryOp::Div, x, fimm(a, x)), a);
+  return bin(BinaryOp::Add, bin(BinaryOp::Max, fimm(0, x), x), bin(BinaryOp::Min, fimm(0, x), neg));
+}
+Expr hardSigmoid(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  Expr lin = bin(BinaryOp::Add, bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.2), x), x),
+                 fimm(n.attrFloat("beta", 0.5), x));
+  return clamp01(lin);
+}
+Expr hardSwish(const Node&, const Ins& in, DType) {
+  const Expr& x = in[0];
+  return bin(BinaryOp::Mul, x, clamp01(bin(BinaryOp::Add, bin(BinaryOp::Div, x, fimm(6, x)), fimm(0.5, x))));
+}
+Expr thresholdedRelu(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  return Select::make(bin(BinaryOp::Gt, x, fimm(n.attrFloat("alpha", 1.0), x)), x, fimm(0, x));
+}
+Expr clip(const Node&, const Ins& in, DType) {
+  Expr x = in[0];
+  if (in.size() > 1 && in[1]) x = bin(BinaryOp::Max, x, in[1]);
+  if (in.size() > 2 && in[2]) x = bin(BinaryOp::Min, x, in[2]);
+  return x;
+}
+Expr batchNormalization(const Node& n, const Ins& in, DType) {  // inference; params per channel
+  const Expr& x = in[0];
+  Expr inv = un(UnaryOp::Rsqrt, bin(BinaryOp::Add, in[4], FloatImm::make(n.attrFloat("epsilon", 1e-5), in[4]->dtype)));
+  return bin(BinaryOp::Add, bin(BinaryOp::Mul, bin(BinaryOp::Mul, bin(BinaryOp::Sub, x, in[3]), in[1]), inv), in[2]);
+}
+Expr isInf(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  Expr inf = un(UnaryOp::IsInf, x);
+  bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
+  if (pos && neg) return inf;
+  Expr sign = pos ? bin(BinaryOp::Gt, x, fimm(0, x)) : bin(BinaryOp::Lt, x, fimm(0, x));
+  return pos || neg ? bin(BinaryOp::And, inf, sign) : Cast::make(DType::Bool, intImm(0));
+}
+Expr firstInput(const Node&, const Ins& in, DType) { return in[0]; }
+
 const std::unordered_map<std::string, Builder>& table() {
   static const std::unordered_map<std::string, Builder> t = {
       {"Add", binary(BinaryOp::Add)}, {"Sub", binary(BinaryOp::Sub)}, {"Mul", binary(BinaryOp::Mul)},
@@ -67,76 +119,36 @@ const std::unordered_map<std::string, Builder>& table() {
       {"Cos", unary(UnaryOp::Cos)}, {"Floor", unary(UnaryOp::Floor)}, {"Ceil", unary(UnaryOp::Ceil)},
       {"Round", unary(UnaryOp::Round)}, {"Sign", unary(UnaryOp::Sign)}, {"Reciprocal", unary(UnaryOp::Recip)},
       {"Not", unary(UnaryOp::Not)}, {"IsNaN", unary(UnaryOp::IsNan)},
-      {"Identity", [](const Node&, const Ins& in, DType) { return in[0]; }},
-      {"Dropout", [](const Node&, const Ins& in, DType) { return in[0]; }},  // inference: identity
+      {"Identity", firstInput},
+      {"Dropout", firstInput},  // inference: identity
       {"Cast", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
       {"CastLike", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
       {"Relu", [](const Node&, const Ins& in, DType) { return bin(BinaryOp::Max, in[0], fimm(0, in[0])); }},
       {"Gelu", gelu},
       {"Where", [](const Node&, const Ins& in, DType) { return Select::make(in[0], in[1], Cast::make(in[1]->dtype, in[2])); }},
-      {"LeakyRelu", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         return Select::make(lt0(x), bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.01), x), x), x);
-       }},
+      {"LeakyRelu", leakyRelu},
       {"PRelu", [](const Node&, const Ins& in, DType) {
          return Select::make(lt0(in[0]), bin(BinaryOp::Mul, in[1], in[0]), in[0]);
        }},
       {"Elu", [](const Node& n, const Ins& in, DType) {
          return Select::make(lt0(in[0]), expm1Scaled(in[0], n.attrFloat("alpha", 1.0)), in[0]);
        }},
-      {"Selu", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         Expr neg = expm1Scaled(x, n.attrFloat("alpha", 1.6732632423543772));
-         Expr inner = Select::make(bin(BinaryOp::Le, x, fimm(0, x)), neg, x);
-         return bin(BinaryOp::Mul, fimm(n.attrFloat("gamma", 1.0507009873554805), x), inner);
-       }},
-      {"Celu", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         double a = n.attrFloat("alpha", 1.0);
-         Expr neg = expm1Scaled(bin(BinaryOp::Div, x, fimm(a, x)), a);
-         return bin(BinaryOp::Add, bin(BinaryOp::Max, fimm(0, x), x), bin(BinaryOp::Min, fimm(0, x), neg));
-       }},
-      {"HardSigmoid", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         Expr lin = bin(BinaryOp::Add, bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 0.2), x), x),
-                        fimm(n.attrFloat("beta", 0.5), x));
-         return clamp01(lin);
-       }},
-      {"HardSwish", [](const Node&, const Ins& in, DType) {
-         const Expr& x = in[0];
-         return bin(BinaryOp::Mul, x, clamp01(bin(BinaryOp::Add, bin(BinaryOp::Div, x, fimm(6, x)), fimm(0.5, x))));
-       }},
+      {"Selu", selu},
+      {"Celu", celu},
+      {"HardSigmoid", hardSigmoid},
+      {"HardSwish", hardSwish},
       {"Softplus", [](const Node&, const Ins& in, DType) {
          return un(UnaryOp::Log, bin(BinaryOp::Add, un(UnaryOp::Exp, in[0]), fimm(1, in[0])));
        }},
       {"Softsign", [](const Node&, const Ins& in, DType) {
          return bin(BinaryOp::Div, in[0], bin(BinaryOp::Add, fimm(1, in[0]), un(UnaryOp::Abs, in[0])));
        }},
-      {"ThresholdedRelu", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         return Select::make(bin(BinaryOp::Gt, x, fimm(n.attrFloat("alpha", 1.0), x)), x, fimm(0, x));
-       }},
-      {"Clip", [](const Node&, const Ins& in, DType) {
-         Expr x = in[0];
-         if (in.size() > 1 && in[1]) x = bin(BinaryOp::Max, x, in[1]);
-         if (in.size() > 2 && in[2]) x = bin(BinaryOp::Min, x, in[2]);
-         return x;
-       }},
-      {"BatchNormalization", [](const Node& n, const Ins& in, DType) {  // inference; params per channel
-         const Expr& x = in[0];
-         Expr inv = un(UnaryOp::Rsqrt, bin(BinaryOp::Add, in[4], FloatImm::make(n.attrFloat("epsilon", 1e-5), in[4]->dtype)));
-         return bin(BinaryOp::Add, bin(BinaryOp::Mul, bin(BinaryOp::Mul, bin(BinaryOp::Sub, x, in[3]), in[1]), inv), in[2]);
-       }},
-      {"Range", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter (needs the index)
-      {"ConstantOfShape", [](const Node&, const Ins& in, DType) { return in[0]; }},  // built by the Emitter
-      {"IsInf", [](const Node& n, const Ins& in, DType) {
-         const Expr& x = in[0];
-         Expr inf = un(UnaryOp::IsInf, x);
-         bool pos = n.attrInt("detect_positive", 1) != 0, neg = n.attrInt("detect_negative", 1) != 0;
-         if (pos && neg) return inf;
-         Expr sign = pos ? bin(BinaryOp::Gt, x, fimm(0, x)) : bin(BinaryOp::Lt, x, fimm(0, x));
-         return pos || neg ? bin(BinaryOp::And, inf, sign) : Cast::make(DType::Bool, intImm(0));
-       }},
+      {"ThresholdedRelu", thresholdedRelu},
+      {"Clip", clip},
+      {"BatchNormalization", batchNormalization},
+      {"Range", firstInput},            // built by the Emitter (needs the index)
+      {"ConstantOfShape", firstInput},  // built by the Emitter
+      {"IsInf", isInf},
   };
   return t;
 }

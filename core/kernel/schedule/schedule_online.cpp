@@ -58,6 +58,100 @@ std::optional<LoopReduce> soleReduce(const Kernel& k, const ForStmt& loop, Reduc
   return LoopReduce{r, substitute(r->value, defs)};
 }
 
+// What stands between the max loop and the sum loop: computes from the max, and the sum accumulator's setup.
+struct SumSetup {
+  std::vector<Stmt>::iterator sumLoop;  // the first loop after the max loop (the end when there is none)
+  std::string accumulator;              // the one accumulator set up there
+  std::map<std::string, Expr> between;  // computes between the loops (the max as a value, say)
+  std::vector<Stmt> stmts;              // the accumulator's allocation and initial value
+};
+
+// Step 5: the statements after `at` compute from the max and set up the sum's accumulator, then its loop follows.
+SumSetup sumSetupAfter(const Checker& c, std::vector<Stmt>& stmts, std::vector<Stmt>::iterator at) {
+  SumSetup setup;
+  auto next = at + 1;
+  while (next != stmts.end() && (*next)->kind != StmtKind::For) {
+    StmtNode& n = **next;
+    if (n.kind == StmtKind::Compute) {
+      setup.between[static_cast<ComputeStmt&>(n).name] = substitute(static_cast<ComputeStmt&>(n).value, setup.between);
+    } else {
+      c.check(5, n.kind == StmtKind::Allocate || n.kind == StmtKind::Store,
+              "a statement between it and the next loop is not a compute or an accumulator's allocation or initial value");
+      std::string b = n.kind == StmtKind::Allocate ? static_cast<AllocateStmt&>(n).buffer : static_cast<StoreStmt&>(n).buffer;
+      c.check(5, setup.accumulator.empty() || setup.accumulator == b, "the statements after it set up more than one accumulator");
+      setup.accumulator = b;
+      setup.stmts.push_back(*next);
+    }
+    ++next;
+  }
+  c.check(5, next != stmts.end(), "no loop follows it in its statement list");
+  setup.sumLoop = next;
+  return setup;
+}
+
+// Step 8's test: `sum` (the sum pass's value, computes substituted) is exp(x - max) with x what the max pass
+// read at the same iteration (`maxValue`, over `maxVar`; the sum loop's variable is `sumVar`).
+bool sumsExpOfMaxInputs(const Expr& sum, const std::string& maxAcc, const std::string& sumVar,
+                        const std::string& maxVar, const Expr& maxValue) {
+  Expr e = stripCasts(sum);
+  if (e->kind != ExprKind::Unary || static_cast<const Unary&>(*e).op != UnaryOp::Exp) return false;
+  Expr d = stripCasts(static_cast<const Unary&>(*e).a);
+  if (d->kind != ExprKind::Binary || static_cast<const Binary&>(*d).op != BinaryOp::Sub ||
+      !isAccumulatorLoad(stripCasts(static_cast<const Binary&>(*d).b), maxAcc))
+    return false;
+  Expr x = substitute(stripCasts(static_cast<const Binary&>(*d).a), {{sumVar, var(maxVar)}});
+  return printExpr(x) == printExpr(stripCasts(maxValue));
+}
+
+// The statement list without the sum's setup and loop, the max accumulator's allocation and initial value (the
+// stores before the max loop at `at`) made the pair's.
+std::vector<Stmt> withPair(const std::vector<Stmt>& stmts, std::vector<Stmt>::const_iterator at,
+                           const SumSetup& setup, const std::string& maxAcc, const std::string& pairName, DType dtype) {
+  std::vector<Stmt> out;
+  const StmtNode* sumLoop = setup.sumLoop->get();
+  for (auto s = stmts.begin(); s != stmts.end(); ++s) {
+    if (s->get() == sumLoop || std::find(setup.stmts.begin(), setup.stmts.end(), *s) != setup.stmts.end()) continue;
+    if ((*s)->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(**s).buffer == maxAcc) {
+      Stmt alloc = AllocateStmt::make(pairName);
+      alloc->provenance = (*s)->provenance;
+      out.push_back(alloc);
+      continue;
+    }
+    if ((*s)->kind == StmtKind::Store && static_cast<StoreStmt&>(**s).buffer == maxAcc && s < at) {
+      for (int64_t i : {0, 1}) {
+        Expr init = i == 0 ? FloatImm::make(-INFINITY, dtype) : FloatImm::make(0, dtype);
+        Stmt st = StoreStmt::make(pairName, {intImm(i)}, init);
+        st->provenance = (*s)->provenance;
+        out.push_back(st);
+      }
+      continue;
+    }
+    out.push_back(*s);
+  }
+  return out;
+}
+
+// The max statement becomes the pair's update, with both reductions' provenance.
+void mergeIntoPair(ReduceStmt& merged, const ReduceStmt& sum, const std::string& pairName) {
+  for (const std::string& id : sum.provenance)
+    if (std::find(merged.provenance.begin(), merged.provenance.end(), id) == merged.provenance.end()) merged.provenance.push_back(id);
+  merged.op = ReduceOp::MaxSumExp;
+  merged.buffer = pairName;
+  merged.indices = {intImm(0)};
+}
+
+// Reads of the two accumulators read the pair's elements, and the accumulators go.
+void readPair(Kernel& k, const std::string& maxAcc, const std::string& sumAcc, const std::string& pairName) {
+  mapAllExprs(k.body, [&](const Expr& x) -> Expr {
+    if (isAccumulatorLoad(x, maxAcc)) return Load::make(pairName, x->dtype, {intImm(0)});
+    if (isAccumulatorLoad(x, sumAcc)) return Load::make(pairName, x->dtype, {intImm(1)});
+    return x;
+  });
+  k.buffers.erase(std::remove_if(k.buffers.begin(), k.buffers.end(),
+                                 [&](const Buffer& b) { return b.name == maxAcc || b.name == sumAcc; }),
+                  k.buffers.end());
+}
+
 }  // namespace
 
 std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop) {
@@ -73,27 +167,9 @@ std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop) {
   c.check(4, block != nullptr, "is not in a statement list");
   auto& stmts = block->stmts;
   auto at = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) { return s.get() == &maxLoop; });
-  // Step 5: the next statements compute from the max and set up the sum's accumulator, then its loop follows.
-  auto next = at + 1;
-  std::string sumAcc;
-  std::map<std::string, Expr> between;  // computes between the loops (the max as a value, say)
-  std::vector<Stmt> setup;              // the sum accumulator's allocation and initial value
-  while (next != stmts.end() && (*next)->kind != StmtKind::For) {
-    StmtNode& n = **next;
-    if (n.kind == StmtKind::Compute) {
-      between[static_cast<ComputeStmt&>(n).name] = substitute(static_cast<ComputeStmt&>(n).value, between);
-    } else {
-      c.check(5, n.kind == StmtKind::Allocate || n.kind == StmtKind::Store,
-              "a statement between it and the next loop is not a compute or an accumulator's allocation or initial value");
-      std::string b = n.kind == StmtKind::Allocate ? static_cast<AllocateStmt&>(n).buffer : static_cast<StoreStmt&>(n).buffer;
-      c.check(5, sumAcc.empty() || sumAcc == b, "the statements after it set up more than one accumulator");
-      sumAcc = b;
-      setup.push_back(*next);
-    }
-    ++next;
-  }
-  c.check(5, next != stmts.end(), "no loop follows it in its statement list");
-  auto& sumLoop = static_cast<ForStmt&>(**next);
+  SumSetup setup = sumSetupAfter(c, stmts, at);
+  const std::string& sumAcc = setup.accumulator;
+  auto& sumLoop = static_cast<ForStmt&>(**setup.sumLoop);
   c.setSubject(sumLoop.h.var);
   c.check(6, sumLoop.h.reduction && sumLoop.h.loopKind == LoopKind::Serial && sumLoop.h.extent == maxLoop.h.extent,
           "is not a serial reduction loop of the same extent as '" + loop + "'");
@@ -102,60 +178,16 @@ std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop) {
           "its body is not computes and one sum= into the accumulator set up before it");
   c.check(7, k.findBuffer(sumAcc)->dtype == k.findBuffer(maxAcc)->dtype, "its accumulator's type differs from the max's");
   // Step 8: it sums exp(x - max) over the same x the max pass read.
-  Expr e = stripCasts(substitute(sumRed->value, between));
-  bool matches = e->kind == ExprKind::Unary && static_cast<const Unary&>(*e).op == UnaryOp::Exp;
-  if (matches) {
-    Expr d = stripCasts(static_cast<const Unary&>(*e).a);
-    matches = d->kind == ExprKind::Binary && static_cast<const Binary&>(*d).op == BinaryOp::Sub &&
-              isAccumulatorLoad(stripCasts(static_cast<const Binary&>(*d).b), maxAcc);
-    if (matches) {
-      Expr x = substitute(stripCasts(static_cast<const Binary&>(*d).a), {{sumLoop.h.var, var(maxLoop.h.var)}});
-      matches = printExpr(x) == printExpr(stripCasts(maxRed->value));
-    }
-  }
-  c.check(8, matches, "it does not sum exp(x - max) over the values '" + loop + "' takes the max of");
-  // Rewrite: the max's accumulator becomes the pair, the sum's setup and loop go, and reads of the two
-  // accumulators read the pair's elements.
+  c.check(8, sumsExpOfMaxInputs(substitute(sumRed->value, setup.between), maxAcc, sumLoop.h.var, maxLoop.h.var, maxRed->value),
+          "it does not sum exp(x - max) over the values '" + loop + "' takes the max of");
+  // Rewrite: the max's accumulator becomes the pair, the sum's setup and loop go.
   const Buffer maxBuf = *k.findBuffer(maxAcc);
   std::string pairName = freshName(k, maxAcc + "_pair");
   k.buffers.push_back({pairName, maxBuf.dtype, {2}, MemScope::Register, BufferRole::Temp, "", "", true, {}});
-  std::vector<Stmt> out;
-  ForStmt* sumLoopPtr = &sumLoop;
-  for (auto s = stmts.begin(); s != stmts.end(); ++s) {
-    if (s->get() == sumLoopPtr || std::find(setup.begin(), setup.end(), *s) != setup.end()) continue;
-    if ((*s)->kind == StmtKind::Allocate && static_cast<AllocateStmt&>(**s).buffer == maxAcc) {
-      Stmt alloc = AllocateStmt::make(pairName);
-      alloc->provenance = (*s)->provenance;
-      out.push_back(alloc);
-      continue;
-    }
-    if ((*s)->kind == StmtKind::Store && static_cast<StoreStmt&>(**s).buffer == maxAcc && s < at) {
-      for (int64_t i : {0, 1}) {
-        Expr init = i == 0 ? FloatImm::make(-INFINITY, maxBuf.dtype) : FloatImm::make(0, maxBuf.dtype);
-        Stmt st = StoreStmt::make(pairName, {intImm(i)}, init);
-        st->provenance = (*s)->provenance;
-        out.push_back(st);
-      }
-      continue;
-    }
-    out.push_back(*s);
-  }
-  // The max statement becomes the pair's update, with both reductions' provenance.
-  ReduceStmt& merged = *maxRed->stmt;
-  for (const std::string& id : sumRed->stmt->provenance)
-    if (std::find(merged.provenance.begin(), merged.provenance.end(), id) == merged.provenance.end()) merged.provenance.push_back(id);
-  merged.op = ReduceOp::MaxSumExp;
-  merged.buffer = pairName;
-  merged.indices = {intImm(0)};
-  stmts = out;
-  mapAllExprs(k.body, [&](const Expr& x) -> Expr {
-    if (isAccumulatorLoad(x, maxAcc)) return Load::make(pairName, x->dtype, {intImm(0)});
-    if (isAccumulatorLoad(x, sumAcc)) return Load::make(pairName, x->dtype, {intImm(1)});
-    return x;
-  });
-  k.buffers.erase(std::remove_if(k.buffers.begin(), k.buffers.end(),
-                                 [&](const Buffer& b) { return b.name == maxAcc || b.name == sumAcc; }),
-                  k.buffers.end());
+  std::vector<Stmt> out = withPair(stmts, at, setup, maxAcc, pairName, maxBuf.dtype);
+  mergeIntoPair(*maxRed->stmt, *sumRed->stmt, pairName);
+  stmts = out;  // the sum's loop (and its reduce statement) may go with this
+  readPair(k, maxAcc, sumAcc, pairName);
   return {pairName};
 }
 

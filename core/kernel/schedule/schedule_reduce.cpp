@@ -53,18 +53,12 @@ Stmt renamedNest(const Kernel& k, std::vector<LoopHeader> headers, const std::ve
   return buildNest(headers, renamedGuards, body);
 }
 
-}  // namespace
-
-std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction, const std::string& loop) {
-  Checker c(k, "hoist_reduction", reduction);
-  LoopSite red = requireLoop(k, c, 1, reduction);
-  c.check(2, red.loop->h.reduction, "is not a reduction loop");
-  c.check(2, red.loop->h.loopKind != LoopKind::Bound, "is bound to threads (a cross-thread reduction)");
-  c.setSubject(loop);
-  LoopSite at = requireLoop(k, c, 3, loop);
+// Steps 4 to 7: the data-parallel loops strictly between `at` and the reduction, a perfect nest from `at` down.
+Chain loopsBetween(Checker& c, const LoopSite& red, const LoopSite& at, const std::string& reduction,
+                   const std::string& loop, std::vector<ForStmt*>& between) {
   auto pos = std::find(red.enclosing.begin(), red.enclosing.end(), at.loop);
   c.check(4, pos != red.enclosing.end(), "does not enclose reduction loop '" + reduction + "'");
-  std::vector<ForStmt*> between(pos + 1, red.enclosing.end());
+  between.assign(pos + 1, red.enclosing.end());
   c.check(5, !between.empty(), "no loops lie between it and '" + reduction + "'");
   for (ForStmt* f : between) {
     c.setSubject(f->h.var);
@@ -77,10 +71,13 @@ std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction,
   auto chain = perfectChain(at.loop, names, &missing);
   c.check(7, chain && chain->loops.size() == between.size() + 1,
           "the loops down to '" + reduction + "' are not a perfect nest (statements beside '" + missing + "')");
-  c.setSubject(reduction);
-  // The statement list holding the reduction, inside single-statement blocks and guards.
-  std::vector<Expr> guards = chain->guards;
-  Stmt list = chain->inner;
+  return *chain;
+}
+
+// Step 8: the statement list holding the reduction, inside single-statement blocks and guards (appended to
+// `guards`).
+BlockStmt& listHolding(const Checker& c, const Chain& chain, std::vector<Expr>& guards) {
+  Stmt list = chain.inner;
   for (;;) {
     if (list->kind == StmtKind::IfThen) {
       guards.push_back(static_cast<IfThenStmt&>(*list).cond);
@@ -93,66 +90,106 @@ std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction,
     }
   }
   c.check(8, list->kind == StmtKind::Block, "is not in a statement list of its enclosing loop");
-  auto& stmts = static_cast<BlockStmt&>(*list).stmts;
-  auto it = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) { return s.get() == red.loop; });
-  c.check(8, it != stmts.end(), "is not directly in the body of '" + between.back()->h.var + "'");
-  // Step 9: what runs before the reduction only sets up register accumulators, which the reduction updates.
+  return static_cast<BlockStmt&>(*list);  // held by the chain's nest
+}
+
+// What runs before the reduction: its register accumulators' allocations and their initial values.
+struct Setup {
   std::vector<std::string> accumulators;
   std::vector<Stmt> allocs, init;
-  for (auto s = stmts.begin(); s != it; ++s) {
-    if ((*s)->kind == StmtKind::Allocate) {
-      const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(**s).buffer);
+};
+
+// Steps 9 and 10: what runs before the reduction only sets up register accumulators, and the reduction only
+// updates them.
+Setup accumulatorSetup(const Kernel& k, const Checker& c, const std::vector<Stmt>& before, const ForStmt& red) {
+  Setup setup;
+  for (const Stmt& s : before) {
+    if (s->kind == StmtKind::Allocate) {
+      const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(*s).buffer);
       c.check(9, b && b->scope == MemScope::Register, "a statement before it allocates a non-register buffer");
-      accumulators.push_back(b->name);
-      allocs.push_back(*s);
+      setup.accumulators.push_back(b->name);
+      setup.allocs.push_back(s);
     } else {
-      c.check(9, (*s)->kind == StmtKind::Store, "a statement before it is not an accumulator's allocation or initial value");
-      init.push_back(*s);
+      c.check(9, s->kind == StmtKind::Store, "a statement before it is not an accumulator's allocation or initial value");
+      setup.init.push_back(s);
     }
   }
-  c.check(9, !accumulators.empty(), "no register accumulator is allocated before it");
-  walk(red.loop->body, [&](StmtNode& n) {
+  c.check(9, !setup.accumulators.empty(), "no register accumulator is allocated before it");
+  const auto& accs = setup.accumulators;
+  walk(red.body, [&](StmtNode& n) {
     std::string target = n.kind == StmtKind::Reduce ? static_cast<ReduceStmt&>(n).buffer
                          : n.kind == StmtKind::Store ? static_cast<StoreStmt&>(n).buffer : "";
-    if (!target.empty() && std::find(accumulators.begin(), accumulators.end(), target) == accumulators.end())
+    if (!target.empty() && std::find(accs.begin(), accs.end(), target) == accs.end())
       c.fail(10, "it writes '" + target + "', which is not one of its accumulators");
     c.check(10, n.kind != StmtKind::Compute && n.kind != StmtKind::Allocate && n.kind != StmtKind::Sync,
             "its body defines values or synchronizes; only accumulating statements can be hoisted");
   });
-  std::vector<LoopHeader> headers;
-  std::vector<Expr> lead;
+  return setup;
+}
+
+// Step 11: each accumulator, grown by the tile of the loops between, fits the registers of a thread and the
+// CPU's local array.
+void checkAccumulatorSizes(const Kernel& k, const Checker& c, const std::vector<ForStmt*>& between,
+                           const std::vector<std::string>& accumulators) {
   int64_t tile = 1, perThread = 1;
   for (ForStmt* f : between) {
-    headers.push_back(f->h);
-    lead.push_back(var(f->h.var));
     tile *= f->h.extent;
     if (!isThreadBound(f->h)) perThread *= f->h.extent;
     else if (isMmaTag(f->h.tag)) perThread *= 2;  // a lane holds 2 of an mma tile's 16 rows (8 columns)
   }
   for (const std::string& a : accumulators) {
-    Buffer* b = k.findBuffer(a);
-    int64_t n = numElements(b->shape);
+    int64_t n = numElements(k.findBuffer(a)->shape);
     c.check(11, n * perThread <= kRegistersPerThread,
             "accumulator '" + a + "' would need " + std::to_string(n * perThread) + " registers per thread (limit 256)");
     c.check(11, n * tile <= kAccumulatorElements,
             "accumulator '" + a + "' would hold " + std::to_string(n * tile) + " elements (limit 16384)");
   }
-  // Rewrite: the accumulators gain one leading dimension per loop between, then the body splits into three
-  // nests over those loops: initial values, the reduction (which moves outside), and what follows it.
+}
+
+// The accumulators gain one leading dimension per loop between (`headers`), indexed by those loops.
+void widenAccumulators(Kernel& k, const std::vector<std::string>& accumulators, const std::vector<LoopHeader>& headers,
+                       const Stmt& inner) {
+  std::vector<Expr> lead;
+  for (const LoopHeader& h : headers) lead.push_back(var(h.var));
   for (const std::string& a : accumulators) {
     Buffer* b = k.findBuffer(a);
     Shape shape;
     for (const LoopHeader& h : headers) shape.push_back(h.extent);
     shape.insert(shape.end(), b->shape.begin(), b->shape.end());
     b->shape = shape;
-    prefixAccesses(chain->inner, a, lead);
+    prefixAccesses(inner, a, lead);
   }
+}
+
+}  // namespace
+
+std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction, const std::string& loop) {
+  Checker c(k, "hoist_reduction", reduction);
+  LoopSite red = requireLoop(k, c, 1, reduction);
+  c.check(2, red.loop->h.reduction, "is not a reduction loop");
+  c.check(2, red.loop->h.loopKind != LoopKind::Bound, "is bound to threads (a cross-thread reduction)");
+  c.setSubject(loop);
+  LoopSite at = requireLoop(k, c, 3, loop);
+  std::vector<ForStmt*> between;
+  Chain chain = loopsBetween(c, red, at, reduction, loop, between);
+  c.setSubject(reduction);
+  std::vector<Expr> guards = chain.guards;
+  auto& stmts = listHolding(c, chain, guards).stmts;
+  auto it = std::find_if(stmts.begin(), stmts.end(), [&](const Stmt& s) { return s.get() == red.loop; });
+  c.check(8, it != stmts.end(), "is not directly in the body of '" + between.back()->h.var + "'");
+  Setup setup = accumulatorSetup(k, c, std::vector<Stmt>(stmts.begin(), it), *red.loop);
+  checkAccumulatorSizes(k, c, between, setup.accumulators);
+  // Rewrite: the accumulators grow, then the body splits into three nests over the loops between: initial
+  // values, the reduction (which moves outside), and what follows it.
+  std::vector<LoopHeader> headers;
+  for (ForStmt* f : between) headers.push_back(f->h);
+  widenAccumulators(k, setup.accumulators, headers, chain.inner);
   std::vector<Stmt> after(it + 1, stmts.end());
   Stmt reductionBody = red.loop->body;
   LoopHeader reductionHeader = red.loop->h;
   std::vector<std::string> created;
-  std::vector<Stmt> out = allocs;
-  out.push_back(renamedNest(k, headers, guards, init, "init", created));
+  std::vector<Stmt> out = setup.allocs;
+  out.push_back(renamedNest(k, headers, guards, setup.init, "init", created));
   // The reduction nest keeps the original loop names (later primitives name them); the copies are renamed.
   out.push_back(ForStmt::make(reductionHeader, asBlock(buildNest(headers, guards, reductionBody))));
   out.push_back(renamedNest(k, headers, guards, after, "epi", created));

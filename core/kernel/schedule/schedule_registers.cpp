@@ -99,18 +99,12 @@ std::string mismatch(const Pass& first, const Pass& p, std::map<std::string, Exp
   return "";
 }
 
-}  // namespace
-
-std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, const std::string& buffer) {
-  Checker c(k, "keep_in_registers", loop);
-  LoopSite site = requireLoop(k, c, 1, loop);
-  const Buffer* buf = k.findBuffer(buffer);
-  c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
-  auto block = std::static_pointer_cast<BlockStmt>(asBlock(unwrapBlocks(site.loop->body)));
-  std::vector<size_t> at;  // the statements of the body that read the buffer: the passes
+// Steps 3 and 4: the statements of the loop's body that read the buffer (the passes), each a loop nest reading it
+// only in its innermost body and never under a select; `at` gets their positions in the body.
+std::vector<Pass> findPasses(Checker& c, const BlockStmt& block, const std::string& buffer, std::vector<size_t>& at) {
   std::vector<Pass> passes;
-  for (size_t i = 0; i < block->stmts.size(); ++i) {
-    const Stmt& s = block->stmts[i];
+  for (size_t i = 0; i < block.stmts.size(); ++i) {
+    const Stmt& s = block.stmts[i];
     bool writes = false;
     walk(s, [&](StmtNode& n) {
       writes |= (n.kind == StmtKind::Store && static_cast<StoreStmt&>(n).buffer == buffer) ||
@@ -126,13 +120,12 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
     at.push_back(i);
     passes.push_back(*p);
   }
-  c.check(5, passes.size() >= 1, "'" + buffer + "' is not read inside the loop");
-  const Pass& first = passes[0];
-  for (size_t i = 0; i < passes.size(); ++i) {
-    std::map<std::string, Expr> rename;
-    std::string why = mismatch(first, passes[i], rename);
-    c.check(6, why.empty(), "the pass at '" + passes[i].headers[0].var + "' " + why + " than the pass at '" + first.headers[0].var + "'");
-  }
+  return passes;
+}
+
+// Steps 7 and 8: the register array's shape (one dimension per loop of a pass), checking no loop is bound to
+// blocks and each thread keeps at most kRegistersPerThread elements.
+Shape registerShape(Checker& c, const Pass& first, const std::string& buffer) {
   int64_t perThread = 1;
   Shape shape;
   for (const LoopHeader& h : first.headers) {
@@ -142,12 +135,13 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
   }
   c.check(8, perThread <= kRegistersPerThread,
           "each thread would keep " + std::to_string(perThread) + " elements of '" + buffer + "' (limit 256)");
-  // The register array, indexed by the pass's loop iterations, and its fill: the first pass's nest as a copy.
-  const DType dtype = buf->dtype;  // `buf` does not outlive the push below
-  Buffer cache{freshName(k, buffer + "_regs"), dtype, shape, MemScope::Register, BufferRole::Temp, "", buffer, true, {}};
-  cache.cacheByIteration = true;
-  k.buffers.push_back(cache);
-  std::vector<std::string> outputs = {cache.name};
+  return shape;
+}
+
+// The register array's allocation and its fill: the first pass's nest as a copy, over fresh loops (whose names
+// are appended to `created`).
+std::vector<Stmt> fillRegisters(Kernel& k, const Buffer& cache, const Pass& first, const std::string& buffer,
+                                std::vector<std::string>& created) {
   std::vector<LoopHeader> headers = first.headers;
   std::map<std::string, Expr> toFill;
   std::vector<Expr> at0;
@@ -157,7 +151,7 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
     headers[d].pipelineStages = 0;
     toFill[first.headers[d].var] = var(headers[d].var);
     at0.push_back(var(headers[d].var));
-    outputs.push_back(headers[d].var);
+    created.push_back(headers[d].var);
   }
   std::vector<Expr> guards;
   for (const Expr& g : first.guards) guards.push_back(substitute(g, toFill));
@@ -168,20 +162,51 @@ std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, con
     for (const std::string& id : n.provenance)
       if (std::find(provenance.begin(), provenance.end(), id) == provenance.end()) provenance.push_back(id);
   });
-  Stmt copy = StoreStmt::make(cache.name, at0, Load::make(buffer, dtype, src));
+  Stmt copy = StoreStmt::make(cache.name, at0, Load::make(buffer, cache.dtype, src));
   Stmt alloc = AllocateStmt::make(cache.name);
   alloc->provenance = copy->provenance = provenance;
-  Stmt fill = buildNest(headers, guards, copy);
-  // Every pass reads the array at its own iteration.
+  return {alloc, buildNest(headers, guards, copy)};
+}
+
+// Every pass reads the array at its own iteration instead of the buffer.
+void readFromRegisters(const std::vector<Pass>& passes, const std::string& buffer, const std::string& cache) {
   for (const Pass& p : passes) {
     std::vector<Expr> idx;
     for (const LoopHeader& h : p.headers) idx.push_back(var(h.var));
     mapAllExprs(p.inner, [&](const Expr& e) -> Expr {
       if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
-      return Load::make(cache.name, e->dtype, idx);
+      return Load::make(cache, e->dtype, idx);
     });
   }
-  block->stmts.insert(block->stmts.begin() + long(at[0]), {alloc, fill});
+}
+
+}  // namespace
+
+std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, const std::string& buffer) {
+  Checker c(k, "keep_in_registers", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  const Buffer* buf = k.findBuffer(buffer);
+  c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
+  auto block = std::static_pointer_cast<BlockStmt>(asBlock(unwrapBlocks(site.loop->body)));
+  std::vector<size_t> at;
+  std::vector<Pass> passes = findPasses(c, *block, buffer, at);
+  c.check(5, passes.size() >= 1, "'" + buffer + "' is not read inside the loop");
+  const Pass& first = passes[0];
+  for (size_t i = 0; i < passes.size(); ++i) {
+    std::map<std::string, Expr> rename;
+    std::string why = mismatch(first, passes[i], rename);
+    c.check(6, why.empty(), "the pass at '" + passes[i].headers[0].var + "' " + why + " than the pass at '" + first.headers[0].var + "'");
+  }
+  Shape shape = registerShape(c, first, buffer);
+  // The register array, indexed by the pass's loop iterations.
+  const DType dtype = buf->dtype;  // `buf` does not outlive the push below
+  Buffer cache{freshName(k, buffer + "_regs"), dtype, shape, MemScope::Register, BufferRole::Temp, "", buffer, true, {}};
+  cache.cacheByIteration = true;
+  k.buffers.push_back(cache);
+  std::vector<std::string> outputs = {cache.name};
+  std::vector<Stmt> fill = fillRegisters(k, cache, first, buffer, outputs);
+  readFromRegisters(passes, buffer, cache.name);
+  block->stmts.insert(block->stmts.begin() + long(at[0]), fill.begin(), fill.end());
   site.loop->body = block;
   return outputs;
 }

@@ -91,21 +91,12 @@ std::vector<Stmt> combine(const RowPass& p, const Buffer& ws, const std::string&
           })};
 }
 
-}  // namespace
-
-std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int64_t blocks) {
-  Checker c(k, "split_reduction", loop);
-  LoopSite site = requireLoop(k, c, 1, loop);
-  const ForStmt& rowLoop = *site.loop;
-  c.check(2, blocks >= 2 && blocks <= kMaxBlocksPerRow, "blocks " + std::to_string(blocks) + " must be between 2 and 64");
-  c.check(3, unwrapBlocks(k.body).get() == site.loop, "is not the kernel's only top-level statement");
-  c.check(4, rowLoop.h.loopKind == LoopKind::Serial && !rowLoop.h.reduction, "is not a serial data-parallel loop");
-  auto body = std::static_pointer_cast<BlockStmt>(asBlock(unwrapBlocks(rowLoop.body)));
-  // Step 5: the row body is row-level statements and unsplit loops over the whole row.
+// Steps 5 and 6: the row body is row-level statements and unsplit loops over the whole row (`extent` elements);
+// each reduction loop among them is a pass into one register accumulator (or online softmax's pair).
+std::vector<RowPass> rowPasses(const Kernel& k, Checker& c, const BlockStmt& body, int64_t& extent) {
   std::vector<RowPass> passes;
-  int64_t extent = 0;
-  for (size_t i = 0; i < body->stmts.size(); ++i) {
-    const Stmt& s = body->stmts[i];
+  for (size_t i = 0; i < body.stmts.size(); ++i) {
+    const Stmt& s = body.stmts[i];
     bool rowLevel = s->kind == StmtKind::Allocate || s->kind == StmtKind::Store || s->kind == StmtKind::Compute;
     if (rowLevel) continue;
     c.check(5, s->kind == StmtKind::For, std::string("its body holds a ") + std::string(stmtKindName(s->kind)) +
@@ -130,6 +121,64 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
             "does not reduce into a register accumulator of one value (or online softmax's pair)");
     passes.push_back(p);
   }
+  return passes;
+}
+
+// One phase's loop body. The row's variable is `row` (the original loop's was `loop`), its part `part`: passes
+// before `phase` become combines of their partials, pass `phase` runs over its part and writes the part's
+// partial, and the last phase (phase == passes.size()) also runs the rest of the row (outputs) over its part.
+std::vector<Stmt> phaseBody(const Kernel& k, const BlockStmt& body, const std::vector<RowPass>& passes,
+                            const std::vector<Buffer>& workspaces, size_t phase, const std::string& loop,
+                            const std::string& row, const std::string& part, int64_t blocks, Names& names) {
+  bool last = phase == passes.size();
+  std::vector<Stmt> stmts;
+  size_t pass = 0;
+  for (size_t i = 0; i < body.stmts.size(); ++i) {
+    const Stmt& s = body.stmts[i];
+    bool isPass = pass < passes.size() && passes[pass].index == i;
+    if (isPass && pass < phase) {
+      auto more = combine(passes[pass], workspaces[pass], row, blocks, names, reductionProvenance(s));
+      stmts.insert(stmts.end(), more.begin(), more.end());
+      ++pass;
+      continue;
+    }
+    if (isPass) {  // this phase's pass, then its partial to the workspace
+      stmts.push_back(chunked(static_cast<ForStmt&>(*s), part, blocks, loop, row));
+      const Buffer& ws = workspaces[pass];
+      std::vector<std::string> provenance = reductionProvenance(s);
+      for (int64_t e = 0; e < ws.shape[2]; ++e) {
+        Stmt st = StoreStmt::make(ws.name, {var(row), var(part), intImm(e)},
+                                  Load::make(passes[pass].accumulator, ws.dtype, {intImm(e)}));
+        st->provenance = provenance;
+        stmts.push_back(st);
+      }
+      break;
+    }
+    if (s->kind == StmtKind::For) {  // a loop over the whole row writing outputs: the last phase's, over its part
+      if (last) stmts.push_back(chunked(static_cast<ForStmt&>(*s), part, blocks, loop, row));
+      continue;
+    }
+    bool output = s->kind == StmtKind::Store && k.findBuffer(static_cast<StoreStmt&>(*s).buffer)->scope == MemScope::Global;
+    if (output && !last) continue;
+    Stmt copy = cloneStmt(s);
+    substitute(copy, {{loop, var(row)}});
+    stmts.push_back(copy);
+  }
+  return stmts;
+}
+
+}  // namespace
+
+std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int64_t blocks) {
+  Checker c(k, "split_reduction", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  const ForStmt& rowLoop = *site.loop;
+  c.check(2, blocks >= 2 && blocks <= kMaxBlocksPerRow, "blocks " + std::to_string(blocks) + " must be between 2 and 64");
+  c.check(3, unwrapBlocks(k.body).get() == site.loop, "is not the kernel's only top-level statement");
+  c.check(4, rowLoop.h.loopKind == LoopKind::Serial && !rowLoop.h.reduction, "is not a serial data-parallel loop");
+  auto body = std::static_pointer_cast<BlockStmt>(asBlock(unwrapBlocks(rowLoop.body)));
+  int64_t extent = 0;
+  std::vector<RowPass> passes = rowPasses(k, c, *body, extent);
   c.setSubject(loop);
   c.check(7, !passes.empty(), "its body has no reduction loop over the row");
   c.check(8, extent % blocks == 0,
@@ -142,8 +191,7 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
     workspaces.push_back({names.fresh("ws" + std::to_string(workspaces.size())), acc.dtype,
                           {rowLoop.h.extent, blocks, numElements(acc.shape)}, MemScope::Global, BufferRole::Temp, "", "", true, {}});
   }
-  // Phase p runs passes 0..p-1 as combines of their partials, pass p over its part, and writes the part's
-  // partial; the last phase combines every pass and runs the rest of the row (outputs) over its part.
+  // One phase per pass and one after them, a grid barrier between phases.
   std::vector<std::string> created;
   std::vector<Stmt> top;
   for (const Buffer& ws : workspaces) top.push_back(AllocateStmt::make(ws.name));
@@ -154,40 +202,7 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
     part.extent = blocks;
     created.push_back(row.var);
     created.push_back(part.var);
-    bool last = phase == passes.size();
-    std::vector<Stmt> stmts;
-    size_t pass = 0;
-    for (size_t i = 0; i < body->stmts.size(); ++i) {
-      const Stmt& s = body->stmts[i];
-      bool isPass = pass < passes.size() && passes[pass].index == i;
-      if (isPass && pass < phase) {
-        auto more = combine(passes[pass], workspaces[pass], row.var, blocks, names, reductionProvenance(s));
-        stmts.insert(stmts.end(), more.begin(), more.end());
-        ++pass;
-        continue;
-      }
-      if (isPass) {  // this phase's pass, then its partial to the workspace
-        stmts.push_back(chunked(static_cast<ForStmt&>(*s), part.var, blocks, loop, row.var));
-        const Buffer& ws = workspaces[pass];
-        std::vector<std::string> provenance = reductionProvenance(s);
-        for (int64_t e = 0; e < ws.shape[2]; ++e) {
-          Stmt st = StoreStmt::make(ws.name, {var(row.var), var(part.var), intImm(e)},
-                                    Load::make(passes[pass].accumulator, ws.dtype, {intImm(e)}));
-          st->provenance = provenance;
-          stmts.push_back(st);
-        }
-        break;
-      }
-      if (s->kind == StmtKind::For) {  // a loop over the whole row writing outputs: the last phase's, over its part
-        if (last) stmts.push_back(chunked(static_cast<ForStmt&>(*s), part.var, blocks, loop, row.var));
-        continue;
-      }
-      bool output = s->kind == StmtKind::Store && k.findBuffer(static_cast<StoreStmt&>(*s).buffer)->scope == MemScope::Global;
-      if (output && !last) continue;
-      Stmt copy = cloneStmt(s);
-      substitute(copy, {{loop, var(row.var)}});
-      stmts.push_back(copy);
-    }
+    std::vector<Stmt> stmts = phaseBody(k, *body, passes, workspaces, phase, loop, row.var, part.var, blocks, names);
     Stmt nest = ForStmt::make(row, BlockStmt::make({ForStmt::make(part, BlockStmt::make(stmts))}));
     nest->provenance = rowLoop.provenance;
     if (phase > 0) top.push_back(SyncStmt::makeGrid());

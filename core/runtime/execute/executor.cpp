@@ -220,26 +220,19 @@ void keepOutputs(const CompiledKernel& ck, Arena& arena, RunReport& r) {
     if (b.role == BufferRole::Output && arena.find(b.value)) r.values[b.value] = arena.read(b.value);
 }
 
-}  // namespace
-
-RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
-  RunReport r;
-  const Graph& g = *m.graph;
-  std::vector<Tensor> inputs = o.inputs.empty() ? randomInputs(g, o.seed) : o.inputs;
-  r.backend = backend == BackendKind::Reference ? "reference" : backend == BackendKind::Cpu ? "cpu" : "cuda";
-  if (backend == BackendKind::Reference) {
-    r.device = "host (reference interpreter)";
-    runReferenceBackend(m, inputs, o, r);
-    return r;
-  }
-  codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
+std::unique_ptr<detail::KernelBackend> makeBackend(BackendKind backend, const RunOptions& o) {
   std::unique_ptr<detail::KernelBackend> be = backend == BackendKind::Cuda
                                                   ? detail::makeCudaBackend(o.arch, moduleCacheFor(o))
                                                   : detail::makeCpuBackend(moduleCacheFor(o));
   be->cancel = o.cancel;
   be->setTimeBudget(o.kernelBudgetMs);
-  r.device = be->device();
-  auto buildStart = std::chrono::steady_clock::now();
+  return be;
+}
+
+// Generates every kernel's source. One that could not be lowered or generated stays NotCompiled with the reason
+// in its message (and a null entry in what is returned).
+std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel& m, codegen::Target target,
+                                                             const RunOptions& o, RunReport& r) {
   r.kernels.resize(m.kernels.size());
   r.generated.resize(m.kernels.size());
   std::vector<const codegen::GeneratedKernel*> gen(m.kernels.size(), nullptr);
@@ -253,7 +246,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       kr.message = ck.error;
       continue;
     }
-    if (o.predictMs) kr.predictedMs = o.predictMs(g, ck.kernel);
+    if (o.predictMs) kr.predictedMs = o.predictMs(*m.graph, ck.kernel);
     try {
       r.generated[i] = codegen::generate(ck.kernel, target);
       kr.entry = r.generated[i].entry;
@@ -263,7 +256,78 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
       kr.message = std::string("codegen: ") + e.what();
     }
   }
-  buildKernels(*be, gen, r);
+  return gen;
+}
+
+// Runs the built kernels in order. A kernel that failed or was never built gets the reference's values in its
+// place, so the kernels after it can still run.
+void runKernels(detail::KernelBackend& be, const CompiledModel& m, const RunOptions& o, const ReferenceResult& ref,
+                Arena& arena, std::set<std::string>& rounded, RunReport& r) {
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    KernelReport& kr = r.kernels[i];
+    bool ran = false;
+    o.cancel.check();
+    if (kr.status == KernelStatus::NotRun) {
+      try {
+        noteRounded(m.kernels[i].kernel, kr, rounded);
+        runKernel(be, i, m, arena, ref, o, rounded, r.generated[i], kr);
+        r.totalMs += kr.ms;
+        ran = true;
+      } catch (const Cancelled&) {
+        throw;
+      } catch (const std::exception& e) {
+        kr.status = KernelStatus::Failed;
+        kr.message = e.what();
+        r.messages.push_back("kernel " + kr.group + ": " + kr.message);
+      }
+    }
+    if (!ran) fillFromReference(*m.graph, m.kernels[i], i, arena, ref);
+    if (o.keepValues && (ran || o.verify)) keepOutputs(m.kernels[i], arena, r);  // a failed kernel's are garbage
+  }
+}
+
+// The graph's outputs as the kernels left them, each checked against the reference's (at tf32's tolerance for
+// one made of tf32-rounded values); the outputs are verified only when every kernel is Ok too.
+void collectOutputs(const Graph& g, const RunOptions& o, const ReferenceResult& ref, Arena& arena,
+                    const std::set<std::string>& rounded, RunReport& r) {
+  r.outputsVerified = o.verify;
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value* out = g.outputs()[i];
+    if (!arena.find(out->name())) {  // unverified: a kernel before it failed and no reference stands in
+      r.messages.push_back("graph output '" + out->name() + "': not made (a kernel before it failed), zeros in its place");
+      r.outputs.emplace_back(out->dtype(), out->shape());
+      continue;
+    }
+    Tensor t = arena.read(out->name());
+    std::string precision = rounded.count(out->name()) ? "tf32" : "";
+    Comparison c = o.verify ? compareTensors(t, ref.outputs[i], toleranceFor(t.dtype(), precision)) : Comparison{};
+    if (!c.ok) {
+      r.outputsVerified = false;
+      r.messages.push_back("graph output '" + out->name() + "': " + c.message);
+    }
+    r.outputs.push_back(std::move(t));
+  }
+  for (const auto& k : r.kernels)
+    if (k.status != KernelStatus::Ok) r.outputsVerified = false;
+}
+
+}  // namespace
+
+RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  RunReport r;
+  const Graph& g = *m.graph;
+  std::vector<Tensor> inputs = o.inputs.empty() ? randomInputs(g, o.seed) : o.inputs;
+  r.backend = backend == BackendKind::Reference ? "reference" : backend == BackendKind::Cpu ? "cpu" : "cuda";
+  if (backend == BackendKind::Reference) {
+    r.device = "host (reference interpreter)";
+    runReferenceBackend(m, inputs, o, r);
+    return r;
+  }
+  std::unique_ptr<detail::KernelBackend> be = makeBackend(backend, o);
+  r.device = be->device();
+  auto buildStart = std::chrono::steady_clock::now();
+  codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
+  buildKernels(*be, generateKernels(m, target, o, r), r);
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
   for (const auto& k : r.kernels)
@@ -283,47 +347,9 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
   }
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    KernelReport& kr = r.kernels[i];
-    bool ran = false;
-    o.cancel.check();
-    if (kr.status == KernelStatus::NotRun) {
-      try {
-        noteRounded(m.kernels[i].kernel, kr, rounded);
-        runKernel(*be, i, m, arena, ref, o, rounded, r.generated[i], kr);
-        r.totalMs += kr.ms;
-        ran = true;
-      } catch (const Cancelled&) {
-        throw;
-      } catch (const std::exception& e) {
-        kr.status = KernelStatus::Failed;
-        kr.message = e.what();
-        r.messages.push_back("kernel " + kr.group + ": " + kr.message);
-      }
-    }
-    if (!ran) fillFromReference(g, m.kernels[i], i, arena, ref);  // so the kernels after it can still run
-    if (o.keepValues && (ran || o.verify)) keepOutputs(m.kernels[i], arena, r);  // a failed kernel's are garbage
-  }
+  runKernels(*be, m, o, ref, arena, rounded, r);
   r.ran = true;
-  r.outputsVerified = o.verify;
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    const Value* out = g.outputs()[i];
-    if (!arena.find(out->name())) {  // unverified: a kernel before it failed and no reference stands in
-      r.messages.push_back("graph output '" + out->name() + "': not made (a kernel before it failed), zeros in its place");
-      r.outputs.emplace_back(out->dtype(), out->shape());
-      continue;
-    }
-    Tensor t = arena.read(g.outputs()[i]->name());
-    std::string precision = rounded.count(g.outputs()[i]->name()) ? "tf32" : "";
-    Comparison c = o.verify ? compareTensors(t, ref.outputs[i], toleranceFor(t.dtype(), precision)) : Comparison{};
-    if (!c.ok) {
-      r.outputsVerified = false;
-      r.messages.push_back("graph output '" + g.outputs()[i]->name() + "': " + c.message);
-    }
-    r.outputs.push_back(std::move(t));
-  }
-  for (const auto& k : r.kernels)
-    if (k.status != KernelStatus::Ok) r.outputsVerified = false;
+  collectOutputs(g, o, ref, arena, rounded, r);
   return r;
 }
 

@@ -155,6 +155,68 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
   t.status = t.verified ? KernelStatus::Ok : KernelStatus::Mismatch;
 }
 
+// Builds the generated variants; one whose build fails is NotCompiled with the builder's message.
+void buildVariants(detail::KernelBackend& be, const std::vector<codegen::GeneratedKernel>& gen, MeasureReport& r) {
+  std::vector<const codegen::GeneratedKernel*> ptrs(gen.size(), nullptr);
+  for (size_t i = 0; i < gen.size(); ++i)
+    if (r.timings[i].status != KernelStatus::NotCompiled) ptrs[i] = &gen[i];
+  std::vector<detail::KernelBuild> builds = be.build(ptrs);
+  for (size_t i = 0; i < ptrs.size(); ++i)
+    if (ptrs[i] && !builds[i].error.empty()) {
+      r.timings[i].status = KernelStatus::NotCompiled;
+      r.timings[i].message = builds[i].error;
+    }
+}
+
+// What each kernel with variants is compared with, found in model order (a kernel's inputs come first); the
+// kernels between them only fill in the values they make.
+std::map<size_t, Expectation> expectations(const CompiledModel& m, const std::vector<KernelVariant>& variants,
+                                           ValueMap& values, const MeasureOptions& o, MeasureReport& r) {
+  r.expected.assign(m.kernels.size(), Expected::Nothing);
+  std::map<size_t, Expectation> expected;
+  for (const auto& v : variants) expected[v.kernel];
+  size_t last = expected.empty() ? 0 : expected.rbegin()->first;
+  for (size_t k = 0; k <= last && !expected.empty(); ++k) {
+    if (o.cancel.cancelled()) break;
+    if (!expected.count(k)) {
+      fillMissing(m, k, values);
+      continue;
+    }
+    expected[k] = expectationFor(m, k, values, o);
+    r.expected[k] = expected[k].from;
+  }
+  return expected;
+}
+
+// Times every built variant against its kernel's expectation; a variant slower than pruneFactor times its
+// kernel's best verified one so far is timed once and marked pruned. Cancelled ones are marked so.
+void timeVariants(detail::KernelBackend& be, const std::vector<KernelVariant>& variants,
+                  const std::vector<codegen::GeneratedKernel>& gen, const ValueMap& values,
+                  std::map<size_t, Expectation>& expected, const MeasureOptions& o, MeasureReport& r) {
+  std::map<size_t, double> bestMs;  // per kernel, verified medians
+  for (size_t i = 0; i < variants.size(); ++i) {
+    VariantTiming& t = r.timings[i];
+    auto best = bestMs.find(variants[i].kernel);
+    double cutoff = o.pruneFactor > 0 && best != bestMs.end() ? o.pruneFactor * best->second : 0;
+    if (o.cancel.cancelled()) {
+      if (t.status == KernelStatus::NotRun) t.status = KernelStatus::Cancelled;
+      continue;
+    }
+    if (t.status == KernelStatus::NotRun) {
+      try {
+        runVariant(be, i, variants[i].scheduled, gen[i], values, expected[variants[i].kernel], o, cutoff, t);
+        if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
+      } catch (const Cancelled&) {
+        t.status = KernelStatus::Cancelled;
+      } catch (const std::exception& e) {
+        t.status = KernelStatus::Failed;
+        t.message = e.what();
+      }
+    }
+    if (o.progress) o.progress(i + 1, variants.size());
+  }
+}
+
 }  // namespace
 
 MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVariant>& variants, BackendKind backend,
@@ -169,16 +231,8 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
                                          : detail::makeCpuBackend(modcache::defaultModuleCache());
   r.device = be->device();
   std::vector<codegen::GeneratedKernel> gen = generateAll(variants, target, r.timings);
-  std::vector<const codegen::GeneratedKernel*> ptrs(variants.size(), nullptr);
-  for (size_t i = 0; i < gen.size(); ++i)
-    if (r.timings[i].status != KernelStatus::NotCompiled) ptrs[i] = &gen[i];
   be->cancel = o.cancel;
-  std::vector<detail::KernelBuild> builds = be->build(ptrs);
-  for (size_t i = 0; i < ptrs.size(); ++i)
-    if (ptrs[i] && !builds[i].error.empty()) {
-      r.timings[i].status = KernelStatus::NotCompiled;
-      r.timings[i].message = builds[i].error;
-    }
+  buildVariants(*be, gen, r);
   r.cannotRun = be->cannotRun();
   if (!r.cannotRun.empty()) return r;
   ValueMap values;
@@ -189,41 +243,8 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
       if (t.status == KernelStatus::NotRun) t.status = KernelStatus::Cancelled;
     return r;
   }
-  r.expected.assign(m.kernels.size(), Expected::Nothing);
-  std::map<size_t, Expectation> expected;  // per kernel with variants
-  for (const auto& v : variants) expected[v.kernel];
-  size_t last = expected.empty() ? 0 : expected.rbegin()->first;
-  for (size_t k = 0; k <= last && !expected.empty(); ++k) {  // in model order: a kernel's inputs come first
-    if (o.cancel.cancelled()) break;
-    if (!expected.count(k)) {
-      fillMissing(m, k, values);
-      continue;
-    }
-    expected[k] = expectationFor(m, k, values, o);
-    r.expected[k] = expected[k].from;
-  }
-  std::map<size_t, double> bestMs;  // per kernel, verified medians
-  for (size_t i = 0; i < variants.size(); ++i) {
-    VariantTiming& t = r.timings[i];
-    auto best = bestMs.find(variants[i].kernel);
-    double cutoff = o.pruneFactor > 0 && best != bestMs.end() ? o.pruneFactor * best->second : 0;
-    if (o.cancel.cancelled()) {
-      if (t.status == KernelStatus::NotRun) t.status = KernelStatus::Cancelled;
-      continue;
-    }
-    if (t.status == KernelStatus::NotRun) {
-      try {
-        runVariant(*be, i, variants[i].scheduled, gen[i], values, expected[variants[i].kernel], o, cutoff, t);
-        if (t.verified && !t.pruned && (best == bestMs.end() || t.ms < best->second)) bestMs[variants[i].kernel] = t.ms;
-      } catch (const Cancelled&) {
-        t.status = KernelStatus::Cancelled;
-      } catch (const std::exception& e) {
-        t.status = KernelStatus::Failed;
-        t.message = e.what();
-      }
-    }
-    if (o.progress) o.progress(i + 1, variants.size());
-  }
+  std::map<size_t, Expectation> expected = expectations(m, variants, values, o, r);
+  timeVariants(*be, variants, gen, values, expected, o, r);
   return r;
 }
 
