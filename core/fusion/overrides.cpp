@@ -1,11 +1,10 @@
 #include "fusion/overrides.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
-#include <type_traits>
-#include <utility>
 
+#include "io/atomic_file.h"
+#include "io/json_fields.h"
+#include "ir/enum_names.h"
 #include "ir/error.h"
 
 namespace tessera {
@@ -13,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxOverrideFileBytes = 16 << 20;
+constexpr int64_t kMaxOverrideFileBytes = 16 << 20;
 
 std::string field(const json& entry, const char* name, const std::string& where) {
   auto it = entry.find(name);
@@ -44,39 +43,19 @@ Override parseEntry(const json& entry, const std::string& where) {
   return o;
 }
 
-const std::vector<std::pair<OverrideState, std::string>>& stateNames() {
-  static const std::vector<std::pair<OverrideState, std::string>> names = {
-      {OverrideState::Applied, "applied"}, {OverrideState::Refused, "refused"},
-      {OverrideState::Stale, "stale"},     {OverrideState::Pending, "pending"}};
+const EnumNames<OverrideState>& stateNames() {
+  static const EnumNames<OverrideState> names = {{OverrideState::Applied, "applied"},
+                                                 {OverrideState::Refused, "refused"},
+                                                 {OverrideState::Stale, "stale"},
+                                                 {OverrideState::Pending, "pending"}};
   return names;
-}
-
-// An optional field of a status: absent or null keeps `out`, a value of another type throws naming the field.
-template <typename T>
-void optionalField(const json& j, const char* name, const std::string& where, T& out) {
-  auto it = j.find(name);
-  if (it == j.end() || it->is_null()) return;
-  try {
-    out = it->get<T>();
-  } catch (const json::exception&) {
-    fail(where + "." + name + ": expected " + (std::is_same_v<T, std::string> ? "a string" : "an integer") +
-         ", found " + it->dump());
-  }
 }
 
 }  // namespace
 
-const std::string& overrideStateName(OverrideState s) {
-  for (const auto& [state, name] : stateNames())
-    if (state == s) return name;
-  fail("override state " + std::to_string(static_cast<int>(s)) + " has no name");
-}
+const std::string& overrideStateName(OverrideState s) { return enumName(stateNames(), s, "override status"); }
 
-OverrideState parseOverrideState(const std::string& name) {
-  for (const auto& [state, n] : stateNames())
-    if (n == name) return state;
-  fail("unknown override status '" + name + "' (applied, refused, stale, pending)");
-}
+OverrideState parseOverrideState(const std::string& name) { return enumNamed(stateNames(), name, "override status"); }
 
 std::string_view overrideKindName(OverrideKind kind) {
   switch (kind) {
@@ -110,13 +89,7 @@ std::vector<Override> overridesFromJson(const json& list, const std::string& fil
 }
 
 std::vector<Override> loadOverrides(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot open the overrides file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  if (s.size() > kMaxOverrideFileBytes) fail(path + ": overrides file larger than 16 MiB");
-  return parseOverrides(s, path);
+  return parseOverrides(readWholeFile(path, kMaxOverrideFileBytes), path);
 }
 
 json overrideToJson(const Override& o) {
@@ -152,19 +125,20 @@ json overrideStatusToJson(const OverrideStatus& st) {
 OverrideStatus overrideStatusFromJson(const json& j, const std::string& where) {
   OverrideStatus st;
   st.override = parseEntry(j, where);
+  const std::string at = where + ".";
   std::string state = overrideStateName(st.status);
-  optionalField(j, "status", where, state);
+  readJsonField(j, "status", at, state);
   try {
     st.status = parseOverrideState(state);
   } catch (const Error& e) {
-    fail(where + ".status: " + e.what());
+    fail(at + "status: " + e.what());
   }
-  optionalField(j, "rule", where, st.rule);
-  optionalField(j, "detail", where, st.detail);
+  readJsonField(j, "rule", at, st.rule);
+  readJsonField(j, "detail", at, st.detail);
   if (auto it = j.find("recompute"); it != j.end() && !it->is_null()) {
-    if (!it->is_object()) fail(where + ".recompute: expected an object, found " + it->dump());
-    optionalField(*it, "nodes", where + ".recompute", st.duplicatedNodes);
-    optionalField(*it, "flops", where + ".recompute", st.extraFlops);
+    if (!it->is_object()) fail(at + "recompute: expected an object, got " + it->type_name());
+    readJsonField(*it, "nodes", at + "recompute.", st.duplicatedNodes);
+    readJsonField(*it, "flops", at + "recompute.", st.extraFlops);
   }
   return st;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/enum_names.h"
 #include "ir/error.h"
 #include "runtime/execute/measure.h"
 #include "tune/cache.h"
@@ -190,8 +191,9 @@ const std::string& Measurement::statusName() const {
 }
 
 const std::string& tuneStatusName(TuneStatus s) {
-  static const std::string names[] = {"tuned", "cached", "untuned", "skipped"};
-  return names[static_cast<size_t>(s)];
+  static const EnumNames<TuneStatus> names = {
+      {TuneStatus::Tuned, "tuned"}, {TuneStatus::Cached, "cached"}, {TuneStatus::Untuned, "untuned"}, {TuneStatus::Skipped, "skipped"}};
+  return enumName(names, s, "tune status");
 }
 
 execute::ScheduleSet TuneReport::schedules() const {

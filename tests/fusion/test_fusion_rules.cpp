@@ -327,6 +327,12 @@ class TestFusionRules : public QObject {
              message(R"({"overrides": [)").c_str());
     QVERIFY(message(R"({"overrides": [{"kind": "fuse"}]})").find("overrides[0].kind: unknown kind") !=
             std::string::npos);
+    try {  // the file is read by io's bounded reader: its message names the path
+      loadOverrides("/nonexistent/overrides.json");
+      QFAIL("a missing overrides file was read");
+    } catch (const Error& e) {
+      QVERIFY2(std::string(e.what()).rfind("/nonexistent/overrides.json: cannot open", 0) == 0, e.what());
+    }
   }
 
   // The states' names are compile --json's strings, exact (no case folding), and an unknown one is refused.
@@ -371,9 +377,9 @@ class TestFusionRules : public QObject {
     QCOMPARE(message(R"({"kind": "split", "group": "k1", "status": "done"})"),
              std::string("overrides[2].status: unknown override status 'done' (applied, refused, stale, pending)"));
     QCOMPARE(message(R"({"kind": "split", "group": "k1", "status": 1})"),
-             std::string("overrides[2].status: expected a string, found 1"));
+             std::string("overrides[2].status: expected a string, got number"));
     QCOMPARE(message(R"({"kind": "split", "group": "k1", "recompute": {"nodes": "two"}})"),
-             std::string("overrides[2].recompute.nodes: expected an integer, found \"two\""));
+             std::string("overrides[2].recompute.nodes: expected a number, got string"));
   }
 };
 

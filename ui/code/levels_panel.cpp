@@ -3,6 +3,7 @@
 #include <QDockWidget>
 #include <QHeaderView>
 #include <QLabel>
+#include <QMainWindow>
 #include <QHBoxLayout>
 #include <QProgressBar>
 #include <QScrollBar>
@@ -15,7 +16,6 @@
 #include "ui/code/code_controller.h"
 #include "ui/code/code_kernel_model.h"
 #include "ui/code/code_view.h"
-#include "ui/window/main_window.h"
 #include "ui/session/session_controller.h"
 
 namespace tessera::ui {
@@ -29,6 +29,7 @@ QString tabTitle(Level level) {
     case Level::Cuda: return QObject::tr("CUDA");
     case Level::Cpp: return QObject::tr("C++");
     case Level::Ptx: return QObject::tr("PTX");
+    case Level::Run: break;  // a driver stage, not a level with text: no tab
   }
   return {};
 }
@@ -204,7 +205,7 @@ void LevelsPanel::onLineClicked(CodeView* view, int line) {
   clicked_ = nullptr;
 }
 
-QWidget* levelsPanelFor(MainWindow& window) {
+QWidget* levelsPanelFor(QMainWindow& window) {
   auto* panel = window.findChild<LevelsPanel*>();
   if (!panel) return nullptr;
   panel->setLevel(Level::Cuda);
@@ -212,7 +213,7 @@ QWidget* levelsPanelFor(MainWindow& window) {
   return panel;
 }
 
-bool levelsBusy(MainWindow& window) {
+bool levelsBusy(QMainWindow& window) {
   auto* panel = window.findChild<LevelsPanel*>();
   return panel && panel->waiting();
 }

@@ -11,6 +11,7 @@
 #include "ui/code/code_levels.h"
 
 class QLabel;
+class QMainWindow;
 class QProgressBar;
 class QTabWidget;
 class QTableView;
@@ -18,7 +19,6 @@ class QTableView;
 namespace tessera::ui {
 
 class SessionController;
-class MainWindow;
 class CodeView;
 class CodeKernelModel;
 struct Selection;
@@ -66,7 +66,7 @@ class LevelsPanel : public QWidget {
 
 // For `tessera-cli render --view code`: the window's Levels panel brought forward at the CUDA tab (lowering
 // starts), and whether that lowering is still running.
-QWidget* levelsPanelFor(MainWindow& window);
-bool levelsBusy(MainWindow& window);
+QWidget* levelsPanelFor(QMainWindow& window);
+bool levelsBusy(QMainWindow& window);
 
 }  // namespace tessera::ui

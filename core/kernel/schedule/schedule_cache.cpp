@@ -351,46 +351,6 @@ bool pipelinedAround(Kernel& k, const std::string& cache) {
   return found;
 }
 
-// Step 6: the shared read caches the body allocates, none of which writes 0 outside its source.
-std::set<std::string> sharedCaches(const Kernel& k, const Checker& c, const BlockStmt& block) {
-  std::set<std::string> caches;
-  for (const Stmt& s : block.stmts) {
-    if (s->kind != StmtKind::Allocate) continue;
-    const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(*s).buffer);
-    if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
-  }
-  c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
-  for (const std::string& cache : caches)
-    c.check(6, !k.findBuffer(cache)->cacheZeroOutside,
-            "the fill of '" + cache + "' writes 0 outside its source, which an asynchronous copy cannot");
-  return caches;
-}
-
-// Step 7: each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
-void checkStagesFit(const Kernel& k, const Checker& c, const std::set<std::string>& caches, int stages) {
-  int64_t extra = 0;
-  for (const std::string& cache : caches) {
-    const Buffer& b = *k.findBuffer(cache);
-    extra += (stages - 1) * numElements(b.shape) * int64_t(dtypeSize(b.dtype));
-  }
-  int64_t total = sharedBytesPerBlock(k) + extra;
-  c.check(7, total <= kSharedBytes,
-          std::to_string(stages) + " stages need " + std::to_string(total) + " bytes of shared memory per block (limit 48 KiB)");
-}
-
-// Turns a fill's stores of plain loads into asynchronous copies (a store of a computed value, such as a select
-// that writes 0 outside the source, stays a store: a generator then keeps the loop unpipelined).
-void toAsyncCopies(Stmt& slot, const std::set<std::string>& caches) {
-  if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
-    auto& st = static_cast<StoreStmt&>(*slot);
-    if (st.value->kind != ExprKind::Load) return;
-    const auto& ld = static_cast<const Load&>(*st.value);
-    slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices);
-    return;
-  }
-  forEachChild(*slot, [&](Stmt& child) { toAsyncCopies(child, caches); });
-}
-
 }  // namespace
 
 std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const std::string& loop) {
@@ -423,14 +383,43 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
   c.check(4, h.extent >= stages, "extent " + std::to_string(h.extent) + " is less than the stages");
   c.check(5, h.pipelineStages == 0, "is already pipelined");
   auto block = std::static_pointer_cast<BlockStmt>(asBlock(site.loop->body));
-  std::set<std::string> caches = sharedCaches(k, c, *block);
-  checkStagesFit(k, c, caches, stages);
+  std::set<std::string> caches;
+  for (const Stmt& s : block->stmts) {
+    if (s->kind != StmtKind::Allocate) continue;
+    const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(*s).buffer);
+    if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
+  }
+  c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
+  for (const std::string& cache : caches)
+    c.check(6, !k.findBuffer(cache)->cacheZeroOutside,
+            "the fill of '" + cache + "' writes 0 outside its source, which an asynchronous copy cannot");
+  // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
+  int64_t extra = 0;
+  for (const std::string& cache : caches) {
+    const Buffer& b = *k.findBuffer(cache);
+    extra += (stages - 1) * numElements(b.shape) * int64_t(dtypeSize(b.dtype));
+  }
+  int64_t total = sharedBytesPerBlock(k) + extra;
+  c.check(7, total <= kSharedBytes,
+          std::to_string(stages) + " stages need " + std::to_string(total) + " bytes of shared memory per block (limit 48 KiB)");
   auto isFill = [&](const Stmt& s) {
     for (const std::string& cache : caches)
       if (!writesOf(s, cache).empty()) return true;
     return false;
   };
-  // Step 8: the markers follow the last fill of the run of fills and cache allocations the body starts with.
+  // Turns the fill's stores of plain loads into asynchronous copies (a store of a computed value, such as a
+  // select that writes 0 outside the source, stays a store: a generator then keeps the loop unpipelined).
+  std::function<void(Stmt&)> convert = [&](Stmt& slot) {
+    if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
+      auto& st = static_cast<StoreStmt&>(*slot);
+      if (st.value->kind != ExprKind::Load) return;
+      const auto& ld = static_cast<const Load&>(*st.value);
+      slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices);
+      return;
+    }
+    forEachChild(*slot, convert);
+  };
+  // The markers follow the last fill of the run of fills and cache allocations the body starts with.
   size_t lastFill = block->stmts.size();
   for (size_t i = 0; i < block->stmts.size(); ++i) {
     const Stmt& s = block->stmts[i];
@@ -441,7 +430,7 @@ void pipeline(Kernel& k, const std::string& loop, int stages) {
   std::vector<Stmt> out;
   for (size_t i = 0; i < block->stmts.size(); ++i) {
     Stmt s = block->stmts[i];
-    if (isFill(s)) toAsyncCopies(s, caches);
+    if (isFill(s)) convert(s);
     out.push_back(s);
     if (i == lastFill) {
       out.push_back(PipelineMarkerStmt::make(false, 0));

@@ -1,9 +1,9 @@
 #include "runtime/execute/run_report.h"
 
-#include <array>
-#include <type_traits>
 #include <utility>
 
+#include "io/json_fields.h"
+#include "ir/enum_names.h"
 #include "ir/error.h"
 
 namespace tessera::execute {
@@ -11,8 +11,8 @@ namespace tessera::execute {
 namespace {
 
 // The one list of status names: the JSON's and everything printed.
-const std::array<std::pair<KernelStatus, std::string>, 7>& statusNames() {
-  static const std::array<std::pair<KernelStatus, std::string>, 7> names = {{
+const EnumNames<KernelStatus>& statusNames() {
+  static const EnumNames<KernelStatus> names = {
       {KernelStatus::Ok, "ok"},
       {KernelStatus::Mismatch, "mismatch"},
       {KernelStatus::Unchecked, "unchecked"},
@@ -20,25 +20,14 @@ const std::array<std::pair<KernelStatus, std::string>, 7>& statusNames() {
       {KernelStatus::NotRun, "not run"},
       {KernelStatus::Failed, "failed"},
       {KernelStatus::Cancelled, "cancelled"},
-  }};
+  };
   return names;
 }
 
-// Reads j[key] into `out` when it is there and not null (a NaN or infinity is written as null); a value of
-// another type throws Error naming `where`.key.
+// A run report's field (io/json_fields.h); its errors start "run report: ".
 template <typename T>
 void readField(const nlohmann::json& j, const char* key, const std::string& where, T& out) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return;
-  try {
-    out = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    fail("run report: " + where + key + ": expected " + (std::is_same_v<T, bool> ? "a boolean"
-                                                         : std::is_arithmetic_v<T> ? "a number"
-                                                         : std::is_same_v<T, std::string> ? "a string"
-                                                                                            : "a list of strings") +
-         ", got " + it->type_name());
-  }
+  readJsonField(j, key, "run report: " + where, out);
 }
 
 KernelReport kernelFromJson(const nlohmann::json& k, const std::string& where) {
@@ -70,17 +59,9 @@ KernelReport kernelFromJson(const nlohmann::json& k, const std::string& where) {
 
 }  // namespace
 
-const std::string& kernelStatusName(KernelStatus s) {
-  for (const auto& [status, name] : statusNames())
-    if (status == s) return name;
-  fail("kernel status " + std::to_string(static_cast<int>(s)) + " has no name");
-}
+const std::string& kernelStatusName(KernelStatus s) { return enumName(statusNames(), s, "kernel status"); }
 
-KernelStatus parseKernelStatus(const std::string& name) {
-  for (const auto& [status, n] : statusNames())
-    if (n == name) return status;
-  fail("unknown kernel status '" + name + "' (ok, mismatch, unchecked, not compiled, not run, failed, cancelled)");
-}
+KernelStatus parseKernelStatus(const std::string& name) { return enumNamed(statusNames(), name, "kernel status"); }
 
 nlohmann::json RunReport::toJson() const {
   nlohmann::json ks = nlohmann::json::array();

@@ -1,4 +1,0 @@
-#pragma once
-// Moved to kernel/schedule/schedule_util.h; this forwarder is kept only for templates/template_conv.cpp and
-// template_gemm.cpp, which are being edited on main meanwhile. Remove it once they include the new path.
-#include "kernel/schedule/schedule_util.h"
