@@ -2,6 +2,7 @@
 
 #include "app/cli/commands.h"
 #include "frontend/model_io.h"
+#include "layers/layer_tree.h"
 #include "ops/stats.h"
 
 namespace tessera::cli {
@@ -19,7 +20,7 @@ std::string humanCount(double v) {
   return buf;
 }
 
-void printInfo(const std::string& path) {
+void printInfo(const std::string& path, int layerDepth) {
   Graph g = loadModel(path);
   GraphStats s = graphStats(g);
   std::printf("model: %s (graph '%s')\n", path.c_str(), g.name().c_str());
@@ -33,15 +34,18 @@ void printInfo(const std::string& path) {
   std::printf("parameters: %lld (%s, %s bytes)\n", (long long)s.parameters, humanCount(double(s.parameters)).c_str(),
               humanCount(double(s.parameterBytes)).c_str());
   std::printf("flops: %lld (%s)\n", (long long)s.flops, humanCount(double(s.flops)).c_str());
+  if (layerDepth >= 0) std::printf("layers:\n%s", LayerTree::build(g).format(layerDepth).c_str());
 }
 }  // namespace
 
 void addInfoCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("info", "Show a model's inputs, outputs, op counts, parameters and FLOPs");
   auto path = std::make_shared<std::string>();
+  auto layers = std::make_shared<int>(-1);
   cmd->add_option("MODEL", *path, "Model file (.onnx or .tsr)")->required();
-  cmd->callback([path, &exitCode] {
-    printInfo(*path);
+  cmd->add_option("--layers", *layers, "Also print the layer tree (from node and weight names) down to this depth");
+  cmd->callback([path, layers, &exitCode] {
+    printInfo(*path, *layers);
     exitCode = 0;
   });
 }

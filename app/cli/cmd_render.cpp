@@ -18,7 +18,8 @@ namespace {
 
 struct RenderArgs {
   std::string model, view = "graph", output, select, overrides, backend = "cpu";
-  int step = -1, width = 1600, height = 1000;
+  int step = -1, width = 1600, height = 1000, expand = -1;
+  std::vector<std::string> expandLayers;
 };
 
 #ifdef TESSERA_HAS_GUI
@@ -37,6 +38,8 @@ int render(const RenderArgs& args) {
   r.view = QString::fromStdString(args.view);
   r.step = args.step;
   r.select = QString::fromStdString(args.select);
+  r.expandDepth = args.expand;
+  for (const std::string& l : args.expandLayers) r.expandLayers << QString::fromStdString(l);
   r.overrides = QString::fromStdString(args.overrides);
   r.backend = QString::fromStdString(args.backend);
   r.output = QString::fromStdString(args.output);
@@ -69,7 +72,14 @@ void addRenderCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--step", args->step, "Pipeline step (0 = as imported; default: the last, or the session's)");
   cmd->add_option("--width", args->width, "Image width in pixels")->check(CLI::Range(64, 16384))->capture_default_str();
   cmd->add_option("--height", args->height, "Image height in pixels")->check(CLI::Range(64, 16384))->capture_default_str();
-  cmd->add_option("--select", args->select, "Node id to select (default: the first MatMul, Gemm or Conv)");
+  cmd->add_option("--select", args->select,
+                  "Node id to select; the graph opens the layers around it (default: the first MatMul, Gemm or Conv, "
+                  "not for the graph)");
+  cmd->add_option("--expand", args->expand,
+                  "Graph: open the layers down to this depth (0: top-level layers as boxes; default: what the window "
+                  "opens with)")->check(CLI::Range(0, 64));
+  cmd->add_option("--expand-layer", args->expandLayers, "Graph: also open this layer, by path (h.3/attn) or name (res3_1)")
+      ->take_all();
   cmd->add_option("--overrides", args->overrides, "JSON overrides to apply first")->check(CLI::ExistingFile);
   cmd->add_option("--backend", args->backend, "What the run view runs on")
       ->check(CLI::IsMember({"reference", "cpu", "cuda"}))

@@ -61,6 +61,16 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("flops: 67256320 "), qPrintable(r.out));
     QVERIFY(r.out.contains("parameters: 525568 "));
   }
+  // --layers prints the layer tree read from the names: light resnet50's stages and their repeated blocks.
+  void infoPrintsLayers() {
+    Result r = cli({"info", QStringLiteral(TESSERA_DATA_DIR "/onnx-light/light/light_resnet50.onnx"), "--layers", "2"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("layers:\n(root) · 415 nodes"), qPrintable(r.out));
+    QVERIFY2(r.out.contains("\n  res4 · "), qPrintable(r.out));
+    QVERIFY2(r.out.contains("\n    res4_3 ×5 · "), qPrintable(r.out));
+    QVERIFY(!r.out.contains("branch2a"));  // depth 3, not printed
+    QVERIFY(!cli({"info", sample("mlp.tsr")}).out.contains("layers:"));
+  }
   void infoOnMissingFileExits2() {
     Result r = cli({"info", dir_.filePath("nope.onnx")});
     QCOMPARE(r.code, 2);

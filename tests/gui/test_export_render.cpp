@@ -72,6 +72,24 @@ class TestExportRender : public QObject {
     QCOMPARE(QImage(out).size(), QSize(900, 600));
   }
 
+  // A big model's layers: --expand-layer opens one (the picture changes), an unknown layer or node is an error
+  // naming it (and the top-level layers there are).
+  void rendersLayers() {
+    const QString model = QStringLiteral(TESSERA_DATA_DIR "/onnx-light/light/light_resnet50.onnx");
+    const QString collapsed = dir_.filePath("collapsed.png"), open = dir_.filePath("open.png");
+    Result r = cli({"render", model, "--view", "graph", "--expand", "1", "-o", collapsed});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    r = cli({"render", model, "--view", "graph", "--expand", "1", "--expand-layer", "res3_1", "-o", open});
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QImage(collapsed) != QImage(open));
+    r = cli({"render", model, "--view", "graph", "--expand-layer", "res9", "-o", open});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("res9") && r.err.contains("res3"), qPrintable(r.err));
+    r = cli({"render", model, "--view", "graph", "--select", "no_such_node", "-o", open});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no_such_node"), qPrintable(r.err));
+  }
+
   void saysWhenAViewIsNotAvailable() {
     const QString out = dir_.filePath("planned.png");
     QCOMPARE(cli({"render", sample("mlp.tsr"), "--view", "nonsense", "-o", out}).code, 2);

@@ -56,9 +56,10 @@ class DotGraph {
       std::string name = std::to_string(i);  // appended, not `"n" + …`: GCC 12 warns falsely on that sum
       name.insert(0, 1, 'n');
       Agnode_t* n = agnode(g_, name.data(), 1);
-      const double w = layout.nodes[i].isGroup ? kGroupWidth : kNodeWidth;
+      const QSizeF size = layout.nodes[i].size;  // a layer's box: the size of what it holds
+      const double w = !size.isEmpty() ? size.width() : layout.nodes[i].isGroup ? kGroupWidth : kNodeWidth;
       setAttr(n, "width", std::to_string(w / 72.0));
-      setAttr(n, "height", std::to_string(kNodeHeight / 72.0));
+      setAttr(n, "height", std::to_string((!size.isEmpty() ? size.height() : kNodeHeight) / 72.0));
       nodes_.push_back(n);
     }
     std::set<std::pair<int, int>> seen;

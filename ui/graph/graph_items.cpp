@@ -2,6 +2,7 @@
 
 #include <QPainter>
 #include <algorithm>
+#include <cmath>
 #include <QPainterPathStroker>
 #include <QStyleOptionGraphicsItem>
 
@@ -11,6 +12,8 @@ namespace tessera::ui {
 namespace {
 // Below this scale text is unreadable; skipping it keeps a fitted 900-node graph fast to paint.
 constexpr double kTextLod = 0.4;
+// A collapsed layer's name stays readable further out: far away the picture is its layers (semantic zoom).
+constexpr double kLayerTextLod = 0.15;
 
 QFont smallFont(bool bold) {
   QFont f;
@@ -76,10 +79,23 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   const QRectF r(0, 0, node_.box.width(), node_.box.height());
   QColor fill = timing_ ? shareColor(timing_->share) : hueColor(node_.hue);
   if (node_.mark == NodeMark::Removed) fill.setAlpha(90);  // a ghost
-  painter->setBrush(fill);
+  const bool layer = !node_.layer.isEmpty();
   painter->setPen(markPen(node_.mark, isSelected()));
-  painter->drawRoundedRect(r, node_.isGroup ? 9 : 5, node_.isGroup ? 9 : 5);
-  if (option->levelOfDetailFromTransform(painter->worldTransform()) < kTextLod) return;
+  if (layer) {  // a collapsed layer: a stack of cards
+    painter->setBrush(fill.lighter(108));
+    painter->drawRoundedRect(r.adjusted(4, -4, 4, -4).intersected(QRectF(-2, -4, r.width() + 6, r.height())), 7, 7);
+  }
+  painter->setBrush(fill);
+  painter->drawRoundedRect(r, node_.isGroup || layer ? 9 : 5, node_.isGroup || layer ? 9 : 5);
+  const double lod = option->levelOfDetailFromTransform(painter->worldTransform());
+  if (layer && lod >= kLayerTextLod && lod < kTextLod) {
+    QFont big = smallFont(true);
+    big.setPointSizeF(8.5 * std::min(2.5, kTextLod / lod));
+    painter->setFont(big);
+    painter->setPen(QColor(0x20, 0x20, 0x20));
+    painter->drawText(r.adjusted(4, 0, -4, 0), Qt::AlignCenter, painter->fontMetrics().elidedText(node_.title, Qt::ElideRight, int(r.width() - 8)));
+  }
+  if (lod < kTextLod) return;
   painter->setPen(node_.mark == NodeMark::Removed ? QColor(0x90, 0x30, 0x30) : QColor(0x20, 0x20, 0x20));
   const QRectF top(4, 2, r.width() - 8, r.height() / 2 - 1), bottom(4, r.height() / 2, r.width() - 8, r.height() / 2 - 2);
   painter->setFont(smallFont(true));
@@ -108,7 +124,9 @@ QPainterPath EdgeItem::shape() const {
 }
 
 void EdgeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) {
-  QPen pen(edge_.ghost ? QColor(0xd0, 0x30, 0x30, 150) : QColor(0x70, 0x70, 0x70), 1.0);
+  // A merged edge between layers is wider by how many values it stands for (1, 2-3, 4-7, 8 and more).
+  const double width = 1.0 + std::min(3.0, std::floor(std::log2(double(std::max(1, edge_.count)))));
+  QPen pen(edge_.ghost ? QColor(0xd0, 0x30, 0x30, 150) : QColor(0x70, 0x70, 0x70), width);
   if (edge_.ghost) pen.setStyle(Qt::DashLine);
   if (hovered_ || isSelected()) {
     pen.setColor(QColor(0x1a, 0x5f, 0xd0));
@@ -138,8 +156,9 @@ ClusterItem::ClusterItem(const LayoutCluster& cluster) : cluster_(cluster) {
   setPos(cluster.box.topLeft());
   setFlag(ItemIsSelectable);
   setCacheMode(DeviceCoordinateCache);
-  setToolTip(cluster.label + (cluster.collapsed ? QObject::tr(" (collapsed)") : QString()));
-  setZValue(0);
+  setToolTip(cluster.layer.isEmpty() ? cluster.label + (cluster.collapsed ? QObject::tr(" (collapsed)") : QString())
+                                     : cluster.layer + "\n" + QObject::tr("double-click to close"));
+  setZValue(cluster.layer.isEmpty() ? 0 : -1);
 }
 
 QRectF ClusterItem::boundingRect() const {
@@ -155,6 +174,17 @@ void ClusterItem::setTiming(const GroupTiming* timing) {
 
 void ClusterItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, QWidget*) {
   const QRectF r(0, 0, cluster_.box.width(), cluster_.box.height());
+  if (!cluster_.layer.isEmpty()) {  // an open layer: a quiet frame, so fusion hulls inside stay the tinted ones
+    painter->setBrush(QColor(0x80, 0x80, 0x70, 18));
+    painter->setPen(QPen(QColor(0x70, 0x70, 0x68, isSelected() ? 255 : 160), isSelected() ? 2.0 : 1.0, Qt::DashLine));
+    painter->drawRoundedRect(r, 8, 8);
+    if (timing_) paintTimingBadge(painter, r, *timing_);
+    if (option->levelOfDetailFromTransform(painter->worldTransform()) < kLayerTextLod) return;
+    painter->setPen(QColor(0x40, 0x40, 0x38));
+    painter->setFont(smallFont(true));
+    painter->drawText(QRectF(8, 3, r.width() - 16, 16), Qt::AlignLeft | Qt::AlignVCenter, cluster_.label);
+    return;
+  }
   QColor tint = timing_ ? shareColor(timing_->share) : groupTint(cluster_.kind);
   QColor edge = timing_ && !timing_->verified ? kFailRed : tint.darker(timing_ ? 130 : 100);
   edge.setAlpha(isSelected() || timing_ ? 255 : 150);

@@ -9,6 +9,7 @@
 #include <QStringList>
 
 #include "ops/registry.h"
+#include "ui/graph/layer_picture.h"
 
 namespace tessera::ui {
 
@@ -35,10 +36,6 @@ QString typeLine(const TensorType& t) {
   QStringList dims;
   for (int64_t d : t.shape) dims << QString::number(d);
   return (dims.isEmpty() ? QStringLiteral("scalar") : dims.join(QChar(0xd7))) + " " + q(std::string(dtypeName(t.dtype)));
-}
-
-QString valueTooltip(const Value& v) {
-  return QStringLiteral("%%1: %2 · %3 bytes").arg(q(v.name()), q(v.type().toString())).arg(QLocale().toString(qlonglong(v.type().bytes())));
 }
 
 bool contains(const std::vector<std::string>& sorted, const std::string& id) {
@@ -72,30 +69,14 @@ class Describer {
   }
 
   void addInput(const Value& v) {
-    LayoutNode n;
-    n.id = q(v.name());
-    n.title = QStringLiteral("input %") + q(v.name());
-    n.subtitle = typeLine(v.type());
-    n.tooltip = valueTooltip(v);
-    n.hue = NodeHue::InputConstant;
-    n.isInput = true;
     inputIndex_[v.name()] = int(out_.nodes.size());
-    out_.nodes.push_back(n);
+    out_.nodes.push_back(describeInput(v));
   }
 
   void addNode(const Node& node, NodeMark mark) {
-    LayoutNode n;
-    n.id = q(node.id());
-    n.title = q(node.op());
-    n.subtitle = node.output(0) ? typeLine(node.output(0)->type()) : QString();
-    n.tooltip = q(node.op() + " " + node.id());
-    for (const Value* v : node.outputs())
-      if (v) n.tooltip += "\n" + valueTooltip(*v);
-    n.hue = hueOf(node.op());
-    n.mark = mark;
     auto& index = mark == NodeMark::Removed ? ghostIndex_ : nodeIndex_;
     index[node.id()] = int(out_.nodes.size());
-    out_.nodes.push_back(n);
+    out_.nodes.push_back(describeNode(node, mark));
   }
 
   // The layout node standing for the producer of `v`, or -1 (initializers are not drawn).
@@ -181,6 +162,7 @@ void foldCollapsed(GraphLayout& layout) {
     g.hue = layout.nodes[size_t(c.members.front())].hue;
     g.group = c.id;
     g.isGroup = true;
+    g.owner = layout.nodes[size_t(c.members.front())].owner;
     const int gi = int(layout.nodes.size());
     layout.nodes.push_back(g);
     remap.push_back(gi);
@@ -221,9 +203,38 @@ void foldCollapsed(GraphLayout& layout) {
 
 }  // namespace
 
+QString valueTooltip(const Value& v) {
+  return QStringLiteral("%%1: %2 · %3 bytes").arg(q(v.name()), q(v.type().toString())).arg(QLocale().toString(qlonglong(v.type().bytes())));
+}
+
+LayoutNode describeInput(const Value& v) {
+  LayoutNode n;
+  n.id = q(v.name());
+  n.title = QStringLiteral("input %") + q(v.name());
+  n.subtitle = typeLine(v.type());
+  n.tooltip = valueTooltip(v);
+  n.hue = NodeHue::InputConstant;
+  n.isInput = true;
+  return n;
+}
+
+LayoutNode describeNode(const Node& node, NodeMark mark) {
+  LayoutNode n;
+  n.id = q(node.id());
+  n.title = q(node.op());
+  n.subtitle = node.output(0) ? typeLine(node.output(0)->type()) : QString();
+  n.tooltip = q(node.op() + " " + node.id());
+  for (const Value* v : node.outputs())
+    if (v) n.tooltip += "\n" + valueTooltip(*v);
+  n.hue = hueOf(node.op());
+  n.mark = mark;
+  return n;
+}
+
 GraphLayout describeStep(const StepPicture& step) {
   if (!step.graph) return {};
-  GraphLayout layout = Describer(step).run();
+  auto tree = step.layers ? step.layers : std::make_shared<const LayerTree>(LayerTree::build(*step.graph));
+  GraphLayout layout = drawsLayers(*tree, *step.graph) ? describeLayers(step, tree) : Describer(step).run();
   foldCollapsed(layout);
   return layout;
 }

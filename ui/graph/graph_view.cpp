@@ -10,12 +10,14 @@
 #include <QWheelEvent>
 
 #include "ui/graph/graph_items.h"
+#include "ui/graph/overview_map.h"
 #include "ui/graph/palette.h"
 
 namespace tessera::ui {
 
 GraphView::GraphView(QWidget* parent)
-    : QGraphicsView(parent), scene_(new QGraphicsScene(this)), runner_(new LayoutRunner(this)), legend_(new QLabel(this)) {
+    : QGraphicsView(parent), scene_(new QGraphicsScene(this)), runner_(new LayoutRunner(this)), legend_(new QLabel(this)),
+      crumbs_(new QLabel(this)), overview_(new OverviewMap(this)) {
   setObjectName("graphView");
   setScene(scene_);
   setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
@@ -29,6 +31,13 @@ GraphView::GraphView(QWidget* parent)
   legend_->setStyleSheet("QLabel { background: rgba(255,255,255,220); border: 1px solid #ccc; padding: 4px; font-size: 8pt; }");
   legend_->move(8, 8);
   legend_->adjustSize();
+  crumbs_->setObjectName("graphBreadcrumbs");
+  crumbs_->setStyleSheet("QLabel { background: rgba(255,255,255,230); border: 1px solid #ccc; padding: 3px 6px; }");
+  crumbs_->hide();
+  connect(crumbs_, &QLabel::linkActivated, this, [this](const QString& path) {
+    if (path.isEmpty()) openToDepth(0);
+    else setLayerOpen(path, false);
+  });
   connect(runner_, &LayoutRunner::layoutReady, this, &GraphView::acceptLayout);
   connect(scene_, &QGraphicsScene::selectionChanged, this, &GraphView::onSelectionChanged);
 }
@@ -38,14 +47,21 @@ GraphView::~GraphView() { runner_->waitForDone(); }
 void GraphView::showStep(StepPicture step) {
   step_ = std::move(step);
   step_.collapsed = collapsed_;
-  runner_->request(step_);
+  if (fitOnNextLayout_) openChosen_ = false;  // a new model opens at the depth that fits
+  relayout();
+}
+
+void GraphView::relayout() {
+  step_.open = open_;
+  step_.openSet = openChosen_;
+  if (step_.graph) runner_->request(step_);
 }
 
 void GraphView::setGroupCollapsed(const QString& group, bool collapsed) {
   if (collapsed) collapsed_.insert(group);
   else collapsed_.erase(group);
   step_.collapsed = collapsed_;
-  if (step_.graph) runner_->request(step_);
+  relayout();
 }
 
 void GraphView::acceptLayout(quint64, std::shared_ptr<const GraphLayout> layout) {
@@ -54,12 +70,21 @@ void GraphView::acceptLayout(quint64, std::shared_ptr<const GraphLayout> layout)
   for (QGraphicsItem* item : scene_->selectedItems())
     if (item->type() == NodeItemType) selected = static_cast<NodeItem*>(item)->node().id;
   layout_ = std::move(layout);
+  if (layers()) {
+    open_ = layout_->open;
+    openChosen_ = true;
+  }
   QElapsedTimer timer;
   timer.start();
   buildScene();
-  if (fitOnNextLayout_) fit();
+  if (fitOnNextLayout_) showReadable();
   fitOnNextLayout_ = false;
-  if (!selected.isEmpty()) selectNode(selected, false);
+  if (!pendingSelect_.isEmpty()) {
+    selectNode(std::exchange(pendingSelect_, QString()), pendingCentre_);
+  } else if (!selected.isEmpty()) {
+    selectDrawn(selected, false);  // a node a closed layer now hides stays hidden
+  }
+  updateBreadcrumbs();
   sceneMs_ = double(timer.nsecsElapsed()) / 1e6;
   emit layoutShown(layout_->layoutMs, sceneMs_);
 }
@@ -73,6 +98,7 @@ void GraphView::buildScene() {
   for (const LayoutNode& n : l.nodes) scene_->addItem(new NodeItem(n));
   scene_->setSceneRect(l.bounds.adjusted(-40, -40, 40, 40));
   applyOverlay();
+  overview_->refresh();
   syncing_ = false;
 }
 
@@ -95,6 +121,7 @@ void GraphView::applyOverlay() {
       n->setTiming(find(n->node().id));
     }
   }
+  if (layers()) applyLayerOverlay();
 }
 
 std::map<QString, QString> GraphView::overlayTexts() const {
@@ -126,7 +153,9 @@ void GraphView::wheelEvent(QWheelEvent* event) {
   event->accept();
 }
 
-bool GraphView::selectNode(const QString& id, bool centre) {
+bool GraphView::selectNode(const QString& id, bool centre) { return selectDrawn(id, centre) || revealNode(id, centre); }
+
+bool GraphView::selectDrawn(const QString& id, bool centre) {
   for (QGraphicsItem* item : scene_->items()) {
     if (item->type() != NodeItemType) continue;
     const LayoutNode& n = static_cast<NodeItem*>(item)->node();
@@ -143,6 +172,7 @@ bool GraphView::selectNode(const QString& id, bool centre) {
 
 bool GraphView::search(const QString& text) {
   if (!layout_ || text.isEmpty()) return false;
+  if (layers()) return searchLayers(text);
   if (text != lastSearch_) searchCursor_ = -1;
   lastSearch_ = text;
   const auto& nodes = layout_->nodes;
@@ -168,20 +198,30 @@ void GraphView::onSelectionChanged() {
   const auto items = scene_->selectedItems();
   if (items.isEmpty()) return;
   QGraphicsItem* item = items.front();
+  updateBreadcrumbs();
   if (item->type() == NodeItemType) {
     const LayoutNode& n = static_cast<NodeItem*>(item)->node();
+    if (!n.layer.isEmpty()) return;  // a collapsed layer is no node of the graph
     if (n.isGroup) emit groupClicked(n.id);
     else emit nodeClicked(n.id);
   } else if (item->type() == EdgeItemType) {
     const LayoutEdge& e = static_cast<EdgeItem*>(item)->edge();
     emit valueClicked(e.value, e.producerId, e.consumerId);
-  } else if (item->type() == ClusterItemType) {
+  } else if (item->type() == ClusterItemType && static_cast<ClusterItem*>(item)->cluster().layer.isEmpty()) {
     emit groupClicked(static_cast<ClusterItem*>(item)->cluster().id);
   }
 }
 
 void GraphView::mouseDoubleClickEvent(QMouseEvent* event) {
   QGraphicsItem* item = itemAt(event->pos());
+  if (item && item->type() == NodeItemType && !static_cast<NodeItem*>(item)->node().layer.isEmpty()) {
+    setLayerOpen(static_cast<NodeItem*>(item)->node().layer, true);
+    return;
+  }
+  if (item && item->type() == ClusterItemType && !static_cast<ClusterItem*>(item)->cluster().layer.isEmpty()) {
+    setLayerOpen(static_cast<ClusterItem*>(item)->cluster().layer, false);
+    return;
+  }
   if (item && item->type() == ClusterItemType) {
     setGroupCollapsed(static_cast<ClusterItem*>(item)->cluster().id, true);
     return;
@@ -202,6 +242,15 @@ void GraphView::contextMenuEvent(QContextMenuEvent* event) {
 }
 
 void GraphView::fillContextMenu(QGraphicsItem* item, QMenu& menu) {
+  QString layer;
+  if (item->type() == NodeItemType) layer = static_cast<NodeItem*>(item)->node().layer;
+  if (item->type() == ClusterItemType) layer = static_cast<ClusterItem*>(item)->cluster().layer;
+  if (!layer.isEmpty()) {
+    const bool open = item->type() == ClusterItemType;
+    menu.addAction(open ? tr("Close %1").arg(layer) : tr("Open %1").arg(layer), this,
+                   [this, layer, open] { setLayerOpen(layer, !open); });
+    return;
+  }
   if (item->type() == EdgeItemType) {
     const LayoutEdge e = static_cast<EdgeItem*>(item)->edge();
     const QString pair = e.producerId + " → " + e.consumerId;
@@ -235,11 +284,12 @@ void GraphView::fillContextMenu(QGraphicsItem* item, QMenu& menu) {
 namespace tessera::ui {
 
 QImage GraphView::renderWhole(QSize limit) const {
-  const QRectF source = scene_->sceneRect();
+  QRectF source = scene_->sceneRect();
   if (source.isEmpty()) return {};
   // The legend goes to the left of the graph, never over it.
   const int left = legend_->width() + 16;
-  const double scale = std::min({1.25, (limit.width() - left) / source.width(), limit.height() / source.height()});
+  double scale = std::min({1.25, (limit.width() - left) / source.width(), limit.height() / source.height()});
+  if (scale < 0.4) source = readableCrop(QSizeF(limit.width() - left, limit.height()), scale);
   const QSizeF drawn = source.size() * scale;
   QImage image(QSize(left + int(drawn.width()), std::max(int(drawn.height()), legend_->height() + 16)), QImage::Format_ARGB32);
   image.fill(QColor(0xfb, 0xfb, 0xf9));
@@ -248,6 +298,24 @@ QImage GraphView::renderWhole(QSize limit) const {
   scene_->render(&painter, QRectF(QPointF(left, 0), drawn), source);
   legend_->render(&painter, QPoint(8, 8));
   return image;
+}
+
+}  // namespace tessera::ui
+
+namespace tessera::ui {
+
+// Where the whole graph would be a strip of unreadable boxes, the part of it around the selection (else the
+// inputs at the top) at 90%, as the window shows it: `scale` becomes 0.9.
+QRectF GraphView::readableCrop(QSizeF limit, double& scale) const {
+  const QRectF all = scene_->sceneRect();
+  scale = 0.9;
+  const QSizeF want(std::min(all.width(), limit.width() / scale), std::min(all.height(), limit.height() / scale));
+  QPointF focus(all.center().x(), all.top() + want.height() / 2);
+  for (QGraphicsItem* item : scene_->selectedItems()) focus = item->sceneBoundingRect().center();
+  QRectF crop(focus - QPointF(want.width() / 2, want.height() / 2), want);
+  crop.moveLeft(std::clamp(crop.left(), all.left(), all.right() - want.width()));
+  crop.moveTop(std::clamp(crop.top(), all.top(), all.bottom() - want.height()));
+  return crop;
 }
 
 }  // namespace tessera::ui

@@ -1,7 +1,10 @@
 #pragma once
 // The graph panel: a QGraphicsView over the layout of one pipeline step. Layouts run as LayoutRunner jobs;
 // showing another step while one is laid out supersedes it. Wheel and Ctrl+= / Ctrl+- zoom, drag pans,
-// fit() shows everything; right-click on an edge or a group offers the overrides.
+// fit() shows everything; right-click on an edge or a group offers the overrides. A model with layers (core/layers)
+// opens collapsed to the depth that fits, at a readable zoom on its inputs; double-click, Enter/+ and
+// Backspace/- open and close layers, search and selection open the layers holding what they find, and the
+// breadcrumbs above the graph name the layers around the selection.
 #include <QGraphicsView>
 #include <map>
 #include <memory>
@@ -34,6 +37,20 @@ class GraphView : public QGraphicsView {
   // Selects and centres a node (or a collapsed group standing for it); false when it is not drawn.
   bool selectNode(const QString& id, bool centre);
   void fit();
+
+  // --- layers (graph_view_layers.cpp) ---
+  const LayerTree* layers() const { return layout_ && layout_->layers && layout_->layers->layers().size() > 1 ? layout_->layers.get() : nullptr; }
+  const OpenLayers& openLayers() const { return open_; }
+  // Opens or closes the layer with this path (closing closes what is inside too) and lays out again.
+  void setLayerOpen(const QString& path, bool open);
+  // Opens every layer down to `depth` (0: only the top-level layers show, as boxes) and closes the rest.
+  void openToDepth(int depth);
+  void setOpenLayers(OpenLayers open);
+  // Per collapsed or open layer path: the sum of the time overlay over its nodes (a kernel's time is shared
+  // evenly among its nodes, so a kernel across two layers counts in both by its share).
+  std::map<QString, GroupTiming> layerTimes() const;
+  QString breadcrumbs() const;  // "resnet50 › res3 › res3_1", the layers around the selection
+  class OverviewMap* overview() const { return overview_; }
   // The next layout shown is fitted to the view (a newly opened model).
   void fitNextLayout() { fitOnNextLayout_ = true; }
   void zoomBy(double factor);
@@ -42,6 +59,7 @@ class GraphView : public QGraphicsView {
   // owned by `menu`; empty for other items.
   void fillContextMenu(QGraphicsItem* item, QMenu& menu);
   // The whole scene with the legend, at natural size or scaled down to fit `limit` (for headless rendering).
+  // When the whole graph would be too small to read, the part around the selection (else the inputs) instead.
   QImage renderWhole(QSize limit) const;
 
   // The timing overlay of a run: group id → timing (empty clears it). Kept across layouts until replaced, so
@@ -62,16 +80,32 @@ class GraphView : public QGraphicsView {
   void wheelEvent(QWheelEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
   void mouseDoubleClickEvent(QMouseEvent* event) override;
+  void keyPressEvent(QKeyEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void acceptLayout(quint64 job, std::shared_ptr<const GraphLayout> layout);
   void buildScene();
   void onSelectionChanged();
   void applyOverlay();
+  void relayout();
+  void applyLayerOverlay();
+  // Opens the layers around node `id` when it is hidden in a collapsed layer; true when a layout was requested.
+  bool revealNode(const QString& id, bool centre);
+  bool selectDrawn(const QString& id, bool centre);
+  bool moveAlongEdge(bool up);
+  QString repeatComparison(const QString& path, const std::map<QString, GroupTiming>& times) const;
+  bool searchLayers(const QString& text);
+  void showReadable();
+  QRectF readableCrop(QSizeF limit, double& scale) const;
+  void updateBreadcrumbs();
+  QString selectedLayerPath() const;
 
   QGraphicsScene* scene_;
   LayoutRunner* runner_;
   QLabel* legend_;
+  QLabel* crumbs_;
+  class OverviewMap* overview_;
   StepPicture step_;
   std::set<QString> collapsed_;
   std::map<QString, GroupTiming> overlay_;
@@ -81,6 +115,10 @@ class GraphView : public QGraphicsView {
   double sceneMs_ = 0;
   bool fitOnNextLayout_ = true;
   bool syncing_ = false;
+  OpenLayers open_;
+  bool openChosen_ = false;  // false: the next layout opens at the fitting depth
+  QString pendingSelect_;    // selected (and centred when pendingCentre_) once the layout that shows it arrives
+  bool pendingCentre_ = false;
 };
 
 }  // namespace tessera::ui

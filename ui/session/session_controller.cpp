@@ -213,6 +213,7 @@ std::shared_ptr<const Graph> SessionController::graphAt(int step) const {
 StepPicture SessionController::picture(int step) const {
   StepPicture p;
   p.graph = graphAt(step);
+  p.names = input_;
   if (step <= 0 || !compile_ || step > int(compile_->steps.size())) return p;
   const Step& s = compile_->steps[size_t(step - 1)];
   p.previous = graphAt(step - 1);

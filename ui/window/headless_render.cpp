@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "fusion/overrides.h"
+#include "layers/collapsed_graph.h"
 #include "ui/graph/graph_view.h"
 #include "ui/pipeline/inspector_panel.h"
 #include "ui/code/levels_panel.h"
@@ -100,6 +101,30 @@ QImage grabPanel(MainWindow& w, QWidget* panel, const RenderRequest& r) {
   return panel->grab().toImage();
 }
 
+// --expand and --expand-layer on the graph: "" when done, else what is wrong.
+QString openLayers(MainWindow& w, const RenderRequest& r) {
+  GraphView* graph = w.graphView();
+  const LayerTree* tree = graph->layers();
+  if (!tree) return {};  // a model without layers is drawn flat whatever was asked
+  OpenLayers open = r.expandDepth >= 0 ? tessera::openToDepth(*tree, r.expandDepth) : graph->openLayers();
+  for (const QString& name : r.expandLayers) {
+    std::vector<int> found;
+    if (int l = tree->find(name.toStdString()); l > 0) found.push_back(l);
+    for (size_t l = 1; l < tree->layers().size() && found.empty(); ++l)
+      if (tree->layer(int(l)).name == name.toStdString())
+        for (size_t m = l; m < tree->layers().size(); ++m)  // every layer of that name
+          if (tree->layer(int(m)).name == name.toStdString()) found.push_back(int(m));
+    if (found.empty()) {
+      QStringList top;
+      for (int c : tree->root().children) top << QString::fromStdString(tree->layer(c).name);
+      return QString("--expand-layer %1: no layer has that path or name (top-level layers: %2)").arg(name, top.join(", "));
+    }
+    for (int l : found) open = openLayer(*tree, open, l);
+  }
+  if (open != graph->openLayers()) graph->setOpenLayers(open);
+  return {};
+}
+
 }  // namespace
 
 int renderHeadless(const RenderRequest& r) {
@@ -130,6 +155,13 @@ int renderHeadless(const RenderRequest& r) {
   const bool session = r.model.endsWith(".tessera", Qt::CaseInsensitive);
   const QString select = !r.select.isEmpty() ? r.select : session ? QString() : firstHeavyNode(*w.controller());
   if (!select.isEmpty() && r.view != "graph") w.controller()->select({Selection::Node, select, {}, {}});
+  if (r.view == "graph" || r.view == "window" || r.view == "pipeline") {
+    if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
+    if (const QString why = openLayers(w, r); !why.isEmpty()) return failWith(why);
+    if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
+    if (!r.select.isEmpty() && !w.graphView()->selectNode(r.select, true))
+      return failWith(QString("--select %1: no node has that id at this step").arg(r.select));
+  }
   QWidget* panel = view->panel(w);
   if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
   QCoreApplication::processEvents();

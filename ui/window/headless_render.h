@@ -4,6 +4,7 @@
 // as a user would: open the model or session, apply overrides, pick the step and selection, wait, grab.
 #include <QSize>
 #include <QString>
+#include <QStringList>
 #include <functional>
 #include <vector>
 
@@ -17,7 +18,10 @@ struct RenderRequest {
   QString model;           // a model (.onnx, .tsr) or a session (.tessera)
   QString view = "graph";  // a name from renderViews()
   int step = -1;           // pipeline row (0 = as imported); -1: the last step (or the session's)
-  QString select;          // node id to select (inspector); empty: the first matmul or conv
+  QString select;          // node id to select (inspector; the graph opens the layers around it and centres it);
+                           // empty: the first matmul or conv (not for the graph view)
+  int expandDepth = -1;    // graph: open the layers down to this depth; -1: the depth the window opens with
+  QStringList expandLayers;  // graph: layers to open too, by path ("h.3/attn") or by name (every "res3_1")
   QString overrides;       // JSON file of overrides to apply before rendering (fusion/overrides.h)
   QString backend = "cpu"; // what the run view runs on (reference, cpu, cuda)
   QString output;          // .png

@@ -146,6 +146,14 @@ void MainWindow::buildMenus() {
   viewMenu_->addAction(tr("&Fit graph"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_, &GraphView::fit);
   viewMenu_->addAction(tr("Zoom &in"), QKeySequence(Qt::CTRL | Qt::Key_Equal), this, [this] { graph_->zoomBy(1.25); });
   viewMenu_->addAction(tr("Zoom &out"), QKeySequence(Qt::CTRL | Qt::Key_Minus), this, [this] { graph_->zoomBy(0.8); });
+  // Big models: open or close all layers at once, and the graph alone in the window (F11 again brings the docks
+  // back as they were).
+  QMenu* layers = viewMenu_->addMenu(tr("&Layers"));
+  for (int depth = 1; depth <= 4; ++depth)
+    layers->addAction(tr("Open all to depth %1").arg(depth), QKeySequence(Qt::ALT | Qt::Key(Qt::Key_0 + depth)), this,
+                      [this, depth] { graph_->openToDepth(depth); });
+  layers->addAction(tr("Close all"), QKeySequence(Qt::ALT | Qt::Key_0), this, [this] { graph_->openToDepth(0); });
+  viewMenu_->addAction(tr("&Graph only"), QKeySequence(Qt::Key_F11), this, [this] { toggleGraphOnly(); });
   viewMenu_->addSeparator();
   viewMenu_->addAction(tr("&Previous step"), QKeySequence(Qt::ALT | Qt::Key_Left), this,
                        [this] { controller_->setCurrentStep(controller_->currentStep() - 1); });
@@ -283,6 +291,16 @@ void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
 void MainWindow::dropEvent(QDropEvent* event) {
   const auto urls = event->mimeData()->urls();
   if (!urls.isEmpty() && urls.front().isLocalFile()) openModel(urls.front().toLocalFile());
+}
+
+void MainWindow::toggleGraphOnly() {
+  if (graphOnlyState_.isEmpty()) {
+    graphOnlyState_ = saveState();
+    for (QDockWidget* d : findChildren<QDockWidget*>()) d->hide();
+  } else {
+    restoreState(graphOnlyState_);
+    graphOnlyState_.clear();
+  }
 }
 
 }  // namespace tessera::ui

@@ -2,6 +2,7 @@
 // The explorer window (layout and keys from shared/UI.md): the graph in the centre; Pipeline, Overrides,
 // Inspector, IR / diff, Nodes and Log as docks whose arrangement is remembered; File, Edit, View and Run
 // menus; a status bar with the model, backend, device and last compile, and progress with a cancel button.
+#include <QByteArray>
 #include <QMainWindow>
 #include <memory>
 
@@ -54,6 +55,8 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  // F11: hides every dock (the graph fills the window), or brings them back as they were.
+  void toggleGraphOnly();
   void buildDocks();
   void buildMenus();
   void buildToolBar();
@@ -83,6 +86,7 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_ = nullptr;
   QToolButton* cancel_ = nullptr;
   std::shared_ptr<const Graph> shownModel_;  // to tell a newly opened model from a recompile
+  QByteArray graphOnlyState_;  // the docks as they were before F11; empty: not in graph-only mode
 };
 
 }  // namespace tessera::ui
