@@ -66,6 +66,24 @@ bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer
   return found;
 }
 
+// Stages the input and the weights read inside `ko` in shared memory, filled by the block's threads, each
+// cache's rows padded by padOf(operand); refused naming block_k when the tiles do not fit in 48 KiB.
+void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
+                   const std::function<int64_t(const std::string&)>& padOf) {
+  Kernel& k = s.kernel();
+  try {
+    for (const std::string& operand : inputsReadIn(k, ko)) {
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, padOf(operand));
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+    }
+  } catch (const ScheduleError& e) {
+    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
+  }
+  if (sharedBytesPerBlock(k) > kSharedLimit)
+    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
+                                           " bytes of shared memory (limit 48 KiB)");
+}
+
 // The implicit-GEMM form needs a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
 // chunk of channels is a box: no groups (a grouped conv's channel is oc / ... + ic).
 bool gemmApplies(Kernel& k) {
@@ -123,33 +141,18 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   for (size_t i = 0; i + 2 < inner.size(); ++i)
     if (extentOf(k, inner[i]) <= 16) s.unroll(inner[i]);
   ThreadDims dims = {{tw, ThreadTag::ThreadX}, {rowThreads, ThreadTag::ThreadY}, {channelThreads, ThreadTag::ThreadZ}};
-  try {
-    for (const std::string& operand : inputsReadIn(k, ko)) {
-      // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
-      // row of block_k floats would put them in few banks; one element of padding spreads them.
-      int64_t pad = !ki.empty() && lastIndexUses(k, ko, operand, ki) ? 1 : 0;
-      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
-      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
-    }
-  } catch (const ScheduleError& e) {
-    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
-  }
-  if (sharedBytesPerBlock(k) > kSharedLimit)
-    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
-                                           " bytes of shared memory (limit 48 KiB)");
+  stageInShared(s, ko, dims, [&](const std::string& operand) -> int64_t {
+    // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
+    // row of block_k floats would put them in few banks; one element of padding spreads them.
+    return !ki.empty() && lastIndexUses(k, ko, operand, ki) ? 1 : 0;
+  });
 }
 
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
 void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
   bool tf32 = p.at("tf32") != 0;
-  std::vector<std::string> operands = inputsReadIn(k, "ic");
-  auto all = [&](std::initializer_list<DType> types) {
-    return std::all_of(operands.begin(), operands.end(), [&](const std::string& b) {
-      return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
-    });
-  };
-  if (tf32 && !all({DType::F32})) rejectParams(k, "conv", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
-  if (!tf32 && !all({DType::F16, DType::BF16}))
+  if (tf32 && !operandsOf(k, "ic", {DType::F32})) rejectParams(k, "conv", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+  if (!tf32 && !operandsOf(k, "ic", {DType::F16, DType::BF16}))
     rejectParams(k, "conv", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
   int64_t wm = p.at("warp_m"), wn = p.at("warp_n"), depth = tf32 ? 8 : 16;
   if (wm < 16 || (wm % 16 != 0 && wm != pixels) || pixels % wm != 0)
@@ -209,18 +212,8 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   for (const std::string& l : order)
     if (l != rows[0] && l != cols[0] && l != rows[1] && l != cols[1]) s.unroll(l);
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
-  try {
-    std::vector<std::string> operands = inputsReadIn(k, ko);  // the input, then the weights
-    for (const std::string& operand : operands) {
-      auto fill = s.cacheRead(ko, operand, MemScope::Shared, operand == operands.front() ? p.at("pad") : 0);
-      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
-    }
-  } catch (const ScheduleError& e) {
-    rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
-  }
-  if (sharedBytesPerBlock(k) > kSharedLimit)
-    rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
-                                           " bytes of shared memory (limit 48 KiB)");
+  const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
+  stageInShared(s, ko, dims, [&](const std::string& operand) { return operand == input ? p.at("pad") : int64_t(0); });
   // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
   pipelineStages(s, ko, p);
 }
@@ -362,11 +355,8 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
 // Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
 // The first pixel tile (best first) whose k loop pipelines; else the first that applies.
 bool mmaDefaults(Kernel& k, TemplateParams& p) {
-  std::vector<std::string> operands = inputsReadIn(k, "ic");
-  if (operands.empty()) return false;
-  DType t = k.findBuffer(operands.front())->dtype;
-  bool tf32 = t == DType::F32 && k.allowTf32, sixteen = t == DType::F16 || t == DType::BF16;
-  if (!tf32 && !sixteen) return false;
+  bool tf32 = k.allowTf32 && operandsOf(k, "ic", {DType::F32});
+  if (!tf32 && !operandsOf(k, "ic", {DType::F16, DType::BF16})) return false;
   std::vector<std::string> loops = outerChain(k);
   std::optional<TemplateParams> unpipelined;
   for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {

@@ -95,6 +95,13 @@ std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop) {
   return out;
 }
 
+bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType> types) {
+  auto inputs = inputsReadIn(k, loop);
+  return !inputs.empty() && std::all_of(inputs.begin(), inputs.end(), [&](const std::string& b) {
+    return std::find(types.begin(), types.end(), k.findBuffer(b)->dtype) != types.end();
+  });
+}
+
 void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
   std::string rest = fuseAll(s, fillLoops);
   int64_t n = extentOf(s.kernel(), rest);

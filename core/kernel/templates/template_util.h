@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the templates (template_*.cpp): the loop lookups and schedule idioms they share, and the
 // definition each template file gives of itself. Not part of the library's interface.
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,8 @@ void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, Th
 [[noreturn]] void rejectParams(Kernel& k, const std::string& templateName, const std::string& param, const std::string& what);
 // The input buffers read inside `loop`, in buffer order (a gemm's operands A and B).
 std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop);
+// Some input is read inside `loop` and every one has one of `types` (the tensor-core forms' operand checks).
+bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType> types);
 
 // The data-movement kernels whose innermost output loop is not the input's innermost index: transposes.
 bool isTransposeLike(Kernel& k);
