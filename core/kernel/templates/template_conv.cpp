@@ -299,12 +299,11 @@ std::vector<std::pair<int64_t, int64_t>> pixelTiles(int64_t oh, int64_t ow) {
 
 // The input tile's rows padded so that an mma fragment's reads, 8 pixels x 4 channels, fall in distinct banks:
 // the pad (0..7 elements) whose channel stride in the shared tile is 8 or 24 words modulo 32, else none.
-int64_t conflictFreePad(Kernel& k, const TemplateParams& p) {
-  Kernel scheduled;
-  if (!applies(k, p, &scheduled)) return 0;
+// `scheduled` is the kernel as the template scheduled it without padding.
+int64_t conflictFreePad(const Kernel& scheduled) {
   for (const Buffer& b : scheduled.buffers)
     if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4) {
-      int64_t rows = b.shape[2], cols = b.shape[3] - p.at("pad");
+      int64_t rows = b.shape[2], cols = b.shape[3];
       for (int64_t pad = 0; pad < 8; ++pad)
         if (int64_t m = rows * (cols + pad) % 32; m == 8 || m == 24) return pad;
     }
@@ -342,13 +341,15 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["warp_n"] = std::min<int64_t>(16, bn);
   p["pad"] = 0;
   p["stages"] = 2;
+  Kernel scheduled;
+  bool fits = false;
   for (int64_t bk : {32, 16, 8}) {
     p["block_k"] = bk;
-    Kernel scheduled;
-    if (applies(k, p, &scheduled) && pipelined(scheduled)) break;
+    fits = applies(k, p, &scheduled);
+    if (fits && pipelined(scheduled)) break;
   }
-  if (!applies(k, p)) return false;
-  p["pad"] = conflictFreePad(k, p);
+  if (!fits) return false;
+  p["pad"] = conflictFreePad(scheduled);
   return true;
 }
 
