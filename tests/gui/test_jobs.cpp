@@ -1,6 +1,8 @@
 // The window's background work through the one job mechanism and the one driver: a run from the window uses the
 // tuning cache's schedules, as `tessera-cli run` does; Cancel stops a run, a tune and a compile (the worker
-// itself ends within half a second, not only its result) and leaves the window usable.
+// itself ends within half a second, not only its result) and leaves the window usable. The Run menu's tf32
+// setting reaches the driver.
+#include <QAction>
 #include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QThreadPool>
@@ -120,6 +122,30 @@ class TestJobs : public QObject {
     for (const KernelCode& k : code->kernels)
       shown.traces[execute::ScheduleSet::keyOf(k.compiled.spec.nodeIds)] = k.compiled.trace;
     QCOMPARE(QString::fromStdString(shown.save()), QString::fromStdString(cliSchedules));
+  }
+
+  // Run > TF32 for convolutions: the driver's policy (its conv kernels may then round to tf32), kept for the
+  // next model opened, and off again when unchecked.
+  void tf32MenuReachesTheDriver() {
+    MainWindow w;
+    w.openModel(sample("conv_bn_relu.tsr"));
+    QVERIFY(waitIdle(w));
+    auto* action = w.findChild<QAction*>("tf32ConvAction");
+    QVERIFY(action && action->isCheckable() && !action->isChecked());
+    QVERIFY(!w.controller()->driver()->options().tf32.conv);
+    action->trigger();
+    QVERIFY(w.controller()->runs()->tf32().conv);
+    auto kernels = w.controller()->driver()->kernels();
+    bool convAllowed = false;
+    for (const auto& k : kernels->model.kernels) convAllowed |= k.kernel.kind == "conv" && k.kernel.allowTf32;
+    QVERIFY(convAllowed);
+    w.openModel(sample("resnet_basic_block.tsr"));
+    QVERIFY(waitIdle(w));
+    QVERIFY(w.controller()->driver()->options().tf32.conv);
+    QVERIFY(!w.controller()->driver()->options().tf32.matmul);
+    action->trigger();
+    QVERIFY(!action->isChecked());
+    QVERIFY(!w.controller()->driver()->options().tf32.conv);
   }
 
   void cancelStopsARunWithinHalfASecond() {

@@ -152,6 +152,19 @@ void RunController::setBackend(const QString& name) {
   emit message(tr("unknown backend '%1' (reference, cpu, cuda)").arg(name));
 }
 
+void RunController::setTf32(kernel::Tf32Policy tf32) {
+  if (tf32 == tf32_) return;
+  tf32_ = tf32;
+  // The kernels' schedules follow the policy: the driver drops its Kernel stage.
+  if (auto d = session_->driver()) {
+    d->setTf32(tf32);
+    session_->code()->stagesChanged();
+  }
+  emit tf32Changed(tf32);
+  emit message(tr("tf32: %1").arg(QString::fromStdString(tf32.name())));
+  if (autoRun_) wantRun();
+}
+
 void RunController::onCompiled() {
   if (session_->input() != model_) {  // a newly opened model: nothing to compare with
     model_ = session_->input();

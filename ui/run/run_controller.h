@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fusion/compile.h"
+#include "kernel/kernel_ir.h"
 #include "ui/common/background_job.h"
 #include "ui/graph/graph_items.h"
 #include "ui/models/run_result.h"
@@ -47,6 +48,9 @@ class RunController : public QObject {
   const std::vector<BackendInfo>& backends();
   const BackendInfo& backend();
   void setBackend(const QString& name);  // an unknown or unavailable name is refused with message()
+  // Where f32 products may round to tf32 (Driver::setTf32); a new model's driver starts with it too.
+  kernel::Tf32Policy tf32() const { return tf32_; }
+  void setTf32(kernel::Tf32Policy tf32);
 
   // Lowers when needed, then generates, builds, runs, verifies, and runs the unfused baseline on a worker.
   void run();
@@ -70,6 +74,7 @@ class RunController : public QObject {
 
  signals:
   void backendChanged(const tessera::ui::BackendInfo& backend);
+  void tf32Changed(tessera::kernel::Tf32Policy tf32);
   void busyChanged(bool running, bool tuning, const QString& what);
   // A job's progress: `done` of `total` steps (total 0: no fraction known).
   void progress(const QString& what, int done, int total);
@@ -92,6 +97,7 @@ class RunController : public QObject {
   SessionController* session_;
   std::vector<BackendInfo> backends_;
   size_t chosen_ = 1;  // cpu
+  kernel::Tf32Policy tf32_;  // off
   std::shared_ptr<const RunResult> last_, previous_;
   nlohmann::json lastTune_ = nlohmann::json::object();
   std::shared_ptr<const CompileResult> lastCompile_;  // the compile the last run was made from

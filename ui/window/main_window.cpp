@@ -28,6 +28,7 @@
 #include "ui/models/node_table_model.h"
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
+#include "ui/run/run_controller.h"
 #include "ui/window/run_docks.h"
 #include "ui/window/session_actions.h"
 #include "ui/session/session_controller.h"
@@ -164,6 +165,13 @@ void MainWindow::buildMenus() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   addRunActions(*this, *run);
+  QAction* tf32 = run->addAction(tr("TF32 for &convolutions (PyTorch's defaults)"));
+  tf32->setObjectName("tf32ConvAction");
+  tf32->setCheckable(true);
+  tf32->setToolTip(tr("Let f32 convolutions round their operands to tf32 on the tensor cores (CUDA), as cuDNN does "
+                      "under PyTorch's defaults; matmuls stay exact"));
+  connect(tf32, &QAction::toggled, this, [this](bool on) { controller_->runs()->setTf32({on, false}); });
+  connect(controller_->runs(), &RunController::tf32Changed, tf32, [tf32](kernel::Tf32Policy p) { tf32->setChecked(p.conv); });
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
 }
