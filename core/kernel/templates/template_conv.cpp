@@ -227,6 +227,15 @@ TemplateParams windowedDefaults(Kernel&) { return {{"threads", 128}, {"unroll_wi
 
 // Whether the template applies with `p` (its tiles within shared memory and the thread limits); the kernel
 // it schedules into `scheduled` when given.
+// Some loop of the scheduled kernel runs software-pipelined.
+bool pipelined(const Kernel& k) {
+  bool found = false;
+  walk(k.body, [&](StmtNode& n) {
+    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
+  });
+  return found;
+}
+
 // Whether the template applies with `p` within the defaults' shared budget (template_util.h), lowering p's
 // stages until the block's copies fit it, as pipelineStages does within the hardware's limit.
 bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr) {
@@ -242,7 +251,7 @@ bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr) {
       if (scheduled) *scheduled = std::move(trial);
       return true;
     }
-    if (p.at("stages") <= 1) return false;
+    if (!pipelined(trial)) return false;  // fewer stages would not make it smaller
     p["stages"] -= 1;
   }
 }
@@ -316,15 +325,6 @@ int64_t conflictFreePad(const Kernel& scheduled) {
         if (int64_t m = rows * (cols + pad) % 32; m == 8 || m == 24) return pad;
     }
   return 0;
-}
-
-// Some loop of the scheduled kernel runs software-pipelined.
-bool pipelined(const Kernel& k) {
-  bool found = false;
-  walk(k.body, [&](StmtNode& n) {
-    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
-  });
-  return found;
 }
 
 // The mma defaults for one pixel tile: false when too few blocks (below) or the form does not apply. The
