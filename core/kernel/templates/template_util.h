@@ -61,8 +61,10 @@ using ThreadDims = std::vector<std::pair<int64_t, ThreadTag>>;
 // A shared-memory fill spread over the block's threads: its loops fused, then split into
 // repeats x threadIdx.y x threadIdx.x (the repeats unrolled when 16 or fewer). lanes > 1 (dividing the
 // fill) first splits off that many consecutive elements per thread as an unrolled innermost loop, which a code
-// generator may copy as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md).
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1);
+// generator may copy as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md);
+// vectorized: that loop is vectorized instead (a write-back's wide global stores, the vector path).
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1,
+              bool vectorized = false);
 // Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`;
 // copyBytes > 0: each thread copies runs of that many bytes (bindFill's lanes, by the operand's dtype).
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
