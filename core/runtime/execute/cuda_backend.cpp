@@ -46,7 +46,7 @@ class CudaBackend : public KernelBackend {
     std::vector<KernelBuild> out(kernels.size());
     std::vector<std::vector<char>> cubins(kernels.size());
     std::vector<std::string> sources;
-    std::vector<size_t> owners = moduleOwners(kernels, sources);
+    std::vector<size_t> owners = moduleOwners(kernels, codegen::Target::Cuda, sources);
     cuda::NvrtcCompiler nvrtc;
     std::string options = joined(nvrtc.baseOptions()), toolkit = "NVRTC " + cuda::NvrtcCompiler::version();
     modcache::runJobs(kernels.size(), [&](size_t i) {
