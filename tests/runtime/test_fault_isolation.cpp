@@ -3,7 +3,8 @@
 // lives on, and the next kernel runs (in a new worker) with results checked; a kernel that never returns is
 // stopped by cancellation; OpenMP works inside the worker; and a whole model run with a faulty kernel
 // ($TESSERA_TEST_FAULT, runtime/execute/fault_hook.h) fails that kernel only, the executor going on as for any
-// kernel failure.
+// kernel failure. On the GPU (or the stand-in driver, test_fault_isolation_fake) a kernel that writes through a
+// null pointer fails naming the driver's error, and the context is reset so the next kernel runs and is right.
 #include <QtTest>
 
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "frontend/model_io.h"
 #include "runtime/cpu/cpu_worker.h"
+#include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/from_fusion.h"
@@ -153,6 +155,39 @@ class TestFaultIsolation : public QObject {
     QVERIFY(!bad.outputsVerified);
     RunReport good = executeModel(m, BackendKind::Cpu, o);  // the hook unset: the sound module, all verified
     QVERIFY2(good.outputsVerified, good.toJson().dump().c_str());
+  }
+
+  void cudaFaultResetsTheContextForTheNextKernel() {
+    if (!cuda::cudaAvailability().available) {
+      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
+      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    }
+    codegen::GeneratedKernel add;
+    add.entry = "vadd";
+    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
+                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
+    add.launch.block[0] = 4;
+    codegen::GeneratedKernel faulty = add, fine = add;
+    faulty.kernelId = "fused_3";
+    fine.kernelId = "fine";
+    auto be = detail::makeCudaBackend("", modcache::ModuleCache());
+    {
+      ScopedEnv fault("TESSERA_TEST_FAULT", "fused_3=null-write");
+      for (const auto& b : be->build({&faulty, &fine})) QVERIFY2(b.error.empty(), b.error.c_str());
+    }
+    std::vector<float> a = {1, 2, 3, 4}, x = {10, 20, 30, 40}, c(4, -1);
+    size_t n = sizeof(float) * 4;
+    std::vector<detail::ParamBuffer> params = {{a.data(), n, false, "a", true}, {x.data(), n, false, "x", true},
+                                               {c.data(), n, true, "c", true}};
+    std::string why;
+    try {
+      be->run(0, params, 0, 1);
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    QVERIFY2(why.rfind("kernel 'fused_3' faulted on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS", 0) == 0, why.c_str());
+    be->run(1, params, 0, 1);  // a clean context, its modules loaded again
+    QCOMPARE(c, (std::vector<float>{11, 22, 33, 44}));
   }
 
   void unknownFaultIsRefusedByName() {

@@ -9,6 +9,7 @@
 #include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/index_record.h"
+#include "runtime/execute/memory_limit.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -242,6 +243,17 @@ void collectOutputs(const Graph& g, const RunOptions& o, const ReferenceResult& 
     if (k.status != KernelStatus::Ok) r.outputsVerified = false;
 }
 
+// A run whose device buffers would not fit in the device's free memory is refused before anything is built.
+void checkDeviceMemory(const detail::KernelBackend& be, const CompiledModel& m,
+                       const std::vector<const codegen::GeneratedKernel*>& gen, const RunOptions& o) {
+  uint64_t free = be.freeDeviceBytes();
+  if (!o.memoryLimit.checkDevice || free == 0) return;
+  uint64_t need = deviceBytesNeeded(m, gen);
+  if (need > free)
+    fail("run needs " + formatBytes(need) + " of device memory (buffers and workspaces); " + be.device() + " has " +
+         formatBytes(free) + " free");
+}
+
 }  // namespace
 
 RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
@@ -254,11 +266,14 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     runReferenceBackend(m, inputs, o, r);
     return r;
   }
+  checkHostMemory(m, backend, o, false);
   std::unique_ptr<detail::KernelBackend> be = makeBackend(backend, o);
   r.device = be->device();
   auto buildStart = std::chrono::steady_clock::now();
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
-  buildKernels(*be, generateKernels(m, target, o, r), r);
+  std::vector<const codegen::GeneratedKernel*> gen = generateKernels(m, target, o, r);
+  checkDeviceMemory(*be, m, gen, o);
+  buildKernels(*be, gen, r);
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
   for (const auto& k : r.kernels)
@@ -285,6 +300,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
 }
 
 RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  if (backend != BackendKind::Reference) checkHostMemory(m, backend, o, true);
   RunReport r = executeModel(m, backend, o);
   if (backend == BackendKind::Reference || !r.ran) return r;
   // The baseline under the model's precision policy, so the fusion's gain is like for like.

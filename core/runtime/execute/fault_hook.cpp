@@ -38,8 +38,10 @@ std::string withTestFault(std::string source, const codegen::GeneratedKernel& k,
   size_t at = source.find(entry);
   size_t brace = at == std::string::npos ? at : source.find('{', at);
   if (brace == std::string::npos) fail("$TESSERA_TEST_FAULT: kernel " + k.kernelId + " has no entry to put a fault in");
-  source.insert(brace + 1, " " + statement(fault, target) + " ");
-  return source;
+  if (target != codegen::Target::Cuda) return source.insert(brace + 1, " " + statement(fault, target) + " ");
+  // On the GPU the fault hides behind a global the cubin keeps, so a stand-in driver can see the module is faulty.
+  source.insert(brace + 1, " if (tsr_test_fault_marker) { " + statement(fault, target) + " } ");
+  return "extern \"C\" __device__ int tsr_test_fault_marker = 1;\n" + source;
 }
 
 }  // namespace tessera::execute::detail

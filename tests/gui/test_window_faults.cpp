@@ -1,0 +1,87 @@
+// The window survives generated code that crashes: a cpu run whose kernels write through a null pointer (the
+// test-only $TESSERA_TEST_FAULT hook) ends with each kernel failed and the signal named, the session keeps its
+// model and graph, and the next run succeeds. The host memory limit (setting 'memory/hostLimit') refuses a run
+// before it starts, with the estimate and the limit, and unset lets the next one run.
+#include <QSettings>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "gui_test_util.h"
+#include "ui/session/session_controller.h"
+
+using namespace tessera;
+using namespace tessera::ui;
+using tessera::ui::test::sample;
+using tessera::ui::test::waitForRun;
+using tessera::ui::test::waitIdle;
+
+class TestWindowFaults : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QVERIFY(cache_.isValid());
+    qputenv("TESSERA_CACHE_DIR", cache_.filePath("cache").toUtf8());
+    if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
+      QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+  }
+
+  void crashingRunLeavesTheWindowAndItsSession() {
+    MainWindow w;
+    w.openModel(sample("softmax.tsr"));
+    QVERIFY(waitIdle(w));
+    SessionController* session = w.controller();
+    const auto graph = session->graph();
+    RunController* runs = session->runs();
+    runs->setBackend("cpu");
+    qputenv("TESSERA_TEST_FAULT", "*=null-write");
+    runs->run();
+    const bool finished = waitForRun(runs, nullptr);
+    qunsetenv("TESSERA_TEST_FAULT");
+    QVERIFY(finished);
+    auto crashed = runs->lastRun();
+    QVERIFY2(crashed->error.isEmpty(), qPrintable(crashed->error));  // kernels failed; the run itself ended well
+    QVERIFY(!crashed->report.kernels.empty());
+    for (const auto& k : crashed->report.kernels) {
+      QCOMPARE(k.status, execute::KernelStatus::Failed);
+      QVERIFY2(k.message.find("crashed the cpu worker: signal 11 (segmentation fault)") != std::string::npos,
+               k.message.c_str());
+    }
+    QVERIFY(!crashed->report.outputsVerified);
+    QCOMPARE(session->modelPath(), sample("softmax.tsr"));  // the session is the one it was
+    QCOMPARE(session->graph(), graph);
+    runs->run();
+    QVERIFY(waitForRun(runs, crashed));
+    auto next = runs->lastRun();
+    QVERIFY2(next->error.isEmpty(), qPrintable(next->error));
+    QVERIFY(next->report.outputsVerified);
+  }
+
+  void hostMemoryLimitSettingRefusesARun() {
+    MainWindow w;
+    w.openModel(sample("softmax.tsr"));
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    QSettings().setValue("memory/hostLimit", "1K");
+    runs->run();
+    const bool finished = waitForRun(runs, nullptr);
+    QSettings().remove("memory/hostLimit");
+    QVERIFY(finished);
+    auto refused = runs->lastRun();
+    QVERIFY2(refused->error.startsWith("run needs ") && refused->error.contains(" of host memory (arena ") &&
+                 refused->error.endsWith("; the limit is 1.0 KiB (setting 'memory/hostLimit')"),
+             qPrintable(refused->error));
+    QVERIFY(!refused->report.ran);
+    runs->run();
+    QVERIFY(waitForRun(runs, refused));
+    QVERIFY2(runs->lastRun()->error.isEmpty(), qPrintable(runs->lastRun()->error));
+    QVERIFY(runs->lastRun()->report.outputsVerified);
+  }
+
+ private:
+  QTemporaryDir cache_;
+};
+
+QTEST_MAIN(TestWindowFaults)
+#include "test_window_faults.moc"
