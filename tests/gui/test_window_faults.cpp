@@ -1,7 +1,8 @@
 // The window survives generated code that crashes: a cpu run whose kernels write through a null pointer (the
 // test-only $TESSERA_TEST_FAULT hook) ends with each kernel failed and the signal named, the session keeps its
-// model and graph, and the next run succeeds. The host memory limit (setting 'memory/hostLimit') refuses a run
-// before it starts, with the estimate and the limit, and unset lets the next one run.
+// model and graph, and the next run succeeds. The host memory limit (setting 'memory/hostLimit', Run > Host memory
+// limit…) refuses a run before it starts, with the estimate and the limit; a text that is not a size is refused
+// and not stored, and an empty one removes the limit.
 #include <QSettings>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -63,16 +64,20 @@ class TestWindowFaults : public QObject {
     QVERIFY(waitIdle(w));
     RunController* runs = w.controller()->runs();
     runs->setBackend("cpu");
-    QSettings().setValue("memory/hostLimit", "1K");
+    QCOMPARE(RunController::setHostMemoryLimit("lots"), QString("'lots' is not a memory size (e.g. 16G, 512M, 1.5GiB, 4096)"));
+    QVERIFY(RunController::hostMemoryLimit().isEmpty());  // refused, not stored
+    QCOMPARE(RunController::setHostMemoryLimit(" 1K "), QString());
+    QCOMPARE(QSettings().value("memory/hostLimit").toString(), QString("1K"));
     runs->run();
     const bool finished = waitForRun(runs, nullptr);
-    QSettings().remove("memory/hostLimit");
+    RunController::setHostMemoryLimit("");
     QVERIFY(finished);
     auto refused = runs->lastRun();
     QVERIFY2(refused->error.startsWith("run needs ") && refused->error.contains(" of host memory (arena ") &&
                  refused->error.endsWith("; the limit is 1.0 KiB (setting 'memory/hostLimit')"),
              qPrintable(refused->error));
     QVERIFY(!refused->report.ran);
+    QVERIFY(!QSettings().contains("memory/hostLimit"));  // empty: no limit
     runs->run();
     QVERIFY(waitForRun(runs, refused));
     QVERIFY2(runs->lastRun()->error.isEmpty(), qPrintable(runs->lastRun()->error));

@@ -75,8 +75,11 @@ struct ScopedEnv {
   const char* name_;
 };
 
+// $TESSERA_SAMPLES_DIR (on the GPU machine, where the build's source folder is absent), else the source's.
 CompiledModel mlp() {
-  return compileKernels(compileGraph(loadModel(std::string(TESSERA_SOURCE_DIR) + "/samples/mlp.tsr"), CompileOptions{}));
+  const char* dir = std::getenv("TESSERA_SAMPLES_DIR");
+  std::string samples = dir && *dir ? dir : std::string(TESSERA_SOURCE_DIR) + "/samples";
+  return compileKernels(compileGraph(loadModel(samples + "/mlp.tsr"), CompileOptions{}));
 }
 
 }  // namespace

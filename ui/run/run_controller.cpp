@@ -44,11 +44,13 @@ std::map<std::string, std::string> groupKinds(const CompileResult& compile) {
   return kinds;
 }
 
-// The host memory limit of runs and tunes: setting 'memory/hostLimit' ("16G", "512M", bytes; unset or empty: none).
-// A value that is not a size fails the run naming it.
+constexpr const char* kHostMemoryLimitKey = "memory/hostLimit";
+
+// The host memory limit of runs and tunes (RunController::hostMemoryLimit). A value that is not a size (written
+// by hand) fails the run naming it.
 execute::MemoryLimit hostMemoryLimitSetting() {
   execute::MemoryLimit limit;
-  const QString text = QSettings().value("memory/hostLimit").toString().trimmed();
+  const QString text = RunController::hostMemoryLimit();
   if (text.isEmpty()) return limit;
   limit.source = "setting 'memory/hostLimit'";
   try {
@@ -113,6 +115,23 @@ TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& jo
 }
 
 }  // namespace
+
+QString RunController::hostMemoryLimit() { return QSettings().value(kHostMemoryLimitKey).toString().trimmed(); }
+
+QString RunController::setHostMemoryLimit(const QString& size) {
+  const QString text = size.trimmed();
+  if (text.isEmpty()) {
+    QSettings().remove(kHostMemoryLimitKey);
+    return {};
+  }
+  try {
+    execute::parseByteSize(text.toStdString());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  QSettings().setValue(kHostMemoryLimitKey, text);
+  return {};
+}
 
 std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
   std::map<QString, GroupTiming> out;

@@ -34,21 +34,6 @@ struct Module {
   Entry* entry = nullptr;
 };
 
-// Loads a shared object's bytes from a memfd that stays open for this process's life. glibc knows a loaded object
-// by its file's device and inode: a deleted temporary file's inode is soon reused, and dlopen of the next module
-// would then hand back the first one. An open memfd's inode is never reused.
-std::shared_ptr<SharedLibrary> openFromMemory(const std::string& image, const std::string& name) {
-  int fd = memfd_create(name.c_str(), MFD_CLOEXEC);
-  if (fd < 0) fail("cpu worker: cannot hold module '" + name + "': " + std::strerror(errno));
-  for (size_t at = 0; at < image.size();) {
-    ssize_t n = write(fd, image.data() + at, image.size() - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail("cpu worker: cannot write module '" + name + "': " + std::strerror(errno));
-    at += size_t(n);
-  }
-  return SharedLibrary::open("/proc/self/fd/" + std::to_string(fd));  // the fd is deliberately never closed
-}
-
 class Server {
  public:
   ~Server() {
@@ -72,7 +57,7 @@ class Server {
  private:
   void load(const LoadRequest& q) {
     Module m;
-    m.library = openFromMemory(q.image, q.name);
+    m.library = SharedLibrary::openImage(q.image, q.name);
     m.entry = m.library->function<Entry>(q.symbol);
     modules_[q.slot] = std::move(m);
   }
