@@ -1,11 +1,18 @@
 // The window survives generated code that crashes: a cpu run whose kernels write through a null pointer (the
 // test-only $TESSERA_TEST_FAULT hook) ends with each kernel failed and the signal named, the session keeps its
-// model and graph, and the next run succeeds. The host memory limit (setting 'memory/hostLimit', Run > Host memory
+// model and graph, and the next run succeeds; Cancel stops a kernel that never returns (its worker is killed). The host memory limit (setting 'memory/hostLimit', Run > Host memory
 // limit…) refuses a run before it starts, with the estimate and the limit; a text that is not a size is refused
 // and not stored, and an empty one removes the limit.
+#include <unistd.h>
+
 #include <QSettings>
 #include <QTemporaryDir>
+#include <QThreadPool>
 #include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include "gui_test_util.h"
 #include "ui/session/session_controller.h"
@@ -15,6 +22,33 @@ using namespace tessera::ui;
 using tessera::ui::test::sample;
 using tessera::ui::test::waitForRun;
 using tessera::ui::test::waitIdle;
+
+namespace {
+
+// The pids of this process's running cpu workers (tessera-cpu-worker children), from /proc.
+std::vector<int> cpuWorkers() {
+  std::vector<int> pids;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::ifstream stat(e.path() / "stat");
+    std::string pid, comm, state;
+    int ppid = 0;
+    if (stat >> pid >> comm >> state >> ppid && ppid == getpid() && comm == "(tessera-cpu-wor)" && state != "Z")
+      pids.push_back(std::stoi(pid));
+  }
+  return pids;
+}
+
+bool waitFor(const std::function<bool()>& done, int timeoutMs) {
+  QDeadlineTimer deadline(timeoutMs);
+  while (!deadline.hasExpired()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 10);
+    if (done()) return true;
+    QThread::msleep(5);
+  }
+  return false;
+}
+
+}  // namespace
 
 class TestWindowFaults : public QObject {
   Q_OBJECT
@@ -56,6 +90,30 @@ class TestWindowFaults : public QObject {
     auto next = runs->lastRun();
     QVERIFY2(next->error.isEmpty(), qPrintable(next->error));
     QVERIFY(next->report.outputsVerified);
+  }
+
+  // Cancel stops a kernel that never returns: the worker running it is killed, and the window runs again.
+  void cancelStopsAnEndlessKernel() {
+    MainWindow w;
+    w.openModel(sample("softmax.tsr"));
+    QVERIFY(waitIdle(w));
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    qputenv("TESSERA_TEST_FAULT", "*=loop");
+    runs->run();
+    const bool spinning = waitFor([] { return !cpuWorkers().empty(); }, 60000);
+    qunsetenv("TESSERA_TEST_FAULT");
+    QVERIFY2(spinning, "no cpu worker started");
+    QThread::msleep(300);
+    QVERIFY(runs->running());  // still in the endless kernel
+    runs->cancel();
+    QVERIFY(!runs->running());
+    QVERIFY2(waitFor([] { return cpuWorkers().empty() && QThreadPool::globalInstance()->activeThreadCount() == 0; }, 2000),
+             "the worker outlived the cancel by 2 s");
+    QVERIFY(!runs->lastRun());  // the cancelled run delivered nothing
+    runs->run();
+    QVERIFY(waitForRun(runs, nullptr));
+    QVERIFY(runs->lastRun()->report.outputsVerified);
   }
 
   void hostMemoryLimitSettingRefusesARun() {
