@@ -32,6 +32,12 @@ class CpuWorker {
   // (when one runs) and into every worker started later. A load that fails makes run(slot) throw its error.
   void addModule(size_t slot, const std::string& name, const std::string& symbol, std::string image);
 
+  // Starts the worker now when none runs (a run starts one anyway), so that its start overlaps other work.
+  // Throws Error when it cannot start.
+  void startEarly() {
+    if (!pid_) start();
+  }
+
   // The shared region, at least `bytes` long; earlier contents stay, its address may change.
   std::byte* region(size_t bytes);
 

@@ -57,6 +57,10 @@ class CpuBackend : public KernelBackend {
     std::vector<size_t> owners = moduleOwners(kernels, codegen::Target::Cpu, sources);
     owners_ = owners;
     std::vector<std::string> images(kernels.size());
+    try {
+      worker_.startEarly();  // its start overlaps the compiles; the modules follow when they are built
+    } catch (const std::exception&) {  // the first run says why
+    }
     cpu::CpuCompiler compiler;
     const CompilerKey& ck = compilerKey(compiler);
     modcache::runJobs(kernels.size(), [&](size_t i) {
