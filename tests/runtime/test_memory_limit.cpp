@@ -1,7 +1,8 @@
 // Memory limits (runtime/execute/memory_limit.h): sizes parse and print in binary units, a bad size is refused
 // naming it, the estimate of a sample's run adds up from its parts (the arena holds at least its inputs and
 // weights, the reference every value), and a run over the limit is refused before anything is built, naming the
-// estimate, its parts and the limit; at the estimate itself the run goes ahead.
+// estimate, its parts and the limit; at the estimate itself the run goes ahead. A cuda run over the device's
+// free memory is refused the same way (against the stand-in driver in CI).
 #include <QtTest>
 
 #include "frontend/model_io.h"
@@ -80,6 +81,23 @@ class TestMemoryLimit : public QObject {
     o.memoryLimit.hostBytes = e.total();
     o.verify = false;  // quick: the estimate without the reference is smaller still
     QVERIFY(executeModel(m, BackendKind::Cpu, o).ran);
+  }
+
+  // On the GPU (the stand-in driver in CI: test_memory_limit_fake, whose device has 1 KiB free) a run whose
+  // device buffers exceed the free memory is refused before anything is built.
+  void cudaRunOverFreeDeviceMemoryIsRefused() {
+    if (!qEnvironmentVariableIsSet("TESSERA_FAKE_CUDA_FREE_BYTES")) QSKIP("needs the stand-in driver's full device");
+    CompiledModel m = mlp();
+    RunOptions o;
+    o.verify = false;
+    try {
+      executeModel(m, BackendKind::Cuda, o);
+      QFAIL("a run over the device's free memory ran");
+    } catch (const Error& e) {
+      std::string want = "run needs " + formatBytes(deviceBytesNeeded(m, {})) + " of device memory";
+      QVERIFY2(std::string(e.what()).rfind(want, 0) == 0, e.what());
+      QVERIFY2(std::string(e.what()).find("has 1.0 KiB free") != std::string::npos, e.what());
+    }
   }
 };
 
