@@ -71,7 +71,7 @@ CpuWorker::~CpuWorker() {
 void CpuWorker::addModule(size_t slot, const std::string& name, const std::string& symbol, std::string image) {
   if (modules_.size() <= slot) modules_.resize(slot + 1);
   modules_[slot] = {name, symbol, std::move(image), ""};
-  if (pid_) load(slot);
+  if (pid_) load(slot, CancelToken());
 }
 
 std::byte* CpuWorker::region(size_t bytes) {
@@ -94,7 +94,7 @@ std::byte* CpuWorker::region(size_t bytes) {
   return region_;
 }
 
-void CpuWorker::start() {
+void CpuWorker::start(const CancelToken& cancel) {
   if (program_.empty())
     fail(std::string("no cpu worker program: ") + kWorkerName +
          " is not beside this program and $TESSERA_CPU_WORKER names none");
@@ -120,15 +120,15 @@ void CpuWorker::start() {
     fail("cannot start the cpu worker '" + program_ + "': " + std::strerror(err));
   }
   for (size_t slot = 0; slot < modules_.size(); ++slot)
-    if (!modules_[slot].image.empty()) load(slot);
+    if (!modules_[slot].image.empty()) load(slot, cancel);
 }
 
-void CpuWorker::load(size_t slot) {
+void CpuWorker::load(size_t slot, const CancelToken& cancel) {
   Module& m = modules_[slot];
   double unused = 0;
   if (!worker::sendFrame(socket_, worker::encode(worker::LoadRequest{uint32_t(slot), m.name, m.symbol, m.image})))
     fail("module '" + m.name + "': " + endedBy(m.name));
-  m.loadError = awaitReply(unused, CancelToken(), m.name);
+  m.loadError = awaitReply(unused, cancel, m.name);
 }
 
 void CpuWorker::stop() {
@@ -174,7 +174,7 @@ double CpuWorker::run(size_t slot, const std::vector<uint64_t>& offsets, int war
                       const CancelToken& cancel, const std::string& kernel) {
   if (slot >= modules_.size() || modules_[slot].image.empty()) fail("kernel '" + kernel + "': no module was built for it");
   cancel.check();
-  if (!pid_) start();
+  if (!pid_) start(cancel);
   if (!modules_[slot].loadError.empty()) fail(modules_[slot].loadError);
   worker::RunRequest q{uint32_t(slot), regionBytes_, warmup, reps, budgetMs, offsets};
   if (!worker::sendFrame(socket_, worker::encode(q))) fail(endedBy(kernel));

@@ -35,7 +35,7 @@ class CpuWorker {
   // Starts the worker now when none runs (a run starts one anyway), so that its start overlaps other work.
   // Throws Error when it cannot start.
   void startEarly() {
-    if (!pid_) start();
+    if (!pid_) start(CancelToken());
   }
 
   // The shared region, at least `bytes` long; earlier contents stay, its address may change.
@@ -54,8 +54,8 @@ class CpuWorker {
   struct Module {
     std::string name, symbol, image, loadError;
   };
-  void start();
-  void load(size_t slot);
+  void start(const CancelToken& cancel);
+  void load(size_t slot, const CancelToken& cancel);
   void stop();
   // The reply to the request just sent; while waiting, a cancel kills the worker. Throws Error when it dies.
   std::string awaitReply(double& ms, const CancelToken& cancel, const std::string& kernel);
