@@ -9,7 +9,6 @@
 namespace tessera::kernel::templ {
 namespace {
 
-constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
 
 // stages > 1: each thread fills the shared tiles in 16-byte runs, which the pipelined loop copies with cp.async.
 int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0; }
@@ -174,7 +173,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
   return best;
 }
 
-// The default stages: kDefaultStages, fewer when the k steps or 48 KiB of shared memory for the tiles' copies
+// The default stages: kDefaultStages, fewer when the k steps or the defaults' shared budget for the tiles' copies
 // do not allow them (1: not pipelined). 2 measured best at 4096^3 on the H200 (docs/codegen.md): f32 38.2
 // TFLOP/s (3 stages 37.5, 1 stage 28.1), bf16 136 (3 stages 134, 1 stage 65).
 constexpr int64_t kDefaultStages = 2;
@@ -184,7 +183,7 @@ int64_t pickStages(Kernel& k, const TemplateParams& p) {
   for (const std::string& b : inputsReadIn(k, "k")) elem = std::max<int64_t>(elem, int64_t(dtypeSize(k.findBuffer(b)->dtype)));
   int64_t bytesPerStage = (p.at("block_m") + p.at("block_n")) * bk * elem;
   int64_t stages = std::min(kDefaultStages, (K + bk - 1) / bk);
-  while (stages > 1 && stages * bytesPerStage > kStaticSharedBytes) --stages;
+  while (stages > 1 && stages * bytesPerStage > kDefaultSharedBytes) --stages;
   return std::max<int64_t>(1, stages);
 }
 

@@ -129,10 +129,9 @@ void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& d
 }
 
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
-  constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
   int64_t stages = std::min(p.at("stages"), extentOf(s.kernel(), ko));
   int64_t perStage = sharedBytesPerBlock(s.kernel());  // the tiles staged at ko: all the block's shared memory
-  while (stages > 1 && stages * perStage > kStaticSharedBytes) --stages;
+  while (stages > 1 && stages * perStage > kSharedBytesLimit) --stages;
   if (stages > 1) s.pipeline(ko, int(stages));
 }
 

@@ -6,9 +6,15 @@
 #include <utility>
 #include <vector>
 
+#include "kernel/launch.h"
 #include "kernel/templates/templates.h"
 
 namespace tessera::kernel::templ {
+
+// The shared memory a block of the templates' defaults stays within. Explicit parameters and the tuner may use
+// up to kSharedBytesLimit (launch.h: dynamic shared memory); the defaults keep to the static 48 KiB they were
+// measured at until deeper tiles are measured better.
+inline constexpr int64_t kDefaultSharedBytes = kStaticSharedBytes;
 
 // One template: the function applying it, its parameter space, and the defaults it picks for a kernel.
 struct TemplateDef {
@@ -62,7 +68,7 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
 // stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
 // S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
-// is an upper bound: fewer stages where the k steps or 48 KiB of shared memory for the copies do not allow S.
+// is an upper bound: fewer stages where the k steps or a block's shared memory (kSharedBytesLimit) do not allow S.
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p);
 
 }  // namespace tessera::kernel::templ

@@ -106,7 +106,8 @@ class CudaBackend : public KernelBackend {
     int phase = 0;
     if (g.phases > 1) args.push_back(&phase);
     const codegen::LaunchDims& d = g.launch;
-    cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]}, 0};
+    cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]},
+                          unsigned(g.dynamicSharedBytes)};
     cuda::FunctionHandle fn = functions_.at(index);
     cuda::CudaDriver& driver = cuda::CudaDriver::get();
     // One timed run is every phase, launched in order on the stream (the driver copies `phase` at each launch).
@@ -172,6 +173,9 @@ class CudaBackend : public KernelBackend {
       try {
         modules_[i] = cuda::Module(cubins[i]);
         functions_[i] = modules_[i].function(kModuleEntry);
+        // Above 48 KiB a function must opt in to its dynamic shared memory (codegen.h, dynamicSharedBytes).
+        if (size_t bytes = kernels_[i]->dynamicSharedBytes)
+          cuda::CudaDriver::get().setMaxDynamicSharedMemory(functions_[i], int(bytes));
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
