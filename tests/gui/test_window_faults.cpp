@@ -10,6 +10,7 @@
 #include <QThreadPool>
 #include <QtTest>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -25,17 +26,22 @@ using tessera::ui::test::waitIdle;
 
 namespace {
 
-// The pids of this process's running cpu workers (tessera-cpu-worker children), from /proc.
-std::vector<int> cpuWorkers() {
-  std::vector<int> pids;
+// The CPU time (in clock ticks) each running cpu worker of this process (a tessera-cpu-worker child) has used,
+// from /proc: a worker starts with the build, so only a kernel makes it busy.
+std::vector<long> cpuWorkerTicks() {
+  std::vector<long> ticks;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::ifstream stat(e.path() / "stat");
-    std::string pid, comm, state;
+    std::string pid, comm, state, skip;
     int ppid = 0;
-    if (stat >> pid >> comm >> state >> ppid && ppid == getpid() && comm == "(tessera-cpu-wor)" && state != "Z")
-      pids.push_back(std::stoi(pid));
+    if (!(stat >> pid >> comm >> state >> ppid) || ppid != getpid() || comm != "(tessera-cpu-wor)" || state == "Z")
+      continue;
+    for (int field = 5; field < 14; ++field) stat >> skip;  // to utime (field 14), then stime
+    long utime = 0, stime = 0;
+    stat >> utime >> stime;
+    ticks.push_back(utime + stime);
   }
-  return pids;
+  return ticks;
 }
 
 bool waitFor(const std::function<bool()>& done, int timeoutMs) {
@@ -48,27 +54,30 @@ bool waitFor(const std::function<bool()>& done, int timeoutMs) {
   return false;
 }
 
+// The window with samples/softmax.tsr open and compiled, runs on cpu.
+RunController* softmaxOnCpu(MainWindow& w) {
+  w.openModel(sample("softmax.tsr"));
+  if (!waitIdle(w)) return nullptr;
+  w.controller()->runs()->setBackend("cpu");
+  return w.controller()->runs();
+}
+
 }  // namespace
 
 class TestWindowFaults : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
     QVERIFY(cache_.isValid());
-    qputenv("TESSERA_CACHE_DIR", cache_.filePath("cache").toUtf8());
-    if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
-      QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    if (QString why = tessera::ui::test::setUpCpuRuns(cache_.filePath("cache")); !why.isEmpty()) QSKIP(qPrintable(why));
   }
 
   void crashingRunLeavesTheWindowAndItsSession() {
     MainWindow w;
-    w.openModel(sample("softmax.tsr"));
-    QVERIFY(waitIdle(w));
+    RunController* runs = softmaxOnCpu(w);
+    QVERIFY(runs);
     SessionController* session = w.controller();
     const auto graph = session->graph();
-    RunController* runs = session->runs();
-    runs->setBackend("cpu");
     qputenv("TESSERA_TEST_FAULT", "*=null-write");
     runs->run();
     const bool finished = waitForRun(runs, nullptr);
@@ -95,20 +104,21 @@ class TestWindowFaults : public QObject {
   // Cancel stops a kernel that never returns: the worker running it is killed, and the window runs again.
   void cancelStopsAnEndlessKernel() {
     MainWindow w;
-    w.openModel(sample("softmax.tsr"));
-    QVERIFY(waitIdle(w));
-    RunController* runs = w.controller()->runs();
-    runs->setBackend("cpu");
+    RunController* runs = softmaxOnCpu(w);
+    QVERIFY(runs);
     qputenv("TESSERA_TEST_FAULT", "*=loop");
     runs->run();
-    const bool spinning = waitFor([] { return !cpuWorkers().empty(); }, 60000);
+    const long busy = sysconf(_SC_CLK_TCK) / 5;  // 200 ms of CPU: the worker is in the endless kernel
+    const bool spinning = waitFor([busy] {
+      std::vector<long> t = cpuWorkerTicks();
+      return std::any_of(t.begin(), t.end(), [busy](long v) { return v >= busy; });
+    }, 60000);
     qunsetenv("TESSERA_TEST_FAULT");
-    QVERIFY2(spinning, "no cpu worker started");
-    QThread::msleep(300);
+    QVERIFY2(spinning, "no cpu worker ran a kernel");
     QVERIFY(runs->running());  // still in the endless kernel
     runs->cancel();
     QVERIFY(!runs->running());
-    QVERIFY2(waitFor([] { return cpuWorkers().empty() && QThreadPool::globalInstance()->activeThreadCount() == 0; }, 2000),
+    QVERIFY2(waitFor([] { return cpuWorkerTicks().empty() && QThreadPool::globalInstance()->activeThreadCount() == 0; }, 2000),
              "the worker outlived the cancel by 2 s");
     QVERIFY(!runs->lastRun());  // the cancelled run delivered nothing
     runs->run();
@@ -118,10 +128,8 @@ class TestWindowFaults : public QObject {
 
   void hostMemoryLimitSettingRefusesARun() {
     MainWindow w;
-    w.openModel(sample("softmax.tsr"));
-    QVERIFY(waitIdle(w));
-    RunController* runs = w.controller()->runs();
-    runs->setBackend("cpu");
+    RunController* runs = softmaxOnCpu(w);
+    QVERIFY(runs);
     QCOMPARE(RunController::setHostMemoryLimit("lots"), QString("'lots' is not a memory size (e.g. 16G, 512M, 1.5GiB, 4096)"));
     QVERIFY(RunController::hostMemoryLimit().isEmpty());  // refused, not stored
     QCOMPARE(RunController::setHostMemoryLimit(" 1K "), QString());
