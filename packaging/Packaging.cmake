@@ -4,6 +4,8 @@ include(GNUInstallDirs)
 
 set(TESSERA_RESOURCES "${CMAKE_SOURCE_DIR}/resources")
 install(TARGETS tessera-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The cpu backend's worker process, found beside the programs that run kernels (runtime/cpu/cpu_worker.h).
+install(TARGETS tessera-cpu-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tessera)
   install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -52,6 +52,12 @@ class RunController : public QObject {
   kernel::Tf32Policy tf32() const { return tf32_; }
   void setTf32(kernel::Tf32Policy tf32);
 
+  // The host memory limit of runs and tunes (setting 'memory/hostLimit'): "16G", "512M", bytes; "" for none. A
+  // run over it is refused before it starts, with the estimate. A text that is not a size is refused: the
+  // returned reason says why ("" when stored).
+  static QString hostMemoryLimit();
+  static QString setHostMemoryLimit(const QString& size);
+
   // Lowers when needed, then generates, builds, runs, verifies, and runs the unfused baseline on a worker.
   void run();
   // Tunes every kernel on the chosen backend; the kept schedules become one undoable schedule change.
