@@ -189,7 +189,18 @@ class TestFaultIsolation : public QObject {
       why = e.what();
     }
     QVERIFY2(why.rfind("kernel 'fused_3' faulted on the GPU: CUDA_ERROR_ILLEGAL_ADDRESS", 0) == 0, why.c_str());
-    be->run(1, params, 0, 1);  // a clean context, its modules loaded again
+    // The stand-in driver recovers: a clean context, its modules loaded again. The real one keeps the error
+    // sticky for the process (the H200, 2026-12-02): every later kernel fails with the fault and the advice.
+    if (why.find("CUDA cannot recover from this fault in the same process") != std::string::npos) {
+      QVERIFY_THROWS_EXCEPTION(std::exception, be->run(1, params, 0, 1));
+      try {
+        be->run(1, params, 0, 1);
+      } catch (const std::exception& e) {
+        QVERIFY2(std::string(e.what()).find("GPU runs fail until Tessera is started again") != std::string::npos, e.what());
+      }
+      return;
+    }
+    be->run(1, params, 0, 1);
     QCOMPARE(c, (std::vector<float>{11, 22, 33, 44}));
   }
 

@@ -83,16 +83,25 @@ class CudaBackend : public KernelBackend {
     try {
       return launchTimed(index, params, warmup, reps);
     } catch (const cuda::CudaFault& f) {
-      const std::string kernel = kernels_.at(index)->kernelId;
-      resetContext();
-      fail("kernel '" + kernel + "' faulted on the GPU: " + f.errorName() + " (" + f.what() +
-           "); the context was reset and its modules loaded again");
+      const std::string fault = "kernel '" + kernels_.at(index)->kernelId + "' faulted on the GPU: " + f.errorName() +
+                                " (" + f.what() + ")";
+      try {
+        resetContext();
+      } catch (const std::exception& e) {
+        // The real driver keeps an illegal address or a launch failure sticky for the whole process (on the
+        // H200 the retain after the reset failed with the same error): nothing in this process can run there.
+        lostDevice_ = fault + "; CUDA cannot recover from this fault in the same process (" + e.what() +
+                      "): GPU runs fail until Tessera is started again";
+        fail(lostDevice_);
+      }
+      fail(fault + "; the context was reset and its modules loaded again");
     }
   }
 
  private:
   double launchTimed(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) {
     if (!avail_.available) fail(cannotRun());
+    if (!lostDevice_.empty()) fail(lostDevice_);
     for (const auto& p : params)
       if (!p.output && lost_.count(p.value))
         fail("input '" + p.value + "' was only on the device and went with the context a faulted kernel reset");
@@ -249,6 +258,7 @@ class CudaBackend : public KernelBackend {
   std::vector<std::vector<char>> cubins_;  // by kernel, to load again after a reset
   std::vector<size_t> owners_;             // moduleOwners
   std::set<std::string> onHost_;           // values whose latest copy the host holds too
+  std::string lostDevice_;  // set when a fault left the device unusable for this process
   std::set<std::string> lost_;             // values a context reset took, held nowhere else
 };
 
