@@ -43,6 +43,10 @@ struct RenderView {
 const std::vector<RenderView>& renderViews();
 QStringList renderViewNames();
 
+// --expand and --expand-layer on the graph (lessons open layers the same way): the layers down to `expandDepth`
+// (-1: as they are) and `layers` by path or name. Returns "" when done, else what is wrong.
+QString openNamedLayers(MainWindow& window, int expandDepth, const QStringList& layers);
+
 // Returns 0 on success; otherwise prints one line naming the problem to stderr and returns 1 (2 for a view
 // that is not available in this build).
 int renderHeadless(const RenderRequest& request);
