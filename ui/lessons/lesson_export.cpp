@@ -37,8 +37,10 @@ bool settle(LessonPlayer& player, const QDeadlineTimer& deadline) {
 // The text of `level` for the selection's lines (a window of them), as the Levels panel shows it.
 QString shownCode(const SessionController& c, const QString& level) {
   auto code = c.code()->kernels();
+  auto ptx = c.code()->ptx();
   if (!code || !c.compile()) return {};
-  const LevelText* text = level == "kernel" ? &code->kernel : level == "cuda" ? &code->cuda : level == "cpp" ? &code->cpp : nullptr;
+  const LevelText* text = level == "kernel" ? &code->kernel : level == "cuda" ? &code->cuda : level == "cpp" ? &code->cpp
+                          : level == "ptx" && ptx ? &ptx->ptx : nullptr;
   if (!text) return {};
   const QStringList lines = text->text.split('\n');
   const std::vector<int> marked = text->linesFor(selectedNodes(*c.compile(), c.selection()));
