@@ -53,11 +53,14 @@ LessonsDock::LessonsDock(MainWindow& window)
   connect(lessons_, &QComboBox::activated, this, [this](int i) {
     if (i > 0) open(lessons_->itemData(i).toString());
   });
-  connect(steps_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) { player_->goTo(steps_->row(item)); });
-  connect(previous_, &QPushButton::clicked, player_, &LessonPlayer::previous);
-  connect(next_, &QPushButton::clicked, player_, &LessonPlayer::next);
-  connect(restart_, &QPushButton::clicked, player_, &LessonPlayer::restart);
-  connect(showMe_, &QPushButton::clicked, player_, &LessonPlayer::performWait);
+  connect(steps_, &QListWidget::itemActivated, this, [this](QListWidgetItem* item) { goTo(steps_->row(item)); });
+  connect(previous_, &QPushButton::clicked, this, [this] { goTo(player_->index() - 1); });
+  connect(next_, &QPushButton::clicked, this, [this] { goTo(player_->index() + 1); });
+  connect(restart_, &QPushButton::clicked, this, [this] { goTo(0); });
+  connect(showMe_, &QPushButton::clicked, this, [this] {
+    player_->performWait();
+    refreshWait();
+  });
   connect(caption_, &QTextBrowser::anchorClicked, this, &LessonsDock::onLink);
   connect(player_, &LessonPlayer::stepShown, this, &LessonsDock::onStepShown);
   connect(player_, &LessonPlayer::waitChanged, this, &LessonsDock::refreshWait);
@@ -76,11 +79,17 @@ void LessonsDock::buildKeys() {
     });
   };
   key(QKeySequence(Qt::Key_PageDown), [this] {
-    if (player_->waitMet()) player_->next();
+    if (player_->waitMet()) goTo(player_->index() + 1);
   });
-  key(QKeySequence(Qt::Key_PageUp), [this] { player_->previous(); });
+  key(QKeySequence(Qt::Key_PageUp), [this] { goTo(player_->index() - 1); });
   key(QKeySequence(Qt::CTRL | Qt::Key_B), [this] { toggleBookmark(); });
   key(QKeySequence(Qt::Key_F7), [this] { setPresenting(!presenting()); });
+}
+
+// The buttons are off while the step is being set up, so a second click never skips a step.
+void LessonsDock::goTo(int index) {
+  player_->goTo(index);
+  refreshWait();
 }
 
 bool LessonsDock::open(const QString& path) {
@@ -128,6 +137,7 @@ void LessonsDock::refreshWait() {
   showMe_->setEnabled(has && player_->current().wait.kind != LessonWait::None && !met);
   if (!has) return wait_->setText(tr("Help ▸ Lessons: pick a lesson above."));
   if (!player_->error().isEmpty()) return wait_->setText(tr("⚠ %1").arg(player_->error()));
+  if (player_->busy()) return wait_->setText(tr("Setting up the step…"));
   wait_->setText(met ? (i + 1 < player_->count() ? tr("✓ Next (Page Down) when ready.") : tr("✓ The end of the lesson."))
                      : player_->waitStatus());
   if (met && player_->current().wait.kind != LessonWait::None)  // the learner's figures, now that they acted

@@ -37,6 +37,7 @@ class LessonsDock : public QWidget {
 
  private:
   void buildKeys();
+  void goTo(int index);
   void onStepShown(int index);
   void refreshSteps();
   void refreshWait();
