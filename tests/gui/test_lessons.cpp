@@ -152,6 +152,38 @@ class TestLessons : public QObject {
     QVERIFY(QFileInfo(dir.filePath("png/step-06.png")).size() > 1000);
   }
 
+  // A recorded lesson plays back to the state it was recorded in.
+  void recordedLessonPlaysBack() {
+    QTemporaryDir dir;
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.show();
+    LessonsDock* panel = lessonsDock(w);
+    w.openModel(test::sample("mlp.tsr"));
+    QVERIFY(test::waitIdle(w));
+    panel->recordStep();
+    w.controller()->addOverride({OverrideKind::ForbidFuse, "fc1", "bias1", {}, {}}, "forbid");
+    QVERIFY(test::waitIdle(w));
+    w.controller()->setCurrentStep(3);
+    w.controller()->select({Selection::Node, "fc2", {}, {}});
+    panel->recordStep();
+    QVERIFY(panel->saveRecording(dir.filePath("recorded.json")));
+    const Lesson lesson = loadLesson(dir.filePath("recorded.json"));
+    QCOMPARE(lesson.steps.size(), size_t(2));
+    MainWindow again;
+    again.sessionFiles()->setPrompts({});
+    again.show();
+    LessonPlayer player(again);
+    player.setLesson(lesson);
+    QVERIFY2(playToEnd(player, 60000).isEmpty(), qPrintable(player.error()));
+    QCOMPARE(again.controller()->currentStep(), 3);
+    QCOMPARE(again.controller()->selection().id, QString("fc2"));
+    QCOMPARE(again.controller()->overrides().size(), size_t(1));
+    player.goTo(0);
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+    QVERIFY(again.controller()->overrides().empty());
+  }
+
   // Help > Lessons opens the list; a lesson opened there plays, Page Down waits for the learner.
   void helpMenuOpensTheLessonList() {
     MainWindow w;

@@ -2,6 +2,7 @@
 
 #include <QComboBox>
 #include <QDockWidget>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -13,7 +14,9 @@
 #include <QUrl>
 #include <QVBoxLayout>
 
+#include "io/atomic_file.h"
 #include "ir/error.h"
+#include "ui/lessons/lesson_record.h"
 #include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/lesson_player.h"
 #include "ui/lessons/presentation.h"
@@ -27,7 +30,7 @@ LessonsDock::LessonsDock(MainWindow& window)
       lessons_(new QComboBox(this)), steps_(new QListWidget(this)), caption_(new QTextBrowser(this)),
       progress_(new QLabel(this)), wait_(new QLabel(this)), previous_(new QPushButton(tr("◀ Previous"), this)),
       next_(new QPushButton(tr("Next ▶"), this)), restart_(new QPushButton(tr("Restart"), this)),
-      showMe_(new QPushButton(tr("Show me"), this)) {
+      showMe_(new QPushButton(tr("Show me"), this)), record_(new QPushButton(tr("● Record step"), this)) {
   setObjectName("lessonsPanel");
   lessons_->addItem(tr("Choose a lesson…"));
   for (const QString& path : shippedLessons()) {
@@ -50,6 +53,17 @@ LessonsDock::LessonsDock(MainWindow& window)
   layout->addWidget(caption_, 3);
   layout->addWidget(wait_);
   layout->addLayout(buttons);
+  auto* recording = new QHBoxLayout;
+  auto* save = new QPushButton(tr("Save recording…"), this);
+  record_->setToolTip(tr("Add the window's state as a step of a new lesson"));
+  recording->addWidget(record_);
+  recording->addWidget(save);
+  layout->addLayout(recording);
+  connect(record_, &QPushButton::clicked, this, &LessonsDock::recordStep);
+  connect(save, &QPushButton::clicked, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save the recorded lesson"), {}, tr("Lessons (*.json)"));
+    if (!path.isEmpty()) saveRecording(path);
+  });
   connect(lessons_, &QComboBox::activated, this, [this](int i) {
     if (i > 0) open(lessons_->itemData(i).toString());
   });
@@ -188,6 +202,26 @@ void LessonsDock::registerSessionPart() {
         refreshSteps();
         player_->goTo(j.value("step", 0));
       });
+}
+
+void LessonsDock::recordStep() {
+  if (!window_.controller()->input()) return wait_->setText(tr("Open a model first, then record its steps."));
+  recording_.steps.push_back(captureStep(window_, tr("Step %1").arg(recording_.steps.size() + 1)));
+  record_->setText(tr("● Record step (%1)").arg(recording_.steps.size()));
+}
+
+bool LessonsDock::saveRecording(const QString& path) {
+  if (recording_.steps.empty()) return false;
+  recording_.path = QFileInfo(path).absoluteFilePath();
+  if (recording_.title.isEmpty()) recording_.title = QFileInfo(path).completeBaseName();
+  try {
+    writeFileAtomically(path.toStdString(), lessonToJson(recording_));
+  } catch (const Error& e) {
+    wait_->setText(tr("⚠ %1").arg(QString::fromStdString(e.what())));
+    return false;
+  }
+  wait_->setText(tr("Saved %n step(s) to %1; edit the captions there.", nullptr, int(recording_.steps.size())).arg(path));
+  return true;
 }
 
 LessonsDock* lessonsDock(MainWindow& window) {

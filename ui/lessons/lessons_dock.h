@@ -6,6 +6,8 @@
 #include <QSet>
 #include <QWidget>
 
+#include "ui/lessons/lesson.h"
+
 class QComboBox;
 class QLabel;
 class QListWidget;
@@ -33,6 +35,10 @@ class LessonsDock : public QWidget {
   const QSet<int>& bookmarks() const { return bookmarks_; }
   void toggleBookmark();
   void setPresenting(bool on);
+  // Recording: the window's state appended as a step; saved as a lesson file (captions edited after).
+  void recordStep();
+  bool saveRecording(const QString& path);
+  int recordedSteps() const { return int(recording_.steps.size()); }
   bool presenting() const;
 
  private:
@@ -54,6 +60,8 @@ class LessonsDock : public QWidget {
   QLabel* wait_;
   QPushButton *previous_, *next_, *restart_, *showMe_;
   QSet<int> bookmarks_;
+  Lesson recording_;
+  QPushButton* record_;
 };
 
 // Help ▸ Lessons: the dock (made on first use) brought forward; added to `help` by the window.
