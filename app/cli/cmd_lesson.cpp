@@ -8,7 +8,7 @@
 #include "app/cli/commands.h"
 
 #ifdef TESSERA_HAS_GUI
-#include <QApplication>
+#include "app/cli/headless_app.h"
 
 #include "ui/lessons/lesson_export.h"
 #endif
@@ -23,14 +23,7 @@ struct LessonArgs {
 
 #ifdef TESSERA_HAS_GUI
 int playLesson(const LessonArgs& args) {
-  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
-    setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  static int argc = 1;
-  static char name[] = "tessera-cli";
-  static char* argv[] = {name, nullptr};
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("Tessera");
-  QApplication::setApplicationName("tessera-cli");  // its own settings: the user's window layout is not used
+  auto app = headlessApp();
   ui::LessonExport r;
   r.lesson = QString::fromStdString(args.lesson);
   r.renderDir = QString::fromStdString(args.renderDir);

@@ -17,30 +17,31 @@
 #include "ui/lessons/lesson_player.h"
 #include "ui/session/session_controller.h"
 #include "ui/session/session_files.h"
+#include "ui/window/headless_render.h"
 #include "ui/window/main_window.h"
 
 namespace tessera::ui {
 namespace {
 
 bool settle(LessonPlayer& player, const QDeadlineTimer& deadline) {
-  while (!deadline.hasExpired()) {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
-    if (player.settled()) {
-      QCoreApplication::processEvents();
-      if (player.settled()) return true;
-    }
-    QThread::msleep(3);
-  }
-  return false;
+  return waitUntil([&] { return player.settled(); }, deadline);
 }
 
 // The text of `level` for the selection's lines (a window of them), as the Levels panel shows it.
 QString shownCode(const SessionController& c, const QString& level) {
   auto code = c.code()->kernels();
   auto ptx = c.code()->ptx();
-  if (!code || !c.compile()) return {};
-  const LevelText* text = level == "kernel" ? &code->kernel : level == "cuda" ? &code->cuda : level == "cpp" ? &code->cpp
-                          : level == "ptx" && ptx ? &ptx->ptx : nullptr;
+  if (!c.compile() || !c.compile()->graph) return {};
+  LevelText printed;  // graph and fused are printed here; the others are the code controller's
+  if (level == "graph") printed = graphLevel(*c.compile()->graph);
+  if (level == "fused") printed = fusedLevel(*c.compile());
+  const LevelText* text = level == "graph" || level == "fused" ? &printed
+                          : !code                             ? nullptr
+                          : level == "kernel"                 ? &code->kernel
+                          : level == "cuda"                   ? &code->cuda
+                          : level == "cpp"                    ? &code->cpp
+                          : level == "ptx" && ptx             ? &ptx->ptx
+                                                              : nullptr;
   if (!text) return {};
   const QStringList lines = text->text.split('\n');
   const std::vector<int> marked = text->linesFor(selectedNodes(*c.compile(), c.selection()));

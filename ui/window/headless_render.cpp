@@ -52,16 +52,7 @@ int failWith(const QString& message, int code = 1) {
 
 // Spins the event loop until the window (and the view's own work) has nothing in flight.
 bool settle(MainWindow& w, const RenderView& view, QDeadlineTimer deadline) {
-  auto idle = [&] { return w.idle() && !(view.busy && view.busy(w)); };
-  do {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (idle()) {
-      QCoreApplication::processEvents();
-      if (idle()) return true;
-    }
-    QThread::msleep(5);
-  } while (!deadline.hasExpired());
-  return false;
+  return waitUntil([&] { return w.idle() && !(view.busy && view.busy(w)); }, deadline);
 }
 
 QString firstHeavyNode(const SessionController& c) {
@@ -102,6 +93,18 @@ QImage grabPanel(MainWindow& w, QWidget* panel, const RenderRequest& r) {
 }
 
 }  // namespace
+
+bool waitUntil(const std::function<bool()>& idle, QDeadlineTimer deadline) {
+  do {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (idle()) {
+      QCoreApplication::processEvents();
+      if (idle()) return true;
+    }
+    QThread::msleep(5);
+  } while (!deadline.hasExpired());
+  return false;
+}
 
 QString openNamedLayers(MainWindow& w, int expandDepth, const QStringList& layers) {
   GraphView* graph = w.graphView();
