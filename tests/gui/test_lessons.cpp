@@ -184,6 +184,55 @@ class TestLessons : public QObject {
     QVERIFY(again.controller()->overrides().empty());
   }
 
+  // Presentation mode: full screen, larger fonts, only the Lessons dock and the step's panel; leaving restores.
+  void presentationShowsOnlyTheStepsDocks() {
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.show();
+    LessonsDock* panel = lessonsDock(w);
+    panel->parentWidget()->show();
+    QVERIFY(panel->open(TESSERA_SOURCE_DIR "/lessons/01-model-to-graph-ir.json"));
+    panel->player()->goTo(1);  // the inspector step
+    QTRY_VERIFY_WITH_TIMEOUT(panel->player()->settled(), 60000);
+    const qreal size = w.font().pointSizeF();
+    panel->setPresenting(true);
+    QVERIFY(panel->presenting() && w.isFullScreen());
+    QVERIFY(w.font().pointSizeF() > size * 1.5);
+    QStringList shown;
+    for (QDockWidget* d : w.findChildren<QDockWidget*>())
+      if (d->isVisible()) shown << d->objectName();
+    shown.sort();
+    QCOMPARE(shown, QStringList({"inspectorDock", "lessonsDock"}));
+    panel->setPresenting(false);
+    QCOMPARE(w.font().pointSizeF(), size);
+    QVERIFY(w.findChild<QDockWidget*>("pipelineDock")->isVisible());
+  }
+
+  // The session file keeps the lesson, its step and its bookmarks.
+  void sessionKeepsTheLessonAndStep() {
+    QTemporaryDir dir;
+    const QString session = dir.filePath("lesson.tessera");
+    {
+      MainWindow w;
+      w.sessionFiles()->setPrompts({});
+      w.show();
+      LessonsDock* panel = lessonsDock(w);
+      QVERIFY(panel->open(TESSERA_SOURCE_DIR "/lessons/01-model-to-graph-ir.json"));
+      panel->player()->goTo(3);
+      QTRY_VERIFY_WITH_TIMEOUT(panel->player()->settled(), 60000);
+      panel->toggleBookmark();
+      QVERIFY(w.sessionFiles()->saveAs(session));
+    }
+    MainWindow again;
+    again.sessionFiles()->setPrompts({});
+    again.show();
+    again.openModel(session);
+    LessonsDock* panel = lessonsDock(again);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->player()->hasLesson() && panel->player()->settled(), 60000);
+    QCOMPARE(panel->player()->index(), 3);
+    QVERIFY(panel->bookmarks().contains(3));
+  }
+
   // Help > Lessons opens the list; a lesson opened there plays, Page Down waits for the learner.
   void helpMenuOpensTheLessonList() {
     MainWindow w;
