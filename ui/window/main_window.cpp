@@ -25,6 +25,7 @@
 #include "ui/pipeline/inspector_panel.h"
 #include "ui/pipeline/ir_panel.h"
 #include "ui/code/levels_panel.h"
+#include "ui/lessons/lessons_dock.h"
 #include "ui/models/node_table_model.h"
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
@@ -175,6 +176,9 @@ void MainWindow::buildMenus() {
   run->addAction(tr("Host memory &limit…"), this, [this] { askHostMemoryLimit(*this); });
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  addLessonActions(*this, *help);
 }
 
 void MainWindow::buildToolBar() {
