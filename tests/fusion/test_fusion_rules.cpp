@@ -259,6 +259,30 @@ class TestFusionRules : public QObject {
     }
   }
 
+  // Reductions the lowering has no nest for stay alone (found by diff_fuzz: Elu and ReduceLogSumExp fused, then
+  // the lowering refused the group), also when an override forces the edge; the ones it has still take a prologue.
+  void reductionsWithoutAKernelStayAlone() {
+    for (const char* op : {"ReduceLogSumExp", "ReduceSumSquare", "ReduceProd", "ReduceL2", "ArgMax"}) {
+      GraphBuilder b;
+      Value* x = b.input("x", f32({16, 12}));
+      Value* e = b.op("Elu", {x}, {}, "elu");
+      bool arg = std::string(op) == "ArgMax";
+      Value* r = arg ? b.op(op, {e}, {{"axis", int64_t(1)}}, "red") : b.op(op, {e, b.ints("a", {-1})}, {}, "red");
+      b.output(arg ? r : b.op("Relu", {r}, {}, "relu"));
+      Graph g = b.finish();
+      FusionResult fused = fuseGraph(g);
+      QCOMPARE(rule(fused, "elu", "red"), std::string("separate no-template"));
+      if (!arg) QCOMPARE(rule(fused, "red", "relu"), std::string("separate no-template"));
+      FusionResult forced = fuseGraph(g, {}, {{OverrideKind::ForceFuse, "elu", "red", "", ""}});
+      QCOMPARE(forced.overrides[0].status, OverrideState::Refused);
+      QCOMPARE(forced.groupOf("red")->nodes.size(), size_t(1));
+    }
+    GraphBuilder b;
+    Value* x = b.input("x", f32({16, 12}));
+    b.output(b.op("ReduceSum", {b.op("Elu", {x}, {}, "elu"), b.ints("a", {-1})}, {}, "red"));
+    QCOMPARE(rule(fuseGraph(b.finish()), "elu", "red"), std::string("fused prologue"));
+  }
+
   // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
   void overridesOnEdges() {
     GraphBuilder b;

@@ -354,8 +354,7 @@ class RowLowering {
 bool isReductionNode(const Node& n) {
   if (n.op() == "BatchNormalization") return n.attrInt("training_mode", 0) != 0;
   const OpTraits& t = opTraits(n.op());
-  bool accumulated = t.reduce != ReduceKind::None && t.reduce != ReduceKind::Other;  // Sum, Mean, Max, Min
-  return (accumulated && t.pool == PoolKind::None) || t.rowNormalization;
+  return t.pool == PoolKind::None && hasReductionKernel(t);
 }
 
 void lowerRowReduction(LowerCtx& ctx) { RowLowering(ctx).run(); }
