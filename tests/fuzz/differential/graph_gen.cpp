@@ -36,8 +36,14 @@ class Generator {
   Shape shape(int rank, bool allowZero = true);
   Value* input(Shape s);
   Value* pickRank(int lo, int hi, bool nonEmpty = false);
-  Value* ints(std::vector<int64_t> v) { return b_.ints("c" + std::to_string(names_++), std::move(v)); }
-  Value* scalar(double v) { return b_.constant("s" + std::to_string(names_++), Tensor::scalar(dtype_, v)); }
+  Value* ints(std::vector<int64_t> v) { return b_.ints(fresh('c'), std::move(v)); }
+  Value* scalar(double v) { return b_.constant(fresh('s'), Tensor::scalar(dtype_, v)); }
+  // A new name: the prefix and a counter (appended, not "x" + to_string: GCC 12 warns falsely on that).
+  std::string fresh(char prefix) {
+    std::string s(1, prefix);
+    s += std::to_string(names_++);
+    return s;
+  }
   int64_t axis(int64_t rank) { return uniform(-rank, rank - 1); }
   Value* op(const std::string& name, const std::vector<Value*>& in, Attributes attrs = {});
   bool floats() const { return isFloat(dtype_); }
@@ -59,6 +65,11 @@ class Generator {
   Value* slice();
   Value* concat();
   Value* gather();
+  Value* expand();
+  Value* unsqueeze();
+  Value* split();
+  Value* pad();
+  Value* cast();
   bool addOne();
   void dropUnused();
 
@@ -84,7 +95,7 @@ Shape Generator::shape(int rank, bool allowZero) {
 }
 
 Value* Generator::input(Shape s) {
-  Value* v = b_.input("x" + std::to_string(names_++), TensorType{dtype_, std::move(s)});
+  Value* v = b_.input(fresh('x'), TensorType{dtype_, std::move(s)});
   return v;
 }
 
@@ -100,7 +111,7 @@ Value* Generator::pickRank(int lo, int hi, bool nonEmpty) {
 }
 
 Value* Generator::op(const std::string& name, const std::vector<Value*>& in, Attributes attrs) {
-  std::string id = "n" + std::to_string(names_++);
+  std::string id = fresh('n');
   attempt_.push_back(id);
   return b_.op(name, in, std::move(attrs), id);
 }
@@ -298,8 +309,56 @@ Value* Generator::gather() {
   Shape is = shape(int(uniform(0, 2)), false);
   std::vector<int64_t> idx(size_t(numElements(is)));
   for (auto& i : idx) i = uniform(-d, d - 1);
-  Value* indices = b_.constant("i" + std::to_string(names_++), Tensor::fromInts(DType::I64, is, idx));
+  Value* indices = b_.constant(fresh('i'), Tensor::fromInts(DType::I64, is, idx));
   return op("Gather", {x, indices}, {{"axis", a}});
+}
+
+Value* Generator::expand() {
+  Value* x = pickRank(0, o_.maxRank - 1);
+  Shape to = x->shape();
+  for (auto& d : to)
+    if (d == 1 && chance(0.5)) d = dim(false);
+  if (chance(0.5)) to.insert(to.begin(), dim(false));
+  return op("Expand", {x, ints(to)});
+}
+
+// Unsqueeze at a random axis (negative or not), sometimes Squeezed back right away.
+Value* Generator::unsqueeze() {
+  Value* x = pickRank(0, o_.maxRank - 1);
+  int64_t a = axis(int64_t(x->shape().size()) + 1);
+  Value* u = op("Unsqueeze", {x, ints({a})});
+  return chance(0.3) ? op("Squeeze", {u, ints({a})}) : u;
+}
+
+// Split into two along an axis; one part goes on (the other stays in the graph, maybe as an output).
+Value* Generator::split() {
+  Value* x = pickRank(1, o_.maxRank, true);
+  int64_t a = axis(int64_t(x->shape().size()));
+  int64_t d = x->shape()[size_t(a < 0 ? a + int64_t(x->shape().size()) : a)];
+  int64_t first = uniform(0, d);
+  std::string id = fresh('n');
+  attempt_.push_back(id);
+  std::vector<Value*> parts = b_.opN("Split", {x, ints({first, d - first})}, 2, {{"axis", a}}, id);
+  pool_.push_back(parts[1]);
+  return parts[0];
+}
+
+Value* Generator::pad() {
+  Value* x = pickRank(1, o_.maxRank, true);
+  std::vector<int64_t> pads;
+  for (size_t i = 0; i < 2 * x->shape().size(); ++i) pads.push_back(uniform(0, 2));
+  std::string mode = oneOf(std::vector<std::string>{"constant", "constant", "edge", "reflect"});
+  std::vector<Value*> in = {x, ints(pads)};
+  if (mode == "constant" && chance(0.5)) in.push_back(scalar(0.5));
+  return op("Pad", in, {{"mode", mode}});
+}
+
+// Float to float, or integer to float: conversions whose rounding the tolerance covers.
+Value* Generator::cast() {
+  Value* x = pickRank(0, o_.maxRank);
+  const int64_t kFloat = 1, kFloat16 = 10, kDouble = 11;  // ONNX TensorProto.DataType codes
+  int64_t to = floats() ? oneOf(std::vector<int64_t>{kFloat, kDouble, kFloat16}) : kFloat;
+  return op("Cast", {x}, {{"to", to}});
 }
 
 // Draws one op; a draw that type inference refuses is undone (its nodes removed) and reported as false.
@@ -308,7 +367,8 @@ bool Generator::addOne() {
       &Generator::unary,  &Generator::unary,     &Generator::binary,  &Generator::binary,  &Generator::where,
       &Generator::reduce, &Generator::softmax,   &Generator::layerNorm, &Generator::matmul, &Generator::gemm,
       &Generator::conv,   &Generator::pool,      &Generator::transpose, &Generator::reshape, &Generator::slice,
-      &Generator::concat, &Generator::gather};
+      &Generator::concat, &Generator::gather,    &Generator::expand,  &Generator::unsqueeze, &Generator::split,
+      &Generator::pad,    &Generator::cast};
   Family f = oneOf(families);
   attempt_.clear();
   try {
