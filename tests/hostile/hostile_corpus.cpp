@@ -87,11 +87,18 @@ std::string session(const std::string& model, const std::string& extra) {
   return R"({"format": "tessera-session", "schema_version": 1, "model": {"path": ")" + model + R"("}, )" + extra + "}";
 }
 
+// "yN" (appended: GCC 12 warns falsely on "y" + to_string).
+std::string branchOutput(int depth) {
+  std::string s = "y";
+  s += std::to_string(depth);
+  return s;
+}
+
 // A branch that returns x (captured from the outermost graph) through `depth` nested If nodes on `cond`.
 onnx::GraphProto nestedBranch(int depth) {
   onnx::GraphProto g;
   g.set_name("branch" + std::to_string(depth));
-  std::string out = "y" + std::to_string(depth);
+  std::string out = branchOutput(depth);
   auto* n = g.add_node();
   n->set_name("level" + std::to_string(depth));
   n->add_output(out);
@@ -120,7 +127,7 @@ std::string nestedIfs(int depth) {
   m.input("cond", onnx::TensorProto::BOOL, {});
   onnx::GraphProto body = nestedBranch(depth);
   for (const auto& n : body.node()) *m.graph->add_node() = n;
-  m.output("y" + std::to_string(depth));
+  m.output(branchOutput(depth));
   return m.bytes();
 }
 
@@ -156,12 +163,11 @@ std::vector<HostileFile> writeValidExtremes(const std::string& dir) {
   };
 }
 
-std::vector<HostileFile> writeHostileCorpus(const std::string& dir) {
+namespace {
+
+std::vector<HostileFile> hostileModels(const std::string& dir) {
   std::string good = reluModel().bytes();
-  std::string model = write(dir, "good.tsr",
-                            "graph g {\n  input %x: f32[4,8]\n  node relu = Relu(%x) -> %r: f32[4,8]\n"
-                            "  node sm = Softmax(%r) {axis=-1} -> %y: f32[4,8]\n  output %y\n}\n");
-  std::vector<HostileFile> files = {
+  return {
       {"truncated.onnx",
        write(dir, "truncated.onnx", good.substr(0, good.size() / 2)),
        "not a valid ONNX model",
@@ -197,6 +203,15 @@ std::vector<HostileFile> writeHostileCorpus(const std::string& dir) {
              }()),
        "FrobnicateV2",
        {"info"}},
+  };
+}
+
+// Sessions that load but do not fit their model (good.tsr: Relu, then Softmax).
+std::vector<HostileFile> hostileSessions(const std::string& dir) {
+  std::string model = write(dir, "good.tsr",
+                            "graph g {\n  input %x: f32[4,8]\n  node relu = Relu(%x) -> %r: f32[4,8]\n"
+                            "  node sm = Softmax(%r) {axis=-1} -> %y: f32[4,8]\n  output %y\n}\n");
+  return {
       {"overrides_missing_nodes.tessera",
        write(
            dir, "overrides_missing_nodes.tessera",
@@ -209,6 +224,13 @@ std::vector<HostileFile> writeHostileCorpus(const std::string& dir) {
        "set_param 'warp_m' is not a parameter of the row-reduction template",
        {"session", "--check"}},
   };
+}
+
+}  // namespace
+
+std::vector<HostileFile> writeHostileCorpus(const std::string& dir) {
+  std::vector<HostileFile> files = hostileModels(dir);
+  for (HostileFile& f : hostileSessions(dir)) files.push_back(std::move(f));
   return files;
 }
 
