@@ -144,7 +144,9 @@ Space nodeSpace(const Node& node) {
       return reductionSpace(node);
     case OpCategory::Matmul: return {SpaceKind::Gemm, outShape(node), {}, {}, false, node.op()};
     case OpCategory::Conv: return {SpaceKind::Conv, outShape(node), {}, {}, false, node.op()};
-    case OpCategory::DataMovement: return {SpaceKind::Move, outShape(node), {}, {}, false, node.op()};
+    case OpCategory::DataMovement:  // Pad fills: no movement kind, no data-movement nest, a host group alone
+      if (opTraits(node.op()).movement == MovementKind::None) return {SpaceKind::Opaque, outShape(node), {}, {}, false, node.op()};
+      return {SpaceKind::Move, outShape(node), {}, {}, false, node.op()};
     default: return {SpaceKind::Opaque, outShape(node), {}, {}, false, node.op()};
   }
 }

@@ -283,6 +283,21 @@ class TestFusionRules : public QObject {
     QCOMPARE(rule(fuseGraph(b.finish()), "elu", "red"), std::string("fused prologue"));
   }
 
+  // Pad is data movement that fills: the data-movement lowering has no nest for it, so it joins no Gather (found
+  // by diff_fuzz: Gather and Pad fused, then refused), while two index maps still compose.
+  void padStaysAlone() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({8}));
+    Value* g = b.op("Gather", {x, b.ints("idx", {0, -1, 3})}, {{"axis", int64_t(0)}}, "gather");
+    Value* p = b.op("Pad", {g, b.ints("pads", {1, 2})}, {}, "pad");
+    b.output(b.op("Slice", {p, b.ints("s", {1}), b.ints("e", {4})}, {}, "slice"));
+    b.output(b.op("Transpose", {b.op("Reshape", {x, b.ints("shape", {2, 4})}, {}, "reshape")}, {}, "tr"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(rule(r, "gather", "pad"), std::string("separate no-template"));
+    QCOMPARE(rule(r, "pad", "slice"), std::string("separate no-template"));
+    QCOMPARE(rule(r, "reshape", "tr"), std::string("fused index-chain"));
+  }
+
   // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
   void overridesOnEdges() {
     GraphBuilder b;
