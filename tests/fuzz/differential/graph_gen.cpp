@@ -353,11 +353,15 @@ Value* Generator::pad() {
   return op("Pad", in, {{"mode", mode}});
 }
 
-// Float to float, or integer to float: conversions whose rounding the tolerance covers.
+// To a float type no wider than the value's, or integer to float: a widening cast of a computed value would
+// compare a float's rounding at the wider type's tolerance (the reference rounds each node's result once).
 Value* Generator::cast() {
   Value* x = pickRank(0, o_.maxRank);
   const int64_t kFloat = 1, kFloat16 = 10, kDouble = 11;  // ONNX TensorProto.DataType codes
-  int64_t to = floats() ? oneOf(std::vector<int64_t>{kFloat, kDouble, kFloat16}) : kFloat;
+  std::vector<int64_t> narrower = {kFloat16};
+  if (dtype_ != DType::F16) narrower.push_back(kFloat);
+  if (dtype_ == DType::F64) narrower.push_back(kDouble);
+  int64_t to = floats() ? oneOf(narrower) : kFloat;
   return op("Cast", {x}, {{"to", to}});
 }
 
