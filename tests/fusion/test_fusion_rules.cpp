@@ -358,6 +358,9 @@ class TestFusionRules : public QObject {
       }
       return std::string("no error");
     };
+    // A number JSON cannot hold is an Error naming the file, not nlohmann's out_of_range (found by fuzz_overrides).
+    QCOMPARE(message(R"({"overrides": 8e888888})"),
+             std::string("f.json: invalid JSON: [json.exception.out_of_range.406] number overflow parsing '8e888888'"));
     QCOMPARE(message(R"({"overrides": [{"kind": "force-fuse", "producer": "a"}]})"),
              std::string("f.json: overrides[0]: missing field \"consumer\""));
     QCOMPARE(message(R"({"overrides": [{"kind": "split", "group": 3}]})"),
