@@ -28,15 +28,17 @@ class TestHostileCli : public QObject {
             QString::fromUtf8(p.readAllStandardError())};
   }
 
+  static void rows(const std::vector<HostileFile>& files) {  // one data row a file, by its index
+    QTest::addColumn<int>("index");
+    for (size_t i = 0; i < files.size(); ++i) QTest::newRow(files[i].name.c_str()) << int(i);
+  }
+
  private slots:
   void initTestCase() {
     refused_ = tessera::hostile::writeHostileCorpus(dir_.path().toStdString());
     extremes_ = tessera::hostile::writeValidExtremes(dir_.path().toStdString());
   }
-  void refusedWithOneLine_data() {
-    QTest::addColumn<int>("index");
-    for (size_t i = 0; i < refused_.size(); ++i) QTest::newRow(refused_[i].name.c_str()) << int(i);
-  }
+  void refusedWithOneLine_data() { rows(refused_); }
   void refusedWithOneLine() {
     QFETCH(int, index);
     const HostileFile& f = refused_[size_t(index)];
@@ -47,10 +49,7 @@ class TestHostileCli : public QObject {
     QVERIFY2(err.contains(QString::fromStdString(f.name)), qPrintable(err));
     QVERIFY2(err.contains(QString::fromStdString(f.fault)), qPrintable(err));
   }
-  void validExtremesOpenAndRun_data() {
-    QTest::addColumn<int>("index");
-    for (size_t i = 0; i < extremes_.size(); ++i) QTest::newRow(extremes_[i].name.c_str()) << int(i);
-  }
+  void validExtremesOpenAndRun_data() { rows(extremes_); }
   void validExtremesOpenAndRun() {
     QFETCH(int, index);
     const HostileFile& f = extremes_[size_t(index)];
