@@ -39,7 +39,7 @@ echo "== Debug build with AddressSanitizer and UBSan: core tests"
 cmake --preset debug >/dev/null && cmake --build --preset debug -j "$jobs" || exit 2
 ASAN_OPTIONS=detect_leaks=1 run_ctest debug -L core
 
-echo "== Fuzzing (${fuzz_seconds}s per target, clang + libFuzzer + ASan/UBSan)"
+echo "== Fuzzing (fuzz_onnx and fuzz_tsr ${fuzz_seconds}s each, the JSON targets half as long; clang + libFuzzer + ASan/UBSan)"
 cmake --preset fuzz -DTESSERA_FUZZ_SECONDS="$fuzz_seconds" >/dev/null || exit 2
 fuzz_targets="$(cmake --build build/fuzz --target help | sed -nE 's/^(fuzz_[a-z_]+):.*/\1/p' | sort -u)"
 if [ -n "$fuzz_targets" ]; then

@@ -1,9 +1,13 @@
 // tessera-cli session FILE.tessera: a summary of a saved session — the model and whether it still matches,
-// the pipeline options, the overrides, and which of the window's results are stored.
+// the pipeline options, the overrides, and which of the window's results are stored. With --check it also
+// compiles the session as the window would open it and refuses (exit 2, one line) a session whose overrides
+// are stale or refused or whose schedule traces do not replay.
 #include <cstdio>
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "driver/driver.h"
+#include "ir/error.h"
 #include "session/session.h"
 
 namespace tessera::cli {
@@ -42,14 +46,50 @@ void printSummary(const Session& s) {
   for (const std::string& w : s.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
+// The session's schedule_traces (group key → trace) as the window restores them.
+execute::ScheduleSet scheduleTracesOf(const Session& s, const std::string& file) {
+  execute::ScheduleSet set;
+  for (const auto& [key, trace] : s.scheduleTraces.items()) {
+    try {
+      set.traces[key] = kernel::Trace::fromJson(trace);
+    } catch (const Error& e) {
+      fail(file + ": schedule_traces['" + key + "']: " + e.what());
+    }
+  }
+  return set;
+}
+
+// Compiles the session's model under its options and schedules; the first override that is not applied or
+// schedule that does not replay fails, naming the file.
+void checkSession(const Session& s, const std::string& file) {
+  driver::DriverOptions options;
+  options.compile = compileOptionsOf(s);
+  options.schedules = scheduleTracesOf(s, file);
+  options.useTuned = false;
+  driver::Driver d(std::make_shared<const Graph>(loadSessionModel(s)), options);
+  std::shared_ptr<const CompileResult> compiled = d.compiled();
+  if (!compiled->error.empty()) fail(file + ": the compile fails: " + compiled->error);
+  for (const OverrideStatus& st : compiled->overrides)
+    if (st.status != OverrideState::Applied)
+      fail(file + ": override " + overrideToJson(st.override).dump() + " is " + overrideStateName(st.status) + ": " +
+           (st.rule.empty() ? "" : st.rule + ": ") + st.detail);
+  for (const std::string& stale : d.kernels()->model.staleSchedules) fail(file + ": schedule_traces: " + stale);
+}
+
 }  // namespace
 
 void addSessionCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("session", "Summarize a .tessera session: model, hash status, options, overrides");
   auto file = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
   cmd->add_option("FILE", *file, "Session file (.tessera)")->required();
-  cmd->callback([file, &exitCode] {
-    printSummary(loadSession(*file));
+  cmd->add_flag("--check", *check,
+                "Also compile it as the window would open it: exit 2 when an override is stale or refused or a "
+                "schedule trace does not replay");
+  cmd->callback([file, check, &exitCode] {
+    Session s = loadSession(*file);
+    printSummary(s);
+    if (*check) checkSession(s, *file);
     exitCode = 0;
   });
 }

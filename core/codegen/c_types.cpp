@@ -169,10 +169,10 @@ std::string ExprPrinter::binary(const Binary& b) const {
     case BinaryOp::Mod:
       if (fl) return fn("fmod", t) + "(" + x + ", " + y + ")";
       break;
-    case BinaryOp::Max:
-      return fl ? fn("fmax", t) + "(" + x + ", " + y + ")" : "tsr_max(" + x + ", " + y + ")";
+    case BinaryOp::Max:  // floats keep a NaN, as the reference does (fmax would drop it)
+      return (fl ? "tsr_fmax(" : "tsr_max(") + x + ", " + y + ")";
     case BinaryOp::Min:
-      return fl ? fn("fmin", t) + "(" + x + ", " + y + ")" : "tsr_min(" + x + ", " + y + ")";
+      return (fl ? "tsr_fmin(" : "tsr_min(") + x + ", " + y + ")";
     case BinaryOp::Pow:
       if (fl) return fn("pow", t) + "(" + x + ", " + y + ")";
       return std::string("((") + ct + ")pow((double)" + x + ", (double)" + y + "))";
@@ -202,11 +202,10 @@ std::string ExprPrinter::cast(const Cast& c) const {
 std::string reduceCombine(ReduceOp op, DType t, Target target, const std::string& a, const std::string& b) {
   (void)target;
   bool fl = isFloat(t);
-  std::string suffix = t == DType::F64 ? "" : "f";
   switch (op) {
     case ReduceOp::Sum: return a + " + " + b;
-    case ReduceOp::Max: return fl ? "fmax" + suffix + "(" + a + ", " + b + ")" : "tsr_max(" + a + ", " + b + ")";
-    case ReduceOp::Min: return fl ? "fmin" + suffix + "(" + a + ", " + b + ")" : "tsr_min(" + a + ", " + b + ")";
+    case ReduceOp::Max: return (fl ? "tsr_fmax(" : "tsr_max(") + a + ", " + b + ")";  // a NaN is kept
+    case ReduceOp::Min: return (fl ? "tsr_fmin(" : "tsr_min(") + a + ", " + b + ")";
     case ReduceOp::MaxSumExp: break;  // a pair, combined by tsr_maxsumexp_merge (combine.cpp)
   }
   return a;

@@ -19,6 +19,9 @@ std::string cudaPrelude(bool halfTypes) {
 #endif
 template <class T> __device__ __forceinline__ T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> __device__ __forceinline__ T tsr_min(T a, T b) { return a < b ? a : b; }
+// Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmaxf drops it).
+template <class T> __device__ __forceinline__ T tsr_fmax(T a, T b) { return (a > b || a != a) ? a : b; }
+template <class T> __device__ __forceinline__ T tsr_fmin(T a, T b) { return (a < b || a != a) ? a : b; }
 // Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far; one exp a
 // value. merge combines two threads' pairs.
 __device__ __forceinline__ void tsr_maxsumexp(float& m, float& s, float x) {
@@ -65,6 +68,9 @@ std::string cppPrelude() {
 #include <memory>
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
+// Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmax drops it).
+template <class T> static inline T tsr_fmax(T a, T b) { return (a > b || a != a) ? a : b; }
+template <class T> static inline T tsr_fmin(T a, T b) { return (a < b || a != a) ? a : b; }
 // Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far.
 template <class T> static inline void tsr_maxsumexp(T& m, T& s, T x) {
   if (x > m) { s = s * std::exp(m - x) + T(1); m = x; } else if (x != -INFINITY) { s += std::exp(x - m); }

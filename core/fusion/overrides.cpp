@@ -73,6 +73,8 @@ std::vector<Override> parseOverrides(std::string_view text, const std::string& f
     doc = json::parse(text.begin(), text.end());
   } catch (const json::parse_error& e) {
     fail(fileName + ": invalid JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const json::exception& e) {  // a number out of range (8e888888): found by fuzz_overrides
+    fail(fileName + ": invalid JSON: " + e.what());
   }
   if (!doc.is_object() || !doc.contains("overrides"))
     fail(fileName + ": expected an object with an \"overrides\" list");

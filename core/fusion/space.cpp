@@ -139,10 +139,14 @@ Space nodeSpace(const Node& node) {
   OpCategory cat = schema ? schema->category : OpCategory::Other;
   switch (cat) {
     case OpCategory::Pointwise: return {SpaceKind::Pointwise, outShape(node), {}, {}, false, node.op()};
-    case OpCategory::Reduction: return reductionSpace(node);
+    case OpCategory::Reduction:  // one the lowering has no nest for is a host group of its own
+      if (!hasReductionKernel(opTraits(node.op()))) return {SpaceKind::Opaque, outShape(node), {}, {}, false, node.op()};
+      return reductionSpace(node);
     case OpCategory::Matmul: return {SpaceKind::Gemm, outShape(node), {}, {}, false, node.op()};
     case OpCategory::Conv: return {SpaceKind::Conv, outShape(node), {}, {}, false, node.op()};
-    case OpCategory::DataMovement: return {SpaceKind::Move, outShape(node), {}, {}, false, node.op()};
+    case OpCategory::DataMovement:  // Pad fills: no movement kind, no data-movement nest, a host group alone
+      if (opTraits(node.op()).movement == MovementKind::None) return {SpaceKind::Opaque, outShape(node), {}, {}, false, node.op()};
+      return {SpaceKind::Move, outShape(node), {}, {}, false, node.op()};
     default: return {SpaceKind::Opaque, outShape(node), {}, {}, false, node.op()};
   }
 }

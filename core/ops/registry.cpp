@@ -103,6 +103,12 @@ const OpTraits& opTraits(const std::string& op) {
   return s ? s->traits : none;
 }
 
+bool hasReductionKernel(const OpTraits& t) {
+  bool accumulated = t.reduce == ReduceKind::Sum || t.reduce == ReduceKind::Mean || t.reduce == ReduceKind::Max ||
+                     t.reduce == ReduceKind::Min;
+  return accumulated || t.rowNormalization;
+}
+
 bool evalCostBounded(const Node& node) {
   if (opTraits(node.op()).unboundedEval) return false;
   for (const auto& [name, attr] : node.attrs()) {

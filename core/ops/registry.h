@@ -88,6 +88,10 @@ struct OpSchema {
 
 // The traits of a registered op; all defaults ("no") for an unknown name.
 const OpTraits& opTraits(const std::string& op);
+// Whether a reduction has a kernel nest: it accumulates a sum, mean, max or min (Reduce*, the max and average
+// pools) or normalizes rows (Softmax, LayerNorm). The rest (ReduceProd, L1, L2, LogSum, LogSumExp, SumSquare,
+// LpPool, ArgMax, ArgMin) run on the host: the lowering refuses them and fusion keeps them out of groups.
+bool hasReductionKernel(const OpTraits& t);
 // Whether evaluating `node` at compile time has a cost bounded by its operands: no node in it or in its
 // subgraphs (at any depth) is unboundedEval. Constant propagation and folding evaluate only such nodes.
 bool evalCostBounded(const Node& node);

@@ -81,6 +81,8 @@ Session loadSession(const std::string& path) {
     // e.byte: where the text stops being JSON; at the end for a truncated file.
     fail(path + ": not valid JSON at byte " + std::to_string(e.byte) + " of " + std::to_string(text.size()) +
          " (truncated or corrupt file)");
+  } catch (const nlohmann::json::exception& e) {  // a number out of range (1e999): the message named no file
+    fail(path + ": not valid JSON: " + e.what());
   }
   Session s = sessionFromJson(std::move(j), path);
   checkModel(s);

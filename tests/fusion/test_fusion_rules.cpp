@@ -259,6 +259,45 @@ class TestFusionRules : public QObject {
     }
   }
 
+  // Reductions the lowering has no nest for stay alone (found by diff_fuzz: Elu and ReduceLogSumExp fused, then
+  // the lowering refused the group), also when an override forces the edge; the ones it has still take a prologue.
+  void reductionsWithoutAKernelStayAlone() {
+    for (const char* op : {"ReduceLogSumExp", "ReduceSumSquare", "ReduceProd", "ReduceL2", "ArgMax"}) {
+      GraphBuilder b;
+      Value* x = b.input("x", f32({16, 12}));
+      Value* e = b.op("Elu", {x}, {}, "elu");
+      bool arg = std::string(op) == "ArgMax";
+      Value* r = arg ? b.op(op, {e}, {{"axis", int64_t(1)}}, "red") : b.op(op, {e, b.ints("a", {-1})}, {}, "red");
+      b.output(arg ? r : b.op("Relu", {r}, {}, "relu"));
+      Graph g = b.finish();
+      FusionResult fused = fuseGraph(g);
+      QCOMPARE(rule(fused, "elu", "red"), std::string("separate no-template"));
+      if (!arg) QCOMPARE(rule(fused, "red", "relu"), std::string("separate no-template"));
+      FusionResult forced = fuseGraph(g, {}, {{OverrideKind::ForceFuse, "elu", "red", "", ""}});
+      QCOMPARE(forced.overrides[0].status, OverrideState::Refused);
+      QCOMPARE(forced.groupOf("red")->nodes.size(), size_t(1));
+    }
+    GraphBuilder b;
+    Value* x = b.input("x", f32({16, 12}));
+    b.output(b.op("ReduceSum", {b.op("Elu", {x}, {}, "elu"), b.ints("a", {-1})}, {}, "red"));
+    QCOMPARE(rule(fuseGraph(b.finish()), "elu", "red"), std::string("fused prologue"));
+  }
+
+  // Pad is data movement that fills: the data-movement lowering has no nest for it, so it joins no Gather (found
+  // by diff_fuzz: Gather and Pad fused, then refused), while two index maps still compose.
+  void padStaysAlone() {
+    GraphBuilder b;
+    Value* x = b.input("x", f32({8}));
+    Value* g = b.op("Gather", {x, b.ints("idx", {0, -1, 3})}, {{"axis", int64_t(0)}}, "gather");
+    Value* p = b.op("Pad", {g, b.ints("pads", {1, 2})}, {}, "pad");
+    b.output(b.op("Slice", {p, b.ints("s", {1}), b.ints("e", {4})}, {}, "slice"));
+    b.output(b.op("Transpose", {b.op("Reshape", {x, b.ints("shape", {2, 4})}, {}, "reshape")}, {}, "tr"));
+    FusionResult r = fuseGraph(b.finish());
+    QCOMPARE(rule(r, "gather", "pad"), std::string("separate no-template"));
+    QCOMPARE(rule(r, "pad", "slice"), std::string("separate no-template"));
+    QCOMPARE(rule(r, "reshape", "tr"), std::string("fused index-chain"));
+  }
+
   // Overrides: forbid splits an edge, force past a profitability rule shows what it costs, split by node id.
   void overridesOnEdges() {
     GraphBuilder b;
@@ -319,6 +358,9 @@ class TestFusionRules : public QObject {
       }
       return std::string("no error");
     };
+    // A number JSON cannot hold is an Error naming the file, not nlohmann's out_of_range (found by fuzz_overrides).
+    QCOMPARE(message(R"({"overrides": 8e888888})"),
+             std::string("f.json: invalid JSON: [json.exception.out_of_range.406] number overflow parsing '8e888888'"));
     QCOMPARE(message(R"({"overrides": [{"kind": "force-fuse", "producer": "a"}]})"),
              std::string("f.json: overrides[0]: missing field \"consumer\""));
     QCOMPARE(message(R"({"overrides": [{"kind": "split", "group": 3}]})"),

@@ -18,6 +18,10 @@ namespace tessera::onnxio {
 
 // Files and messages above this size are rejected before reading (protobuf's own limit is 2 GiB).
 inline constexpr int64_t kMaxProtoBytes = (int64_t(1) << 31) - 1;
+// Messages nested deeper than this are refused. protobuf's default of 100 refused valid models: each If or Loop
+// body costs three levels (node, attribute, graph), so bodies 33 deep did not parse. 1024 is about 340 bodies,
+// and the parser's stack for it stays far below a thread's.
+inline constexpr int kMaxProtoNesting = 1024;
 
 // "FLOAT", "FLOAT8E4M3FN", ... for an ONNX TensorProto.DataType code; "code N" when unknown.
 std::string onnxTypeName(int32_t code);
@@ -60,7 +64,7 @@ std::optional<TensorType> declaredType(const onnx::ValueInfoProto& vi);
 
 // Reads a whole file, refusing files over kMaxProtoBytes before allocating.
 std::string readBoundedFile(const std::string& path);
-// ParseFromArray on a size checked against kMaxProtoBytes; throws "SOURCE: not a valid ONNX KIND".
+// Parses a size checked against kMaxProtoBytes, nested up to kMaxProtoNesting; throws "SOURCE: not a valid ONNX KIND".
 void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
                   const std::string& kind);
 

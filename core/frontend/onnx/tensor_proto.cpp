@@ -3,6 +3,8 @@
 #include <cstring>
 #include <fstream>
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/onnx/onnx_proto.h"
 #include "io/atomic_file.h"
@@ -306,8 +308,11 @@ std::string readBoundedFile(const std::string& path) { return readWholeFile(path
 void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
                   const std::string& kind) {
   if (int64_t(bytes.size()) > kMaxProtoBytes) fail(source + ": larger than 2 GiB");
-  if (!message.ParseFromArray(bytes.data(), int(bytes.size())))
-    fail(source + ": not a valid " + kind + " (protobuf parse failed)");
+  google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()), int(bytes.size()));
+  input.SetRecursionLimit(kMaxProtoNesting);
+  if (!message.ParseFromCodedStream(&input) || !input.ConsumedEntireMessage())
+    fail(source + ": not a valid " + kind + " (protobuf parse failed: corrupt, cut short, or nested deeper than " +
+         std::to_string(kMaxProtoNesting) + " messages)");
 }
 
 }  // namespace tessera::onnxio

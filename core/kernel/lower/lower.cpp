@@ -8,10 +8,10 @@
 namespace tessera::kernel {
 namespace {
 
-// The pool template accumulates a max or a mean (LpPool has none).
+// The pool template accumulates a max or a mean (LpPool has none; pools have no sum or min).
 bool isPoolOp(const std::string& op) {
   const OpTraits& t = opTraits(op);
-  return t.pool != PoolKind::None && (t.reduce == ReduceKind::Max || t.reduce == ReduceKind::Mean);
+  return t.pool != PoolKind::None && hasReductionKernel(t);
 }
 // Views and reindexing ops: lower_movement maps each output index onto the input (Pad, which fills, is not one).
 bool isDataMovementOp(const std::string& op) { return opTraits(op).movement != MovementKind::None; }

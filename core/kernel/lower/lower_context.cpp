@@ -199,10 +199,15 @@ void storeOutputs(Emitter& em, const std::set<const Value*>& skip) {
   LowerCtx& ctx = em.ctx();
   for (const Value* v : ctx.outputs) {
     if (skip.count(v)) continue;
-    if (v->shape() != em.domain())
+    const Shape& d = em.domain();
+    size_t lead = d.size() > v->shape().size() ? d.size() - v->shape().size() : 0;
+    bool leadingOnes = lead > 0 && std::all_of(d.begin(), d.begin() + long(lead), [](int64_t e) { return e == 1; }) &&
+                       std::equal(v->shape().begin(), v->shape().end(), d.begin() + long(lead));
+    if (v->shape() != d && !leadingOnes)
       ctx.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(v->shape()) +
-                                   ", not the kernel's domain " + shapeToString(em.domain()));
-    Stmt s = StoreStmt::make(ctx.outputBuffer.at(v), em.idx(), em.value(v));
+                                   ", not the kernel's domain " + shapeToString(d));
+    std::vector<Expr> idx(em.idx().begin() + long(lead), em.idx().end());  // the domain without its leading 1s
+    Stmt s = StoreStmt::make(ctx.outputBuffer.at(v), idx, em.value(v));
     s->provenance = {v->producer()->id()};
     em.out().stmts.push_back(s);
   }

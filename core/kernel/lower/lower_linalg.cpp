@@ -189,11 +189,16 @@ void lowerGemm(LowerCtx& ctx, const Node& anchor) {
   body->stmts.push_back(loopNest({"k"}, {K}, red, true));
   Expr result = Load::make(acc, at, {intImm(0)});
   if (gemm) {
-    result = Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("alpha", 1.0), at), result);
+    // alpha and beta are floats: an integer Gemm scales in double and truncates once, as the reference does
+    // (in its own type 0.5 would become 0; found by diff_fuzz).
+    DType et = isFloat(at) ? at : DType::F64;
+    if (et != at) result = Cast::make(et, result);
+    result = Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("alpha", 1.0), et), result);
     if (const Value* c = anchor.input(2)) {
-      Expr ec = Cast::make(at, Load::make(ctx.inputBuffer.at(c), c->dtype(), broadcastIndex(c->shape(), out, vars(outVars))));
-      result = Binary::make(BinaryOp::Add, result, Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("beta", 1.0), at), ec));
+      Expr ec = Cast::make(et, Load::make(ctx.inputBuffer.at(c), c->dtype(), broadcastIndex(c->shape(), out, vars(outVars))));
+      result = Binary::make(BinaryOp::Add, result, Binary::make(BinaryOp::Mul, FloatImm::make(anchor.attrFloat("beta", 1.0), et), ec));
     }
+    if (et != at) result = Cast::make(at, result);
   }
   std::vector<Expr> storeIdx = bv;
   if (!aVec) storeIdx.push_back(var("i"));

@@ -59,9 +59,11 @@ Expr leakyRelu(const Node& n, const Ins& in, DType) {
 }
 Expr selu(const Node& n, const Ins& in, DType) {
   const Expr& x = in[0];
-  Expr neg = expm1Scaled(x, n.attrFloat("alpha", 1.6732632423543772));
+  // ONNX's defaults are float attributes, so the float nearest the constant, as the reference uses (the exact
+  // 1.6732632423543772 differed by 3e-8: a mismatch of an f64 Selu, found by diff_fuzz).
+  Expr neg = expm1Scaled(x, n.attrFloat("alpha", 1.67326319217681884765625));
   Expr inner = Select::make(bin(BinaryOp::Le, x, fimm(0, x)), neg, x);
-  return bin(BinaryOp::Mul, fimm(n.attrFloat("gamma", 1.0507009873554805), x), inner);
+  return bin(BinaryOp::Mul, fimm(n.attrFloat("gamma", 1.05070102214813232421875), x), inner);
 }
 Expr celu(const Node& n, const Ins& in, DType) {
   const Expr& x = in[0];

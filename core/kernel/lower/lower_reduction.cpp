@@ -109,7 +109,9 @@ class RowLowering {
   // Pointwise values are per row when all their inputs are.
   bool perRow(const Value* v) const {
     if (rowEm_->known.count(v)) return true;
-    if (ctx_.special.count(v) || K_ == 1) return false;
+    // Rows of one element (every reduced axis of extent 1) are per-row values too: a squeezed output is then
+    // stored per row, by the kept axes (the row-wide store wanted the whole domain: found by diff_fuzz).
+    if (ctx_.special.count(v)) return false;
     if (ctx_.produced(v) && isPointwiseOp(v->producer()->op())) {
       for (const Value* in : v->producer()->inputs())
         if (in && !perRow(in)) return false;
@@ -354,8 +356,7 @@ class RowLowering {
 bool isReductionNode(const Node& n) {
   if (n.op() == "BatchNormalization") return n.attrInt("training_mode", 0) != 0;
   const OpTraits& t = opTraits(n.op());
-  bool accumulated = t.reduce != ReduceKind::None && t.reduce != ReduceKind::Other;  // Sum, Mean, Max, Min
-  return (accumulated && t.pool == PoolKind::None) || t.rowNormalization;
+  return t.pool == PoolKind::None && hasReductionKernel(t);
 }
 
 void lowerRowReduction(LowerCtx& ctx) { RowLowering(ctx).run(); }

@@ -60,7 +60,7 @@ class LocalTerms {
     std::string text = printExpr(x);
     if (auto it = byText_.find(text); it != byText_.end()) return var(it->second);
     std::string name = "tsr_atom" + std::to_string(atoms_.size());
-    atoms_[name] = x;
+    atoms_[name] = substitute(x, atoms_);  // (k / 2) % 3 holds the atom of k / 2: stored expanded, one substitution undoes it
     byText_[text] = name;
     vars_.insert(name);
     extents_[name] = b.op == BinaryOp::Div ? top / c + 1 : std::min(c, top + 1);

@@ -140,10 +140,12 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   for (size_t i = 0; i + 2 < inner.size(); ++i)
     if (extentOf(k, inner[i]) <= 16) s.unroll(inner[i]);
   ThreadDims dims = {{tw, ThreadTag::ThreadX}, {rowThreads, ThreadTag::ThreadY}, {channelThreads, ThreadTag::ThreadZ}};
+  // Named copies: clang 14 (the fuzz preset's compiler) cannot capture structured bindings in a lambda.
+  const std::string outer = ko, inner0 = ki;
   stageInShared(s, ko, dims, [&](const std::string& operand) -> int64_t {
     // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
     // row of block_k floats would put them in few banks; one element of padding spreads them.
-    return !ki.empty() && lastIndexUses(k, ko, operand, ki) ? 1 : 0;
+    return !inner0.empty() && lastIndexUses(k, outer, operand, inner0) ? 1 : 0;
   });
 }
 

@@ -123,6 +123,8 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
   if (loops.size() < 2) return;
   std::string i = loops[loops.size() - 2], j = loops.back();
+  // An empty result (a zero-size M or N) computes nothing: its loops run zero times as they are, untiled.
+  if (extentOf(s.kernel(), i) == 0 || extentOf(s.kernel(), j) == 0) return;
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
   bool mma = p.at("mma") != 0;
@@ -171,7 +173,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
     std::vector<int64_t> out;
     for (int64_t c : {128, 64, 32, 16})
       if (c <= extent && extent % c == 0) out.push_back(c);
-    if (out.empty()) out.push_back(std::min<int64_t>(16, extent));
+    if (out.empty()) out.push_back(std::clamp<int64_t>(extent, 1, 16));  // an empty side (0) still gets a tile
     return out;
   };
   std::pair<int64_t, int64_t> best{0, 0};
@@ -198,7 +200,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
 // TFLOP/s (3 stages 37.5, 1 stage 28.1), bf16 136 (3 stages 134, 1 stage 65).
 constexpr int64_t kDefaultStages = 2;
 int64_t pickStages(Kernel& k, const TemplateParams& p) {
-  int64_t K = extentOf(k, "k"), bk = std::min(p.at("block_k"), K);
+  int64_t K = extentOf(k, "k"), bk = std::clamp<int64_t>(K, 1, p.at("block_k"));  // K = 0: one empty step
   int64_t elem = 1;
   for (const std::string& b : inputsReadIn(k, "k")) elem = std::max<int64_t>(elem, int64_t(dtypeSize(k.findBuffer(b)->dtype)));
   int64_t bytesPerStage = (p.at("block_m") + p.at("block_n")) * bk * elem;

@@ -72,7 +72,19 @@ void dataMovement(TracedSchedule& s, const TemplateParams& p) {
   }
 }
 
-TemplateParams transposeDefaults(Kernel&) { return {{"tile", 32}, {"shared_tile", 1}}; }
+// Shared tiles by default, unless cache_read refuses the input's indices (a Reshape folded before the Transpose
+// reads (i * 32 + j) / 56, not affine in the tile's loops): then the tiles read global memory directly.
+TemplateParams transposeDefaults(Kernel& k) {
+  TemplateParams p = {{"tile", 32}, {"shared_tile", 1}};
+  Kernel trial = k.clone();
+  TracedSchedule s(trial);
+  try {
+    transpose(s, p);
+  } catch (const Error&) {
+    p["shared_tile"] = 0;
+  }
+  return p;
+}
 TemplateParams dataMovementDefaults(Kernel&) { return {{"block_size", 256}}; }
 
 }  // namespace

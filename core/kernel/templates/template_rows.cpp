@@ -113,8 +113,8 @@ void rowReduction(TracedSchedule& s, const TemplateParams& p) {
                  "cache_row 2 keeps " + std::to_string(perThread) + " elements a thread in registers (limit " +
                      std::to_string(kRowRegisters) + "): use more threads or the shared cache");
   if (cache == 1 && !row.empty() && !buffer.empty()) {
-    auto fill = s.cacheRead(row, buffer, MemScope::Shared);
-    bindRowPass(s, fill.back(), threads, width);
+    auto fill = s.cacheRead(row, buffer, MemScope::Shared);  // the cache's name, then its fill loops
+    if (fill.size() > 1) bindRowPass(s, fill.back(), threads, width);  // a scalar's cache has no fill loop
   }
   for (const std::string& l : loops) {
     std::string runs = bindRowPass(s, l, threads, width);

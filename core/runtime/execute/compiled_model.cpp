@@ -43,6 +43,24 @@ ScheduleSet CompiledModel::schedules() const {
 }
 
 namespace {
+// A saved trace's parameters must be ones the kernel's template has: a session edited by hand (or saved for
+// another kind of kernel) would otherwise replay with a parameter nothing reads, silently.
+void checkTraceParams(const kernel::Kernel& k, const kernel::Trace& trace) {
+  std::vector<kernel::TemplateParam> space = kernel::parameterSpace(k);
+  for (const kernel::Instruction& ins : trace.instructions) {
+    if (ins.kind != "set_param" || ins.inputs.empty()) continue;
+    bool known = false;
+    std::string names;
+    for (const auto& p : space) {
+      known = known || p.name == ins.inputs[0];
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (!known)
+      fail("set_param '" + ins.inputs[0] + "' is not a parameter of the " + kernel::templateName(k) + " template (" +
+           names + ")");
+  }
+}
+
 void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std::vector<std::string>& stale) {
   ck.kernel = kernel::lowerToLoops(g, ck.spec);
   std::string key = ScheduleSet::keyOf(ck.spec.nodeIds);
@@ -51,6 +69,7 @@ void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std:
     if (it != saved->traces.end()) {
       kernel::Kernel fresh = ck.kernel.clone();
       try {
+        checkTraceParams(fresh, it->second);
         kernel::replay(fresh, it->second);
         ck.kernel = std::move(fresh);
         ck.trace = it->second;
