@@ -1,5 +1,5 @@
 // tessera-cli session FILE.tessera: a summary of a saved session — the model and whether it still matches,
-// the pipeline options, the overrides, and which of the window's results are stored.
+// its branches, and the shown (or named: FILE#BRANCH) branch's pipeline options, overrides and stored results.
 #include <cstdio>
 #include <memory>
 
@@ -24,6 +24,9 @@ void printSummary(const Session& s) {
   std::printf("model: %s\n", s.model.path.empty() ? "(embedded)" : s.model.path.c_str());
   std::printf("hash: %s (%s)\n", s.model.hash.empty() ? "-" : s.model.hash.c_str(), modelStatus(s).c_str());
   std::printf("embedded model: %s\n", s.model.embeddedTsr ? "yes" : "no");
+  std::string branches;
+  for (const std::string& b : branchNames(s)) branches += (branches.empty() ? "" : ", ") + b + (b == s.branch ? " (shown)" : "");
+  std::printf("branches: %s\n", branches.c_str());
   std::string disabled;
   for (const std::string& p : s.pipeline.disabled) disabled += (disabled.empty() ? "" : ",") + p;
   std::printf("pipeline: %s, disabled: %s, stop after: %s, fuel: %s\n", s.pipeline.name.c_str(),
@@ -47,9 +50,9 @@ void printSummary(const Session& s) {
 void addSessionCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("session", "Summarize a .tessera session: model, hash status, options, overrides");
   auto file = std::make_shared<std::string>();
-  cmd->add_option("FILE", *file, "Session file (.tessera)")->required();
+  cmd->add_option("FILE", *file, "Session file (.tessera), or FILE.tessera#BRANCH for one branch")->required();
   cmd->callback([file, &exitCode] {
-    printSummary(loadSession(*file));
+    printSummary(loadSessionRef(*file));
     exitCode = 0;
   });
 }

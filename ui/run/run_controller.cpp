@@ -285,7 +285,11 @@ void RunController::acceptTune(const execute::ScheduleSet& tuned, const nlohmann
 }
 
 void RunController::restoreRun(const nlohmann::json& j) {
-  if (!j.is_object() || j.empty()) return;
+  if (!j.is_object() || j.empty()) {  // a branch with no run yet: the overlay of another branch's run goes
+    last_ = previous_ = nullptr;
+    emit overlayChanged({});
+    return;
+  }
   try {
     previous_ = nullptr;
     last_ = std::make_shared<const RunResult>(runFromJson(j));
