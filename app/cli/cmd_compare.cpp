@@ -43,10 +43,10 @@ std::string groupList(const std::vector<std::string>& groups) {
 void printKernels(const compare::Comparison& c) {
   if (c.kernels.empty()) return std::printf("runs: %s\n", "none stored (--run BACKEND runs both)"), void();
   std::printf("%-10s %-12s %-12s %10s %10s %10s %10s\n", "change", c.labelA.substr(0, 12).c_str(),
-              c.labelB.substr(0, 12).c_str(), "ms A", "ms B", "delta ms", "rel err B");
+              c.labelB.substr(0, 12).c_str(), "ms A", "ms B", "delta ms", "abs err B");
   for (const compare::KernelDelta& k : c.kernels)
     std::printf("%-10s %-12s %-12s %10.4f %10.4f %+10.4f %10.2g\n", compare::groupChangeName(k.groups.kind).c_str(),
-                groupList(k.groups.a).c_str(), groupList(k.groups.b).c_str(), k.msA, k.msB, k.deltaMs(), k.maxRelErrB);
+                groupList(k.groups.a).c_str(), groupList(k.groups.b).c_str(), k.msA, k.msB, k.deltaMs(), k.maxAbsErrB);
 }
 
 void printText(const compare::Comparison& c) {

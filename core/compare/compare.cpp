@@ -83,17 +83,17 @@ Summed sumOver(const std::vector<std::string>& groups, const execute::RunReport&
     auto k = std::find_if(r.kernels.begin(), r.kernels.end(), [&](const auto& k) { return k.group == g; });
     if (k == r.kernels.end() || k->ms < 0 || s.ms < 0) s.ms = -1;
     else s.ms += k->ms;
-    if (k != r.kernels.end()) s.err = std::max(s.err, k->verified ? k->maxRelErr : s.err);
+    if (k != r.kernels.end() && k->verified) s.err = std::max(s.err, k->maxAbsErr);
     s.verified = s.verified && k != r.kernels.end() && k->verified;
   }
   if (groups.empty()) s = {-1, -1, false};
   return s;
 }
 
-double maxRelErr(const execute::RunReport& r) {
+double maxAbsErr(const execute::RunReport& r) {
   double e = -1;
   for (const auto& k : r.kernels)
-    if (k.verified) e = std::max(e, k.maxRelErr);
+    if (k.verified) e = std::max(e, k.maxAbsErr);
   return e;
 }
 
@@ -106,16 +106,20 @@ std::shared_ptr<const CompileResult> compileSide(driver::Driver& d, const Side& 
 
 }  // namespace
 
-Side sideFromSession(const Session& s, std::shared_ptr<const Graph> model, std::vector<std::string>* notes) {
-  Side side{s.branch, std::move(model), compileOptionsOf(s), schedulesOf(s.scheduleTraces), std::nullopt};
-  if (s.lastRun.is_object() && !s.lastRun.empty()) {
+Side sideFromBranch(const SessionBranch& b, std::shared_ptr<const Graph> model, std::vector<std::string>* notes) {
+  Side side{b.name, std::move(model), compileOptionsOf(b), schedulesOf(b.scheduleTraces), std::nullopt};
+  if (b.lastRun.is_object() && !b.lastRun.empty()) {
     try {
-      side.run = execute::RunReport::fromJson(s.lastRun);
+      side.run = execute::RunReport::fromJson(b.lastRun);
     } catch (const std::exception& e) {
-      if (notes) notes->push_back("branch " + s.branch + ": the stored run was left out: " + e.what());
+      if (notes) notes->push_back("branch " + b.name + ": the stored run was left out: " + e.what());
     }
   }
   return side;
+}
+
+Side sideFromSession(const Session& s, std::shared_ptr<const Graph> model, std::vector<std::string>* notes) {
+  return sideFromBranch(activeBranch(s), std::move(model), notes);
 }
 
 void runSide(Side& side, execute::BackendKind backend, int reps, const CancelToken& cancel) {
@@ -154,11 +158,11 @@ std::vector<KernelDelta> joinRuns(const std::vector<GroupChange>& groups, const 
     d.groups = g;
     if (a && a->ran) {
       const Summed s = sumOver(g.a, *a);
-      d.msA = s.ms, d.maxRelErrA = s.err, d.verifiedA = s.verified;
+      d.msA = s.ms, d.maxAbsErrA = s.err, d.verifiedA = s.verified;
     }
     if (b && b->ran) {
       const Summed s = sumOver(g.b, *b);
-      d.msB = s.ms, d.maxRelErrB = s.err, d.verifiedB = s.verified;
+      d.msB = s.ms, d.maxAbsErrB = s.err, d.verifiedB = s.verified;
     }
     out.push_back(d);
   }
@@ -176,7 +180,7 @@ std::string summaryLine(const Comparison& c) {
   } else {
     s += ", not run on both";
   }
-  if (c.maxRelErrB >= 0) s += format(", max rel error %.1e", c.maxRelErrB);
+  if (c.maxAbsErrB >= 0) s += format(", max abs error %.1e", c.maxAbsErrB);
   const size_t changed = size_t(std::count_if(c.nodes.matched.begin(), c.nodes.matched.end(), [](auto& m) { return m.changed; }));
   s += format(" (nodes +%zu -%zu ~%zu)", c.nodes.added.size(), c.nodes.removed.size(), changed);
   return s;
@@ -195,6 +199,8 @@ Comparison compareSides(const Side& a, const Side& b, const CompareOptions& o) {
   Comparison c;
   c.labelA = a.label;
   c.labelB = b.label;
+  c.compileA = ra;
+  c.compileB = rb;
   c.nodes = matchNodes(*ra, *rb, o.mapping);
   c.groups = matchGroups(*ra->fusion, *rb->fusion, c.nodes);
   c.kernelsA = ra->fusion->groups.size();
@@ -207,7 +213,7 @@ Comparison compareSides(const Side& a, const Side& b, const CompareOptions& o) {
   const execute::RunReport* runB = b.run && b.run->ran ? &*b.run : nullptr;
   if (runA || runB) c.kernels = joinRuns(c.groups, runA, runB);
   if (runA) c.totalMsA = runA->totalMs;
-  if (runB) c.totalMsB = runB->totalMs, c.maxRelErrB = maxRelErr(*runB);
+  if (runB) c.totalMsB = runB->totalMs, c.maxAbsErrB = maxAbsErr(*runB);
   c.summary = summaryLine(c);
   return c;
 }
@@ -220,14 +226,14 @@ json Comparison::toJson() const {
   for (const KernelDelta& k : kernels)
     kernelsJ.push_back({{"kind", groupChangeName(k.groups.kind)}, {"a", k.groups.a}, {"b", k.groups.b},
                         {"ms_a", k.msA}, {"ms_b", k.msB}, {"delta_ms", k.deltaMs()},
-                        {"max_rel_err_a", k.maxRelErrA}, {"max_rel_err_b", k.maxRelErrB},
+                        {"max_abs_err_a", k.maxAbsErrA}, {"max_abs_err_b", k.maxAbsErrB},
                         {"verified_a", k.verifiedA}, {"verified_b", k.verifiedB}});
   for (const LevelDiff& l : levels)
     levelsJ.push_back({{"level", std::string(driver::stageInfo(l.level).name)}, {"added", l.added},
                        {"removed", l.removed}, {"diff", diffText(l.lines, 3)}});
   return json{{"a", labelA}, {"b", labelB}, {"summary", summary},
               {"kernels_a", kernelsA}, {"kernels_b", kernelsB}, {"total_ms_a", totalMsA}, {"total_ms_b", totalMsB},
-              {"max_rel_err_b", maxRelErrB},
+              {"max_abs_err_b", maxAbsErrB},
               {"nodes", {{"matched", matched}, {"removed", nodes.removed}, {"added", nodes.added}}},
               {"groups", groupsJ}, {"kernels", kernelsJ}, {"levels", levelsJ}, {"notes", notes}};
 }

@@ -33,7 +33,8 @@ struct Side {
 // A model file (default options, no run), a session (its shown branch) or SESSION#BRANCH. A stored run that
 // does not parse is left out with a note in `notes`.
 Side sideFromRef(const std::string& ref, std::vector<std::string>* notes = nullptr);
-// A session's active branch (its stored last run included): what both the CLI and the window compare.
+// A session branch (its stored last run included): what both the CLI and the window compare.
+Side sideFromBranch(const SessionBranch& branch, std::shared_ptr<const Graph> model, std::vector<std::string>* notes);
 Side sideFromSession(const Session& session, std::shared_ptr<const Graph> model, std::vector<std::string>* notes);
 
 // Runs the side fresh on `backend` (its run replaced), verified against the reference, `reps` timed runs.
@@ -43,7 +44,7 @@ void runSide(Side& side, execute::BackendKind backend, int reps, const CancelTok
 struct KernelDelta {
   GroupChange groups;
   double msA = -1, msB = -1;  // -1: that side did not run (or has no such kernel)
-  double maxRelErrA = -1, maxRelErrB = -1;
+  double maxAbsErrA = -1, maxAbsErrB = -1;
   bool verifiedA = false, verifiedB = false;
   double deltaMs() const { return msA >= 0 && msB >= 0 ? msB - msA : 0; }
 };
@@ -62,9 +63,10 @@ struct Comparison {
   std::vector<LevelDiff> levels;
   size_t kernelsA = 0, kernelsB = 0;
   double totalMsA = -1, totalMsB = -1;  // -1: not run
-  double maxRelErrB = -1;               // over B's kernels; -1: not run or not checked
-  std::string summary;                  // "split fc vs main: 1 kernel more, 1.12x slower, max rel error 3e-7"
+  double maxAbsErrB = -1;               // over B's kernels; -1: not run or not checked
+  std::string summary;                  // "split fc vs main: 1 kernel more, 1.12x slower, max abs error 3e-7"
   std::vector<std::string> notes;
+  std::shared_ptr<const CompileResult> compileA, compileB;  // what was compared (not in the JSON)
   nlohmann::json toJson() const;
 };
 

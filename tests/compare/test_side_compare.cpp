@@ -44,7 +44,7 @@ execute::KernelReport kernelRun(const std::string& group, double ms, double err)
   k.group = group;
   k.ms = ms;
   k.verified = true;
-  k.maxRelErr = err;
+  k.maxAbsErr = err;
   return k;
 }
 
@@ -124,11 +124,11 @@ class TestSideCompare : public QObject {
     QCOMPARE(j[1].msA, 2.0);
     QCOMPARE(j[1].msB, 2.5);
     QCOMPARE(j[1].deltaMs(), 0.5);
-    QCOMPARE(j[1].maxRelErrB, 3e-6);
+    QCOMPARE(j[1].maxAbsErrB, 3e-6);
     Comparison c;
     c.labelA = "main", c.labelB = "split";
-    c.kernelsA = 2, c.kernelsB = 3, c.totalMsA = 3.0, c.totalMsB = 3.5, c.maxRelErrB = 3e-6;
-    QCOMPARE(summaryLine(c), std::string("split vs main: 1 kernel more, 1.17x slower, max rel error 3.0e-06 (nodes +0 -0 ~0)"));
+    c.kernelsA = 2, c.kernelsB = 3, c.totalMsA = 3.0, c.totalMsB = 3.5, c.maxAbsErrB = 3e-6;
+    QCOMPARE(summaryLine(c), std::string("split vs main: 1 kernel more, 1.17x slower, max abs error 3.0e-06 (nodes +0 -0 ~0)"));
   }
 
   void tensorStatsCountEverything() {
@@ -242,7 +242,7 @@ class TestSideCompare : public QObject {
                           QString::fromStdString(path("two.tessera") + "#split"), "--json"});
     QVERIFY2(rc == 0, out.constData());
     nlohmann::json j = nlohmann::json::parse(out.toStdString());
-    QCOMPARE(j["summary"].get<std::string>(), std::string("split vs main: 1 kernel more, 1.50x faster, max rel error 4.0e-07 (nodes +0 -0 ~0)"));
+    QCOMPARE(j["summary"].get<std::string>(), std::string("split vs main: 1 kernel more, 1.50x faster, max abs error 4.0e-07 (nodes +0 -0 ~0)"));
     QCOMPARE(j["kernels"][1]["kind"].get<std::string>(), std::string("split"));
     QCOMPARE(j["kernels"][1]["delta_ms"].get<double>(), -1.0);
     auto [rc2, text] = cli({"compare", QString::fromStdString(path("two.tessera")), QString::fromStdString(path("two.tessera") + "#nope")});

@@ -29,6 +29,7 @@
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
 #include "ui/run/run_controller.h"
+#include "ui/window/compare_docks.h"
 #include "ui/window/run_docks.h"
 #include "ui/window/session_actions.h"
 #include "ui/session/session_controller.h"
@@ -96,6 +97,7 @@ void MainWindow::buildDocks() {
   // Beside IR / diff (shared/UI.md): one tab per level, computed only while shown.
   tabifyDockWidget(ir, dock(tr("Levels"), "levelsDock", new LevelsPanel(controller_, this), Qt::BottomDockWidgetArea));
   addRunDocks(*this, ir);
+  addCompareDocks(*this);
   auto* table = new QTableView(this);
   table->setObjectName("nodeTable");
   table->setModel(nodes_);
@@ -174,6 +176,7 @@ void MainWindow::buildMenus() {
   connect(controller_->runs(), &RunController::tf32Changed, tf32, [tf32](kernel::Tf32Policy p) { tf32->setChecked(p.conv); });
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
+  addBranchMenu(*this, *run, *viewMenu_);
 }
 
 void MainWindow::buildToolBar() {
@@ -186,6 +189,8 @@ void MainWindow::buildToolBar() {
   bar->addAction(findChild<QAction*>("saveAction"));
   bar->addSeparator();
   addRunActions(*this, *bar);
+  bar->addSeparator();
+  addBranchBar(*this, *bar);
   bar->addSeparator();
   bar->addAction("◀", this, [this] { controller_->setCurrentStep(controller_->currentStep() - 1); })->setToolTip(tr("Previous step (Alt+←)"));
   bar->addAction("▶", this, [this] { controller_->setCurrentStep(controller_->currentStep() + 1); })->setToolTip(tr("Next step (Alt+→)"));
