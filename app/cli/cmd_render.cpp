@@ -59,7 +59,7 @@ int render(const RenderArgs&) {
   return 2;
 }
 
-std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector", "overrides", "window", "schedule", "code", "run", "compare"}; }
+std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector", "overrides", "window", "schedule", "code", "run", "compare", "tensor"}; }
 #endif
 
 }  // namespace

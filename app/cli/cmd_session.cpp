@@ -4,6 +4,9 @@
 #include <memory>
 
 #include "app/cli/commands.h"
+#include "compare/compare.h"
+#include "ir/error.h"
+#include "runtime/execute/executor.h"
 #include "session/session.h"
 
 namespace tessera::cli {
@@ -45,14 +48,48 @@ void printSummary(const Session& s) {
   for (const std::string& w : s.warnings) std::fprintf(stderr, "warning: %s\n", w.c_str());
 }
 
+// The window's branch actions from the command line: each changes the shown branch, then the file is saved.
+struct Edits {
+  std::string file, newBranch, overrides, run;
+  bool any() const { return !newBranch.empty() || !overrides.empty() || !run.empty(); }
+};
+
+void applyEdits(Session& s, const Edits& e) {
+  if (!e.newBranch.empty()) {
+    std::vector<SessionBranch> all = allBranches(s);
+    SessionBranch copy = activeBranch(s);
+    copy.name = e.newBranch;
+    all.push_back(copy);
+    setBranches(s, std::move(all), e.newBranch);  // refuses a name that is taken
+  }
+  if (!e.overrides.empty()) {
+    s.overrides = loadOverrides(e.overrides);
+    s.lastRun = nlohmann::json::object();  // the stored run was of the old overrides
+  }
+  if (!e.run.empty()) {
+    compare::Side side = compare::sideFromSession(s, std::make_shared<const Graph>(loadSessionModel(s)), nullptr);
+    compare::runSide(side, execute::parseBackend(e.run), 5);
+    s.lastRun = side.run->toJson();
+  }
+}
+
 }  // namespace
 
 void addSessionCommand(CLI::App& app, int& exitCode) {
-  auto* cmd = app.add_subcommand("session", "Summarize a .tessera session: model, hash status, options, overrides");
-  auto file = std::make_shared<std::string>();
-  cmd->add_option("FILE", *file, "Session file (.tessera), or FILE.tessera#BRANCH for one branch")->required();
-  cmd->callback([file, &exitCode] {
-    printSummary(loadSessionRef(*file));
+  auto* cmd = app.add_subcommand("session", "Summarize (or edit) a .tessera session: model, hash status, branches, options, overrides");
+  auto e = std::make_shared<Edits>();
+  cmd->add_option("FILE", e->file, "Session file (.tessera), or FILE.tessera#BRANCH for one branch")->required();
+  cmd->add_option("--new-branch", e->newBranch, "Add a branch NAME, a copy of the shown one, and show it (saved)");
+  cmd->add_option("--overrides", e->overrides, "Set the shown branch's overrides from a JSON file (saved)");
+  cmd->add_option("--run", e->run, "Run the shown branch on this backend and store the run in it (saved)")
+      ->check(CLI::IsMember({"reference", "cpu", "cuda"}));
+  cmd->callback([e, &exitCode] {
+    Session s = loadSessionRef(e->file);
+    if (e->any()) {
+      applyEdits(s, *e);
+      saveSession(s, parseSessionRef(e->file).path);
+    }
+    printSummary(s);
     exitCode = 0;
   });
 }

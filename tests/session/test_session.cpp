@@ -381,6 +381,29 @@ class TestSession : public QObject {
     QVERIFY(show.readAllStandardError().contains("written by a newer Tessera (schema 3, this build reads up to 2)"));
   }
 
+  // tessera-cli session FILE --new-branch NAME --overrides F: the window's branch actions, saved to the file.
+  void cliAddsABranch() {
+    std::string model = copyOfSample("mlp.tsr");
+    writeText(path("ov2.json"), R"({"overrides": [{"kind": "split", "group": "fc1"}]})");
+    QProcess p;
+    p.start(TESSERA_CLI, {"compile", QString::fromStdString(model), "--save-session", QString::fromStdString(path("br.tessera"))});
+    QVERIFY(p.waitForFinished(60000) && p.exitCode() == 0);
+    p.start(TESSERA_CLI, {"session", QString::fromStdString(path("br.tessera")), "--new-branch", "split", "--overrides",
+                          QString::fromStdString(path("ov2.json"))});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardOutput().contains("branches: main, split (shown)"));
+    Session s = loadSession(path("br.tessera"));
+    QCOMPARE(branchNames(s), (std::vector<std::string>{"main", "split"}));
+    QCOMPARE(s.overrides.size(), size_t(1));
+    switchBranch(s, "main");
+    QVERIFY(s.overrides.empty());
+    p.start(TESSERA_CLI, {"session", QString::fromStdString(path("br.tessera") + "#main"), "--new-branch", "split"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardError().contains("two session branches are named 'split'"));
+  }
+
   void autosaveNewerThanSavedIsFound() {
     qputenv("XDG_CACHE_HOME", QByteArray::fromStdString(path("cache")));
     std::string saved = path("work.tessera");

@@ -19,12 +19,6 @@ namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
 
-QString joined(const std::vector<std::string>& ids) {
-  QStringList l;
-  for (const auto& id : ids) l << qs(id);
-  return l.isEmpty() ? QStringLiteral("–") : l.join(',');
-}
-
 QString ms(double v) { return v < 0 ? QStringLiteral("–") : QString::number(v, 'f', 4); }
 
 std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) {
@@ -166,7 +160,7 @@ void CompareView::showTable(const compare::Comparison& c) {
   table_->setRowCount(int(c.kernels.size()));
   for (size_t i = 0; i < c.kernels.size(); ++i) {
     const compare::KernelDelta& k = c.kernels[i];
-    const QStringList cells{qs(compare::groupChangeName(k.groups.kind)), joined(k.groups.a), joined(k.groups.b),
+    const QStringList cells{qs(compare::groupChangeName(k.groups.kind)), groupIds(k.groups.a), groupIds(k.groups.b),
                             ms(k.msA), ms(k.msB),
                             k.msA >= 0 && k.msB >= 0 ? QString::number(k.deltaMs(), 'f', 4) : QStringLiteral("–"),
                             k.maxAbsErrB < 0 ? QStringLiteral("–") : QString::number(k.maxAbsErrB, 'g', 2)};

@@ -5,18 +5,11 @@
 #include <cmath>
 
 namespace tessera::ui {
-namespace {
-
-QString groupsLabel(const compare::GroupChange& g) {
-  auto join = [](const std::vector<std::string>& ids) {
-    QStringList l;
-    for (const auto& id : ids) l << QString::fromStdString(id);
-    return l.isEmpty() ? QStringLiteral("–") : l.join(',');
-  };
-  return join(g.a) + QStringLiteral(" → ") + join(g.b);
+QString groupIds(const std::vector<std::string>& ids) {
+  QStringList l;
+  for (const auto& id : ids) l << QString::fromStdString(id);
+  return l.isEmpty() ? QStringLiteral("–") : l.join(',');
 }
-
-}  // namespace
 
 DeltaChart::DeltaChart(QWidget* parent) : QWidget(parent) {
   setObjectName("deltaChart");
@@ -46,7 +39,7 @@ void DeltaChart::paintEvent(QPaintEvent*) {
     const compare::KernelDelta& d = deltas_[i];
     const int y = 6 + int(i) * rowH;
     p.setPen(palette().text().color());
-    p.drawText(QRect(4, y, labelW - 8, rowH), Qt::AlignVCenter | Qt::AlignLeft, groupsLabel(d.groups));
+    p.drawText(QRect(4, y, labelW - 8, rowH), Qt::AlignVCenter | Qt::AlignLeft, groupIds(d.groups.a) + QStringLiteral(" → ") + groupIds(d.groups.b));
     if (d.msA < 0 || d.msB < 0) {
       p.drawText(QRect(zero + 4, y, half, rowH), Qt::AlignVCenter, tr("not run on both"));
       continue;

@@ -8,6 +8,9 @@
 
 namespace tessera::ui {
 
+// "k1,k2", or "–" for none: how the chart and the compare table name a side's groups.
+QString groupIds(const std::vector<std::string>& ids);
+
 class DeltaChart : public QWidget {
   Q_OBJECT
  public:

@@ -153,6 +153,11 @@ void TensorPanel::showSlice() {
   slice_->clear();
   slice_->setRowCount(int(s.rows));
   slice_->setColumnCount(int(s.cols));
+  QStringList rows, cols;  // indices from 0, as in the error's "where" and in NumPy
+  for (int64_t r = 0; r < s.rows; ++r) rows << QString::number(r);
+  for (int64_t c = 0; c < s.cols; ++c) cols << QString::number(c);
+  slice_->setVerticalHeaderLabels(rows);
+  slice_->setHorizontalHeaderLabels(cols);
   for (int64_t r = 0; r < s.rows; ++r)
     for (int64_t c = 0; c < s.cols; ++c)
       slice_->setItem(int(r), int(c), new QTableWidgetItem(QString::number(s.values[size_t(r * s.cols + c)], 'g', 5)));

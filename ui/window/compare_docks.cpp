@@ -155,4 +155,30 @@ bool compareBusy(MainWindow& w) {
   return view && (view->busy() || view->left()->runner()->busy() || view->right()->runner()->busy());
 }
 
+QWidget* tensorPanelFor(MainWindow& w) {
+  SessionController* c = w.controller();
+  auto* panel = w.findChild<TensorPanel*>();
+  if (!panel || !c->graph()) return nullptr;
+  QString value;
+  if (c->selection().kind == Selection::Node)
+    if (const Node* n = c->graph()->findNode(c->selection().id.toStdString()); n && n->numOutputs() && n->output(0))
+      value = QString::fromStdString(n->output(0)->name());
+  RunController* runs = c->runs();
+  runs->setKeepValues(true);
+  auto* once = new QObject(panel);
+  QObject::connect(runs, &RunController::runFinished, once, [c, once, value](std::shared_ptr<const RunResult> r) {
+    QString pick = value;
+    if (pick.isEmpty() && r->values)
+      for (const auto& k : r->report.kernels)
+        if (const Node* n = c->graph()->findNode(k.nodes.empty() ? "" : k.nodes.back()); n && n->output(0) && pick.isEmpty())
+          pick = QString::fromStdString(n->output(0)->name());
+    c->select({Selection::Value, pick, {}, {}});
+    once->deleteLater();
+  });
+  runs->run();
+  return panel;
+}
+
+bool tensorBusy(MainWindow& w) { return w.controller()->runs()->running(); }
+
 }  // namespace tessera::ui

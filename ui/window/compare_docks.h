@@ -21,6 +21,10 @@ void addBranchBar(MainWindow& window, QToolBar& bar);
 // render --view compare: the first branch against the last (the session needs two); busy while it compares.
 QWidget* compareViewFor(MainWindow& window);
 bool compareBusy(MainWindow& window);
+// render --view tensor: runs with values kept, then shows the selected node's first output (default: the first
+// kernel's output); busy while it runs.
+QWidget* tensorPanelFor(MainWindow& window);
+bool tensorBusy(MainWindow& window);
 // Compares the current branch with `other` (the first branch that is not current when empty) and shows it.
 void compareWith(MainWindow& window, const QString& other = {});
 

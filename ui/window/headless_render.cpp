@@ -35,6 +35,7 @@ const std::vector<RenderView>& renderViews() {
       {"code", "the levels and generated code of the selection", levelsPanelFor, levelsBusy},
       {"run", "the run panel with per-kernel timings (runs on --backend first)", runPanelFor, runBusy},
       {"compare", "a session's first branch against its last (graphs, joined runs, deltas)", compareViewFor, compareBusy},
+      {"tensor", "the tensor panel on the selected node's output after a run with values kept", tensorPanelFor, tensorBusy},
   };
   return views;
 }
