@@ -2,6 +2,8 @@
 // forced split), both run on cpu with values kept, compared side by side (synchronized selection, per-kernel
 // deltas), a tensor and its error inspected and exported, the session saved and reopened with both branches,
 // and `tessera-cli compare --json` on the saved file giving the window's deltas.
+#include <QAction>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -112,6 +114,8 @@ class TestCompareView : public QObject {
       QCOMPARE(view->deltaTable()->item(int(i), 5)->text(), QString::number(cmp.kernels[i].deltaMs(), 'f', 4));
     }
     QVERIFY(QString::fromStdString(cmp.summary).startsWith("split vs main: "));
+    QVERIFY(view->diffText()->toPlainText().contains("=== fused: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== kernel: +"));
     // Selecting in one graph selects the matched node in the other, both ways.
     QVERIFY(view->selectNode("fc2", false));
     QCOMPARE(selectedId(view->left()), QString("fc2"));
@@ -135,6 +139,16 @@ class TestCompareView : public QObject {
     QCOMPARE(tensor->exportNpy(path("t.npy")), QString());
     QCOMPARE(readNpy(path("t.npy").toStdString()).shape(), tensor->stats()->shape);
     QVERIFY(!tensor->showValue("no-such-value"));
+    // The accuracy overlay: every group the run kept a value of carries its error against the reference.
+    auto* accuracy = w.findChild<QAction*>("accuracyOverlayAction");
+    QVERIFY(accuracy);
+    accuracy->setChecked(true);
+    const auto overlay = w.graphView()->timeOverlay();
+    QCOMPARE(overlay.size(), c->compile()->fusion->groups.size());
+    for (const auto& [group, t] : overlay) QVERIFY2(t.relError >= 0 && t.relError < 1e-3, qPrintable(group));
+    QVERIFY(overlay.begin()->second.text().startsWith("rel err "));
+    accuracy->setChecked(false);
+    QVERIFY(w.graphView()->timeOverlay().begin()->second.relError < 0);
 
     // Save with both branches; reopen; the CLI compares the saved branches with the window's deltas.
     view->compareBranches("main", "split");  // from the state being saved

@@ -1,10 +1,13 @@
 #include "ui/compare/compare_view.h"
 
 #include <QComboBox>
+#include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QPlainTextEdit>
 #include <QPushButton>
+#include <QTabWidget>
 #include <QScrollBar>
 #include <QSplitter>
 #include <QTableWidget>
@@ -33,7 +36,7 @@ std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) 
 CompareView::CompareView(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), pickA_(new QComboBox(this)), pickB_(new QComboBox(this)),
       summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
-      table_(new QTableWidget(this)), chart_(new DeltaChart(this)), job_(this) {
+      table_(new QTableWidget(this)), chart_(new DeltaChart(this)), diff_(new QPlainTextEdit(this)), job_(this) {
   setObjectName("compareView");
   pickA_->setObjectName("compareA");
   pickB_->setObjectName("compareB");
@@ -57,9 +60,16 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   table_->setHorizontalHeaderLabels({tr("change"), tr("A kernels"), tr("B kernels"), tr("A ms"), tr("B ms"), tr("Δ ms"), tr("B max abs err")});
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  auto* lower = new QSplitter(Qt::Horizontal, this);
-  lower->addWidget(table_);
-  lower->addWidget(chart_);
+  auto* runs = new QSplitter(Qt::Horizontal, this);
+  runs->addWidget(table_);
+  runs->addWidget(chart_);
+  diff_->setObjectName("compareDiff");
+  diff_->setReadOnly(true);
+  diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* lower = new QTabWidget(this);
+  lower->addTab(runs, tr("Runs"));
+  lower->addTab(diff_, tr("IR diff"));
   auto* vertical = new QSplitter(Qt::Vertical, this);
   vertical->addWidget(graphs);
   vertical->addWidget(lower);
@@ -113,6 +123,7 @@ void CompareView::compareBranches(const QString& a, const QString& b) {
   job_.start(
       [sa, sb, notes](const JobContext& job) {
         compare::CompareOptions o;
+        o.levels = {driver::Stage::Graph, driver::Stage::Fused, driver::Stage::Kernel};
         o.cancel = job.cancel;
         auto c = std::make_shared<compare::Comparison>(compare::compareSides(sa, sb, o));
         c->notes.insert(c->notes.begin(), notes.begin(), notes.end());
@@ -135,6 +146,11 @@ void CompareView::accept(std::shared_ptr<const compare::Comparison> c) {
   summary_->setText(qs(result_->summary));
   showGraphs(*result_);
   showTable(*result_);
+  QString text;
+  for (const compare::LevelDiff& l : result_->levels)
+    text += tr("=== %1: +%2 -%3 lines\n").arg(QString::fromUtf8(driver::stageInfo(l.level).name.data(), int(driver::stageInfo(l.level).name.size())))
+                .arg(l.added).arg(l.removed) + qs(compare::diffText(l.lines, 3));
+  diff_->setPlainText(text);
   emit compared();
 }
 

@@ -2,7 +2,8 @@
 // The compare view: two branches of the session side by side (core/compare computes it on a worker, the same
 // Comparison `tessera-cli compare` prints). Two graphs with synchronized selection, pan and layer expansion
 // (nodes matched by id, name, provenance or mapping); B's graph marks what B added (green), changed (amber)
-// and dropped (dashed red ghosts); the runs joined per group change with a chart of the deltas; the summary.
+// and dropped (dashed red ghosts); the runs joined per group change with a chart of the deltas; the text diffs of
+// the graph, fused and kernel levels; the summary.
 #include <QWidget>
 #include <memory>
 
@@ -11,6 +12,7 @@
 
 class QComboBox;
 class QLabel;
+class QPlainTextEdit;
 class QTableWidget;
 
 namespace tessera::ui {
@@ -31,6 +33,8 @@ class CompareView : public QWidget {
   GraphView* left() const { return left_; }
   GraphView* right() const { return right_; }
   QTableWidget* deltaTable() const { return table_; }
+  // The text diffs of the graph, fused and kernel levels, one after the other.
+  QPlainTextEdit* diffText() const { return diff_; }
   // Selects node `id` of side A (b: of side B) and its match on the other side; false when `id` is not there.
   bool selectNode(const QString& id, bool sideB);
   QString error() const { return error_; }
@@ -52,6 +56,7 @@ class CompareView : public QWidget {
   GraphView *left_, *right_;
   QTableWidget* table_;
   DeltaChart* chart_;
+  QPlainTextEdit* diff_;
   std::shared_ptr<const compare::Comparison> result_;
   QString error_;
   bool busy_ = false, syncing_ = false;
