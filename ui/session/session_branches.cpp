@@ -48,6 +48,14 @@ auto named(const std::string& name) {
 }  // namespace
 
 SessionBranch SessionController::captureBranch() const {
+  // Switched to and still compiling: the panels hold the previous branch's parts until the compile lands.
+  if (pendingBranch_) {
+    SessionBranch b = *pendingBranch_;
+    b.name = branch_;
+    b.pipeline = pipelineOf(pipeline_);
+    b.overrides = overrides_;
+    return b;
+  }
   SessionBranch b;
   b.name = branch_;
   b.pipeline = pipelineOf(pipeline_);
