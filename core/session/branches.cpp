@@ -17,16 +17,15 @@ std::string listOf(const std::vector<std::string>& names) {
 }  // namespace
 
 SessionBranch activeBranch(const Session& s) {
-  return SessionBranch{s.branch, s.pipeline, s.overrides, s.scheduleTraces, s.tuning, s.lastRun};
+  SessionBranch b;
+  static_cast<BranchState&>(b) = s;
+  b.name = s.branch;
+  return b;
 }
 
 void setActiveBranch(Session& s, SessionBranch b) {
   s.branch = std::move(b.name);
-  s.pipeline = std::move(b.pipeline);
-  s.overrides = std::move(b.overrides);
-  s.scheduleTraces = std::move(b.scheduleTraces);
-  s.tuning = std::move(b.tuning);
-  s.lastRun = std::move(b.lastRun);
+  static_cast<BranchState&>(s) = std::move(b);
 }
 
 std::vector<SessionBranch> allBranches(const Session& s) {

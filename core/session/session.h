@@ -32,10 +32,8 @@ struct SessionPipeline {
   std::optional<int64_t> fuel;
 };
 
-// One variant of the model's compile ("what if this pass were off, this edge not fused"): everything that
-// differs between branches. Version-1 files become one branch named "main".
-struct SessionBranch {
-  std::string name = "main";
+// Everything that differs between branches: the compile's options and the window's results for it.
+struct BranchState {
   SessionPipeline pipeline;
   std::vector<Override> overrides;
   nlohmann::json scheduleTraces = nlohmann::json::object();  // group key → schedule trace
@@ -43,15 +41,16 @@ struct SessionBranch {
   nlohmann::json lastRun = nlohmann::json::object();         // last run results, verbatim
 };
 
-struct Session {
+// One variant of the model's compile ("what if this pass were off, this edge not fused"). Version-1 files
+// become one branch named "main".
+struct SessionBranch : BranchState {
+  std::string name = "main";
+};
+
+// The shown branch's state is the session's own (so a reader of a one-branch session needs no branch at all).
+struct Session : BranchState {
   SessionModel model;
-  // The active branch, in the fields every reader of a one-branch session uses.
-  std::string branch = "main";
-  SessionPipeline pipeline;
-  std::vector<Override> overrides;
-  nlohmann::json scheduleTraces = nlohmann::json::object();  // group key → schedule trace
-  nlohmann::json tuning = nlohmann::json::object();          // tuning results, verbatim
-  nlohmann::json lastRun = nlohmann::json::object();         // last run results, verbatim
+  std::string branch = "main";  // the shown branch's name
   // The other branches in the order shown; the active one stands at `activeIndex` of that order.
   std::vector<SessionBranch> otherBranches;
   size_t activeIndex = 0;
