@@ -4,10 +4,14 @@ include(GNUInstallDirs)
 
 set(TESSERA_RESOURCES "${CMAKE_SOURCE_DIR}/resources")
 install(TARGETS tessera-cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The cpu backend's worker process, found beside the programs that run kernels (runtime/cpu/cpu_worker.h).
+install(TARGETS tessera-cpu-worker RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET tessera)
   install(TARGETS tessera RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/samples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tessera/samples)
+# Help ▸ Lessons reads them from share/tessera/lessons beside the program (ui/lessons/lesson.h); their models are the samples.
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/lessons/ DESTINATION ${CMAKE_INSTALL_DATADIR}/tessera/lessons)
 # Debian keeps docs under the package name (lower case), not the project name.
 set(TESSERA_DOCDIR ${CMAKE_INSTALL_DATADIR}/doc/tessera)
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs/ DESTINATION ${TESSERA_DOCDIR})

@@ -24,6 +24,7 @@ if [ -z "$deb" ]; then
 fi
 listing=$(dpkg-deb -c "$deb")
 expected=(./usr/bin/tessera-cli
+          ./usr/bin/tessera-cpu-worker
           ./usr/share/applications/io.tessera.Tessera.desktop
           ./usr/share/icons/hicolor/scalable/apps/tessera.svg
           ./usr/share/metainfo/io.tessera.Tessera.metainfo.xml

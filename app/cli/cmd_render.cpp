@@ -8,7 +8,7 @@
 #include "app/cli/commands.h"
 
 #ifdef TESSERA_HAS_GUI
-#include <QApplication>
+#include "app/cli/headless_app.h"
 
 #include "ui/window/headless_render.h"
 #endif
@@ -24,15 +24,7 @@ struct RenderArgs {
 
 #ifdef TESSERA_HAS_GUI
 int render(const RenderArgs& args) {
-  // No display: Qt's offscreen platform draws the same pixels without one.
-  if (!std::getenv("DISPLAY") && !std::getenv("WAYLAND_DISPLAY") && !std::getenv("QT_QPA_PLATFORM"))
-    setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  static int argc = 1;
-  static char name[] = "tessera-cli";
-  static char* argv[] = {name, nullptr};
-  QApplication app(argc, argv);
-  QApplication::setOrganizationName("Tessera");
-  QApplication::setApplicationName("tessera-cli");  // its own settings: the user's window layout is not used
+  auto app = headlessApp();
   ui::RenderRequest r;
   r.model = QString::fromStdString(args.model);
   r.view = QString::fromStdString(args.view);

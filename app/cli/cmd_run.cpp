@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 struct RunArgs {
-  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace, tf32 = "off";
+  std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace, tf32 = "off", memoryLimit;
   uint64_t seed = 0;
   int reps = 10;
   double budgetMs = 0;
@@ -142,6 +142,7 @@ int runCompiled(const RunArgs& args) {
   request.moduleCache = !args.noCache;
   request.kernelBudgetMs = args.budgetMs;
   request.keepValues = !args.saveTensors.empty();
+  request.memoryLimit = memoryLimitOption(args.memoryLimit);
   const std::shared_ptr<const driver::RunStage> run = d.run(request);
   const execute::RunReport& r = run->report;
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
@@ -199,6 +200,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
   addTf32Option(cmd, args->tf32);
+  addMemoryLimitOption(cmd, args->memoryLimit);
   cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");
   cmd->add_flag("--no-reference", args->noReference,
                 "Skip the reference interpreter: kernels are timed but unchecked (cpu, cuda; for sizes it takes "

@@ -15,7 +15,7 @@ namespace tessera::cli {
 namespace {
 
 struct TuneArgs {
-  std::string model, backend = "cpu", saveSchedules, arch, cacheDir, tf32 = "off";
+  std::string model, backend = "cpu", saveSchedules, arch, cacheDir, tf32 = "off", memoryLimit;
   int topK = 8, reps = 5;
   double referenceLimit = tune::TuneOptions{}.referenceLimit;
   bool json = false, noCache = false, calibrateCpu = false;
@@ -53,6 +53,7 @@ int runTune(const TuneArgs& a) {
   options.cacheDir = a.cacheDir;
   options.tf32 = kernel::Tf32Policy::parse(a.tf32);
   driver::Driver d(std::make_shared<const Graph>(loadModel(a.model)), options);
+  if (!a.memoryLimit.empty()) execute::checkTuneHostMemory(d.kernels()->model, options.backend, memoryLimitOption(a.memoryLimit));
   tune::TuneOptions o;
   o.topK = a.topK;
   o.reps = a.reps;
@@ -96,6 +97,7 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--save-schedules", a->saveSchedules, "Write the tuned schedules (for run/compile --schedules)");
   cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   addTf32Option(cmd, a->tf32);
+  addMemoryLimitOption(cmd, a->memoryLimit);
   cmd->add_option("--cache-dir", a->cacheDir, "Tuning cache folder (default $TESSERA_CACHE_DIR, $XDG_CACHE_HOME/tessera or ~/.cache/tessera)");
   cmd->add_flag("--no-cache", a->noCache, "Tune again even when the cache has an entry (the result replaces it)");
   cmd->add_flag("--calibrate-cpu", a->calibrateCpu, "Measure the host's bandwidth and FLOP rate for the cost model and cache them");

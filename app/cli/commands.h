@@ -3,6 +3,11 @@
 // code through `exitCode` (0 success, 1 test failures, 2 bad usage or bad input).
 #include <CLI/CLI.hpp>
 
+#include <string>
+
+#include "runtime/execute/executor.h"
+#include "runtime/execute/memory_limit.h"
+
 namespace tessera::cli {
 
 void addInfoCommand(CLI::App& app, int& exitCode);
@@ -15,6 +20,7 @@ void addSessionCommand(CLI::App& app, int& exitCode);
 void addRenderCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
 void addCompareCommand(CLI::App& app, int& exitCode);
+void addLessonCommand(CLI::App& app, int& exitCode);
 
 // --tf32 POLICY, shared by run, compile and tune (kernel::Tf32Policy::parse reads the value).
 inline CLI::Option* addTf32Option(CLI::App* cmd, std::string& policy) {
@@ -24,6 +30,22 @@ inline CLI::Option* addTf32Option(CLI::App* cmd, std::string& policy) {
                    "pytorch (PyTorch's defaults: convolutions only)")
       ->check(CLI::IsMember({"off", "conv", "matmul", "all", "pytorch"}))
       ->capture_default_str();
+}
+
+// --memory-limit SIZE, shared by run and tune: a run whose estimate is over it is refused before it starts.
+inline CLI::Option* addMemoryLimitOption(CLI::App* cmd, std::string& size) {
+  return cmd->add_option("--memory-limit", size,
+                         "Refuse a run that would need more host memory than this (16G, 512M, 1.5GiB; the estimate "
+                         "counts the kernels' buffers, the reference's values and the baseline); default: no limit");
+}
+
+// The limit --memory-limit names ("" = none); a size that is not one is refused naming it.
+inline execute::MemoryLimit memoryLimitOption(const std::string& size) {
+  execute::MemoryLimit limit;
+  if (size.empty()) return limit;
+  limit.hostBytes = execute::parseByteSize(size);
+  limit.source = "--memory-limit " + size;
+  return limit;
 }
 
 }  // namespace tessera::cli

@@ -23,9 +23,21 @@ std::string identifier(const std::string& text) {
 
 std::string entryName(const std::string& kernelId) { return "tessera_" + identifier(kernelId); }
 
+namespace {
+// Static shared memory stops at 48 KiB a block; above it the arrays become slices of one dynamic arena, which
+// the backend launches with and opts the function in to (up to the device's limit, kernel::kSharedBytesLimit).
+GeneratedKernel generateCudaKernel(const kernel::Kernel& k) {
+  constexpr size_t kStaticSharedBytes = 48 * 1024;
+  detail::Generator plain(k, Target::Cuda);
+  GeneratedKernel out = plain.run();
+  if (plain.sharedBytes() <= kStaticSharedBytes) return out;
+  return detail::Generator(k, Target::Cuda, /*dynamicShared=*/true).run();
+}
+}  // namespace
+
 GeneratedKernel generateCuda(const kernel::Kernel& k) {
-  if (auto perThread = detail::perThreadRegisters(k)) return detail::Generator(*perThread, Target::Cuda).run();
-  return detail::Generator(k, Target::Cuda).run();
+  if (auto perThread = detail::perThreadRegisters(k)) return generateCudaKernel(*perThread);
+  return generateCudaKernel(k);
 }
 GeneratedKernel generateCpp(const kernel::Kernel& k) { return detail::Generator(k, Target::Cpu).run(); }
 

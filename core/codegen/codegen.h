@@ -49,6 +49,8 @@ struct GeneratedKernel {
   // How exactly it computes: "tf32" when products ran on operands rounded to tf32 (CUDA, a schedule with
   // tf32 = 1 on the tensor cores); empty when every operation is exact in its buffers' dtypes.
   std::string precision;
+  // CUDA: bytes of dynamic shared memory to launch with (0: the shared arrays are static, at most 48 KiB).
+  size_t dynamicSharedBytes = 0;
 };
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.

@@ -59,8 +59,9 @@ void Generator::combineThroughShared(const Partial& p, unsigned count, const std
                                      const std::string& writer) {
   const auto& prov = p.reduce->provenance;
   unsigned rows = out_.launch.block[1] * out_.launch.block[2];
+  int64_t slots = int64_t(count) * rows, bytes = isHalf(p.dtype) ? 4 : int64_t(dtypeSize(p.dtype));
   for (const std::string& part : p.parts)
-    line("__shared__ " + p.type + " " + p.slots(part) + "[" + std::to_string(count * rows) + "];", prov);
+    line(sharedArray(p.type, p.slots(part), std::to_string(slots), slots, bytes), prov);
   line("const unsigned slot = (threadIdx.z * blockDim.y + threadIdx.y) * " + std::to_string(count) + ";", prov);
   line("__syncthreads();", prov);
   std::string writes;

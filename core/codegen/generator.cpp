@@ -23,7 +23,16 @@ int tagIndex(ThreadTag t) {
 std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 }  // namespace
 
-Generator::Generator(const Kernel& k, Target target) : k_(k), target_(target), ep_(k, target) {}
+Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
+    : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {}
+
+std::string Generator::sharedArray(const std::string& type, const std::string& name, const std::string& countText,
+                                   int64_t count, int64_t bytes) {
+  size_t offset = (sharedBytes_ + 15) / 16 * 16;
+  sharedBytes_ = offset + size_t(std::max<int64_t>(1, count) * bytes);
+  if (!dynamicShared_) return "__shared__ __align__(16) " + type + " " + name + "[" + countText + "];";
+  return type + "* const " + name + " = reinterpret_cast<" + type + "*>(tsr_smem + " + std::to_string(offset) + ");";
+}
 
 void Generator::line(const std::string& text, const std::vector<std::string>& provenance) {
   lines_.push_back(std::string(indent_ * 2, ' ') + text);
@@ -60,12 +69,14 @@ GeneratedKernel Generator::run() {
     line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
   signature();
   indent_ = 1;
+  if (dynamicShared_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];  // the block's shared arrays");
   if (!phasedBody()) body(k_.body);
   indent_ = 0;
   line("}");
   if (target_ == Target::Cpu) callWrapper();
   for (size_t i = 0; i < lines_.size(); ++i) (i < preludeLines_ ? out_.prelude : out_.body) += lines_[i] + "\n";
   out_.source = out_.prelude + out_.body;
+  if (dynamicShared_) out_.dynamicSharedBytes = sharedBytes_;
   return std::move(out_);
 }
 
@@ -203,12 +214,15 @@ void Generator::allocate(const AllocateStmt& n) {
   // Aligned for the vector path's wide shared accesses (vector_access.h). On the cpu, GCC 12 gives a local
   // array 32-byte vector stores without realigning the stack of an OpenMP outlined function: the light
   // shufflenet's depthwise conv died on vmovaps in about half its runs. alignas(64) makes it realign.
-  std::string qual = shared && target_ == Target::Cuda ? "__shared__ __align__(16) "
-                     : target_ == Target::Cpu          ? "alignas(64) "
-                                                       : "";
-  line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(std::max<int64_t>(1, numElements(b.shape))) +
-           "];" + comment(prov),
-       prov);
+  int64_t count = std::max<int64_t>(1, numElements(b.shape));
+  if (shared && target_ == Target::Cuda) {
+    line(sharedArray(type, identifier(n.buffer), std::to_string(count), count, int64_t(dtypeSize(b.dtype))) +
+             comment(prov),
+         prov);
+    return;
+  }
+  std::string qual = target_ == Target::Cpu ? "alignas(64) " : "";
+  line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(count) + "];" + comment(prov), prov);
 }
 
 void Generator::reduce(const ReduceStmt& n) {

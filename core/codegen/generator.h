@@ -11,8 +11,12 @@ struct VectorPlan;  // vector_access.h
 
 class Generator {
  public:
-  Generator(const kernel::Kernel& k, Target target);
+  // dynamicShared: CUDA, every shared array is a slice of one `extern __shared__` arena launched with
+  // GeneratedKernel::dynamicSharedBytes (a block's static shared memory stops at 48 KiB; codegen.cpp generates
+  // again this way when a kernel's arrays need more).
+  Generator(const kernel::Kernel& k, Target target, bool dynamicShared = false);
   GeneratedKernel run();
+  size_t sharedBytes() const { return sharedBytes_; }  // CUDA: the block's shared arrays, as generated
 
  private:
   void line(const std::string& text, const std::vector<std::string>& provenance = {});
@@ -50,6 +54,11 @@ class Generator {
   void globalWorkspace(const kernel::Buffer& b, const std::vector<std::string>& provenance);
   void computeLaunch();
   std::string comment(const std::vector<std::string>& provenance) const;
+  // CUDA: the declaration of a block's shared array of `count` elements of `bytes` each (static, or a slice of
+  // the dynamic arena at the next 16-byte offset), counted in sharedBytes_; `countText` is how the static form
+  // writes the count.
+  std::string sharedArray(const std::string& type, const std::string& name, const std::string& countText,
+                          int64_t count, int64_t bytes);
 
   const kernel::Kernel& k_;
   Target target_;
@@ -64,6 +73,8 @@ class Generator {
   size_t preludeLines_ = 0;
   bool usesHalf_ = false;
   bool asyncFill_ = false;  // CUDA: generating the fills of a pipelined loop (cp.async)
+  bool dynamicShared_ = false;
+  size_t sharedBytes_ = 0;
 };
 
 }  // namespace tessera::codegen::detail

@@ -114,8 +114,9 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
   ++indent_;
   for (const std::string& c : shape->caches) {
     const Buffer& b = ep_.buffer(c);
-    line("__shared__ __align__(16) " + storageType(b.dtype, target_) + " " + stagesName(c) + "[" + stages + " * " +
-             std::to_string(numElements(b.shape)) + "];  // " + stages + " copies of " + identifier(c),
+    line(sharedArray(storageType(b.dtype, target_), stagesName(c), stages + " * " + std::to_string(numElements(b.shape)),
+                     h.pipelineStages * numElements(b.shape), int64_t(dtypeSize(b.dtype))) +
+             "  // " + stages + " copies of " + identifier(c),
          prov);
   }
   line("#pragma unroll", prov);

@@ -73,6 +73,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.moduleCache = request.moduleCache;
   o.kernelBudgetMs = request.kernelBudgetMs;
   o.keepValues = request.keepValues;
+  o.memoryLimit = request.memoryLimit;
   o.cancel = cancel;
   if (backend != execute::BackendKind::Reference) o.predictMs = predictor();
   const execute::CompiledModel& m = r->kernels->model;

@@ -42,7 +42,7 @@ bool isInfix(BinaryOp op);       // printed as `a op b` rather than `op(a, b)`
 bool isComparison(BinaryOp op);  // result is bool
 
 // Where a buffer lives. Global: device memory, visible to all blocks (kernel parameters live here).
-// Shared: per thread block, fast, small (48 KiB by default); needs a barrier between writers and readers.
+// Shared: per thread block, fast, small (48 KiB static, up to 227 KiB dynamic: launch.h); needs a barrier between writers and readers.
 // Register: per thread, fastest, tiny; indices must be compile-time constants after unrolling to stay in registers.
 enum class MemScope : uint8_t { Global, Shared, Register };
 std::string_view memScopeName(MemScope s);  // "global", "shared", "register"

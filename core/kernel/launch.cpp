@@ -59,4 +59,6 @@ int64_t sharedBytesPerBlock(const Kernel& k) {
   return bytes;
 }
 
+std::string sharedLimitText() { return std::to_string(kSharedBytesLimit / 1024) + " KiB"; }
+
 }  // namespace tessera::kernel

@@ -26,5 +26,10 @@ int launchCount(const Kernel& k);
 int64_t bufferCopies(const Kernel& k, const std::string& buffer);
 // The shared memory one block allocates: each shared buffer times its copies, in bytes.
 int64_t sharedBytesPerBlock(const Kernel& k);
+// A block's shared memory: static arrays stop at 48 KiB; above that the generated kernel takes its arrays from
+// dynamic shared memory (codegen.h, dynamicSharedBytes), up to the 227 KiB a block may opt in to on sm_90.
+inline constexpr int64_t kStaticSharedBytes = 48 * 1024;
+inline constexpr int64_t kSharedBytesLimit = 227 * 1024;
+std::string sharedLimitText();  // "227 KiB", for refusals
 
 }  // namespace tessera::kernel

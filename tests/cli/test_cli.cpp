@@ -13,8 +13,14 @@ class TestCli : public QObject {
     int code;
     QString out, err;
   };
-  Result cli(const QStringList& args) {
+  // `fault`: $TESSERA_TEST_FAULT for the run ("k0=null-write": that kernel faults on purpose).
+  Result cli(const QStringList& args, const QString& fault = {}) {
     QProcess p;
+    if (!fault.isEmpty()) {
+      QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+      env.insert("TESSERA_TEST_FAULT", fault);
+      p.setProcessEnvironment(env);
+    }
     p.start(TESSERA_CLI, args);
     p.waitForFinished(120000);
     return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
@@ -174,6 +180,38 @@ class TestCli : public QObject {
       QCOMPARE(lines(ref.err), 1);
       QVERIFY2(ref.err.startsWith("error: " + what), qPrintable(ref.err));
     }
+  }
+  // A generated kernel that crashes (null write, abort) ends its kernel in the cpu worker, not tessera-cli: exit 1
+  // with one line naming the kernel and the signal, with and without the reference.
+  void crashingKernelFailsTheRunNamingItsSignal() {
+    const QStringList run = {"run", sample("softmax.tsr"), "--backend", "cpu", "--no-baseline", "--reps", "1"};
+    for (const QStringList& extra : {QStringList{}, QStringList{"--no-reference"}}) {
+      Result r = cli(run + extra, "k0=null-write");
+      QCOMPARE(r.code, 1);
+      QCOMPARE(lines(r.err), 1);
+      QCOMPARE(r.err.trimmed(), QString("error: kernel k0 failed: kernel 'k0' crashed the cpu worker: signal 11 (segmentation fault)"));
+    }
+    Result aborted = cli(run, "k0=abort");
+    QCOMPARE(aborted.code, 1);
+    QVERIFY2(aborted.err.contains("signal 6 (aborted)"), qPrintable(aborted.err));
+    QCOMPARE(cli(run).code, 0);  // the hook unset: the sound kernel
+  }
+  // --memory-limit: a run (or tune) whose estimate is over it is refused before it starts, with both figures.
+  void memoryLimitRefusesARunBeforeItStarts() {
+    Result r = cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--memory-limit", "1K"});
+    QCOMPARE(r.code, 2);
+    QCOMPARE(lines(r.err), 1);
+    QVERIFY2(r.err.startsWith("error: run needs ") && r.err.contains(" of host memory (arena ") &&
+                 r.err.trimmed().endsWith("; the limit is 1.0 KiB (--memory-limit 1K)"),
+             qPrintable(r.err));
+    QVERIFY2(!r.out.contains("total"), qPrintable(r.out));  // nothing ran
+    Result t = cli({"tune", sample("softmax.tsr"), "--memory-limit", "1K"});
+    QCOMPARE(t.code, 2);
+    QVERIFY2(t.err.contains("; the limit is 1.0 KiB (--memory-limit 1K)"), qPrintable(t.err));
+    Result bad = cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--memory-limit", "lots"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY2(bad.err.contains("'lots' is not a memory size"), qPrintable(bad.err));
+    QCOMPARE(cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--memory-limit", "16G", "--reps", "1"}).code, 0);
   }
   void kernelsAfterAnUnloweredGroupStillRun() {
     // ArgMax has no lowering: its group is not compiled, and the reference's values stand in for every value

@@ -92,15 +92,40 @@ class TestPipeline : public QObject {
     QCOMPARE(codegen::generateCuda(again.kernels[0].kernel).source, codegen::generateCuda(model.kernels[0].kernel).source);
   }
 
-  // Like the tile sizes, stages is an upper bound: 2 k steps give 2 stages, and 48 KiB of shared memory 3
-  // copies of 128 x 32 and 32 x 128 f32 tiles (32 KiB a copy) none.
+  // Like the tile sizes, stages is an upper bound: 2 k steps give 2 stages, and copies of 128 x 64 and 64 x 128
+  // f32 tiles (64 KiB a copy) fit three times in the 227 KiB of shared memory a block may have, not four.
   void stagesAreBoundedByKStepsAndSharedMemory() {
     execute::CompiledModel shallow = withParams(gemmModel("f32", 64, 32, 64), {{"stages", 3}, {"block_k", 16}});
     QVERIFY(has(kernel::printKernel(shallow.kernels[0].kernel), "reduce pipeline(2) {"));
-    execute::CompiledModel wide = withParams(gemmModel("f32", 256, 256, 256), {{"stages", 3}, {"block_k", 32}, {"block_m", 128},
+    execute::CompiledModel wide = withParams(gemmModel("f32", 256, 256, 256), {{"stages", 4}, {"block_k", 64}, {"block_m", 128},
                                                                           {"block_n", 128}, {"thread_m", 8}, {"thread_n", 8}});
     QVERIFY(wide.kernels[0].error.empty());
-    QVERIFY(!has(kernel::printKernel(wide.kernels[0].kernel), "pipeline("));
+    QVERIFY(has(kernel::printKernel(wide.kernels[0].kernel), "reduce pipeline(3) {"));
+  }
+
+  // Above 48 KiB (static shared memory's limit) a block's shared arrays are slices of one dynamic arena the
+  // kernel is launched with: three 32 KiB copies of the tiles here. Below it they stay static arrays.
+  void sharedAbove48KiBIsDynamic() {
+    execute::CompiledModel model = withParams(gemmModel("f32", 256, 256, 256), {{"stages", 3}, {"block_k", 32}, {"block_m", 128},
+                                                                           {"block_n", 128}, {"thread_m", 8}, {"thread_n", 8}});
+    QVERIFY(has(kernel::printKernel(model.kernels[0].kernel), "reduce pipeline(3) {"));
+    codegen::GeneratedKernel g = codegen::generateCuda(model.kernels[0].kernel);
+    QVERIFY(has(g.source, "extern __shared__ __align__(16) unsigned char tsr_smem[];"));
+    QVERIFY(has(g.source, "float* const tsr_stages_in1_shared = reinterpret_cast<float*>(tsr_smem + 0);"));
+    QVERIFY(has(g.source, "float* const tsr_stages_in0_shared = reinterpret_cast<float*>(tsr_smem + 49152);"));
+    QVERIFY(!has(g.source, "__shared__ __align__(16) float"));
+    QVERIFY2(g.dynamicSharedBytes >= 3 * 32768 && g.dynamicSharedBytes < 3 * 32768 + 1024,
+             std::to_string(g.dynamicSharedBytes).c_str());
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    execute::CompiledModel small = withParams(gemmModel("f32", 96, 128, 80), {{"stages", 3}, {"block_k", 16}});
+    codegen::GeneratedKernel s = codegen::generateCuda(small.kernels[0].kernel);
+    QCOMPARE(s.dynamicSharedBytes, size_t(0));
+    QVERIFY(!has(s.source, "tsr_smem"));
+    cuda::Availability gpu = cuda::cudaAvailability();
+    if (!gpu.available) QSKIP(("no GPU to run the 96 KiB kernel on: " + gpu.reason).c_str());
+    execute::RunReport run = execute::executeModel(model, execute::BackendKind::Cuda, once());
+    QVERIFY2(run.outputsVerified, messages(run).c_str());
   }
 };
 

@@ -13,6 +13,16 @@ namespace tessera::ui::test {
 
 inline QString sample(const QString& name) { return QStringLiteral(TESSERA_SOURCE_DIR "/samples/") + name; }
 
+// Test mode for the paths, caches in `dir` (tuning and modules, $TESSERA_CACHE_DIR), and "" when the cpu
+// backend can build kernels here, else why not (a C++ compiler must be on PATH): the GUI tests that run cpu.
+inline QString setUpCpuRuns(const QString& cacheDir) {
+  QStandardPaths::setTestModeEnabled(true);
+  qputenv("TESSERA_CACHE_DIR", cacheDir.toUtf8());
+  if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
+    return "no C++ compiler on PATH: the cpu backend cannot build kernels here";
+  return {};
+}
+
 // Processes events until the window has no compile and no layout in flight.
 inline bool waitIdle(MainWindow& w, int timeoutMs = 60000) {
   QDeadlineTimer deadline(timeoutMs);

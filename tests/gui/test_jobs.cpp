@@ -81,11 +81,8 @@ class TestJobs : public QObject {
   Q_OBJECT
  private slots:
   void initTestCase() {
-    QStandardPaths::setTestModeEnabled(true);
     QVERIFY(cache_.isValid());
-    qputenv("TESSERA_CACHE_DIR", cache_.filePath("tuning").toUtf8());
-    if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
-      QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    if (QString why = tessera::ui::test::setUpCpuRuns(cache_.filePath("tuning")); !why.isEmpty()) QSKIP(qPrintable(why));
   }
 
   void windowRunUsesTheTuningCacheAsTheCliDoes() {

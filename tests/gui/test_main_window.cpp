@@ -78,7 +78,7 @@ class TestMainWindow : public QObject {
     MainWindow w;
     QStringList menus;
     for (QAction* a : w.menuBar()->actions()) menus << a->text().remove('&');
-    QCOMPARE(menus, QStringList({"File", "Edit", "View", "Branch", "Run"}));
+    QCOMPARE(menus, QStringList({"File", "Edit", "View", "Branch", "Run", "Help"}));
     QStringList shortcuts;
     for (QAction* a : w.findChildren<QAction*>())
       for (const QKeySequence& k : a->shortcuts()) shortcuts << k.toString();

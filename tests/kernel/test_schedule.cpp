@@ -341,8 +341,9 @@ class TestSchedule : public QObject {
     std::string f = sched::fuse(k, "i0", "i1");
     sched::split(k, f, 4);
     QVERIFY(failsNaming([&] { sched::cacheRead(k, "i0_i1_o", "in0", MemScope::Shared); }, "i0_i1_o", "is not affine in the loops inside"));
-    Kernel big = lower(softmax(4, 16384));
-    QVERIFY(failsNaming([&] { sched::cacheRead(big, "i0", "in0", MemScope::Shared); }, "i0", "needs 65536 bytes of shared memory"));
+    Kernel big = lower(softmax(4, 65536));  // a 256 KiB row, over the 227 KiB a block may have
+    QVERIFY(failsNaming([&] { sched::cacheRead(big, "i0", "in0", MemScope::Shared); }, "i0",
+                        "needs 262144 bytes of shared memory (limit 227 KiB)"));
     Kernel g = lower(gemm());
     QVERIFY(failsNaming([&] { sched::cacheRead(g, "i", "in1", MemScope::Register); }, "i", "needs 2048 registers"));
   }
@@ -371,13 +372,13 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::pipeline(k, "k0", 9); }, "k0", "stages 9 must be between 2 and 8"));
     sched::split(k, "k0", 32);
     QVERIFY(failsNaming([&] { sched::pipeline(k, "k0_o", 3); }, "k0_o", "extent 2 is less than the stages"));
-    // 16 KiB rows of 4096 f32: three copies fit the 48 KiB a block has without opting in, four do not.
-    Kernel wide = lower(softmax(4, 16384));
-    sched::split(wide, "k0", 4096);
+    // 64 KiB rows of 16384 f32: three copies fit the 227 KiB a block may opt in to, four do not.
+    Kernel wide = lower(softmax(4, 65536));
+    sched::split(wide, "k0", 16384);
     sched::cacheRead(wide, "k0_o", "in0", MemScope::Shared);
-    QVERIFY(failsNaming([&] { sched::pipeline(wide, "k0_o", 4); }, "k0_o", "step 7: 4 stages need 65536 bytes"));
+    QVERIFY(failsNaming([&] { sched::pipeline(wide, "k0_o", 4); }, "k0_o", "step 7: 4 stages need 262144 bytes"));
     sched::pipeline(wide, "k0_o", 3);
-    QCOMPARE(sharedBytesPerBlock(wide), int64_t(3 * 4096 * 4));
+    QCOMPARE(sharedBytesPerBlock(wide), int64_t(3 * 16384 * 4));
   }
   void onlineSoftmaxPreconditions() {
     Kernel ln = lower(layernorm());

@@ -5,16 +5,18 @@
 // only by test_cuda_runtime_fake (through LD_LIBRARY_PATH) and never installed.
 #include <cuda.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 
 struct CUctx_st {
   int device = 0;
 };
 struct CUmod_st {
-  int unused = 0;
+  bool faulty = false;  // built with $TESSERA_TEST_FAULT: its entry faults like an illegal address
 };
 struct CUfunc_st {
   std::string name;
@@ -93,21 +95,38 @@ CUresult cuDeviceTotalMem(size_t* bytes, CUdevice) { *bytes = size_t(141) << 30;
 CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { ++retained; *c = &primary; return CUDA_SUCCESS; }
 CUresult cuDevicePrimaryCtxRelease(CUdevice) { return retained-- > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxReset(CUdevice) { sticky = CUDA_SUCCESS; return CUDA_SUCCESS; }  // a clean context again
+CUresult cuMemGetInfo(size_t* freeBytes, size_t* total) {
+  if (CUresult r = needContext()) return r;
+  *total = size_t(141) << 30;
+  const char* told = std::getenv("TESSERA_FAKE_CUDA_FREE_BYTES");  // a test's nearly full device
+  *freeBytes = told ? size_t(std::strtoull(told, nullptr, 10)) : size_t(140) << 30;
+  return CUDA_SUCCESS;
+}
 CUresult cuCtxSynchronize() { return needContext(); }
 
 CUresult cuModuleLoadData(CUmodule* m, const void* image) {
   if (CUresult r = needContext()) return r;
   if (std::memcmp(image, "\x7f" "ELF", 4) != 0) return CUDA_ERROR_INVALID_VALUE;
   *m = new CUmod_st;
+  // An ELF64 image ends with its section headers: e_shoff (at 0x28) + e_shnum (0x3c) * e_shentsize (0x3a).
+  const char* bytes = static_cast<const char*>(image);
+  uint64_t shoff = 0;
+  uint16_t shentsize = 0, shnum = 0;
+  std::memcpy(&shoff, bytes + 0x28, 8);
+  std::memcpy(&shentsize, bytes + 0x3a, 2);
+  std::memcpy(&shnum, bytes + 0x3c, 2);
+  std::string_view whole(bytes, shoff + uint64_t(shentsize) * shnum);
+  (*m)->faulty = whole.find("tsr_test_fault_marker") != std::string_view::npos;
   return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule m) { delete m; return needContext(); }
 
-CUresult cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+CUresult cuModuleGetFunction(CUfunction* f, CUmodule m, const char* name) {
   if (CUresult r = needContext()) return r;
   std::string n = name;
   if (n != "add" && n != "fault" && n != moduleEntryKernel.name) return CUDA_ERROR_NOT_FOUND;
-  *f = n == "add" ? &addKernel : n == "fault" ? &faultKernel : &moduleEntryKernel;
+  *f = n == "add" ? &addKernel : n == "fault" || m->faulty ? &faultKernel : &moduleEntryKernel;
   return CUDA_SUCCESS;
 }
 
@@ -188,6 +207,7 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t, CUdri
       TESSERA_FAKE_ENTRY(cuDeviceGetName), TESSERA_FAKE_ENTRY(cuDeviceGetAttribute),
       TESSERA_FAKE_ENTRY(cuDeviceTotalMem), TESSERA_FAKE_ENTRY(cuDevicePrimaryCtxRetain),
       TESSERA_FAKE_ENTRY(cuDevicePrimaryCtxRelease), TESSERA_FAKE_ENTRY(cuCtxSetCurrent),
+      TESSERA_FAKE_ENTRY(cuDevicePrimaryCtxReset), TESSERA_FAKE_ENTRY(cuMemGetInfo),
       TESSERA_FAKE_ENTRY(cuCtxSynchronize), TESSERA_FAKE_ENTRY(cuModuleLoadData), TESSERA_FAKE_ENTRY(cuModuleUnload),
       TESSERA_FAKE_ENTRY(cuModuleGetFunction), TESSERA_FAKE_ENTRY(cuFuncGetAttribute),
       TESSERA_FAKE_ENTRY(cuFuncSetAttribute), TESSERA_FAKE_ENTRY(cuMemAlloc), TESSERA_FAKE_ENTRY(cuMemFree),

@@ -1,9 +1,11 @@
 #include "ui/run/run_controller.h"
 
 #include <QPointer>
+#include <QSettings>
 #include <chrono>
 
 #include "tune/target.h"
+#include "runtime/execute/memory_limit.h"
 #include "tune/tuner.h"
 #include "ui/code/code_controller.h"
 #include "ui/code/code_levels.h"
@@ -59,6 +61,23 @@ std::shared_ptr<const TensorValues> keepValues(driver::Driver& d, execute::RunRe
   return v;
 }
 
+constexpr const char* kHostMemoryLimitKey = "memory/hostLimit";
+
+// The host memory limit of runs and tunes (RunController::hostMemoryLimit). A value that is not a size (written
+// by hand) fails the run naming it.
+execute::MemoryLimit hostMemoryLimitSetting() {
+  execute::MemoryLimit limit;
+  const QString text = RunController::hostMemoryLimit();
+  if (text.isEmpty()) return limit;
+  limit.source = "setting 'memory/hostLimit'";
+  try {
+    limit.hostBytes = execute::parseByteSize(text.toStdString());
+  } catch (const std::exception& e) {
+    fail(limit.source + ": " + e.what());
+  }
+  return limit;
+}
+
 // The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
 // `valueBudget` > 0: the values are kept within that many bytes (keepValues).
 std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& backend,
@@ -72,6 +91,7 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
     driver::RunRequest request;
     request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
     request.keepValues = valueBudget > 0;
+    request.memoryLimit = hostMemoryLimitSetting();
     if (backend.kind != execute::BackendKind::Reference) {
       r->peaks = peaksOf(d.target()->costDevice);
       r->predicted = true;
@@ -97,6 +117,8 @@ TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& jo
   };
   TuneOutcome out;
   try {
+    if (execute::MemoryLimit limit = hostMemoryLimitSetting(); limit.hostBytes)
+      execute::checkTuneHostMemory(d.kernels(job.cancel)->model, b.kind, limit);
     tune::TuneReport report = d.tune(o);
     job.cancel.check();  // a cancelled tune's partial choices are not pushed as schedules
     out.tuned = report.schedules();
@@ -114,6 +136,23 @@ TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& jo
 }
 
 }  // namespace
+
+QString RunController::hostMemoryLimit() { return QSettings().value(kHostMemoryLimitKey).toString().trimmed(); }
+
+QString RunController::setHostMemoryLimit(const QString& size) {
+  const QString text = size.trimmed();
+  if (text.isEmpty()) {
+    QSettings().remove(kHostMemoryLimitKey);
+    return {};
+  }
+  try {
+    execute::parseByteSize(text.toStdString());
+  } catch (const std::exception& e) {
+    return QString::fromStdString(e.what());
+  }
+  QSettings().setValue(kHostMemoryLimitKey, text);
+  return {};
+}
 
 std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
   std::map<QString, GroupTiming> out;

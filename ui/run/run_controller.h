@@ -57,6 +57,11 @@ class RunController : public QObject {
   void setKeepValues(bool keep, int64_t budgetBytes = 0);
   bool keepValues() const { return keepValues_; }
   int64_t valueBudget() const { return valueBudget_; }
+  // The host memory limit of runs and tunes (setting 'memory/hostLimit'): "16G", "512M", bytes; "" for none. A
+  // run over it is refused before it starts, with the estimate. A text that is not a size is refused: the
+  // returned reason says why ("" when stored).
+  static QString hostMemoryLimit();
+  static QString setHostMemoryLimit(const QString& size);
 
   // Lowers when needed, then generates, builds, runs, verifies, and runs the unfused baseline on a worker.
   void run();

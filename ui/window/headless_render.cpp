@@ -55,16 +55,7 @@ int failWith(const QString& message, int code = 1) {
 
 // Spins the event loop until the window (and the view's own work) has nothing in flight.
 bool settle(MainWindow& w, const RenderView& view, QDeadlineTimer deadline) {
-  auto idle = [&] { return w.idle() && !(view.busy && view.busy(w)); };
-  do {
-    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
-    if (idle()) {
-      QCoreApplication::processEvents();
-      if (idle()) return true;
-    }
-    QThread::msleep(5);
-  } while (!deadline.hasExpired());
-  return false;
+  return waitUntil([&] { return w.idle() && !(view.busy && view.busy(w)); }, deadline);
 }
 
 QString firstHeavyNode(const SessionController& c) {
@@ -104,13 +95,26 @@ QImage grabPanel(MainWindow& w, QWidget* panel, const RenderRequest& r) {
   return panel->grab().toImage();
 }
 
-// --expand and --expand-layer on the graph: "" when done, else what is wrong.
-QString openLayers(MainWindow& w, const RenderRequest& r) {
+}  // namespace
+
+bool waitUntil(const std::function<bool()>& idle, QDeadlineTimer deadline) {
+  do {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 50);
+    if (idle()) {
+      QCoreApplication::processEvents();
+      if (idle()) return true;
+    }
+    QThread::msleep(5);
+  } while (!deadline.hasExpired());
+  return false;
+}
+
+QString openNamedLayers(MainWindow& w, int expandDepth, const QStringList& layers) {
   GraphView* graph = w.graphView();
   const LayerTree* tree = graph->layers();
   if (!tree) return {};  // a model without layers is drawn flat whatever was asked
-  OpenLayers open = r.expandDepth >= 0 ? tessera::openToDepth(*tree, r.expandDepth) : graph->openLayers();
-  for (const QString& name : r.expandLayers) {
+  OpenLayers open = expandDepth >= 0 ? tessera::openToDepth(*tree, expandDepth) : graph->openLayers();
+  for (const QString& name : layers) {
     std::vector<int> found;
     if (int l = tree->find(name.toStdString()); l > 0) found.push_back(l);
     for (size_t l = 1; l < tree->layers().size() && found.empty(); ++l)
@@ -127,8 +131,6 @@ QString openLayers(MainWindow& w, const RenderRequest& r) {
   if (open != graph->openLayers()) graph->setOpenLayers(open);
   return {};
 }
-
-}  // namespace
 
 int renderHeadless(const RenderRequest& r) {
   auto view = std::find_if(renderViews().begin(), renderViews().end(), [&](const RenderView& v) { return v.name == r.view; });
@@ -160,7 +162,7 @@ int renderHeadless(const RenderRequest& r) {
   if (!select.isEmpty() && r.view != "graph") w.controller()->select({Selection::Node, select, {}, {}});
   if (r.view == "graph" || r.view == "window" || r.view == "pipeline") {
     if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
-    if (const QString why = openLayers(w, r); !why.isEmpty()) return failWith(why);
+    if (const QString why = openNamedLayers(w, r.expandDepth, r.expandLayers); !why.isEmpty()) return failWith(why);
     if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
     if (!r.select.isEmpty() && !w.graphView()->selectNode(r.select, true))
       return failWith(QString("--select %1: no node has that id at this step").arg(r.select));

@@ -2,6 +2,7 @@
 // Headless rendering of the window's panels to PNG, for docs and tests (`tessera-cli render`, `tessera --render`;
 // without a display use QT_QPA_PLATFORM=offscreen). The panels are the real ones, in a real MainWindow, driven
 // as a user would: open the model or session, apply overrides, pick the step and selection, wait, grab.
+#include <QDeadlineTimer>
 #include <QSize>
 #include <QString>
 #include <QStringList>
@@ -42,6 +43,14 @@ struct RenderView {
 };
 const std::vector<RenderView>& renderViews();
 QStringList renderViewNames();
+
+// Spins the event loop until `idle()` holds twice in a row (queued results delivered in between), or the
+// deadline passes (false).
+bool waitUntil(const std::function<bool()>& idle, QDeadlineTimer deadline);
+
+// --expand and --expand-layer on the graph (lessons open layers the same way): the layers down to `expandDepth`
+// (-1: as they are) and `layers` by path or name. Returns "" when done, else what is wrong.
+QString openNamedLayers(MainWindow& window, int expandDepth, const QStringList& layers);
 
 // Returns 0 on success; otherwise prints one line naming the problem to stderr and returns 1 (2 for a view
 // that is not available in this build).

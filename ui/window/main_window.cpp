@@ -25,6 +25,7 @@
 #include "ui/pipeline/inspector_panel.h"
 #include "ui/pipeline/ir_panel.h"
 #include "ui/code/levels_panel.h"
+#include "ui/lessons/lessons_dock.h"
 #include "ui/models/node_table_model.h"
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
@@ -174,9 +175,13 @@ void MainWindow::buildMenus() {
                       "under PyTorch's defaults; matmuls stay exact"));
   connect(tf32, &QAction::toggled, this, [this](bool on) { controller_->runs()->setTf32({on, false}); });
   connect(controller_->runs(), &RunController::tf32Changed, tf32, [tf32](kernel::Tf32Policy p) { tf32->setChecked(p.conv); });
+  run->addAction(tr("Host memory &limit…"), this, [this] { askHostMemoryLimit(*this); });
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
   addBranchMenu(*this, *run, *viewMenu_);
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  addLessonActions(*this, *help);
 }
 
 void MainWindow::buildToolBar() {

@@ -1,6 +1,8 @@
 #include "ui/window/run_docks.h"
 
 #include <QDockWidget>
+#include <QInputDialog>
+#include <QLineEdit>
 
 #include "ui/graph/graph_view.h"
 #include "ui/window/main_window.h"
@@ -34,6 +36,20 @@ void addRunDocks(MainWindow& w, QDockWidget* bottomNeighbour) {
 
 void addRunActions(MainWindow& w, QWidget& target) {
   if (auto* panel = w.findChild<RunPanel*>()) target.addActions({panel->runAction(), panel->tuneAction()});
+}
+
+void askHostMemoryLimit(MainWindow& w) {
+  QString text = RunController::hostMemoryLimit(), why;
+  do {
+    bool ok = false;
+    text = QInputDialog::getText(&w, QObject::tr("Host memory limit"),
+                                 (why.isEmpty() ? QString() : why + "\n\n") +
+                                     QObject::tr("Refuse a run or tune that would need more host memory than this "
+                                                 "(16G, 512M, 1.5GiB; empty: no limit):"),
+                                 QLineEdit::Normal, text, &ok);
+    if (!ok) return;
+    why = RunController::setHostMemoryLimit(text);
+  } while (!why.isEmpty());
 }
 
 QWidget* runPanelFor(MainWindow& w) {

@@ -13,6 +13,8 @@ class MainWindow;
 void addRunDocks(MainWindow& window, QDockWidget* bottomNeighbour);
 // Run (F5) and Tune (Ctrl+T), added to a menu or a toolbar (after addRunDocks).
 void addRunActions(MainWindow& window, QWidget& menuOrToolBar);
+// Run > Host memory limit…: asks for the limit (RunController::setHostMemoryLimit), again while it is not a size.
+void askHostMemoryLimit(MainWindow& window);
 // The headless views (ui/window/headless_render.h). run: the Run panel, after a run on the chosen backend (busy until
 // it is done); schedule: the Schedule panel on the selection's kernel (busy until it is lowered).
 QWidget* runPanelFor(MainWindow& window);

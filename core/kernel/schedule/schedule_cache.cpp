@@ -1,4 +1,4 @@
-// Memory-scope primitives: cache_read, cache_write, compute_at, pipeline; and set_param.
+// Memory-scope primitives: cache_read, cache_write, compute_at; and set_param (pipeline: schedule_pipeline.cpp).
 #include <algorithm>
 
 #include "kernel/launch.h"
@@ -12,7 +12,6 @@ using namespace detail;
 
 namespace {
 
-constexpr int64_t kSharedBytes = 48 * 1024;
 constexpr int64_t kRegisterElements = 256;
 
 void forEachExprOf(const Stmt& s, const std::function<void(const ExprNode&)>& f) {
@@ -22,17 +21,6 @@ void forEachExprOf(const Stmt& s, const std::function<void(const ExprNode&)>& f)
       return e;
     });
   });
-}
-
-// Indices of the Store and Reduce statements writing `buffer`; `reduces` counts the Reduce ones.
-std::vector<std::vector<Expr>> writesOf(const Stmt& s, const std::string& buffer, int* reduces = nullptr) {
-  std::vector<std::vector<Expr>> out;
-  walk(s, [&](StmtNode& n) {
-    if (n.kind == StmtKind::Store && static_cast<StoreStmt&>(n).buffer == buffer) out.push_back(static_cast<StoreStmt&>(n).indices);
-    if (n.kind == StmtKind::Reduce && static_cast<ReduceStmt&>(n).buffer == buffer && reduces) ++*reduces;
-    if (n.kind == StmtKind::AsyncCopy && static_cast<AsyncCopyStmt&>(n).dst == buffer) out.push_back(static_cast<AsyncCopyStmt&>(n).dstIndices);
-  });
-  return out;
 }
 
 struct Footprint {
@@ -116,8 +104,9 @@ void checkSize(const Checker& c, int step, MemScope scope, const Footprint& fp, 
   int64_t n = 1;
   for (int64_t e : fp.extent) n *= e;
   if (scope == MemScope::Shared)
-    c.check(step, n * int64_t(dtypeSize(t)) <= kSharedBytes,
-            "the cache needs " + std::to_string(n * int64_t(dtypeSize(t))) + " bytes of shared memory (limit 48 KiB)");
+    c.check(step, n * int64_t(dtypeSize(t)) <= kSharedBytesLimit,
+            "the cache needs " + std::to_string(n * int64_t(dtypeSize(t))) + " bytes of shared memory (limit " +
+                sharedLimitText() + ")");
   else c.check(step, n <= kRegisterElements, "the cache needs " + std::to_string(n) + " registers (limit 256)");
 }
 
@@ -415,80 +404,6 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   }
   k = std::move(trial);
   return out;
-}
-
-void pipeline(Kernel& k, const std::string& loop, int stages) {
-  Checker c(k, "pipeline", loop);
-  LoopSite site = requireLoop(k, c, 1, loop);
-  LoopHeader& h = site.loop->h;
-  c.check(2, h.loopKind == LoopKind::Serial, "loop is " + std::string(loopKindName(h.loopKind)) + ", not serial");
-  c.check(3, stages >= 2 && stages <= 8, "stages " + std::to_string(stages) + " must be between 2 and 8");
-  c.check(4, h.extent >= stages, "extent " + std::to_string(h.extent) + " is less than the stages");
-  c.check(5, h.pipelineStages == 0, "is already pipelined");
-  auto block = std::static_pointer_cast<BlockStmt>(asBlock(site.loop->body));
-  std::set<std::string> caches;
-  for (const Stmt& s : block->stmts) {
-    if (s->kind != StmtKind::Allocate) continue;
-    const Buffer* b = k.findBuffer(static_cast<AllocateStmt&>(*s).buffer);
-    if (b && b->scope == MemScope::Shared && b->cacheIsRead && !b->cacheOf.empty()) caches.insert(b->name);
-  }
-  c.check(6, !caches.empty(), "its body fills no shared read cache (apply cache_read with scope shared first)");
-  // Each cache becomes `stages` copies (one per iteration in flight) on top of what the block holds already.
-  int64_t extra = 0;
-  for (const std::string& cache : caches) {
-    const Buffer& b = *k.findBuffer(cache);
-    extra += (stages - 1) * numElements(b.shape) * int64_t(dtypeSize(b.dtype));
-  }
-  int64_t total = sharedBytesPerBlock(k) + extra;
-  c.check(7, total <= kSharedBytes,
-          std::to_string(stages) + " stages need " + std::to_string(total) + " bytes of shared memory per block (limit 48 KiB)");
-  auto isFill = [&](const Stmt& s) {
-    for (const std::string& cache : caches)
-      if (!writesOf(s, cache).empty()) return true;
-    return false;
-  };
-  // Turns the fill's stores of plain loads into asynchronous copies, and a zero-filled halo's
-  // select(inside, load, 0) into copies that write 0 outside (any other computed value stays a store: a
-  // generator then keeps the loop unpipelined).
-  std::function<void(Stmt&)> convert = [&](Stmt& slot) {
-    if (slot->kind == StmtKind::Store && caches.count(static_cast<StoreStmt&>(*slot).buffer)) {
-      auto& st = static_cast<StoreStmt&>(*slot);
-      Expr inside, value = st.value;
-      if (value->kind == ExprKind::Select && k.findBuffer(st.buffer)->cacheZeroOutside) {
-        const auto& sel = static_cast<const Select&>(*value);
-        if (sel.f->kind == ExprKind::FloatImm && static_cast<const FloatImm&>(*sel.f).value == 0.0) {
-          inside = sel.cond;
-          value = sel.t;
-        }
-      }
-      if (value->kind != ExprKind::Load) return;
-      const auto& ld = static_cast<const Load&>(*value);
-      slot = AsyncCopyStmt::make(st.buffer, st.indices, ld.buffer, ld.indices, inside);
-      return;
-    }
-    forEachChild(*slot, convert);
-  };
-  // The markers follow the last fill of the run of fills and cache allocations the body starts with.
-  size_t lastFill = block->stmts.size();
-  for (size_t i = 0; i < block->stmts.size(); ++i) {
-    const Stmt& s = block->stmts[i];
-    if (isFill(s)) lastFill = i;
-    else if (s->kind != StmtKind::Allocate) break;
-  }
-  c.check(8, lastFill < block->stmts.size(), "its body does not start with the fills of its shared caches");
-  std::vector<Stmt> out;
-  for (size_t i = 0; i < block->stmts.size(); ++i) {
-    Stmt s = block->stmts[i];
-    if (isFill(s)) convert(s);
-    out.push_back(s);
-    if (i == lastFill) {
-      out.push_back(PipelineMarkerStmt::make(false, 0));
-      out.push_back(PipelineMarkerStmt::make(true, stages - 1));
-    }
-  }
-  block->stmts = out;
-  site.loop->body = block;
-  h.pipelineStages = stages;
 }
 
 void setParam(Kernel& k, const std::string& name, int64_t value) {

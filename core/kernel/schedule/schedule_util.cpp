@@ -114,6 +114,16 @@ std::string freshName(const Kernel& k, const std::string& base) {
     if (!used.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
 }
 
+std::vector<std::vector<Expr>> writesOf(const Stmt& s, const std::string& buffer, int* reduces) {
+  std::vector<std::vector<Expr>> out;
+  walk(s, [&](StmtNode& n) {
+    if (n.kind == StmtKind::Store && static_cast<StoreStmt&>(n).buffer == buffer) out.push_back(static_cast<StoreStmt&>(n).indices);
+    if (n.kind == StmtKind::Reduce && static_cast<ReduceStmt&>(n).buffer == buffer && reduces) ++*reduces;
+    if (n.kind == StmtKind::AsyncCopy && static_cast<AsyncCopyStmt&>(n).dst == buffer) out.push_back(static_cast<AsyncCopyStmt&>(n).dstIndices);
+  });
+  return out;
+}
+
 std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer) {
   std::vector<std::vector<Expr>> out;
   walk(s, [&](StmtNode& n) {

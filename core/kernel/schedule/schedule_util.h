@@ -50,6 +50,8 @@ std::string freshName(const Kernel& k, const std::string& base);
 bool containsLoop(const Stmt& s);
 // The indices of every load of `buffer` in `s`.
 std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer);
+// Indices of the Store, Reduce and AsyncCopy statements writing `buffer`; `reduces` counts the Reduce ones.
+std::vector<std::vector<Expr>> writesOf(const Stmt& s, const std::string& buffer, int* reduces = nullptr);
 // Loop variables declared inside `s`, with their extents.
 std::map<std::string, int64_t> loopsInside(const Stmt& s);
 

@@ -12,7 +12,6 @@
 namespace tessera::kernel::templ {
 namespace {
 
-constexpr int64_t kSharedLimit = 48 * 1024;  // static shared memory of one block
 
 // Conv and pool (gemm = 0): (n, channel, spatial...) with the spatial loops fused over the threads of a
 // block; each thread loops over its output's whole window, reading input and weights from global memory.
@@ -67,7 +66,7 @@ bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer
 }
 
 // Stages the input and the weights read inside `ko` in shared memory, filled by the block's threads, each
-// cache's rows padded by padOf(operand); refused naming block_k when the tiles do not fit in 48 KiB.
+// cache's rows padded by padOf(operand); refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
 void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
                    const std::function<int64_t(const std::string&)>& padOf) {
   Kernel& k = s.kernel();
@@ -79,9 +78,9 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
   } catch (const ScheduleError& e) {
     rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
   }
-  if (sharedBytesPerBlock(k) > kSharedLimit)
+  if (sharedBytesPerBlock(k) > kSharedBytesLimit)
     rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
-                                           " bytes of shared memory (limit 48 KiB)");
+                                           " bytes of shared memory (limit " + sharedLimitText() + ")");
 }
 
 // The implicit-GEMM form needs a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
@@ -228,19 +227,37 @@ TemplateParams windowedDefaults(Kernel&) { return {{"threads", 128}, {"unroll_wi
 
 // Whether the template applies with `p` (its tiles within shared memory and the thread limits); the kernel
 // it schedules into `scheduled` when given.
-bool applies(Kernel& k, const TemplateParams& p, Kernel* scheduled = nullptr) {
-  Kernel trial = k.clone();
-  TracedSchedule s(trial);
-  try {
-    conv(s, p);
-    if (scheduled) *scheduled = std::move(trial);
-    return true;
-  } catch (const ScheduleError&) {
-    return false;
+// Some loop of the scheduled kernel runs software-pipelined.
+bool pipelined(const Kernel& k) {
+  bool found = false;
+  walk(k.body, [&](StmtNode& n) {
+    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
+  });
+  return found;
+}
+
+// Whether the template applies with `p` within the defaults' shared budget (template_util.h), lowering p's
+// stages until the block's copies fit it, as pipelineStages does within the hardware's limit.
+bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr) {
+  for (;;) {
+    Kernel trial = k.clone();
+    TracedSchedule s(trial);
+    try {
+      conv(s, p);
+    } catch (const ScheduleError&) {
+      return false;
+    }
+    if (sharedBytesPerBlock(trial) <= kDefaultSharedBytes) {
+      if (scheduled) *scheduled = std::move(trial);
+      return true;
+    }
+    if (!pipelined(trial)) return false;  // fewer stages would not make it smaller
+    p["stages"] -= 1;
   }
 }
 
-// Large windows (11 x 11 at stride 4) or wide inputs make the default tiles' halo and weights exceed 48 KiB:
+// Large windows (11 x 11 at stride 4) or wide inputs make the default tiles' halo and weights exceed the
+// defaults' budget of shared memory (48 KiB):
 // fewer input channels per step, then fewer rows per block, until they fit; false when nothing does.
 bool fitShared(Kernel& k, TemplateParams& p) {
   for (int64_t th = p.at("tile_h"); th >= 1; th /= 2)
@@ -310,17 +327,9 @@ int64_t conflictFreePad(const Kernel& scheduled) {
   return 0;
 }
 
-// Some loop of the scheduled kernel runs software-pipelined.
-bool pipelined(const Kernel& k) {
-  bool found = false;
-  walk(k.body, [&](StmtNode& n) {
-    found |= n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.pipelineStages > 1;
-  });
-  return found;
-}
-
 // The mma defaults for one pixel tile: false when too few blocks (below) or the form does not apply. The
-// deepest k tile (32, 16, 8 channels) whose two pipelined copies fit in 48 KiB; unpipelined when none does.
+// deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
+// does.
 bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32) {
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = extentOf(k, loops[1]);
@@ -340,11 +349,11 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
   p["warp_n"] = std::min<int64_t>(16, bn);
   p["pad"] = 0;
-  p["stages"] = 2;
   Kernel scheduled;
   bool fits = false;
   for (int64_t bk : {32, 16, 8}) {
     p["block_k"] = bk;
+    p["stages"] = 2;
     fits = applies(k, p, &scheduled);
     if (fits && pipelined(scheduled)) break;
   }
@@ -409,7 +418,7 @@ const TemplateDef& convTemplate() {
        {"tile_h", {1, 2, 4, 7, 8, 14, 16}, "gemm: output rows of one block's pixel tile"},
        {"tile_w", {4, 7, 8, 14, 16, 28, 32, 56}, "gemm: output columns of one block's pixel tile (threadIdx.x)"},
        {"block_n", {16, 32, 64, 128}, "gemm: output channels of one block"},
-       {"block_k", {1, 2, 4, 8, 16}, "gemm: input channels staged per step (with all their taps)"},
+       {"block_k", {1, 2, 4, 8, 16, 32}, "gemm: input channels staged per step (with all their taps)"},
        {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
        {"mma", {0, 1}, "implicit GEMM on the tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warps of 16 x 8 mma.sync tiles, pixels x channels; thread_m/n unused"},

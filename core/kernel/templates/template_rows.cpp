@@ -1,5 +1,6 @@
 #include "kernel/templates/template_util.h"
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -172,11 +173,22 @@ bool rowContiguous(Kernel& k) {
   return contiguous;
 }
 
-// The widest run (4, 2, 1) that divides the row and still gives every one of `threads` threads a run.
+// Every buffer the kernel reads or writes in global memory holds f16 or bf16.
+bool sixteenBitBuffers(const Kernel& k) {
+  return std::all_of(k.buffers.begin(), k.buffers.end(), [](const Buffer& b) {
+    return b.role == BufferRole::Temp || b.dtype == DType::F16 || b.dtype == DType::BF16;
+  });
+}
+
+// The widest run (8 for 16-bit rows, else 4; then 2, 1: 16 bytes a step at most) that divides the row and still
+// gives every one of `threads` threads a run. Attention's softmax over 2048 bf16 columns read 8 bytes a step
+// with 4.
 int64_t defaultWidth(Kernel& k, int64_t rowLength, int64_t threads) {
   if (!rowContiguous(k)) return 1;
-  for (int64_t w : {4, 2})
+  for (int64_t w : {8, 4, 2}) {
+    if (w == 8 && !sixteenBitBuffers(k)) continue;
     if (rowLength % w == 0 && threads * w <= rowLength) return w;
+  }
   return 1;
 }
 
@@ -218,7 +230,7 @@ const TemplateDef& rowReductionTemplate() {
       rowReduction,
       {{"threads", {32, 64, 128, 256, 512, 1024}, "threads per row: 32 is one warp per row, more is one block per row"},
        {"cache_row", {0, 1, 2}, "keep the row across the passes over it: 0 re-read it, 1 in shared memory, 2 in each thread's registers"},
-       {"vector_width", {1, 2, 4}, "consecutive elements a thread reads per step of each pass (vector loads; must divide the row)"},
+       {"vector_width", {1, 2, 4, 8}, "consecutive elements a thread reads per step of each pass (vector loads; must divide the row)"},
        {"online", {0, 1}, "softmax: the max and the sum of exp(x - max) in one pass over a (max, sum) pair (online softmax)"},
        {"blocks_per_row", {1, 2, 4, 8, 16, 32}, "blocks sharing one row: above 1, each pass a launch whose blocks reduce parts of the row, combined in the next (split reduction)"}},
       rowReductionDefaults};

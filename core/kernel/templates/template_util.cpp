@@ -102,12 +102,26 @@ bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType>
   });
 }
 
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes) {
+namespace {
+// Edge tiles guard the lanes (a tile that does not divide the output): vectorize refuses them, and the lanes
+// stay an unrolled loop of plain accesses.
+bool tryVectorize(TracedSchedule& s, const std::string& loop) {
+  try {
+    s.vectorize(loop);
+    return true;
+  } catch (const ScheduleError&) {
+    return false;
+  }
+}
+}  // namespace
+
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes,
+              bool vectorized) {
   std::string rest = fuseAll(s, fillLoops);
   int64_t n = extentOf(s.kernel(), rest);
   if (lanes > 1 && n > lanes && n % lanes == 0) {
     auto [outer, inner] = splitBy(s, rest, lanes);
-    s.unroll(inner);
+    if (!vectorized || !tryVectorize(s, inner)) s.unroll(inner);
     rest = outer;
   }
   for (auto [threads, tag] : dims) {
@@ -129,10 +143,9 @@ void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& d
 }
 
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
-  constexpr int64_t kStaticSharedBytes = 48 * 1024;  // a block's shared memory without a dynamic opt-in
   int64_t stages = std::min(p.at("stages"), extentOf(s.kernel(), ko));
   int64_t perStage = sharedBytesPerBlock(s.kernel());  // the tiles staged at ko: all the block's shared memory
-  while (stages > 1 && stages * perStage > kStaticSharedBytes) --stages;
+  while (stages > 1 && stages * perStage > kSharedBytesLimit) --stages;
   if (stages > 1) s.pipeline(ko, int(stages));
 }
 

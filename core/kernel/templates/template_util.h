@@ -6,9 +6,15 @@
 #include <utility>
 #include <vector>
 
+#include "kernel/launch.h"
 #include "kernel/templates/templates.h"
 
 namespace tessera::kernel::templ {
+
+// The shared memory a block of the templates' defaults stays within. Explicit parameters and the tuner may use
+// up to kSharedBytesLimit (launch.h: dynamic shared memory); the defaults keep to the static 48 KiB they were
+// measured at until deeper tiles are measured better.
+inline constexpr int64_t kDefaultSharedBytes = kStaticSharedBytes;
 
 // One template: the function applying it, its parameter space, and the defaults it picks for a kernel.
 struct TemplateDef {
@@ -55,14 +61,16 @@ using ThreadDims = std::vector<std::pair<int64_t, ThreadTag>>;
 // A shared-memory fill spread over the block's threads: its loops fused, then split into
 // repeats x threadIdx.y x threadIdx.x (the repeats unrolled when 16 or fewer). lanes > 1 (dividing the
 // fill) first splits off that many consecutive elements per thread as an unrolled innermost loop, which a code
-// generator may copy as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md).
-void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1);
+// generator may copy as one wide access (cp.async of 16 bytes in a pipelined loop, docs/codegen.md);
+// vectorized: that loop is vectorized instead (a write-back's wide global stores, the vector path).
+void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, const ThreadDims& dims, int64_t lanes = 1,
+              bool vectorized = false);
 // Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`;
 // copyBytes > 0: each thread copies runs of that many bytes (bindFill's lanes, by the operand's dtype).
 void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
 // stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
 // S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
-// is an upper bound: fewer stages where the k steps or 48 KiB of shared memory for the copies do not allow S.
+// is an upper bound: fewer stages where the k steps or a block's shared memory (kSharedBytesLimit) do not allow S.
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p);
 
 }  // namespace tessera::kernel::templ

@@ -24,6 +24,8 @@ struct CudaDriver::Api {
   decltype(&::cuDevicePrimaryCtxRetain) primaryCtxRetain = nullptr;
   decltype(&::cuDevicePrimaryCtxRelease) primaryCtxRelease = nullptr;
   decltype(&::cuCtxSetCurrent) ctxSetCurrent = nullptr;
+  decltype(&::cuDevicePrimaryCtxReset) primaryCtxReset = nullptr;
+  decltype(&::cuMemGetInfo) memGetInfo = nullptr;
   decltype(&::cuCtxSynchronize) ctxSynchronize = nullptr;
   decltype(&::cuModuleLoadData) moduleLoadData = nullptr;
   decltype(&::cuModuleUnload) moduleUnload = nullptr;
@@ -83,6 +85,8 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
   TESSERA_FETCH(primaryCtxRetain, cuDevicePrimaryCtxRetain);
   TESSERA_FETCH(primaryCtxRelease, cuDevicePrimaryCtxRelease);
   TESSERA_FETCH(ctxSetCurrent, cuCtxSetCurrent);
+  TESSERA_FETCH(primaryCtxReset, cuDevicePrimaryCtxReset);
+  TESSERA_FETCH(memGetInfo, cuMemGetInfo);
   // At version 13000 the driver hands out cuCtxSynchronize_v2(CUcontext), while cuda.h still declares the
   // argument-less form we call (cudaTypedefs.h: PFN_cuCtxSynchronize_v2000 vs _v13000): ask for the old one.
   fetch(api.ctxSynchronize, "cuCtxSynchronize", 2000);
@@ -146,7 +150,7 @@ void check(const CudaDriver::Api& api, CUresult r, const std::string& call) {
   std::string message = "CUDA driver: " + call + " failed: " + errorName(api, r) + " (" + std::to_string(r) + ")";
   if (text) message += ": " + std::string(text);
   // A kernel fault poisons the context: later calls in it fail too until the process restarts.
-  if (isStickyFault(r)) message += " (a kernel faulted; this CUDA context can no longer be used)";
+  if (isStickyFault(r)) throw CudaFault(message + " (a kernel faulted; this CUDA context can no longer be used)", errorName(api, r));
   fail(message);
 }
 
@@ -228,6 +232,16 @@ void CudaDriver::releasePrimaryContext(int ordinal) const {
 
 void CudaDriver::setCurrent(ContextHandle context) const {
   check(*api_, api_->ctxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+void CudaDriver::resetPrimaryContext(int ordinal) const {
+  CUdevice dev = 0;
+  check(*api_, api_->deviceGet(&dev, ordinal), "cuDeviceGet(" + std::to_string(ordinal) + ")");
+  check(*api_, api_->primaryCtxReset(dev), "cuDevicePrimaryCtxReset(device " + std::to_string(ordinal) + ")");
+}
+
+void CudaDriver::memoryInfo(std::size_t& freeBytes, std::size_t& totalBytes) const {
+  check(*api_, api_->memGetInfo(&freeBytes, &totalBytes), "cuMemGetInfo");
 }
 
 void CudaDriver::synchronize() const { check(*api_, api_->ctxSynchronize(), "cuCtxSynchronize"); }

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <string>
 
+#include "ir/error.h"
+
 // The driver's opaque handle types, declared as cuda.h declares them so the two stay compatible.
 struct CUctx_st;
 struct CUmod_st;
@@ -61,6 +63,17 @@ struct LaunchConfig {
   unsigned sharedBytes = 0;  // dynamic shared memory
 };
 
+// A kernel fault the context cannot recover from (an illegal address, a launch failure, a trap, ...): every
+// later call in the context fails too, until the primary context is reset (CudaDriver::resetPrimaryContext).
+class CudaFault : public Error {
+ public:
+  CudaFault(const std::string& message, std::string errorName) : Error(message), errorName_(std::move(errorName)) {}
+  const std::string& errorName() const { return errorName_; }  // "CUDA_ERROR_ILLEGAL_ADDRESS"
+
+ private:
+  std::string errorName_;
+};
+
 class CudaDriver {
  public:
   // The loaded driver; throws Error("CUDA is not available: <reason>") when cudaAvailability() says no.
@@ -73,6 +86,11 @@ class CudaDriver {
   ContextHandle retainPrimaryContext(int ordinal) const;
   void releasePrimaryContext(int ordinal) const;
   void setCurrent(ContextHandle context) const;
+  // Destroys every resource of the device's primary context (a faulted context comes back clean); handles made
+  // in it are dead, and the context is made again at its next use.
+  void resetPrimaryContext(int ordinal) const;
+  // Free and total memory of the current context's device, in bytes.
+  void memoryInfo(std::size_t& freeBytes, std::size_t& totalBytes) const;
   void synchronize() const;  // the current context; reports asynchronous kernel faults
 
   ModuleHandle loadModule(const void* image) const;  // a cubin, or NUL-terminated PTX (JIT-compiled by the driver)

@@ -23,6 +23,8 @@ DeviceInfo CudaDriver::deviceInfo(int) const { unavailable(); }
 ContextHandle CudaDriver::retainPrimaryContext(int) const { unavailable(); }
 void CudaDriver::releasePrimaryContext(int) const { unavailable(); }
 void CudaDriver::setCurrent(ContextHandle) const { unavailable(); }
+void CudaDriver::resetPrimaryContext(int) const { unavailable(); }
+void CudaDriver::memoryInfo(std::size_t&, std::size_t&) const { unavailable(); }
 void CudaDriver::synchronize() const { unavailable(); }
 ModuleHandle CudaDriver::loadModule(const void*) const { unavailable(); }
 void CudaDriver::unloadModule(ModuleHandle) const { unavailable(); }

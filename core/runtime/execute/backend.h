@@ -1,5 +1,6 @@
 #pragma once
 // Internal: what a backend does for the executor. Pointers are host pointers; a device backend copies.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,8 @@ class KernelBackend {
   virtual ~KernelBackend() = default;
   virtual std::string device() const = 0;
   virtual std::string cannotRun() const = 0;  // empty when kernels can run here
+  // A device backend's free device memory in bytes; 0 for the host (or when it cannot be asked).
+  virtual uint64_t freeDeviceBytes() const { return 0; }
   // Compiles the kernels (null entries: not generated), one module each, concurrently on a bounded pool, each
   // looked up in the module cache first; one KernelBuild per kernel.
   virtual std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;

@@ -1,14 +1,18 @@
 // The `cpu` backend: one shared object per distinct kernel (module_source.h), compiled by the system compiler
-// concurrently (one compiler process per hardware thread) or taken from the module cache, loaded once.
+// concurrently (one compiler process per hardware thread) or taken from the module cache, and run in a worker
+// process (runtime/cpu/cpu_worker.h): a kernel that crashes fails its run and the next run gets a new worker.
+// Each run copies the kernel's parameters into the worker's shared buffers and its outputs back, outside the timing.
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "ir/error.h"
 #include "runtime/cache/parallel_jobs.h"
 #include "runtime/cpu/cpu_compiler.h"
-#include "runtime/cpu/cpu_timing.h"
+#include "runtime/cpu/cpu_worker.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/module_source.h"
 
@@ -40,72 +44,94 @@ class CpuBackend : public KernelBackend {
   std::string device() const override {
     return "host CPU, " + std::to_string(std::thread::hardware_concurrency()) + " threads";
   }
-  std::string cannotRun() const override { return ""; }
+  std::string cannotRun() const override {
+    return worker_.program().empty() ? "the cpu backend cannot run kernels here: no tessera-cpu-worker beside this "
+                                       "program, and $TESSERA_CPU_WORKER names none"
+                                     : "";
+  }
 
   std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
     std::vector<KernelBuild> out(kernels.size());
-    libs_.assign(kernels.size(), nullptr);
-    fns_.assign(kernels.size(), nullptr);
+    names_.assign(kernels.size(), "");
     std::vector<std::string> sources;
-    std::vector<size_t> owners = moduleOwners(kernels, sources);
+    std::vector<size_t> owners = moduleOwners(kernels, codegen::Target::Cpu, sources);
+    owners_ = owners;
+    std::vector<std::string> images(kernels.size());
+    try {
+      worker_.startEarly();  // its start overlaps the compiles; the modules follow when they are built
+    } catch (const std::exception&) {  // the first run says why
+    }
     cpu::CpuCompiler compiler;
     const CompilerKey& ck = compilerKey(compiler);
     modcache::runJobs(kernels.size(), [&](size_t i) {
       if (owners[i] != i || cancel.cancelled()) return;  // not generated, another kernel builds its module, or cancelled
       try {
-        buildOne(compiler, {"cpu-so", sources[i], ck.options, ck.target, ck.toolkit}, kernels[i]->entry, i, out[i]);
+        buildOne(compiler, {"cpu-so", sources[i], ck.options, ck.target, ck.toolkit}, kernels[i]->entry, out[i], images[i]);
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
     });
     shareBuilds(owners, out);
     if (std::any_of(out.begin(), out.end(), [](const KernelBuild& b) { return b.compileMs > 0; })) cache_.trim();
-    for (size_t i = 0; i < kernels.size(); ++i)
-      if (owners[i] != kNoModule && owners[i] != i) fns_[i] = fns_[owners[i]];
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i]) names_[i] = kernels[i]->kernelId;
+      if (owners[i] == i && out[i].error.empty() && !images[i].empty())
+        worker_.addModule(i, kernels[i]->entry, std::string(kModuleEntry) + "_call", std::move(images[i]));
+    }
     return out;
   }
 
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
-    std::vector<void*> args;
-    for (const auto& p : params) args.push_back(p.host);
-    auto fn = fns_.at(index);
-    return cpu::medianHostMs(
-        [&] {
-          cancel.check();
-          fn(args.data());
-        },
-        warmup, reps, timeBudgetMs_);
+    size_t slot = owners_.at(index);
+    if (slot == kNoModule) fail("kernel '" + names_.at(index) + "' was not generated");
+    std::vector<uint64_t> offsets;
+    std::byte* base = worker_.region(layOut(params, offsets));
+    for (size_t i = 0; i < params.size(); ++i)  // outputs too: the kernel sees what it saw in this process
+      if (params[i].bytes) std::memcpy(base + offsets[i], params[i].host, params[i].bytes);
+    double ms = worker_.run(slot, offsets, warmup, reps, timeBudgetMs_, cancel, names_.at(index));
+    base = worker_.region(0);
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].output && params[i].bytes) std::memcpy(params[i].host, base + offsets[i], params[i].bytes);
+    return ms;
   }
 
  private:
   // Kernel i's module (key.source, called `name`) from the cache, else compiled and stored; a cached object that
   // will not load is compiled again.
-  void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const std::string& name, size_t i,
-                KernelBuild& b) {
-    if (std::optional<std::string> image = cache_.find(key, &b.warning)) {
-      try {
-        libs_[i] = cpu::SharedLibrary::openImage(*image, name);
-        b.cached = true;
-      } catch (const std::exception& e) {
-        b.warning = "module cache entry for " + name + " did not load, compiling again: " + e.what();
-      }
+  // Kernel i's module (key.source, called `name`): its shared object's bytes from the cache, else compiled and
+  // stored. The worker loads it; nothing of it runs in this process.
+  void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const std::string& name,
+                KernelBuild& b, std::string& image) {
+    if (std::optional<std::string> cached = cache_.find(key, &b.warning)) {
+      image = std::move(*cached);
+      b.cached = true;
+      return;
     }
-    if (!b.cached) {
-      cpu::CpuBuild one = compiler.build(key.source, name, 300, cancel.flag());
-      b.compileMs = one.compileMs;
-      if (!one.ok) {
-        b.error = one.error;
-        return;
-      }
-      libs_[i] = one.library;
-      if (std::string why = cache_.store(key, one.image); !why.empty()) b.warning = why;
+    cpu::CpuBuild one = compiler.build(key.source, name, 300, cancel.flag());
+    b.compileMs = one.compileMs;
+    if (!one.ok) {
+      b.error = one.error;
+      return;
     }
-    fns_[i] = libs_[i]->function<void(void**)>(std::string(kModuleEntry) + "_call");
+    one.library->symbol(std::string(kModuleEntry) + "_call");
+    if (std::string why = cache_.store(key, one.image); !why.empty()) b.warning = why;
+    image = std::move(one.image);
+  }
+
+  // Each parameter's place in the shared region, 64-byte aligned; returns the bytes they need.
+  static size_t layOut(const std::vector<ParamBuffer>& params, std::vector<uint64_t>& offsets) {
+    size_t at = 0;
+    for (const auto& p : params) {
+      offsets.push_back(at);
+      at += (std::max<size_t>(p.bytes, 1) + 63) / 64 * 64;
+    }
+    return at;
   }
 
   modcache::ModuleCache cache_;
-  std::vector<std::shared_ptr<cpu::SharedLibrary>> libs_;
-  std::vector<void (*)(void**)> fns_;
+  std::vector<size_t> owners_;      // the kernel whose module each kernel runs (its worker slot)
+  std::vector<std::string> names_;  // kernel ids, for messages
+  cpu::CpuWorker worker_;
 };
 
 }  // namespace

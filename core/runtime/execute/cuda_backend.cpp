@@ -4,6 +4,7 @@
 // the value last written or uploaded there, so a value a kernel wrote stays on the device for its readers.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "ir/error.h"
 #include "runtime/cache/parallel_jobs.h"
@@ -33,8 +34,18 @@ class CudaBackend : public KernelBackend {
  public:
   CudaBackend(std::string arch, modcache::ModuleCache cache) : arch_(std::move(arch)), cache_(std::move(cache)) {
     avail_ = cuda::cudaAvailability();
-    if (avail_.available) context_ = std::make_unique<cuda::CudaContext>(0);
+    try {
+      if (avail_.available) context_ = std::make_unique<cuda::CudaContext>(0);
+    } catch (const std::exception& e) {  // a device that cannot be opened (busy, lost): say so, never a crash
+      avail_ = {false, std::string("the device cannot be used: ") + e.what()};
+    }
     if (arch_.empty()) arch_ = avail_.available ? context_->device().arch() : "sm_90";
+  }
+  uint64_t freeDeviceBytes() const override {
+    if (!avail_.available) return 0;
+    size_t freeBytes = 0, total = 0;
+    cuda::CudaDriver::get().memoryInfo(freeBytes, total);
+    return freeBytes;
   }
   std::string device() const override {
     return avail_.available ? context_->device().name + " (" + arch_ + ")" : "no GPU (compiling for " + arch_ + ")";
@@ -46,7 +57,7 @@ class CudaBackend : public KernelBackend {
     std::vector<KernelBuild> out(kernels.size());
     std::vector<std::vector<char>> cubins(kernels.size());
     std::vector<std::string> sources;
-    std::vector<size_t> owners = moduleOwners(kernels, sources);
+    std::vector<size_t> owners = moduleOwners(kernels, codegen::Target::Cuda, sources);
     cuda::NvrtcCompiler nvrtc;
     std::string options = joined(nvrtc.baseOptions()), toolkit = "NVRTC " + cuda::NvrtcCompiler::version();
     modcache::runJobs(kernels.size(), [&](size_t i) {
@@ -58,15 +69,42 @@ class CudaBackend : public KernelBackend {
       }
     });
     load(cubins, out);
+    cubins_ = std::move(cubins);
     if (std::any_of(out.begin(), out.end(), [](const KernelBuild& b) { return b.compileMs > 0; })) cache_.trim();
     shareBuilds(owners, out);
-    for (size_t i = 0; i < kernels.size(); ++i)
-      if (owners[i] != kNoModule && owners[i] != i) functions_[i] = functions_[owners[i]];
+    owners_ = owners;
+    shareFunctions();
     return out;
   }
 
+  // A kernel fault poisons the context: it is reset and the modules loaded again, so the kernels after this one
+  // (and the next run) get a clean one; the fault fails this kernel, naming it and the driver's error.
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
+    try {
+      return launchTimed(index, params, warmup, reps);
+    } catch (const cuda::CudaFault& f) {
+      const std::string fault = "kernel '" + kernels_.at(index)->kernelId + "' faulted on the GPU: " + f.errorName() +
+                                " (" + f.what() + ")";
+      try {
+        resetContext();
+      } catch (const std::exception& e) {
+        // The real driver keeps an illegal address or a launch failure sticky for the whole process (on the
+        // H200 the retain after the reset failed with the same error): nothing in this process can run there.
+        lostDevice_ = fault + "; CUDA cannot recover from this fault in the same process (" + e.what() +
+                      "): GPU runs fail until Tessera is started again";
+        fail(lostDevice_);
+      }
+      fail(fault + "; the context was reset and its modules loaded again");
+    }
+  }
+
+ private:
+  double launchTimed(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) {
     if (!avail_.available) fail(cannotRun());
+    if (!lostDevice_.empty()) fail(lostDevice_);
+    for (const auto& p : params)
+      if (!p.output && lost_.count(p.value))
+        fail("input '" + p.value + "' was only on the device and went with the context a faulted kernel reset");
     std::vector<cuda::DeviceBuffer> anonymous;  // this run's own buffers (params without a value)
     std::vector<cuda::DevicePtr> ptrs;
     for (const auto& p : params) ptrs.push_back(deviceCopy(p, anonymous));
@@ -77,7 +115,8 @@ class CudaBackend : public KernelBackend {
     int phase = 0;
     if (g.phases > 1) args.push_back(&phase);
     const codegen::LaunchDims& d = g.launch;
-    cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]}, 0};
+    cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]},
+                          unsigned(g.dynamicSharedBytes)};
     cuda::FunctionHandle fn = functions_.at(index);
     cuda::CudaDriver& driver = cuda::CudaDriver::get();
     // One timed run is every phase, launched in order on the stream (the driver copies `phase` at each launch).
@@ -91,7 +130,29 @@ class CudaBackend : public KernelBackend {
     return ms;
   }
 
- private:
+  // Everything made in the faulted context goes (its handles are dead; their frees fail quietly), the primary
+  // context is reset and retained again, and every module is loaded again from its cubin. Values that lived only
+  // on the device are lost: a later kernel reading one fails saying so.
+  void resetContext() {
+    for (const auto& [host, r] : resident_)
+      if (!r.value.empty() && !onHost_.count(r.value)) lost_.insert(r.value);
+    resident_.clear();
+    scratch_.clear();
+    modules_.clear();
+    context_.reset();
+    cuda::CudaDriver::get().resetPrimaryContext(0);
+    context_ = std::make_unique<cuda::CudaContext>(0);
+    std::vector<KernelBuild> builds(cubins_.size());
+    load(cubins_, builds);
+    shareFunctions();
+  }
+
+  // Kernels whose module another kernel built call that kernel's function.
+  void shareFunctions() {
+    for (size_t i = 0; i < owners_.size(); ++i)
+      if (owners_[i] != kNoModule && owners_[i] != i) functions_[i] = functions_[owners_[i]];
+  }
+
   // The cubin of key.source (called `name` in messages) from the cache, else from NVRTC and stored.
   std::vector<char> cubinOf(const cuda::NvrtcCompiler& nvrtc, const modcache::ModuleKey& key, const std::string& name,
                             KernelBuild& b) {
@@ -121,6 +182,9 @@ class CudaBackend : public KernelBackend {
       try {
         modules_[i] = cuda::Module(cubins[i]);
         functions_[i] = modules_[i].function(kModuleEntry);
+        // Above 48 KiB a function must opt in to its dynamic shared memory (codegen.h, dynamicSharedBytes).
+        if (size_t bytes = kernels_[i]->dynamicSharedBytes)
+          cuda::CudaDriver::get().setMaxDynamicSharedMemory(functions_[i], int(bytes));
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
@@ -146,6 +210,7 @@ class CudaBackend : public KernelBackend {
     } else if (r.value != p.value) {
       if (p.bytes) cuda::CudaDriver::get().copyToDevice(r.buffer.ptr(), p.host, p.bytes);
       r.value = p.value;
+      onHost_.insert(p.value);
     }
     return r.buffer.ptr();
   }
@@ -165,9 +230,13 @@ class CudaBackend : public KernelBackend {
   void finishOutputs(const std::vector<ParamBuffer>& params, const std::vector<cuda::DevicePtr>& ptrs) {
     for (size_t i = 0; i < params.size(); ++i) {
       if (!params[i].output) continue;
-      if ((params[i].download || params[i].value.empty()) && params[i].bytes)
-        cuda::CudaDriver::get().copyToHost(params[i].host, ptrs[i], params[i].bytes);
-      if (!params[i].value.empty()) resident_[params[i].host].value = params[i].value;
+      bool download = params[i].download || params[i].value.empty();
+      if (download && params[i].bytes) cuda::CudaDriver::get().copyToHost(params[i].host, ptrs[i], params[i].bytes);
+      if (params[i].value.empty()) continue;
+      resident_[params[i].host].value = params[i].value;
+      if (download) onHost_.insert(params[i].value);
+      else onHost_.erase(params[i].value);
+      lost_.erase(params[i].value);
     }
   }
 
@@ -186,6 +255,11 @@ class CudaBackend : public KernelBackend {
   std::vector<const codegen::GeneratedKernel*> kernels_;
   std::map<void*, Resident> resident_;     // by host address
   std::map<size_t, Workspaces> scratch_;   // by kernel
+  std::vector<std::vector<char>> cubins_;  // by kernel, to load again after a reset
+  std::vector<size_t> owners_;             // moduleOwners
+  std::set<std::string> onHost_;           // values whose latest copy the host holds too
+  std::string lostDevice_;  // set when a fault left the device unusable for this process
+  std::set<std::string> lost_;             // values a context reset took, held nowhere else
 };
 
 }  // namespace

@@ -2,15 +2,14 @@
 
 #include <chrono>
 #include <cstring>
-#include <list>
-#include <map>
 #include <set>
 
 #include "ir/error.h"
 #include "ops/stats.h"
-#include "passes/plan_memory.h"
+#include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/index_record.h"
+#include "runtime/execute/memory_limit.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -26,73 +25,8 @@ BackendKind parseBackend(const std::string& name) {
 namespace {
 
 using kernel::BufferRole;
-
-// Host memory of the values that cross kernels: graph inputs and initializers (copied), and planned buffers
-// (planMemory) for the rest. A planned buffer still holding a value some later kernel reads is not reused:
-// the value gets a buffer of its own (the plan is per node; fused kernels read their inputs throughout).
-class Arena {
- public:
-  Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels) : g_(g) {
-    for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
-    for (Value* v : g.initializers()) own(v->name(), *v->initializer());
-    plan_ = planMemory(g);
-    for (size_t i = 0; i < plan_.bufferBytes.size(); ++i) planned_.emplace_back(std::max<int64_t>(plan_.bufferBytes[i], 1));
-    for (size_t i = 0; i < kernels.size(); ++i)
-      for (const auto& b : kernels[i].kernel.buffers)
-        if (b.role == BufferRole::Input) lastReader_[b.value] = i;
-    for (Value* v : g.outputs()) lastReader_[v->name()] = kernels.size();
-  }
-
-  void* find(const std::string& value) {
-    auto it = where_.find(value);
-    return it == where_.end() ? nullptr : it->second;
-  }
-
-  // Where kernel `index` writes `value`.
-  void* place(const std::string& value, size_t bytes, size_t index) {
-    if (void* p = find(value)) return p;
-    auto it = plan_.bufferOf.find(value);
-    if (it != plan_.bufferOf.end() && static_cast<size_t>(plan_.bufferBytes[it->second]) >= bytes) {
-      std::string& occupant = occupant_[it->second];
-      bool busy = !occupant.empty() && lastReader_.count(occupant) && lastReader_[occupant] >= index;
-      if (!busy) {
-        occupant = value;
-        return where_[value] = planned_[it->second].data();
-      }
-    }
-    private_.emplace_back(std::max<size_t>(bytes, 1));
-    return where_[value] = private_.back().data();
-  }
-
-  void set(const std::string& value, const Tensor& t, size_t index) {
-    void* p = place(value, t.byteSize(), index);
-    std::memcpy(p, t.bytes().data(), t.byteSize());
-  }
-
-  Tensor read(const std::string& value) {
-    Value* v = g_.findValue(value);
-    if (!v) fail("run: no value '" + value + "' in the graph");
-    Tensor t(v->dtype(), v->shape());
-    void* p = find(value);
-    if (!p) fail("run: value '" + value + "' was never written");
-    std::memcpy(t.mutableBytes().data(), p, t.byteSize());
-    return t;
-  }
-
- private:
-  void own(const std::string& name, const Tensor& t) {
-    private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
-    std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
-    where_[name] = private_.back().data();
-  }
-  const Graph& g_;
-  MemoryPlan plan_;
-  std::vector<std::vector<std::byte>> planned_;
-  std::list<std::vector<std::byte>> private_;
-  std::map<std::string, void*> where_;
-  std::map<int, std::string> occupant_;
-  std::map<std::string, size_t> lastReader_;
-};
+using detail::Arena;
+using detail::bufferBytes;
 
 bool isGraphOutput(const Graph& g, const std::string& value) {
   for (const Value* v : g.outputs())
@@ -123,8 +57,6 @@ void buildKernels(detail::KernelBackend& be, const std::vector<const codegen::Ge
     else kr.status = KernelStatus::NotRun;
   }
 }
-
-size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
 
 int64_t groupFlops(const Graph& g, const kernel::KernelSpec& spec) {
   int64_t f = 0;
@@ -311,6 +243,17 @@ void collectOutputs(const Graph& g, const RunOptions& o, const ReferenceResult& 
     if (k.status != KernelStatus::Ok) r.outputsVerified = false;
 }
 
+// A run whose device buffers would not fit in the device's free memory is refused before anything is built.
+void checkDeviceMemory(const detail::KernelBackend& be, const CompiledModel& m,
+                       const std::vector<const codegen::GeneratedKernel*>& gen, const RunOptions& o) {
+  uint64_t free = be.freeDeviceBytes();
+  if (!o.memoryLimit.checkDevice || free == 0) return;
+  uint64_t need = deviceBytesNeeded(m, gen);
+  if (need > free)
+    fail("run needs " + formatBytes(need) + " of device memory (buffers and workspaces); " + be.device() + " has " +
+         formatBytes(free) + " free");
+}
+
 }  // namespace
 
 RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
@@ -323,11 +266,14 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     runReferenceBackend(m, inputs, o, r);
     return r;
   }
+  checkHostMemory(m, backend, o, false);
   std::unique_ptr<detail::KernelBackend> be = makeBackend(backend, o);
   r.device = be->device();
   auto buildStart = std::chrono::steady_clock::now();
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
-  buildKernels(*be, generateKernels(m, target, o, r), r);
+  std::vector<const codegen::GeneratedKernel*> gen = generateKernels(m, target, o, r);
+  checkDeviceMemory(*be, m, gen, o);
+  buildKernels(*be, gen, r);
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
   for (const auto& k : r.kernels)
@@ -354,6 +300,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
 }
 
 RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  if (backend != BackendKind::Reference) checkHostMemory(m, backend, o, true);
   RunReport r = executeModel(m, backend, o);
   if (backend == BackendKind::Reference || !r.ran) return r;
   // The baseline under the model's precision policy, so the fusion's gain is like for like.

@@ -21,6 +21,14 @@ namespace tessera::execute {
 enum class BackendKind { Reference, Cpu, Cuda };
 BackendKind parseBackend(const std::string& name);  // throws Error for an unknown name
 
+// The most memory a run may need; a run that would need more is refused before it starts (memory_limit.h).
+struct MemoryLimit {
+  uint64_t hostBytes = 0;  // 0: no limit
+  std::string source;      // where it was set, for the message: "setting 'memory/hostLimit'", "--memory-limit"
+  // cuda: also refuse a run whose device buffers would not fit in the device's free memory.
+  bool checkDevice = true;
+};
+
 struct RunOptions {
   int reps = 10, warmup = 2;
   std::string arch;            // CUDA: "" = the device's, or sm_90 without one
@@ -45,6 +53,7 @@ struct RunOptions {
   // > 0: a kernel whose warm-up and reps would take longer than this many ms gets fewer of them (at least one
   // warm-up and one timed run), so a slow model's run costs about kernels x budget; 0: always warmup + reps.
   double kernelBudgetMs = 0;
+  MemoryLimit memoryLimit;
 };
 
 RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);

@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "runtime/execute/fault_hook.h"
+
 namespace tessera::execute::detail {
 
 namespace {
@@ -66,14 +68,14 @@ std::string moduleSource(const codegen::GeneratedKernel& k) {
   return renamed(withoutComments(k.source), k.entry, kModuleEntry);
 }
 
-std::vector<size_t> moduleOwners(const std::vector<const codegen::GeneratedKernel*>& kernels,
+std::vector<size_t> moduleOwners(const std::vector<const codegen::GeneratedKernel*>& kernels, codegen::Target target,
                                  std::vector<std::string>& sources) {
   std::vector<size_t> owners(kernels.size(), kNoModule);
   sources.assign(kernels.size(), "");
   std::map<std::string, size_t> first;
   for (size_t i = 0; i < kernels.size(); ++i) {
     if (!kernels[i]) continue;
-    sources[i] = moduleSource(*kernels[i]);
+    sources[i] = withTestFault(moduleSource(*kernels[i]), *kernels[i], target);
     owners[i] = first.emplace(sources[i], i).first->second;
   }
   return owners;

@@ -20,8 +20,9 @@ std::string moduleSource(const codegen::GeneratedKernel& k);
 constexpr size_t kNoModule = size_t(-1);
 
 // Which kernel builds each kernel's module: the first with the same module source (itself when it is the
-// first; kNoModule for a null entry). `sources` gets every kernel's module source.
-std::vector<size_t> moduleOwners(const std::vector<const codegen::GeneratedKernel*>& kernels,
+// first; kNoModule for a null entry). `sources` gets every kernel's module source (with a test's fault, when
+// $TESSERA_TEST_FAULT asks for one: fault_hook.h).
+std::vector<size_t> moduleOwners(const std::vector<const codegen::GeneratedKernel*>& kernels, codegen::Target target,
                                  std::vector<std::string>& sources);
 
 // For each kernel whose module another kernel built: that kernel's build, with no compile time of its own.

@@ -1,0 +1,186 @@
+#include "runtime/cpu/cpu_worker.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "ir/error.h"
+#include "runtime/cpu/worker_protocol.h"
+
+extern char** environ;
+
+namespace tessera::cpu {
+
+namespace {
+
+constexpr const char* kWorkerName = "tessera-cpu-worker";
+
+bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
+
+std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
+
+// `fd` moved above the descriptors the worker inherits, so that dup2 onto them always clears close-on-exec.
+int aboveInherited(int fd) {
+  if (fd > worker::kSocketFd) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+  close(fd);
+  if (high < 0) fail(errnoText("cpu worker: cannot move a descriptor"));
+  return high;
+}
+
+// "signal 11 (segmentation fault)"
+std::string signalText(int sig) {
+  std::string name = strsignal(sig) ? strsignal(sig) : "unknown signal";
+  for (char& c : name) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return "signal " + std::to_string(sig) + " (" + name + ")";
+}
+
+}  // namespace
+
+std::string cpuWorkerProgram() {
+  if (const char* told = std::getenv("TESSERA_CPU_WORKER"); told && *told) return executable(told) ? told : "";
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && executable((self.parent_path() / kWorkerName).string())) return (self.parent_path() / kWorkerName).string();
+#ifdef TESSERA_CPU_WORKER_BUILT
+  if (executable(TESSERA_CPU_WORKER_BUILT)) return TESSERA_CPU_WORKER_BUILT;
+#endif
+  return "";
+}
+
+CpuWorker::CpuWorker(std::string program) : program_(std::move(program)) {}
+
+CpuWorker::~CpuWorker() {
+  stop();
+  if (region_) munmap(region_, regionBytes_);
+  if (regionFd_ >= 0) close(regionFd_);
+}
+
+void CpuWorker::addModule(size_t slot, const std::string& name, const std::string& symbol, std::string image) {
+  if (modules_.size() <= slot) modules_.resize(slot + 1);
+  modules_[slot] = {name, symbol, std::move(image), ""};
+  if (pid_) load(slot, CancelToken());
+}
+
+std::byte* CpuWorker::region(size_t bytes) {
+  if (regionFd_ < 0) {
+    regionFd_ = memfd_create("tessera-cpu-buffers", MFD_CLOEXEC);
+    if (regionFd_ < 0) fail(errnoText("cpu worker: cannot create shared memory"));
+    regionFd_ = aboveInherited(regionFd_);
+  }
+  if (bytes <= regionBytes_) return region_;
+  size_t grown = std::max<size_t>({bytes, 2 * regionBytes_, size_t(1) << 20});
+  if (ftruncate(regionFd_, off_t(grown)) != 0)
+    fail(errnoText("cpu worker: cannot grow shared memory to " + std::to_string(grown) + " bytes"));
+  if (region_) munmap(region_, regionBytes_);
+  region_ = nullptr;
+  regionBytes_ = 0;
+  void* p = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED, regionFd_, 0);
+  if (p == MAP_FAILED) fail(errnoText("cpu worker: cannot map shared memory"));
+  region_ = static_cast<std::byte*>(p);
+  regionBytes_ = grown;
+  return region_;
+}
+
+void CpuWorker::start(const CancelToken& cancel) {
+  if (program_.empty())
+    fail(std::string("no cpu worker program: ") + kWorkerName +
+         " is not beside this program and $TESSERA_CPU_WORKER names none");
+  region(1);
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) fail(errnoText("cpu worker: socketpair"));
+  socket_ = aboveInherited(fds[0]);
+  int theirs = aboveInherited(fds[1]);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, regionFd_, worker::kRegionFd);
+  posix_spawn_file_actions_adddup2(&actions, theirs, worker::kSocketFd);
+  posix_spawn_file_actions_addclosefrom_np(&actions, worker::kSocketFd + 1);
+  char* argv[] = {const_cast<char*>(program_.c_str()), const_cast<char*>("--serve"), nullptr};
+  int err = posix_spawn(&pid_, program_.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(theirs);
+  if (err != 0) {
+    pid_ = 0;
+    close(socket_);
+    socket_ = -1;
+    fail("cannot start the cpu worker '" + program_ + "': " + std::strerror(err));
+  }
+  for (size_t slot = 0; slot < modules_.size(); ++slot)
+    if (!modules_[slot].image.empty()) load(slot, cancel);
+}
+
+void CpuWorker::load(size_t slot, const CancelToken& cancel) {
+  Module& m = modules_[slot];
+  double unused = 0;
+  if (!worker::sendFrame(socket_, worker::encode(worker::LoadRequest{uint32_t(slot), m.name, m.symbol, m.image})))
+    fail("module '" + m.name + "': " + endedBy(m.name));
+  m.loadError = awaitReply(unused, cancel, m.name);
+}
+
+void CpuWorker::stop() {
+  if (socket_ >= 0) close(socket_);
+  socket_ = -1;
+  if (!pid_) return;
+  kill(pid_, SIGKILL);
+  while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = 0;
+}
+
+std::string CpuWorker::endedBy(const std::string& kernel) {
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  pid_ = 0;
+  close(socket_);
+  socket_ = -1;
+  if (WIFSIGNALED(status)) return "kernel '" + kernel + "' crashed the cpu worker: " + signalText(WTERMSIG(status));
+  return "kernel '" + kernel + "' ended the cpu worker: exit code " + std::to_string(WEXITSTATUS(status));
+}
+
+std::string CpuWorker::awaitReply(double& ms, const CancelToken& cancel, const std::string& kernel) {
+  pollfd p{socket_, POLLIN, 0};
+  for (;;) {
+    int ready = poll(&p, 1, 5);  // the timeout only bounds how late a cancel is seen
+    if (ready < 0 && errno != EINTR) fail(errnoText("cpu worker: poll"));
+    if (cancel.cancelled()) {
+      stop();
+      throw Cancelled();
+    }
+    if (ready > 0) break;
+  }
+  std::optional<worker::Frame> frame = worker::receiveFrame(socket_);
+  if (!frame) fail(endedBy(kernel));
+  worker::Reply r = worker::decodeReply(*frame);
+  ms = r.ms;
+  return r.ok ? "" : r.message;
+}
+
+double CpuWorker::run(size_t slot, const std::vector<uint64_t>& offsets, int warmup, int reps, double budgetMs,
+                      const CancelToken& cancel, const std::string& kernel) {
+  if (slot >= modules_.size() || modules_[slot].image.empty()) fail("kernel '" + kernel + "': no module was built for it");
+  cancel.check();
+  if (!pid_) start(cancel);
+  if (!modules_[slot].loadError.empty()) fail(modules_[slot].loadError);
+  worker::RunRequest q{uint32_t(slot), regionBytes_, warmup, reps, budgetMs, offsets};
+  if (!worker::sendFrame(socket_, worker::encode(q))) fail(endedBy(kernel));
+  double ms = 0;
+  if (std::string why = awaitReply(ms, cancel, kernel); !why.empty()) fail(why);
+  return ms;
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,91 @@
+#include "runtime/execute/arena.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "ir/error.h"
+
+namespace tessera::execute::detail {
+
+using kernel::BufferRole;
+
+size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
+
+namespace {
+uint64_t valueBytes(const Value& v) { return uint64_t(numElements(v.shape())) * dtypeSize(v.dtype()); }
+}  // namespace
+
+ArenaLayout::ArenaLayout(const Graph& g, const std::vector<CompiledKernel>& kernels) : plan_(planMemory(g)) {
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (const auto& b : kernels[i].kernel.buffers)
+      if (b.role == BufferRole::Input) lastReader_[b.value] = i;
+  for (Value* v : g.outputs()) lastReader_[v->name()] = kernels.size();
+}
+
+int ArenaLayout::place(const std::string& value, size_t bytes, size_t index) {
+  auto it = plan_.bufferOf.find(value);
+  if (it == plan_.bufferOf.end() || static_cast<size_t>(plan_.bufferBytes[it->second]) < bytes) return -1;
+  std::string& occupant = occupant_[it->second];
+  bool busy = !occupant.empty() && lastReader_.count(occupant) && lastReader_[occupant] >= index;
+  if (busy) return -1;
+  occupant = value;
+  return it->second;
+}
+
+Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels)
+    : g_(g), layout_(g, kernels) {
+  for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
+  for (Value* v : g.initializers()) own(v->name(), *v->initializer());
+  for (int64_t bytes : layout_.plan().bufferBytes) planned_.emplace_back(std::max<int64_t>(bytes, 1));
+}
+
+void* Arena::find(const std::string& value) {
+  auto it = where_.find(value);
+  return it == where_.end() ? nullptr : it->second;
+}
+
+void* Arena::place(const std::string& value, size_t bytes, size_t index) {
+  if (void* p = find(value)) return p;
+  int slot = layout_.place(value, bytes, index);
+  if (slot >= 0) return where_[value] = planned_[size_t(slot)].data();
+  private_.emplace_back(std::max<size_t>(bytes, 1));
+  return where_[value] = private_.back().data();
+}
+
+void Arena::set(const std::string& value, const Tensor& t, size_t index) {
+  void* p = place(value, t.byteSize(), index);
+  std::memcpy(p, t.bytes().data(), t.byteSize());
+}
+
+Tensor Arena::read(const std::string& value) {
+  Value* v = g_.findValue(value);
+  if (!v) fail("run: no value '" + value + "' in the graph");
+  Tensor t(v->dtype(), v->shape());
+  void* p = find(value);
+  if (!p) fail("run: value '" + value + "' was never written");
+  std::memcpy(t.mutableBytes().data(), p, t.byteSize());
+  return t;
+}
+
+void Arena::own(const std::string& name, const Tensor& t) {
+  private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
+  std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
+  where_[name] = private_.back().data();
+}
+
+uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) {
+  ArenaLayout layout(g, kernels);
+  uint64_t total = 0;
+  std::set<std::string> placed;
+  for (Value* v : g.inputs()) placed.insert(v->name()), total += std::max<uint64_t>(valueBytes(*v), 1);
+  for (Value* v : g.initializers()) placed.insert(v->name()), total += std::max<uint64_t>(valueBytes(*v), 1);
+  for (int64_t bytes : layout.plan().bufferBytes) total += uint64_t(std::max<int64_t>(bytes, 1));
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (const auto& b : kernels[i].kernel.buffers)
+      if (b.role == BufferRole::Output && placed.insert(b.value).second && layout.place(b.value, bufferBytes(b), i) < 0)
+        total += std::max<size_t>(bufferBytes(b), 1);
+  return total;
+}
+
+}  // namespace tessera::execute::detail

@@ -1,0 +1,54 @@
+#pragma once
+// Internal: the executor's host memory. Graph inputs and initializers are copied in; the values kernels write go
+// into the memory plan's buffers (planMemory), except that a planned buffer still holding a value some later
+// kernel reads is not reused: the value gets a buffer of its own (the plan is per node; fused kernels read their
+// inputs throughout). ArenaLayout makes those choices without memory, so a run's size is known before it starts.
+#include <cstdint>
+#include <list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "passes/plan_memory.h"
+#include "runtime/execute/compiled_model.h"
+
+namespace tessera::execute::detail {
+
+class ArenaLayout {
+ public:
+  ArenaLayout(const Graph& g, const std::vector<CompiledKernel>& kernels);
+  // The planned buffer kernel `index` writes `value` (bytes long) into, or -1: it needs a buffer of its own.
+  int place(const std::string& value, size_t bytes, size_t index);
+  const MemoryPlan& plan() const { return plan_; }
+
+ private:
+  MemoryPlan plan_;
+  std::map<int, std::string> occupant_;
+  std::map<std::string, size_t> lastReader_;
+};
+
+class Arena {
+ public:
+  Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels);
+  void* find(const std::string& value);
+  // Where kernel `index` writes `value`.
+  void* place(const std::string& value, size_t bytes, size_t index);
+  void set(const std::string& value, const Tensor& t, size_t index);
+  Tensor read(const std::string& value);
+
+ private:
+  void own(const std::string& name, const Tensor& t);
+  const Graph& g_;
+  ArenaLayout layout_;
+  std::vector<std::vector<std::byte>> planned_;
+  std::list<std::vector<std::byte>> private_;
+  std::map<std::string, void*> where_;
+};
+
+size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes
+
+// The bytes an Arena for `kernels` holds once every kernel has written its outputs.
+uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels);
+
+}  // namespace tessera::execute::detail
