@@ -51,7 +51,7 @@ int render(const RenderArgs&) {
   return 2;
 }
 
-std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector", "overrides", "window", "schedule", "code", "run"}; }
+std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector", "overrides", "window", "schedule", "code", "run", "compare", "tensor"}; }
 #endif
 
 }  // namespace
@@ -59,7 +59,8 @@ std::vector<std::string> viewNames() { return {"graph", "pipeline", "inspector",
 void addRenderCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("render", "Render a panel of the window to a PNG, as the window draws it (no display needed)");
   auto args = std::make_shared<RenderArgs>();
-  cmd->add_option("MODEL_OR_SESSION", args->model, "Model (.onnx, .tsr) or session (.tessera)")->required()->check(CLI::ExistingFile);
+  cmd->add_option("MODEL_OR_SESSION", args->model, "Model (.onnx, .tsr), session (.tessera) or SESSION.tessera#BRANCH")
+      ->required();
   cmd->add_option("--view", args->view, "Panel to render")->check(CLI::IsMember(viewNames()))->capture_default_str();
   cmd->add_option("--step", args->step, "Pipeline step (0 = as imported; default: the last, or the session's)");
   cmd->add_option("--width", args->width, "Image width in pixels")->check(CLI::Range(64, 16384))->capture_default_str();

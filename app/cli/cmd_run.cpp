@@ -1,5 +1,6 @@
 #include <spdlog/spdlog.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include "runtime/execute/run_export.h"
 #include "runtime/reference/interpreter.h"
 #include "io/atomic_file.h"
+#include "io/npy.h"
+#include "compare/tensor_values.h"
 
 namespace tessera::cli {
 
@@ -27,6 +30,8 @@ struct RunArgs {
   int reps = 10;
   double budgetMs = 0;
   bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false, noCache = false;
+  std::vector<std::string> saveTensors;  // --save-tensors NAMES|all DIR
+  double tensorBudgetMb = 1024;
 };
 
 std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
@@ -86,6 +91,37 @@ void printReport(const execute::RunReport& r) {
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
 }
 
+// A value name as a file name: characters other than letters, digits, '.', '-' and '_' become '_'.
+std::string fileNameOf(const std::string& value) {
+  std::string out = value.empty() ? "_" : value;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  return out + ".npy";
+}
+
+// --save-tensors: the named values (comma list, or all) as .npy files, within the budget. A name the run does
+// not hold fails the command; values past the budget are listed, not saved.
+void saveTensors(const compare::Values& values, const RunArgs& args) {
+  if (args.saveTensors.empty()) return;
+  std::vector<std::string> names;
+  if (args.saveTensors[0] != "all")
+    for (std::stringstream list(args.saveTensors[0]); list.good();) {
+      std::string name;
+      std::getline(list, name, ',');
+      if (!name.empty()) names.push_back(name);
+    }
+  const compare::KeptValues kept = compare::keepWithinBudget(values, names, int64_t(args.tensorBudgetMb * (1 << 20)));
+  if (!kept.missing.empty())
+    fail("--save-tensors: the run holds no value '" + kept.missing[0] +
+         "' (kept are graph inputs, initializers and each kernel's outputs, not values inside a fused kernel)");
+  fs::create_directories(args.saveTensors[1]);
+  for (const auto& [name, t] : kept.values) writeNpy(t, (fs::path(args.saveTensors[1]) / fileNameOf(name)).string());
+  std::printf("saved %zu tensors (%.1f MB) to %s\n", kept.values.size(), double(kept.bytes) / (1 << 20),
+              args.saveTensors[1].c_str());
+  for (const std::string& d : kept.dropped)
+    std::fprintf(stderr, "warning: --save-tensors: %s not saved (past the %.0f MB budget)\n", d.c_str(), args.tensorBudgetMb);
+}
+
 // cpu and cuda: the driver compiles (passes + fusion), schedules (saved --schedules, else the tuning cache, else
 // the defaults), generates, builds, runs, times and verifies every kernel.
 int runCompiled(const RunArgs& args) {
@@ -105,6 +141,7 @@ int runCompiled(const RunArgs& args) {
   request.baseline = !args.noBaseline;
   request.moduleCache = !args.noCache;
   request.kernelBudgetMs = args.budgetMs;
+  request.keepValues = !args.saveTensors.empty();
   request.memoryLimit = memoryLimitOption(args.memoryLimit);
   const std::shared_ptr<const driver::RunStage> run = d.run(request);
   const execute::RunReport& r = run->report;
@@ -112,6 +149,7 @@ int runCompiled(const RunArgs& args) {
   if (args.json) std::printf("%s\n", r.toJson().dump(2).c_str());
   else printReport(r);
   if (!args.outputDir.empty() && r.ran) saveDataSet(*d.compiled()->graph, inputs, r.outputs, args.outputDir);
+  if (r.ran) saveTensors(r.values, args);
   if (!r.ran) return r.cannotRun.empty() ? 1 : 0;
   // A kernel that failed while running (an index out of range, a launch error) fails the run, with or without
   // the reference: its outputs are not the model's.
@@ -128,7 +166,9 @@ int runModel(const RunArgs& args) {
   Graph g = loadModel(args.model);
   std::vector<Tensor> inputs = loadInputs(g, args);
   auto start = std::chrono::steady_clock::now();
-  ReferenceResult result = runReference(g, inputs);
+  ReferenceOptions ro;
+  ro.keepAll = !args.saveTensors.empty();
+  ReferenceResult result = runReference(g, inputs, ro);
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::printf("ran %s on %s in %.1f ms\n", args.model.c_str(), args.backend.c_str(), ms);
   for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -136,6 +176,10 @@ int runModel(const RunArgs& args) {
     std::printf("  %s: %s %s\n", g.outputs()[i]->name().c_str(), t.type().toString().c_str(), summarize(t).c_str());
   }
   if (!args.outputDir.empty()) saveDataSet(g, inputs, result.outputs, args.outputDir);
+  if (!args.saveTensors.empty()) {
+    for (size_t i = 0; i < inputs.size(); ++i) result.values[g.inputs()[i]->name()] = inputs[i];
+    saveTensors(result.values, args);
+  }
   return 0;
 }
 }  // namespace
@@ -171,6 +215,14 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto* inputs = cmd->add_option("--inputs", args->inputsDir, "Folder with input_N.pb files (ONNX TensorProto)");
   cmd->add_option("--random", args->seed, "Seed for random inputs (default 0)")->excludes(inputs);
   cmd->add_option("--output", args->outputDir, "Write input_N.pb and output_N.pb (an ONNX test data set) into this folder");
+  cmd->add_option("--save-tensors", args->saveTensors,
+                  "Save values as .npy: NAMES (comma list of value names) or all, then the folder (kept are graph "
+                  "inputs, initializers and kernel outputs)")
+      ->expected(2)
+      ->type_name("NAMES|all DIR");
+  cmd->add_option("--tensor-budget-mb", args->tensorBudgetMb, "With --save-tensors: at most this many MB of values")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = runModel(*args); });
 }
 

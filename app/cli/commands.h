@@ -19,6 +19,7 @@ void addCompileCommand(CLI::App& app, int& exitCode);
 void addSessionCommand(CLI::App& app, int& exitCode);
 void addRenderCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
+void addCompareCommand(CLI::App& app, int& exitCode);
 void addLessonCommand(CLI::App& app, int& exitCode);
 
 // --tf32 POLICY, shared by run, compile and tune (kernel::Tf32Policy::parse reads the value).

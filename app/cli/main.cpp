@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   tessera::cli::addSessionCommand(app, exitCode);
   tessera::cli::addRenderCommand(app, exitCode);
   tessera::cli::addTuneCommand(app, exitCode);
+  tessera::cli::addCompareCommand(app, exitCode);
   tessera::cli::addLessonCommand(app, exitCode);
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);

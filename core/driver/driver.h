@@ -67,6 +67,7 @@ struct RunRequest {
   bool baseline = true;  // also time the unfused graph
   bool moduleCache = true;  // the compiled-module cache (runtime/cache): false compiles every kernel
   double kernelBudgetMs = 0;  // RunOptions::kernelBudgetMs: > 0 caps a slow kernel's warm-ups and reps
+  bool keepValues = false;    // RunOptions::keepValues: the report keeps every value the kernels read or wrote
   execute::MemoryLimit memoryLimit;  // a run over it is refused before it starts (runtime/execute/memory_limit.h)
 };
 

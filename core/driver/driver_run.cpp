@@ -72,6 +72,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.verify = request.verify;
   o.moduleCache = request.moduleCache;
   o.kernelBudgetMs = request.kernelBudgetMs;
+  o.keepValues = request.keepValues;
   o.memoryLimit = request.memoryLimit;
   o.cancel = cancel;
   if (backend != execute::BackendKind::Reference) o.predictMs = predictor();
@@ -80,7 +81,14 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   for (const auto& s : m.staleSchedules) r->report.messages.push_back("stale schedule: " + s);
   for (const auto& n : r->kernels->notes) r->report.messages.push_back(n);
   lock.lock();
-  if (generation == generation_) kept_.run = r;
+  if (generation == generation_ && request.keepValues) {
+    // The values go to the caller only: the kept stage would hold every tensor past the caller's budget.
+    auto kept = std::make_shared<RunStage>(*r);
+    kept->report.values.clear();
+    kept_.run = kept;
+  } else if (generation == generation_) {
+    kept_.run = r;
+  }
   return r;
 }
 

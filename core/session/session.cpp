@@ -48,23 +48,24 @@ Session sessionForModel(const std::string& modelPath, bool embed) {
   return s;
 }
 
+SessionPipeline pipelineOf(const CompileOptions& o) { return SessionPipeline{o.pipeline, o.disabled, o.stopAfter, o.fuel}; }
+
 void setCompileOptions(Session& s, const CompileOptions& o) {
-  s.pipeline.name = o.pipeline;
-  s.pipeline.disabled = o.disabled;
-  s.pipeline.stopAfter = o.stopAfter;
-  s.pipeline.fuel = o.fuel;
+  s.pipeline = pipelineOf(o);
   s.overrides = o.overrides;
 }
 
-CompileOptions compileOptionsOf(const Session& s) {
+CompileOptions compileOptionsOf(const SessionBranch& b) {
   CompileOptions o;
-  o.pipeline = s.pipeline.name;
-  o.disabled = s.pipeline.disabled;
-  o.stopAfter = s.pipeline.stopAfter;
-  o.fuel = s.pipeline.fuel;
-  o.overrides = s.overrides;
+  o.pipeline = b.pipeline.name;
+  o.disabled = b.pipeline.disabled;
+  o.stopAfter = b.pipeline.stopAfter;
+  o.fuel = b.pipeline.fuel;
+  o.overrides = b.overrides;
   return o;
 }
+
+CompileOptions compileOptionsOf(const Session& s) { return compileOptionsOf(activeBranch(s)); }
 
 Graph loadSessionModel(const Session& s) {
   if (!s.model.path.empty() && std::filesystem::exists(s.model.path)) return loadModel(s.model.path);

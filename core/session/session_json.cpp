@@ -23,8 +23,20 @@ void upgradeFrom0(json& j) {
   j["pipeline"] = pipeline;
 }
 
+// Schema 2 added branches: a version-1 file's options, overrides and results become the one branch "main".
+void upgradeFrom1(json& j) {
+  json main{{"name", "main"}};
+  for (const char* key : {"pipeline", "overrides", "schedule_traces", "tuning", "last_run"}) {
+    if (!j.contains(key)) continue;
+    main[key] = j[key];
+    j.erase(key);
+  }
+  j["branches"] = json::array({main});
+  j["branch"] = "main";
+}
+
 const std::map<int, std::function<void(json&)>>& upgrades() {
-  static const std::map<int, std::function<void(json&)>> table{{0, upgradeFrom0}};
+  static const std::map<int, std::function<void(json&)>> table{{0, upgradeFrom0}, {1, upgradeFrom1}};
   return table;
 }
 
@@ -119,23 +131,62 @@ std::vector<Override> sessionOverrides(const json& j, const std::string& file) {
   return tessera::overridesFromJson(o, file);
 }
 
+json branchToJson(const SessionBranch& b) {
+  json pipeline{{"name", b.pipeline.name},
+                {"disabled", b.pipeline.disabled},
+                {"stop_after", b.pipeline.stopAfter},
+                {"fuel", b.pipeline.fuel ? json(*b.pipeline.fuel) : json(nullptr)}};
+  return json{{"name", b.name},
+              {"pipeline", pipeline},
+              {"overrides", overrideListToJson(b.overrides)},
+              {"schedule_traces", b.scheduleTraces},
+              {"tuning", b.tuning},
+              {"last_run", b.lastRun}};
+}
+
+SessionBranch branchFromJson(const json& j, const std::string& where, const std::string& file) {
+  if (!j.is_object()) badField(file, where, std::string("expected an object, found ") + j.type_name());
+  SessionBranch b;
+  b.name = stringField(j, "name", where + ".", file, true);
+  if (b.name.empty()) badField(file, where + ".name", "empty");
+  try {
+    b.pipeline = pipelineFromJson(j, file);
+    b.overrides = sessionOverrides(j, file);
+    b.scheduleTraces = objectField(j, "schedule_traces", file);
+    b.tuning = objectField(j, "tuning", file);
+    b.lastRun = objectField(j, "last_run", file);
+  } catch (const Error& e) {
+    fail(std::string(e.what()) + " (in branch '" + b.name + "')");
+  }
+  return b;
+}
+
+void branchesFromJson(const json& j, Session& s, const std::string& file) {
+  const json& list = field(j, "branches", "", file);
+  if (!list.is_array() || list.empty()) badField(file, "branches", "expected a non-empty array");
+  std::vector<SessionBranch> branches;
+  for (size_t i = 0; i < list.size(); ++i)
+    branches.push_back(branchFromJson(list[i], "branches[" + std::to_string(i) + "]", file));
+  const std::string active = stringField(j, "branch", "", file, true);
+  try {
+    setBranches(s, std::move(branches), active);
+  } catch (const Error& e) {
+    fail(file + ": " + e.what());
+  }
+}
+
 }  // namespace
 
 json sessionToJson(const Session& s) {
   json model{{"path", s.model.path}, {"hash", s.model.hash}};
   if (s.model.embeddedTsr) model["embedded_tsr"] = *s.model.embeddedTsr;
-  json pipeline{{"name", s.pipeline.name},
-                {"disabled", s.pipeline.disabled},
-                {"stop_after", s.pipeline.stopAfter},
-                {"fuel", s.pipeline.fuel ? json(*s.pipeline.fuel) : json(nullptr)}};
+  json branches = json::array();
+  for (const SessionBranch& b : allBranches(s)) branches.push_back(branchToJson(b));
   return json{{"format", "tessera-session"},
               {"schema_version", kSessionSchemaVersion},
               {"model", model},
-              {"pipeline", pipeline},
-              {"overrides", overrideListToJson(s.overrides)},
-              {"schedule_traces", s.scheduleTraces},
-              {"tuning", s.tuning},
-              {"last_run", s.lastRun},
+              {"branch", s.branch},
+              {"branches", branches},
               {"view", s.view}};
 }
 
@@ -147,11 +198,7 @@ Session sessionFromJson(json j, const std::string& file) {
   migrate(j, file);
   Session s;
   s.model = modelFromJson(j, file);
-  s.pipeline = pipelineFromJson(j, file);
-  s.overrides = sessionOverrides(j, file);
-  s.scheduleTraces = objectField(j, "schedule_traces", file);
-  s.tuning = objectField(j, "tuning", file);
-  s.lastRun = objectField(j, "last_run", file);
+  branchesFromJson(j, s, file);
   s.view = objectField(j, "view", file);
   return s;
 }

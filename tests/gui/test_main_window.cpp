@@ -78,11 +78,11 @@ class TestMainWindow : public QObject {
     MainWindow w;
     QStringList menus;
     for (QAction* a : w.menuBar()->actions()) menus << a->text().remove('&');
-    QCOMPARE(menus, QStringList({"File", "Edit", "View", "Run", "Help"}));
+    QCOMPARE(menus, QStringList({"File", "Edit", "View", "Branch", "Run", "Help"}));
     QStringList shortcuts;
     for (QAction* a : w.findChildren<QAction*>())
       for (const QKeySequence& k : a->shortcuts()) shortcuts << k.toString();
-    for (const char* k : {"Ctrl+O", "Ctrl+Z", "Ctrl+Shift+Z", "Ctrl+F", "Ctrl+0", "Ctrl+=", "Ctrl+-", "Alt+Left", "Alt+Right", "F5"})
+    for (const char* k : {"Ctrl+O", "Ctrl+Z", "Ctrl+Shift+Z", "Ctrl+F", "Ctrl+0", "Ctrl+=", "Ctrl+-", "Alt+Left", "Alt+Right", "F5", "Ctrl+Shift+N", "Ctrl+Shift+C", "Ctrl+Shift+A"})
       QVERIFY2(shortcuts.contains(k), k);
   }
 

@@ -171,10 +171,11 @@ class TestSession : public QObject {
 
   void wronglyTypedFields() {
     json j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
-    j["pipeline"]["fuel"] = "lots";
+    j["branches"][0]["pipeline"]["fuel"] = "lots";
     writeText(path("typed.tessera"), j.dump());
     std::string e = errorOf([&] { loadSession(path("typed.tessera")); });
-    QCOMPARE(e, path("typed.tessera") + ": field 'pipeline.fuel': expected a non-negative integer or null");
+    QCOMPARE(e, path("typed.tessera") +
+                    ": field 'pipeline.fuel': expected a non-negative integer or null (in branch 'main')");
     j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
     j["view"] = json::array();
     writeText(path("typed.tessera"), j.dump());
@@ -186,7 +187,7 @@ class TestSession : public QObject {
     e = errorOf([&] { loadSession(path("typed.tessera")); });
     QCOMPARE(e, path("typed.tessera") + ": field 'model': missing");
     j = sessionToJson(fullSession(copyOfSample("mlp.tsr")));
-    j["overrides"][1] = json{{"kind", "split"}};  // no group
+    j["branches"][0]["overrides"][1] = json{{"kind", "split"}};  // no group
     writeText(path("typed.tessera"), j.dump());
     e = errorOf([&] { loadSession(path("typed.tessera")); });
     QVERIFY2(e.starts_with(path("typed.tessera") + ":") && e.find("group") != std::string::npos, e.c_str());
@@ -197,7 +198,7 @@ class TestSession : public QObject {
     j["schema_version"] = 7;
     writeText(path("newer.tessera"), j.dump());
     std::string e = errorOf([&] { loadSession(path("newer.tessera")); });
-    QCOMPARE(e, path("newer.tessera") + ": written by a newer Tessera (schema 7, this build reads up to 1)");
+    QCOMPARE(e, path("newer.tessera") + ": written by a newer Tessera (schema 7, this build reads up to 2)");
   }
 
   void draftSchemaIsMigrated() {
@@ -211,6 +212,60 @@ class TestSession : public QObject {
     QCOMPARE(s.pipeline.fuel.value_or(-1), int64_t(3));
     QCOMPARE(s.pipeline.disabled, std::set<std::string>{"cse"});
     QVERIFY(s.warnings.empty());  // no hash saved: nothing to compare
+  }
+
+  // A version-1 file (one set of options and results at the top level) opens as the one branch "main".
+  void version1FileBecomesBranchMain() {
+    std::string model = copyOfSample("mlp.tsr");
+    json v1{{"format", "tessera-session"}, {"schema_version", 1}, {"model", {{"path", model}}},
+            {"pipeline", {{"name", "o0"}, {"fuel", 4}}},
+            {"overrides", json::array({{{"kind", "split"}, {"group", "act"}}})},
+            {"schedule_traces", {{"fc1", {{"steps", json::array()}}}}}, {"tuning", json::object()},
+            {"last_run", {{"backend", "cpu"}}}, {"view", {{"step", 2}}}};
+    writeText(path("v1.tessera"), v1.dump());
+    Session s = loadSession(path("v1.tessera"));
+    QCOMPARE(branchNames(s), std::vector<std::string>{"main"});
+    QCOMPARE(s.branch, std::string("main"));
+    QCOMPARE(s.pipeline.name, std::string("o0"));
+    QCOMPARE(s.pipeline.fuel.value_or(-1), int64_t(4));
+    QCOMPARE(s.overrides.size(), size_t(1));
+    QCOMPARE(s.overrides[0].group, std::string("act"));
+    QCOMPARE(s.lastRun["backend"].get<std::string>(), std::string("cpu"));
+    QVERIFY(s.scheduleTraces.contains("fc1"));
+    QCOMPARE(s.view["step"].get<int>(), 2);
+    QCOMPARE(sessionToJson(s)["schema_version"].get<int>(), 2);
+  }
+
+  // Branches keep their own options and results, their order and which one is active; FILE#BRANCH picks one.
+  void branchesRoundTripAndAreNamedByRef() {
+    Session s = fullSession(copyOfSample("mlp.tsr"));
+    SessionBranch split = activeBranch(s);
+    split.name = "split fc";
+    split.overrides = {fuseRule(OverrideKind::ForbidFuse, "fc2", "bias2")};
+    split.lastRun = json{{"backend", "cpu"}, {"total_ms", 2.0}};
+    SessionBranch plain;
+    plain.name = "plain";
+    setBranches(s, {activeBranch(s), split, plain}, "split fc");
+    QCOMPARE(branchNames(s), (std::vector<std::string>{"main", "split fc", "plain"}));
+    saveSession(s, path("branches.tessera"));
+    Session t = loadSession(path("branches.tessera"));
+    QCOMPARE(branchNames(t), branchNames(s));
+    QCOMPARE(t.branch, std::string("split fc"));
+    QCOMPARE(t.overrides.size(), size_t(1));
+    QCOMPARE(t.lastRun["total_ms"].get<double>(), 2.0);
+    switchBranch(t, "main");
+    QCOMPARE(t.overrides.size(), size_t(3));
+    QCOMPARE(t.pipeline.name, std::string("o0"));
+    QCOMPARE(branchNames(t), branchNames(s));  // switching keeps the order
+    Session p = loadSessionRef(path("branches.tessera") + "#plain");
+    QCOMPARE(p.branch, std::string("plain"));
+    QVERIFY(p.overrides.empty());
+    std::string e = errorOf([&] { loadSessionRef(path("branches.tessera") + "#nope"); });
+    QCOMPARE(e, path("branches.tessera") + ": no branch 'nope' in the session (branches: main, split fc, plain)");
+    QCOMPARE(parseSessionRef("a#b.tsr").path, std::string("a#b.tsr"));
+    QVERIFY(isSessionPath("x.TESSERA#b") && !isSessionPath("x.tsr"));
+    e = errorOf([&] { setBranches(s, {plain, plain}, "plain"); });
+    QCOMPARE(e, std::string("two session branches are named 'plain'"));
   }
 
   void truncatedFile() {
@@ -319,11 +374,34 @@ class TestSession : public QObject {
     QVERIFY2(out.contains("(unchanged)") && out.contains("fuel: 9") && out.contains("forbid-fuse fc2 -> bias2") &&
                  out.contains("last run: not stored"),
              qPrintable(out));
-    writeText(path("newer.tessera"), R"({"format": "tessera-session", "schema_version": 2})");
+    writeText(path("newer.tessera"), R"({"format": "tessera-session", "schema_version": 3})");
     show.start(TESSERA_CLI, {"session", QString::fromStdString(path("newer.tessera"))});
     QVERIFY(show.waitForFinished(60000));
     QCOMPARE(show.exitCode(), 2);
-    QVERIFY(show.readAllStandardError().contains("written by a newer Tessera (schema 2, this build reads up to 1)"));
+    QVERIFY(show.readAllStandardError().contains("written by a newer Tessera (schema 3, this build reads up to 2)"));
+  }
+
+  // tessera-cli session FILE --new-branch NAME --overrides F: the window's branch actions, saved to the file.
+  void cliAddsABranch() {
+    std::string model = copyOfSample("mlp.tsr");
+    writeText(path("ov2.json"), R"({"overrides": [{"kind": "split", "group": "fc1"}]})");
+    QProcess p;
+    p.start(TESSERA_CLI, {"compile", QString::fromStdString(model), "--save-session", QString::fromStdString(path("br.tessera"))});
+    QVERIFY(p.waitForFinished(60000) && p.exitCode() == 0);
+    p.start(TESSERA_CLI, {"session", QString::fromStdString(path("br.tessera")), "--new-branch", "split", "--overrides",
+                          QString::fromStdString(path("ov2.json"))});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(p.readAllStandardOutput().contains("branches: main, split (shown)"));
+    Session s = loadSession(path("br.tessera"));
+    QCOMPARE(branchNames(s), (std::vector<std::string>{"main", "split"}));
+    QCOMPARE(s.overrides.size(), size_t(1));
+    switchBranch(s, "main");
+    QVERIFY(s.overrides.empty());
+    p.start(TESSERA_CLI, {"session", QString::fromStdString(path("br.tessera") + "#main"), "--new-branch", "split"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(p.readAllStandardError().contains("two session branches are named 'split'"));
   }
 
   void autosaveNewerThanSavedIsFound() {

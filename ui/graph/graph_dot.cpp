@@ -7,6 +7,7 @@
 #include <QObject>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -140,9 +141,17 @@ class DotGraph {
   bool laidOut_ = false;
 };
 
+// Graphviz is not thread-safe, and every graph view has a layout thread of its own (the compare view shows
+// two): one graph at a time in the whole process.
+std::mutex& graphvizLock() {
+  static std::mutex lock;
+  return lock;
+}
+
 }  // namespace
 
 std::string dotSource(const GraphLayout& layout) {
+  std::lock_guard hold(graphvizLock());
   DotGraph dot;
   dot.build(layout);
   dot.label(layout);
@@ -153,6 +162,7 @@ void placeWithDot(GraphLayout& layout) {
   QElapsedTimer timer;
   timer.start();
   if (layout.nodes.empty()) return;
+  std::lock_guard hold(graphvizLock());
   DotGraph dot;
   dot.build(layout);
   if (!dot.layout()) {

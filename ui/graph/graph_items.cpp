@@ -49,6 +49,7 @@ void paintTimingBadge(QPainter* painter, const QRectF& r, const GroupTiming& t) 
 }  // namespace
 
 QString GroupTiming::text() const {
+  if (relError >= 0) return QObject::tr("rel err %1").arg(relError, 0, 'e', 1) + (verified ? QStringLiteral(" · ✓") : QStringLiteral(" · ✗"));
   QString time = ms < 0 ? QObject::tr("not run") : ms < 1 ? QObject::tr("%1 µs").arg(ms * 1000, 0, 'f', ms < 0.01 ? 1 : 0)
                                                           : QObject::tr("%1 ms").arg(ms, 0, 'f', 2);
   QString s = time;

@@ -18,7 +18,8 @@ struct GroupTiming {
   double share = 0;      // of the run's total time, 0..1
   double roofline = -1;  // share of the roofline, -1 when unknown
   bool verified = false;
-  QString text() const;  // "182 µs · 91% of roofline · ✓"
+  double relError = -1;  // the accuracy overlay: the group's worst relative error against the reference
+  QString text() const;  // "182 µs · 91% of roofline · ✓"; with relError: "rel err 3.1e-06 · ✓"
 };
 
 class NodeItem : public QGraphicsItem {

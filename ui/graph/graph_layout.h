@@ -92,7 +92,7 @@ QString valueTooltip(const Value& value);
 // The nodes, edges and clusters to draw, without positions.
 GraphLayout describeStep(const StepPicture& step);
 // Runs `dot` on the description and fills the positions (at 72 points per inch, y down). Graphviz is not
-// thread-safe: call it from one thread at a time (LayoutRunner does).
+// thread-safe: it and dotSource hold one process-wide lock (several views lay out at once).
 void placeWithDot(GraphLayout& layout);
 // The Graphviz source placeWithDot lays out, with each node's op, shape and id as labels (File > Export > DOT).
 std::string dotSource(const GraphLayout& layout);

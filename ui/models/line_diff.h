@@ -1,6 +1,5 @@
 #pragma once
-// A line diff for the IR panel: common prefix and suffix trimmed, then a longest-common-subsequence table over
-// the middle (bounded: past kMaxCells the middle is shown as all removed then all added).
+// The IR panel's line diff in Qt strings: core/compare/line_diff.h's, converted.
 #include <QString>
 #include <QStringList>
 #include <vector>

@@ -5,6 +5,9 @@
 #include <map>
 #include <string>
 
+#include <memory>
+
+#include "compare/tensor_values.h"
 #include "runtime/execute/executor.h"
 
 namespace tessera::ui {
@@ -18,6 +21,16 @@ struct DevicePeaks {
   bool known() const { return gbps > 0 && gflops > 0; }
 };
 
+// A run's tensor values, kept when asked (RunController::setKeepValues) within a memory budget: the run's own
+// (graph inputs, initializers, each kernel's outputs), the reference interpreter's for the same names and
+// inputs, and each node's worst relative error against it. Never saved in a session.
+struct TensorValues {
+  compare::Values run, reference;
+  std::map<std::string, double> nodeErrors;
+  std::vector<std::string> dropped;  // past the budget
+  int64_t bytes = 0;
+};
+
 struct RunResult {
   QString backend;  // "reference", "cpu", "cuda"
   execute::RunReport report;
@@ -26,6 +39,7 @@ struct RunResult {
   QString error;     // the job itself failed (no kernels, an exception): why
   double wallMs = 0; // the whole job: generate, build, run, verify, baseline
   bool predicted = false;  // the cost model filled KernelReport::predictedMs
+  std::shared_ptr<const TensorValues> values;  // null unless values were kept
 };
 
 // The fraction of the roofline a kernel reached: max(GFLOP/s ÷ peak, GB/s ÷ bandwidth), the larger of the two

@@ -44,6 +44,23 @@ std::map<std::string, std::string> groupKinds(const CompileResult& compile) {
   return kinds;
 }
 
+// The run's values within `budget` bytes (half for its own, half for the reference's), the reference's for
+// the same inputs and names, and the per-node errors; the report's own map is emptied.
+std::shared_ptr<const TensorValues> keepValues(driver::Driver& d, execute::RunReport& report, int64_t budget,
+                                               const CancelToken& cancel) {
+  auto v = std::make_shared<TensorValues>();
+  compare::KeptValues kept = compare::keepWithinBudget(report.values, {}, budget / 2);
+  report.values.clear();
+  for (auto& [name, t] : kept.values) v->run.emplace(name, std::move(t));
+  v->dropped = std::move(kept.dropped);
+  v->bytes = kept.bytes;
+  compare::Values reference = compare::referenceValues(*d.compiled(cancel)->graph, v->run, cancel);
+  for (const auto& [name, t] : v->run)
+    if (auto it = reference.find(name); it != reference.end()) v->reference.emplace(name, it->second);
+  v->nodeErrors = compare::nodeErrors(*d.compiled(cancel)->graph, v->run, v->reference);
+  return v;
+}
+
 constexpr const char* kHostMemoryLimitKey = "memory/hostLimit";
 
 // The host memory limit of runs and tunes (RunController::hostMemoryLimit). A value that is not a size (written
@@ -62,8 +79,10 @@ execute::MemoryLimit hostMemoryLimitSetting() {
 }
 
 // The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
+// `valueBudget` > 0: the values are kept within that many bytes (keepValues).
 std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& backend,
-                                       std::map<std::string, std::string> kinds, const CancelToken& cancel) {
+                                       std::map<std::string, std::string> kinds, int64_t valueBudget,
+                                       const CancelToken& cancel) {
   auto r = std::make_shared<RunResult>();
   r->backend = backend.name;
   r->kinds = std::move(kinds);
@@ -71,6 +90,7 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
   try {
     driver::RunRequest request;
     request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
+    request.keepValues = valueBudget > 0;
     request.memoryLimit = hostMemoryLimitSetting();
     if (backend.kind != execute::BackendKind::Reference) {
       r->peaks = peaksOf(d.target()->costDevice);
@@ -78,6 +98,7 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
     }
     r->report = d.run(request, cancel)->report;
     if (!r->report.device.empty()) r->peaks.name = QString::fromStdString(r->report.device);
+    if (valueBudget > 0 && r->report.ran) r->values = keepValues(d, r->report, valueBudget, cancel);
   } catch (const Cancelled&) {
     throw;
   } catch (const std::exception& e) {
@@ -191,6 +212,13 @@ void RunController::setBackend(const QString& name) {
   emit message(tr("unknown backend '%1' (reference, cpu, cuda)").arg(name));
 }
 
+void RunController::setKeepValues(bool keep, int64_t budgetBytes) {
+  keepValues_ = keep;
+  if (budgetBytes > 0) valueBudget_ = budgetBytes;
+  emit message(keep ? tr("runs keep tensor values (up to %1 MB)").arg(double(valueBudget_) / (1 << 20), 0, 'f', 0)
+                    : tr("runs keep no tensor values"));
+}
+
 void RunController::setTf32(kernel::Tf32Policy tf32) {
   if (tf32 == tf32_) return;
   tf32_ = tf32;
@@ -277,7 +305,10 @@ void RunController::startRun(std::shared_ptr<const CodeResult> code) {
   emit progress(tr("run"), 0, 0);
   std::shared_ptr<driver::Driver> d = session_->driver();
   std::shared_ptr<const CompileResult> compile = code->compile;
-  runJob_.start([d, b = backend(), kinds = groupKinds(*compile)](const JobContext& job) { return runOn(*d, b, kinds, job.cancel); },
+  const int64_t budget = keepValues_ ? valueBudget_ : 0;
+  runJob_.start([d, b = backend(), kinds = groupKinds(*compile), budget](const JobContext& job) {
+                  return runOn(*d, b, kinds, budget, job.cancel);
+                },
                 [this, compile](JobOutcome<std::shared_ptr<const RunResult>> outcome) {
                   if (outcome.ok()) return acceptRun(compile, *outcome.value);
                   auto failed = std::make_shared<RunResult>();
@@ -324,7 +355,11 @@ void RunController::acceptTune(const execute::ScheduleSet& tuned, const nlohmann
 }
 
 void RunController::restoreRun(const nlohmann::json& j) {
-  if (!j.is_object() || j.empty()) return;
+  if (!j.is_object() || j.empty()) {  // a branch with no run yet: the overlay of another branch's run goes
+    last_ = previous_ = nullptr;
+    emit overlayChanged({});
+    return;
+  }
   try {
     previous_ = nullptr;
     last_ = std::make_shared<const RunResult>(runFromJson(j));

@@ -52,6 +52,11 @@ class RunController : public QObject {
   kernel::Tf32Policy tf32() const { return tf32_; }
   void setTf32(kernel::Tf32Policy tf32);
 
+  // Runs keep their tensor values (RunResult::values) within `budgetBytes` (0: the budget as it is), with the
+  // reference's for the same inputs: the tensor panel and the accuracy overlay read them.
+  void setKeepValues(bool keep, int64_t budgetBytes = 0);
+  bool keepValues() const { return keepValues_; }
+  int64_t valueBudget() const { return valueBudget_; }
   // The host memory limit of runs and tunes (setting 'memory/hostLimit'): "16G", "512M", bytes; "" for none. A
   // run over it is refused before it starts, with the estimate. A text that is not a size is refused: the
   // returned reason says why ("" when stored).
@@ -111,6 +116,8 @@ class RunController : public QObject {
   bool running_ = false, tuning_ = false;
   bool runWanted_ = false, tuneWanted_ = false;  // waiting for the kernels
   bool autoRun_ = false;  // a run was asked for: new kernels run again by themselves
+  bool keepValues_ = false;
+  int64_t valueBudget_ = int64_t(512) << 20;
   BackgroundJob<std::shared_ptr<const RunResult>> runJob_;
   BackgroundJob<TuneOutcome> tuneJob_;
 };

@@ -120,6 +120,9 @@ void SessionController::acceptJob(const LoadedModel& result) {
       selection_ = {};
       schedules_ = {};
       code_->setSchedules(schedules_);
+      branches_ = {SessionBranch{}};
+      branch_ = "main";
+      pendingBranch_.reset();
     }
     input_ = result.graph;
     driver_ = result.driver;
@@ -132,9 +135,11 @@ void SessionController::acceptJob(const LoadedModel& result) {
   emit modelLoaded(result);
   if (result.graph) {
     emit compiled();
+    if (pendingBranch_) restoreBranchParts();
     emit overridesChanged();
     emit stepChanged(step_);
     if (newModel) emit selectionChanged(selection_);
+    if (newModel) emit branchesChanged();
   }
 }
 

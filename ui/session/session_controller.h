@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "driver/driver.h"
@@ -17,6 +18,7 @@
 #include "ui/common/background_job.h"
 #include "runtime/execute/compiled_model.h"
 #include "ui/graph/graph_layout.h"
+#include "session/session.h"
 #include "ui/session/session_parts.h"
 
 namespace tessera::ui {
@@ -94,6 +96,23 @@ class SessionController : public QObject {
   // Runs and tuning of the kernels (ui/run/run_controller.h).
   RunController* runs() const { return runs_; }
 
+  // --- branches: named variants of the model, each with its own pipeline options, overrides (pass toggles
+  // included), schedules, tuning and last run (core/session's SessionBranch). Every change goes through the
+  // undo stack; switching recompiles and hands the branch's stored parts back to their panels. Each returns ""
+  // or why it was refused (an empty or taken name, an unknown branch, deleting the current one).
+  QStringList branchNames() const;
+  QString currentBranch() const { return QString::fromStdString(branch_); }
+  // Every branch in order, the current one as it is now (its panels' parts captured).
+  std::vector<SessionBranch> branches() const;
+  QString createBranch(const QString& name);  // a copy of the current state, made current
+  QString switchBranch(const QString& name);
+  QString renameBranch(const QString& from, const QString& to);
+  QString deleteBranch(const QString& name);
+  // Sets them without the undo stack (the undo commands call it); recompiles when the current state changes.
+  void applyBranches(std::vector<SessionBranch> branches, const std::string& current);
+  // Sets the list as opened from a file, whose current branch is what was just compiled (no recompile).
+  void restoreBranches(std::vector<SessionBranch> branches, const std::string& current);
+
   // --- pipeline steps: 0 is the imported model, i is the IR after recorded step i-1 ---
   int stepCount() const;
   int currentStep() const { return step_; }
@@ -114,11 +133,15 @@ class SessionController : public QObject {
   void selectionChanged(const tessera::ui::Selection& selection);
   void overridesChanged();
   void schedulesChanged();
+  void branchesChanged();
 
  private:
   void startJob(const QString& what, const QString& path, std::shared_ptr<const Graph> input,
                 std::function<Graph()> load, CompileOptions options);
   void acceptJob(const LoadedModel& result);
+  SessionBranch captureBranch() const;
+  void restoreBranchParts();
+  QString pushBranches(std::vector<SessionBranch> next, const std::string& current, const QString& text);
 
   std::shared_ptr<const Graph> input_;
   std::shared_ptr<const CompileResult> compile_;
@@ -136,6 +159,9 @@ class SessionController : public QObject {
   bool busy_ = false;
   std::shared_ptr<driver::Driver> driver_;  // the open model's stages (compile, kernels, runs)
   BackgroundJob<LoadedModel> job_;          // load + compile
+  std::vector<SessionBranch> branches_{SessionBranch{}};  // in order; the current one's entry is captured on demand
+  std::string branch_ = "main";
+  std::optional<SessionBranch> pendingBranch_;  // switched to: its parts are restored once its compile lands
 };
 
 }  // namespace tessera::ui

@@ -70,9 +70,14 @@ void SessionFiles::setAutosaveInterval(int ms) {
 
 bool SessionFiles::dirty() const { return extraDirty_ || !controller_->undoStack()->isClean(); }
 
-void SessionFiles::open(const QString& path) {
-  const bool isSession = path.endsWith(".tessera", Qt::CaseInsensitive);
-  auto openAsSaved = [this, path, isSession] { isSession ? openSessionFile(path, path, false) : openModelFile(path); };
+void SessionFiles::open(const QString& pathOrRef) {
+  // FILE.tessera#BRANCH opens the session on that branch.
+  const SessionRef ref = parseSessionRef(pathOrRef.toStdString());
+  const QString path = qs(ref.path);
+  const bool isSession = isSessionPath(ref.path);
+  auto openAsSaved = [this, path, isSession, branch = ref.branch] {
+    isSession ? openSessionFile(path, path, false, branch) : openModelFile(path);
+  };
   std::optional<std::string> autosave;
   try {
     if (prompts_.offerRecovery && QFileInfo::exists(path)) autosave = findRecoverableAutosave(path.toStdString());
@@ -101,10 +106,12 @@ void SessionFiles::openModelFile(const QString& path) {
   controller_->openModel(path);
 }
 
-void SessionFiles::openSessionFile(const QString& path, const QString& document, bool fromAutosave) {
+void SessionFiles::openSessionFile(const QString& path, const QString& document, bool fromAutosave,
+                                   const std::string& branch) {
   Session s;
   try {
     s = loadSession(path.toStdString());
+    if (!branch.empty()) switchBranch(s, branch);
   } catch (const std::exception& e) {
     // Nothing has changed yet: the window keeps the model and state it had.
     return fail(tr("Could not open the session"), QString::fromUtf8(e.what()));

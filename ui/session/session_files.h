@@ -37,7 +37,7 @@ class SessionFiles : public QObject {
   void setPrompts(SessionPrompts prompts) { prompts_ = std::move(prompts); }
   const SessionPrompts& prompts() const { return prompts_; }
 
-  // A .tessera file opens as a session; anything else as a model. When a newer autosave of it exists, the
+  // A .tessera file opens as a session (FILE.tessera#BRANCH: on that branch); anything else as a model. When a newer autosave of it exists, the
   // file opens as saved and the autosave is offered; accepting opens the autosave in its place.
   void open(const QString& path);
   // Writes the session to `path` (atomic); false after showing the error. Save() without a path uses the
@@ -76,7 +76,7 @@ class SessionFiles : public QObject {
     QString document;  // the session file to save to next (empty: none yet)
     bool isSession = false, fromAutosave = false;
   };
-  void openSessionFile(const QString& path, const QString& document, bool fromAutosave);
+  void openSessionFile(const QString& path, const QString& document, bool fromAutosave, const std::string& branch = {});
   void openModelFile(const QString& path);
   void onModelLoaded(const LoadedModel& result);
   void markDirty();

@@ -81,6 +81,7 @@ void storeSessionState(const SessionController& c, const QMainWindow& window, Se
     if (!isCoreField(field)) s.view[field] = value;
     else coreField(s, field) = value.is_null() ? nlohmann::json::object() : value;
   }
+  setBranches(s, c.branches(), c.currentBranch().toStdString());  // the current one as just stored, and the others
   s.view["step"] = c.currentStep();
   s.view["selection"] = selectionToJson(c.selection());
   s.view["layout"] = window.saveState().toBase64().toStdString();
@@ -101,6 +102,7 @@ std::vector<std::string> restoreSessionState(SessionController& c, QMainWindow& 
   if (view.contains("selection")) c.select(selectionFromJson(view["selection"]));
   if (view.contains("layout") && view["layout"].is_string())
     window.restoreState(QByteArray::fromBase64(QByteArray::fromStdString(view["layout"].get<std::string>())));
+  c.restoreBranches(allBranches(s), s.branch);
   SessionParts& parts = *c.sessionParts();
   parts.restore("schedule_traces", s.scheduleTraces);
   parts.restore("tuning", s.tuning);

@@ -16,6 +16,7 @@
 #include "ui/window/main_window.h"
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
+#include "ui/window/compare_docks.h"
 #include "ui/window/run_docks.h"
 #include "ui/session/session_controller.h"
 #include "ui/session/session_files.h"
@@ -33,6 +34,8 @@ const std::vector<RenderView>& renderViews() {
       {"schedule", "the schedule of the selected kernel", schedulePanelFor, scheduleBusy},
       {"code", "the levels and generated code of the selection", levelsPanelFor, levelsBusy},
       {"run", "the run panel with per-kernel timings (runs on --backend first)", runPanelFor, runBusy},
+      {"compare", "a session's first branch against its last (graphs, joined runs, deltas)", compareViewFor, compareBusy},
+      {"tensor", "the tensor panel on the selected node's output after a run with values kept", tensorPanelFor, tensorBusy},
   };
   return views;
 }
@@ -165,6 +168,7 @@ int renderHeadless(const RenderRequest& r) {
       return failWith(QString("--select %1: no node has that id at this step").arg(r.select));
   }
   QWidget* panel = view->panel(w);
+  if (!panel) return failWith(QString("%1: the %2 view needs %3").arg(r.model, r.view, "a session with two branches"));
   if (!settle(w, *view, deadline)) return failWith("timed out laying out the graph");
   QCoreApplication::processEvents();
   QImage image = grabPanel(w, panel, r);

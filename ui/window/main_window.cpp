@@ -30,6 +30,7 @@
 #include "ui/pipeline/overrides_panel.h"
 #include "ui/pipeline/pipeline_panel.h"
 #include "ui/run/run_controller.h"
+#include "ui/window/compare_docks.h"
 #include "ui/window/run_docks.h"
 #include "ui/window/session_actions.h"
 #include "ui/session/session_controller.h"
@@ -97,6 +98,7 @@ void MainWindow::buildDocks() {
   // Beside IR / diff (shared/UI.md): one tab per level, computed only while shown.
   tabifyDockWidget(ir, dock(tr("Levels"), "levelsDock", new LevelsPanel(controller_, this), Qt::BottomDockWidgetArea));
   addRunDocks(*this, ir);
+  addCompareDocks(*this);
   auto* table = new QTableView(this);
   table->setObjectName("nodeTable");
   table->setModel(nodes_);
@@ -176,6 +178,7 @@ void MainWindow::buildMenus() {
   run->addAction(tr("Host memory &limit…"), this, [this] { askHostMemoryLimit(*this); });
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
+  addBranchMenu(*this, *run, *viewMenu_);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   addLessonActions(*this, *help);
@@ -191,6 +194,8 @@ void MainWindow::buildToolBar() {
   bar->addAction(findChild<QAction*>("saveAction"));
   bar->addSeparator();
   addRunActions(*this, *bar);
+  bar->addSeparator();
+  addBranchBar(*this, *bar);
   bar->addSeparator();
   bar->addAction("◀", this, [this] { controller_->setCurrentStep(controller_->currentStep() - 1); })->setToolTip(tr("Previous step (Alt+←)"));
   bar->addAction("▶", this, [this] { controller_->setCurrentStep(controller_->currentStep() + 1); })->setToolTip(tr("Next step (Alt+→)"));

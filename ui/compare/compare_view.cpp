@@ -1,0 +1,219 @@
+#include "ui/compare/compare_view.h"
+
+#include <QComboBox>
+#include <QFontDatabase>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QTabWidget>
+#include <QScrollBar>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+
+#include "ui/compare/delta_chart.h"
+#include "ui/graph/graph_view.h"
+#include "ui/session/session_controller.h"
+
+namespace tessera::ui {
+namespace {
+
+QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+QString ms(double v) { return v < 0 ? QStringLiteral("–") : QString::number(v, 'f', 4); }
+
+std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) {
+  std::vector<std::string> out;
+  for (const compare::NodeMatch& n : m.matched)
+    if (n.changed) out.push_back(sideB ? n.b : n.a);
+  return out;
+}
+
+}  // namespace
+
+CompareView::CompareView(SessionController* controller, QWidget* parent)
+    : QWidget(parent), controller_(controller), pickA_(new QComboBox(this)), pickB_(new QComboBox(this)),
+      summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
+      table_(new QTableWidget(this)), chart_(new DeltaChart(this)), diff_(new QPlainTextEdit(this)), job_(this) {
+  setObjectName("compareView");
+  pickA_->setObjectName("compareA");
+  pickB_->setObjectName("compareB");
+  left_->setObjectName("compareLeft");
+  right_->setObjectName("compareRight");
+  table_->setObjectName("compareTable");
+  summary_->setObjectName("compareSummary");
+  summary_->setWordWrap(true);
+  auto* go = new QPushButton(tr("Compare"), this);
+  auto* bar = new QHBoxLayout;
+  bar->addWidget(new QLabel(tr("A"), this));
+  bar->addWidget(pickA_);
+  bar->addWidget(new QLabel(tr("B"), this));
+  bar->addWidget(pickB_);
+  bar->addWidget(go);
+  bar->addWidget(summary_, 1);
+  auto* graphs = new QSplitter(Qt::Horizontal, this);
+  graphs->addWidget(left_);
+  graphs->addWidget(right_);
+  table_->setColumnCount(7);
+  table_->setHorizontalHeaderLabels({tr("change"), tr("A kernels"), tr("B kernels"), tr("A ms"), tr("B ms"), tr("Δ ms"), tr("B max abs err")});
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  auto* runs = new QSplitter(Qt::Horizontal, this);
+  runs->addWidget(table_);
+  runs->addWidget(chart_);
+  diff_->setObjectName("compareDiff");
+  diff_->setReadOnly(true);
+  diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  auto* lower = new QTabWidget(this);
+  lower->addTab(runs, tr("Runs"));
+  lower->addTab(diff_, tr("IR diff"));
+  auto* vertical = new QSplitter(Qt::Vertical, this);
+  vertical->addWidget(graphs);
+  vertical->addWidget(lower);
+  vertical->setStretchFactor(0, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(vertical, 1);
+  connect(go, &QPushButton::clicked, this, [this] { compareBranches(pickA_->currentText(), pickB_->currentText()); });
+  connect(controller_, &SessionController::branchesChanged, this, &CompareView::refreshBranches);
+  connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
+  connect(right_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, true); });
+  for (auto [from, to] : {std::pair{left_, right_}, std::pair{right_, left_}}) {
+    connect(from->horizontalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
+    connect(from->verticalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
+    connect(from, &GraphView::layoutShown, this, [this, from, to] { syncLayers(from, to); });
+  }
+  refreshBranches();
+}
+
+void CompareView::refreshBranches() {
+  const QStringList names = controller_->branchNames();
+  for (QComboBox* pick : {pickA_, pickB_}) {
+    const QString was = pick->currentText();
+    pick->clear();
+    pick->addItems(names);
+    if (names.contains(was)) pick->setCurrentText(was);
+  }
+  if (pickB_->currentText() == pickA_->currentText() && names.size() > 1) pickB_->setCurrentIndex(names.size() - 1);
+}
+
+void CompareView::compareBranches(const QString& a, const QString& b) {
+  std::vector<SessionBranch> branches = controller_->branches();
+  auto find = [&](const QString& name) -> const SessionBranch* {
+    for (const SessionBranch& br : branches)
+      if (qs(br.name) == name) return &br;
+    return nullptr;
+  };
+  const SessionBranch *ba = find(a), *bb = find(b);
+  if (!controller_->input() || !ba || !bb) {
+    error_ = !controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(ba ? b : a);
+    summary_->setText(error_);
+    return emit compared();
+  }
+  pickA_->setCurrentText(a);
+  pickB_->setCurrentText(b);
+  std::vector<std::string> notes;
+  compare::Side sa = compare::sideFromBranch(*ba, controller_->input(), &notes);
+  compare::Side sb = compare::sideFromBranch(*bb, controller_->input(), &notes);
+  busy_ = true;
+  summary_->setText(tr("Comparing %1 with %2…").arg(b, a));
+  job_.start(
+      [sa, sb, notes](const JobContext& job) {
+        compare::CompareOptions o;
+        o.levels = {driver::Stage::Graph, driver::Stage::Fused, driver::Stage::Kernel};
+        o.cancel = job.cancel;
+        auto c = std::make_shared<compare::Comparison>(compare::compareSides(sa, sb, o));
+        c->notes.insert(c->notes.begin(), notes.begin(), notes.end());
+        return std::shared_ptr<const compare::Comparison>(c);
+      },
+      [this](JobOutcome<std::shared_ptr<const compare::Comparison>> outcome) {
+        busy_ = false;
+        if (!outcome.ok()) {
+          error_ = outcome.error;
+          summary_->setText(error_);
+          return emit compared();
+        }
+        accept(*outcome.value);
+      });
+}
+
+void CompareView::accept(std::shared_ptr<const compare::Comparison> c) {
+  result_ = std::move(c);
+  error_.clear();
+  summary_->setText(qs(result_->summary));
+  showGraphs(*result_);
+  showTable(*result_);
+  QString text;
+  for (const compare::LevelDiff& l : result_->levels)
+    text += tr("=== %1: +%2 -%3 lines\n").arg(QString::fromUtf8(driver::stageInfo(l.level).name.data(), int(driver::stageInfo(l.level).name.size())))
+                .arg(l.added).arg(l.removed) + qs(compare::diffText(l.lines, 3));
+  diff_->setPlainText(text);
+  emit compared();
+}
+
+void CompareView::showGraphs(const compare::Comparison& c) {
+  StepPicture a;
+  a.graph = c.compileA->graph;
+  a.fusion = c.compileA->fusion;
+  a.names = controller_->input();
+  a.rewritten = changedIds(c.nodes, false);
+  StepPicture b;
+  b.graph = c.compileB->graph;
+  b.previous = c.compileA->graph;  // B's dropped nodes are drawn as ghosts from A
+  b.fusion = c.compileB->fusion;
+  b.names = controller_->input();
+  b.added = c.nodes.added;
+  b.removed = c.nodes.removed;
+  b.rewritten = changedIds(c.nodes, true);
+  left_->showStep(std::move(a));
+  right_->showStep(std::move(b));
+}
+
+void CompareView::showTable(const compare::Comparison& c) {
+  table_->setRowCount(int(c.kernels.size()));
+  for (size_t i = 0; i < c.kernels.size(); ++i) {
+    const compare::KernelDelta& k = c.kernels[i];
+    const QStringList cells{qs(compare::groupChangeName(k.groups.kind)), groupIds(k.groups.a), groupIds(k.groups.b),
+                            ms(k.msA), ms(k.msB),
+                            k.msA >= 0 && k.msB >= 0 ? QString::number(k.deltaMs(), 'f', 4) : QStringLiteral("–"),
+                            k.maxAbsErrB < 0 ? QStringLiteral("–") : QString::number(k.maxAbsErrB, 'g', 2)};
+    for (int col = 0; col < cells.size(); ++col) table_->setItem(int(i), col, new QTableWidgetItem(cells[col]));
+  }
+  chart_->setDeltas(c.kernels);
+}
+
+bool CompareView::selectNode(const QString& id, bool sideB) {
+  if (syncing_ || !result_) return false;
+  syncing_ = true;
+  const auto& map = sideB ? result_->nodes.bToA : result_->nodes.aToB;
+  GraphView* here = sideB ? right_ : left_;
+  GraphView* there = sideB ? left_ : right_;
+  const bool found = here->selectNode(id, true);
+  if (auto it = map.find(id.toStdString()); it != map.end()) there->selectNode(qs(it->second), true);
+  syncing_ = false;
+  return found;
+}
+
+void CompareView::syncPan(GraphView* from, GraphView* to) {
+  if (syncing_) return;
+  syncing_ = true;
+  for (auto [f, t] : {std::pair{from->horizontalScrollBar(), to->horizontalScrollBar()},
+                      std::pair{from->verticalScrollBar(), to->verticalScrollBar()}}) {
+    const int range = f->maximum() - f->minimum();
+    const double at = range > 0 ? double(f->value() - f->minimum()) / range : 0;
+    t->setValue(t->minimum() + int(at * (t->maximum() - t->minimum())));
+  }
+  syncing_ = false;
+}
+
+void CompareView::syncLayers(GraphView* from, GraphView* to) {
+  if (syncing_ || from->openLayers() == to->openLayers() || !to->layers()) return;
+  syncing_ = true;
+  to->setOpenLayers(from->openLayers());
+  syncing_ = false;
+}
+
+}  // namespace tessera::ui

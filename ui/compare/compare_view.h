@@ -1,0 +1,66 @@
+#pragma once
+// The compare view: two branches of the session side by side (core/compare computes it on a worker, the same
+// Comparison `tessera-cli compare` prints). Two graphs with synchronized selection, pan and layer expansion
+// (nodes matched by id, name, provenance or mapping); B's graph marks what B added (green), changed (amber)
+// and dropped (dashed red ghosts); the runs joined per group change with a chart of the deltas; the text diffs of
+// the graph, fused and kernel levels; the summary.
+#include <QWidget>
+#include <memory>
+
+#include "compare/compare.h"
+#include "ui/common/background_job.h"
+
+class QComboBox;
+class QLabel;
+class QPlainTextEdit;
+class QTableWidget;
+
+namespace tessera::ui {
+
+class SessionController;
+class GraphView;
+class DeltaChart;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CompareView(SessionController* controller, QWidget* parent = nullptr);
+
+  // Compares branch `a` with branch `b` (names from SessionController::branchNames) on a worker.
+  void compareBranches(const QString& a, const QString& b);
+  bool busy() const { return busy_; }
+  std::shared_ptr<const compare::Comparison> comparison() const { return result_; }
+  GraphView* left() const { return left_; }
+  GraphView* right() const { return right_; }
+  QTableWidget* deltaTable() const { return table_; }
+  // The text diffs of the graph, fused and kernel levels, one after the other.
+  QPlainTextEdit* diffText() const { return diff_; }
+  // Selects node `id` of side A (b: of side B) and its match on the other side; false when `id` is not there.
+  bool selectNode(const QString& id, bool sideB);
+  QString error() const { return error_; }
+
+ signals:
+  void compared();  // comparison() changed (or error() says why not)
+
+ private:
+  void refreshBranches();
+  void accept(std::shared_ptr<const compare::Comparison> c);
+  void showGraphs(const compare::Comparison& c);
+  void showTable(const compare::Comparison& c);
+  void syncPan(GraphView* from, GraphView* to);
+  void syncLayers(GraphView* from, GraphView* to);
+
+  SessionController* controller_;
+  QComboBox *pickA_, *pickB_;
+  QLabel* summary_;
+  GraphView *left_, *right_;
+  QTableWidget* table_;
+  DeltaChart* chart_;
+  QPlainTextEdit* diff_;
+  std::shared_ptr<const compare::Comparison> result_;
+  QString error_;
+  bool busy_ = false, syncing_ = false;
+  BackgroundJob<std::shared_ptr<const compare::Comparison>> job_;
+};
+
+}  // namespace tessera::ui
