@@ -29,9 +29,9 @@ inline Case pointwise() {
   return {b.finish(), {"g0", "pointwise", {"mul", "add", "relu"}}};
 }
 
-inline Case softmax(int64_t rows = 4, int64_t cols = 64) {
+inline Case softmax(int64_t rows = 4, int64_t cols = 64, DType t = DType::F32) {
   GraphBuilder b("sm");
-  Value* x = b.input("x", {DType::F32, {rows, cols}});
+  Value* x = b.input("x", {t, {rows, cols}});
   b.output(b.op("Softmax", {x}, {{"axis", int64_t(-1)}}, "softmax"));
   return {b.finish(), {"g0", "reduction", {"softmax"}}};
 }

@@ -51,6 +51,9 @@ class TestTemplates : public QObject {
     QCOMPARE(defaultParams(lower(softmax(2, 8192))).at("threads"), int64_t(512));  // measured best at 8192 on the H200
     QCOMPARE(defaultParams(lower(softmax(4, 64))).at("threads"), int64_t(32));  // short rows: one warp per row
     QCOMPARE(defaultParams(lower(pointwise())).at("vector_width"), int64_t(4));
+    // Row kernels read 16 bytes a step: 4 f32 or 8 bf16 (attention's softmax read 8 bytes with 4).
+    QCOMPARE(defaultParams(lower(softmax(64, 2048))).at("vector_width"), int64_t(4));
+    QCOMPARE(defaultParams(lower(softmax(64, 2048, DType::BF16))).at("vector_width"), int64_t(8));
   }
   void pointwiseTemplate() {
     Trace trace;
