@@ -54,7 +54,7 @@ std::string Frame::getString() {
 
 void Frame::take(void* out, size_t n) {
   if (n > bytes_.size() - at_) fail("cpu worker: a message ends early");
-  std::memcpy(out, bytes_.data() + at_, n);
+  if (n) std::memcpy(out, bytes_.data() + at_, n);
   at_ += n;
 }
 

@@ -55,7 +55,7 @@ void* Arena::place(const std::string& value, size_t bytes, size_t index) {
 
 void Arena::set(const std::string& value, const Tensor& t, size_t index) {
   void* p = place(value, t.byteSize(), index);
-  std::memcpy(p, t.bytes().data(), t.byteSize());
+  if (t.byteSize()) std::memcpy(p, t.bytes().data(), t.byteSize());  // empty tensors may have null storage
 }
 
 Tensor Arena::read(const std::string& value) {
@@ -64,13 +64,13 @@ Tensor Arena::read(const std::string& value) {
   Tensor t(v->dtype(), v->shape());
   void* p = find(value);
   if (!p) fail("run: value '" + value + "' was never written");
-  std::memcpy(t.mutableBytes().data(), p, t.byteSize());
+  if (t.byteSize()) std::memcpy(t.mutableBytes().data(), p, t.byteSize());
   return t;
 }
 
 void Arena::own(const std::string& name, const Tensor& t) {
   private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
-  std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
+  if (t.byteSize()) std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
   where_[name] = private_.back().data();
 }
 
