@@ -87,7 +87,7 @@ void applyParamOptions(driver::Driver& d, const std::vector<std::string>& option
     auto it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const auto& ck) { return ck.spec.id == group; });
     if (it == m.kernels.end()) fail("--param: no kernel '" + group + "' in the fused graph");
     try {
-      saved.traces[execute::ScheduleSet::keyOf(it->spec.nodeIds)] = kernel::traceWithParams(*m.graph, it->spec, params);
+      saved.traces[execute::ScheduleSet::keyOf(it->spec.nodeIds)] = kernel::traceOnEitherMachine(*m.graph, it->spec, params);
     } catch (const std::exception& e) {
       fail("--param for kernel " + group + ": " + e.what());
     }

@@ -82,6 +82,12 @@ std::string ExprPrinter::linear(const std::string& name, const std::vector<Expr>
   return s.empty() ? "0" : s;
 }
 
+std::string ExprPrinter::element(const std::string& name, const std::vector<Expr>& idx) const {
+  std::string at = linear(name, idx);
+  if (!isVectorArray(name)) return identifier(name) + "[" + at + "]";
+  return identifier(name) + "[(" + at + ") / TSR_VF][(" + at + ") % TSR_VF]";
+}
+
 std::string ExprPrinter::fn(const std::string& base, DType t) const {
   return t == DType::F64 ? base : base + "f";
 }
@@ -113,7 +119,7 @@ std::string ExprPrinter::print(const Expr& e) const {
       return identifier(n.name);
     } else if constexpr (std::is_same_v<N, Load>) {
       if (auto it = loadText_.find(&n); it != loadText_.end()) return it->second;
-      return fromStorage(n.buffer, identifier(n.buffer) + "[" + linear(n.buffer, n.indices) + "]");
+      return fromStorage(n.buffer, element(n.buffer, n.indices));
     } else if constexpr (std::is_same_v<N, Unary>) {
       return unary(n);
     } else if constexpr (std::is_same_v<N, Binary>) {

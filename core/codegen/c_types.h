@@ -1,6 +1,7 @@
 #pragma once
 // Internal: C types and expressions of the kernel IR for either target.
 #include <map>
+#include <set>
 #include <string>
 
 #include "codegen/codegen.h"
@@ -36,6 +37,12 @@ class ExprPrinter {
   // Loads printed as the given text instead of a memory access, until replaced again (the CUDA vector path
   // reads its lanes from registers it filled with one wide load).
   void setLoadText(std::map<const kernel::ExprNode*, std::string> text) { loadText_ = std::move(text); }
+  // CPU: register buffers declared as arrays of f32 vectors (cpu_vector.cpp); an element of one is
+  // `name[offset / TSR_VF][offset % TSR_VF]`.
+  void setVectorArrays(std::set<std::string> names) { vectorArrays_ = std::move(names); }
+  bool isVectorArray(const std::string& buffer) const { return vectorArrays_.count(buffer) != 0; }
+  // The C lvalue of buffer[indices].
+  std::string element(const std::string& buffer, const std::vector<kernel::Expr>& indices) const;
 
  private:
   std::string unary(const kernel::Unary& u) const;
@@ -46,6 +53,7 @@ class ExprPrinter {
   const kernel::Kernel& k_;
   Target target_;
   std::map<const kernel::ExprNode*, std::string> loadText_;
+  std::set<std::string> vectorArrays_;
 };
 
 std::string reduceCombine(kernel::ReduceOp op, DType t, Target target, const std::string& a, const std::string& b);

@@ -24,7 +24,9 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 }  // namespace
 
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
-    : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {}
+    : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
+  if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k));
+}
 
 std::string Generator::sharedArray(const std::string& type, const std::string& name, const std::string& countText,
                                    int64_t count, int64_t bytes) {
@@ -181,7 +183,7 @@ void Generator::stmt(const Stmt& s) {
            prov);
     } else if constexpr (std::is_same_v<N, StoreStmt>) {
       std::string v = ep_.print(n.value);
-      line(identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + "] = " + ep_.toStorage(n.buffer, v) + ";" +
+      line(ep_.element(n.buffer, n.indices) + " = " + ep_.toStorage(n.buffer, v) + ";" +
                comment(prov),
            prov);
     } else if constexpr (std::is_same_v<N, ReduceStmt>) {
@@ -222,14 +224,18 @@ void Generator::allocate(const AllocateStmt& n) {
     return;
   }
   std::string qual = target_ == Target::Cpu ? "alignas(64) " : "";
+  if (ep_.isVectorArray(n.buffer)) {
+    line(qual + "tsr_vf " + identifier(n.buffer) + "[" + std::to_string(count) + " / TSR_VF];  // f32 vectors" + comment(prov), prov);
+    return;
+  }
   line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(count) + "];" + comment(prov), prov);
 }
 
 void Generator::reduce(const ReduceStmt& n) {
   const auto& prov = n.provenance;
   const Buffer& b = ep_.buffer(n.buffer);
-  std::string ref = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + "]";
-  if (n.op == ReduceOp::MaxSumExp) {  // a register pair [m, s] in its compute type (see prelude.cpp)
+  std::string ref = ep_.element(n.buffer, n.indices);
+  if (n.op == ReduceOp::MaxSumExp) {  // never a vector array (cpuVectorArrays)  // a register pair [m, s] in its compute type (see prelude.cpp)
     std::string second = identifier(n.buffer) + "[" + ep_.linear(n.buffer, n.indices) + " + 1]";
     line("tsr_maxsumexp(" + ref + ", " + second + ", " + ep_.print(n.value) + ");" + comment(prov), prov);
     return;
@@ -253,6 +259,7 @@ void Generator::forLoop(const ForStmt& f) {
   } else if (target_ == Target::Cuda && h.pipelineStages > 1 && pipelinedLoop(f)) {  // pipeline.cpp
   } else if (asyncFill_ && copyGroup(f)) {                                          // lanes of a pipelined fill
   } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
+  } else if (h.loopKind == LoopKind::Vectorized && cpuVectorLoop(f)) {  // cpu_vector.cpp: vector registers
   } else if (target_ == Target::Cuda && mmaNest(f)) {                // mma.cpp: a warp's tiles
   } else {
     if (target_ == Target::Cpu) {

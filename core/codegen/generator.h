@@ -1,5 +1,6 @@
 #pragma once
 // Internal: the statement generator shared by the CUDA and C++ targets.
+#include <set>
 #include <string>
 #include <vector>
 
@@ -8,6 +9,10 @@
 namespace tessera::codegen::detail {
 
 struct VectorPlan;  // vector_access.h
+
+// CPU: the register buffers declared as arrays of f32 vectors (cpu_vector.cpp): those the kernel's vectorized
+// loops access in vector form, which GCC then keeps in vector registers.
+std::set<std::string> cpuVectorArrays(const kernel::Kernel& k);
 
 class Generator {
  public:
@@ -34,6 +39,8 @@ class Generator {
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   bool mmaNest(const kernel::ForStmt& outer);    // two loops of mma tiles, each fragment loaded once, when they are
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
+  bool cpuVectorLoop(const kernel::ForStmt& f);  // CPU: a vectorized loop on f32 vectors, when it can be (cpu_vector.cpp)
+  void cpuVectorStmt(const kernel::Stmt& s, const kernel::ForStmt& f);
   struct VectorLanes;
   void vectorRegisters(const kernel::ForStmt& f, const VectorPlan& plan, VectorLanes& lanes);
   void laneStmt(const kernel::Stmt& s, const kernel::ForStmt& f, const VectorLanes& lanes);

@@ -66,6 +66,20 @@ std::string cppPrelude() {
 #include <cstdint>
 #include <cstring>
 #include <memory>
+// The CPU vector path (docs/codegen.md): one vector register of f32 lanes, as wide as this host's (the module
+// is compiled with -march=native); loads and stores through memcpy, so no alignment is assumed.
+#if defined(__AVX512F__)
+#define TSR_VBYTES 64
+#elif defined(__AVX__)
+#define TSR_VBYTES 32
+#else
+#define TSR_VBYTES 16
+#endif
+#define TSR_VF (TSR_VBYTES / 4)
+typedef float tsr_vf __attribute__((vector_size(TSR_VBYTES)));
+static inline tsr_vf tsr_vload(const float* p) { tsr_vf v; std::memcpy(&v, p, sizeof v); return v; }
+static inline void tsr_vstore(float* p, tsr_vf v) { std::memcpy(p, &v, sizeof v); }
+static inline tsr_vf tsr_vsplat(float x) { return x - (tsr_vf){}; }
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
 // Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmax drops it).

@@ -28,7 +28,7 @@ DriverOptions Driver::options() const {
 void Driver::dropFrom(Stage stage) {
   ++generation_;
   if (dependsOn(Stage::Fused, stage)) kept_.compiled = nullptr;
-  if (dependsOn(Stage::Kernel, stage)) kept_.kernels = nullptr;
+  if (dependsOn(Stage::Kernel, stage)) kept_.kernels = {};
   if (dependsOn(Stage::Cuda, stage)) kept_.cuda = nullptr;
   if (dependsOn(Stage::Cpp, stage)) kept_.cpp = nullptr;
   if (dependsOn(Stage::Run, stage)) kept_.run = nullptr;
@@ -106,13 +106,14 @@ std::function<double(const Graph&, const kernel::Kernel&)> Driver::predictor() {
 }
 
 KernelStage Driver::lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o,
-                             const CancelToken& cancel, const Progress& progress) {
+                             kernel::Machine machine, const CancelToken& cancel, const Progress& progress) {
   KernelStage k;
   k.compile = compile;
-  const std::vector<kernel::KernelSpec> specs = execute::kernelSpecs(*compile, o.tf32);
+  const std::vector<kernel::KernelSpec> specs = execute::kernelSpecs(*compile, o.tf32, machine);
   const execute::ScheduleSet* saved = o.schedules.traces.empty() ? nullptr : &o.schedules;
   k.model = execute::compileKernels(compile->graph, specs, saved, cancel, progress);
-  if (!o.useTuned || o.backend == execute::BackendKind::Reference) return k;
+  // The tuning cache holds the backend's device's schedules: for its machine's kernels only.
+  if (!o.useTuned || o.backend == execute::BackendKind::Reference || machine != execute::machineOf(o.backend)) return k;
   std::vector<std::string> warnings;
   execute::ScheduleSet merged = tune::cachedSchedules(k.model, *target(), o.cacheDir, &k.tunedGroups, &warnings);
   k.notes = warnings;
@@ -125,16 +126,22 @@ KernelStage Driver::lowerAll(std::shared_ptr<const CompileResult> compile, const
 }
 
 std::shared_ptr<const KernelStage> Driver::kernels(const CancelToken& cancel, const Progress& progress) {
+  return kernelsFor(kernel::Machine::Gpu, cancel, progress);
+}
+
+std::shared_ptr<const KernelStage> Driver::kernelsFor(kernel::Machine machine, const CancelToken& cancel,
+                                                      const Progress& progress) {
   std::unique_lock lock(mutex_);
-  if (kept_.kernels) return kept_.kernels;
+  auto& kept = kept_.kernels[size_t(machine)];
+  if (kept) return kept;
   const DriverOptions o = options_;
   const uint64_t generation = generation_;
   lock.unlock();
   std::shared_ptr<const CompileResult> compile = compiled(cancel);
   if (!compile->error.empty()) fail("compile: " + compile->error);
-  auto result = std::make_shared<const KernelStage>(lowerAll(compile, o, cancel, progress));
+  auto result = std::make_shared<const KernelStage>(lowerAll(compile, o, machine, cancel, progress));
   lock.lock();
-  if (generation == generation_) kept_.kernels = result;
+  if (generation == generation_) kept_.kernels[size_t(machine)] = result;
   return result;
 }
 

@@ -96,8 +96,13 @@ class Driver {
   // --- the stages; each throws Cancelled when `cancel` fires ---
   // Graph and Fused: the pass pipeline and fusion. A failing pass is the result's `error`.
   std::shared_ptr<const CompileResult> compiled(const CancelToken& cancel = {});
-  // Kernel: throws Error "compile: …" when the compile failed.
+  // Kernel: throws Error "compile: …" when the compile failed. The kernels as the GPU schedules them: what the
+  // Kernel and CUDA levels, the Schedule panel and --param show and edit, whatever the backend.
   std::shared_ptr<const KernelStage> kernels(const CancelToken& cancel = {}, const Progress& progress = {});
+  // The kernels as `machine` schedules them (kernel::Machine): the cpu backend runs and tunes the CPU's, and the
+  // C++ level shows them. A saved schedule made by the other machine's template is not used (nor stale) here.
+  std::shared_ptr<const KernelStage> kernelsFor(kernel::Machine machine, const CancelToken& cancel = {},
+                                                const Progress& progress = {});
   // Cuda or Cpp.
   std::shared_ptr<const SourceStage> source(codegen::Target target, const CancelToken& cancel = {});
   // Ptx for `arch` ("" = sm_90), with extra NVRTC options (e.g. -lineinfo); `soFar` after each kernel with
@@ -125,13 +130,13 @@ class Driver {
   // Stage results kept for the options of `generation`.
   struct Kept {
     std::shared_ptr<const CompileResult> compiled;
-    std::shared_ptr<const KernelStage> kernels;
+    std::array<std::shared_ptr<const KernelStage>, 2> kernels;  // by kernel::Machine
     std::shared_ptr<const SourceStage> cuda, cpp;
     std::array<std::shared_ptr<const tune::Target>, 3> targets;  // by BackendKind (arch-dependent)
     std::shared_ptr<const RunStage> run;
   };
-  KernelStage lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o, const CancelToken& cancel,
-                       const Progress& progress);
+  KernelStage lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o, kernel::Machine machine,
+                       const CancelToken& cancel, const Progress& progress);
   void dropFrom(Stage stage);  // under the lock
 
   std::shared_ptr<const Graph> model_;

@@ -12,7 +12,7 @@ std::shared_ptr<const SourceStage> Driver::source(codegen::Target target, const 
   const uint64_t generation = generation_;
   lock.unlock();
   auto s = std::make_shared<SourceStage>();
-  s->kernels = kernels(cancel);
+  s->kernels = kernelsFor(target == codegen::Target::Cuda ? kernel::Machine::Gpu : kernel::Machine::Cpu, cancel);
   s->target = target;
   for (const execute::CompiledKernel& ck : s->kernels->model.kernels) {
     cancel.check();
@@ -62,7 +62,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   const uint64_t generation = generation_;
   lock.unlock();
   auto r = std::make_shared<RunStage>();
-  r->kernels = kernels(cancel);
+  r->kernels = kernelsFor(execute::machineOf(backend), cancel);
   execute::RunOptions o;
   o.reps = request.reps;
   o.warmup = request.warmup;
@@ -105,7 +105,7 @@ tune::TuneReport Driver::tune(tune::TuneOptions options) {
   if (!compile->error.empty()) fail("compile: " + compile->error);
   // The tuner starts from the template defaults (and measures them), never from what it tuned before.
   const execute::CompiledModel defaults =
-      execute::compileKernels(compile->graph, execute::kernelSpecs(*compile, o.tf32), nullptr, options.cancel);
+      execute::compileKernels(compile->graph, execute::kernelSpecs(*compile, o.tf32, execute::machineOf(o.backend)), nullptr, options.cancel);
   return tune::tuneModel(defaults, o.backend, options);
 }
 

@@ -355,6 +355,8 @@ std::string indexCheckError(const IndexCheck& c, int64_t index, int64_t position
   return ops::nodeMessage(c.node, c.op, ops::indexOutOfRange(c.input, c.value, c.indexShape, position, index, c.axis, c.extent));
 }
 
+std::string_view machineName(Machine m) { return m == Machine::Cpu ? "cpu" : "gpu"; }
+
 Kernel Kernel::clone() const {
   Kernel k = *this;
   k.body = cloneStmt(body);

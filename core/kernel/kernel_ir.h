@@ -330,6 +330,13 @@ struct Tf32Policy {
   friend bool operator==(const Tf32Policy&, const Tf32Policy&) = default;
 };
 
+// The machine a kernel's template schedules it for. The schedule is what differs: a GPU schedule binds loops to
+// blocks and threads and stages tiles in shared memory; a CPU schedule parallelizes outer tiles over cores and
+// keeps a register tile in vector registers. Either runs on either backend (the C++ generator runs bound loops
+// as loops), only slower on the machine it was not made for.
+enum class Machine : uint8_t { Gpu, Cpu };
+std::string_view machineName(Machine m);  // "gpu", "cpu"
+
 struct Kernel {
   std::string id;     // the group id
   std::string kind;   // pointwise, reduction, gemm, conv, pool, data-movement
@@ -340,6 +347,7 @@ struct Kernel {
   std::vector<IndexCheck> indexChecks;    // CheckedIndex::check indexes it
   // The policy lets this kernel's f32 products round to tf32: its template may then pick the tensor cores.
   bool allowTf32 = false;
+  Machine machine = Machine::Gpu;  // which form of its template schedules it (templates.h)
 
   const Buffer* findBuffer(const std::string& name) const;
   Buffer* findBuffer(const std::string& name);

@@ -165,6 +165,7 @@ std::string printKernel(const Kernel& k) {
   for (size_t i = 0; i < k.nodeIds.size(); ++i) os << (i ? ", " : "") << k.nodeIds[i];
   os << "\n";
   if (k.allowTf32) os << "  precision f32 products may round to tf32\n";
+  if (k.machine != Machine::Gpu) os << "  scheduled for the " << machineName(k.machine) << "\n";
   for (auto& [name, value] : k.params) os << "  param " << name << " = " << value << "\n";
   for (const Buffer& b : k.buffers) {
     const char* role = b.role == BufferRole::Input ? "in " : b.role == BufferRole::Output ? "out" : "tmp";

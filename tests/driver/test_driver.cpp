@@ -123,6 +123,33 @@ class TestDriver : public QObject {
     for (const auto& k : d.kernels()->model.kernels) QVERIFY(!k.replayed);  // the template defaults
   }
 
+  void eachMachineSchedulesItsOwnKernels() {
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    // The Kernel level shows the GPU's schedule whatever runs; the C++ level and cpu runs use the CPU's.
+    QCOMPARE(kernel::templateName(d.kernels()->model.kernels[0].kernel), std::string("gemm"));
+    QCOMPARE(kernel::templateName(d.kernelsFor(kernel::Machine::Cpu)->model.kernels[0].kernel), std::string("gemm-cpu"));
+    QCOMPARE(d.source(codegen::Target::Cpu)->kernels, d.kernelsFor(kernel::Machine::Cpu));
+    QCOMPARE(d.source(codegen::Target::Cuda)->kernels, d.kernels());
+    // A schedule of one machine's template is used by that machine's stage and is not stale on the other's.
+    const execute::CompiledKernel& k0 = d.kernels()->model.kernels[0];
+    execute::ScheduleSet saved;
+    saved.traces[execute::ScheduleSet::keyOf(k0.spec.nodeIds)] =
+        kernel::traceOnEitherMachine(*d.kernels()->model.graph, k0.spec, {{"tile_m", 4}});
+    d.setSchedules(saved);
+    QVERIFY(d.kernelsFor(kernel::Machine::Cpu)->model.kernels[0].replayed);
+    QCOMPARE(d.kernelsFor(kernel::Machine::Cpu)->model.kernels[0].kernel.params.at("tile_m"), int64_t(4));
+    QVERIFY(!d.kernels()->model.kernels[0].replayed);
+    QVERIFY(d.kernels()->model.staleSchedules.empty());
+    QVERIFY(d.kernelsFor(kernel::Machine::Cpu)->model.staleSchedules.empty());
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    RunRequest request;
+    request.reps = 1;
+    request.baseline = false;
+    auto run = d.run(request);
+    QVERIFY(run->report.outputsVerified);
+    QCOMPARE(run->kernels, d.kernelsFor(kernel::Machine::Cpu));
+  }
   void aCancelledTokenStopsEachStage() {
     QTemporaryDir cache;
     CancelSource source;

@@ -57,6 +57,7 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   auto [anchor, kind] = anchorOf(ctx);
   k.kind = kind;
   k.allowTf32 = (kind == "conv" && spec.tf32.conv) || (kind == "gemm" && spec.tf32.matmul);
+  k.machine = spec.machine;
   if (kind == "gemm") lowerGemm(ctx, *anchor);
   else if (kind == "conv") lowerConv(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);

@@ -15,6 +15,7 @@ struct KernelSpec {
   std::string kind;  // the fusion kind, informative (the lowering checks the ops themselves)
   std::vector<std::string> nodeIds;  // in topological order
   Tf32Policy tf32;   // Kernel::allowTf32 is the entry for the kind the lowering finds
+  Machine machine = Machine::Gpu;  // becomes Kernel::machine: the backend the schedule is for
 };
 
 Kernel lowerToLoops(const Graph& g, const KernelSpec& spec);

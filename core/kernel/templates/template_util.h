@@ -26,6 +26,7 @@ struct TemplateDef {
 const TemplateDef& pointwiseTemplate();
 const TemplateDef& rowReductionTemplate();
 const TemplateDef& gemmTemplate();
+const TemplateDef& gemmCpuTemplate();  // the gemm kernels of Machine::Cpu
 const TemplateDef& convTemplate();
 const TemplateDef& poolTemplate();
 const TemplateDef& transposeTemplate();

@@ -13,7 +13,8 @@ using templ::TemplateDef;
 const TemplateDef& templateFor(const std::string& name) {
   static const std::map<std::string, const TemplateDef*> table = {
       {"pointwise", &templ::pointwiseTemplate()},       {"row-reduction", &templ::rowReductionTemplate()},
-      {"gemm", &templ::gemmTemplate()},                 {"conv", &templ::convTemplate()},
+      {"gemm", &templ::gemmTemplate()},                 {"gemm-cpu", &templ::gemmCpuTemplate()},
+      {"conv", &templ::convTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
       {"data-movement", &templ::dataMovementTemplate()},
   };
@@ -25,6 +26,7 @@ const TemplateDef& templateFor(const std::string& name) {
 std::string templateName(const Kernel& k) {
   if (k.kind == "reduction") return "row-reduction";
   if (k.kind == "data-movement") return templ::isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
+  if (k.kind == "gemm" && k.machine == Machine::Cpu) return "gemm-cpu";
   if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool") return k.kind;
   return "pointwise";
 }
@@ -67,6 +69,23 @@ Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const Template
   TracedSchedule s(fresh);
   applyTemplate(s, params);
   return s.trace();
+}
+
+namespace {
+bool hasEvery(const Kernel& k, const TemplateParams& params) {
+  std::vector<TemplateParam> space = parameterSpace(k);
+  for (const auto& [name, value] : params)
+    if (std::none_of(space.begin(), space.end(), [&](const TemplateParam& p) { return p.name == name; })) return false;
+  return true;
+}
+}  // namespace
+
+Trace traceOnEitherMachine(const Graph& graph, const KernelSpec& spec, const TemplateParams& params) {
+  KernelSpec other = spec;
+  other.machine = spec.machine == Machine::Cpu ? Machine::Gpu : Machine::Cpu;
+  if (!hasEvery(lowerToLoops(graph, spec), params) && hasEvery(lowerToLoops(graph, other), params))
+    return traceWithParams(graph, other, params);
+  return traceWithParams(graph, spec, params);
 }
 
 }  // namespace tessera::kernel

@@ -23,7 +23,8 @@ struct TemplateParam {
 
 using TemplateParams = std::map<std::string, int64_t>;
 
-// pointwise, row-reduction, gemm, conv, pool, transpose (data movement through shared tiles), data-movement.
+// pointwise, row-reduction, gemm, gemm-cpu (a gemm scheduled for Machine::Cpu), conv, pool, transpose (data
+// movement through shared tiles), data-movement.
 std::string templateName(const Kernel& k);
 std::vector<TemplateParam> parameterSpace(const Kernel& k);
 TemplateParams defaultParams(const Kernel& k);
@@ -35,5 +36,8 @@ Trace applyDefaultSchedule(Kernel& k);
 // schedule replays (so a parameter edit is a schedule override like a tuned one). Throws ScheduleError (naming
 // the parameter or loop) or Error when the template refuses the combination.
 Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const TemplateParams& params);
+// The same by the template of the spec's machine when it has every parameter named, else by the other machine's
+// when that one has them (`--param k0.tile_m=4` names the gemm's CPU form); the first machine's error otherwise.
+Trace traceOnEitherMachine(const Graph& graph, const KernelSpec& spec, const TemplateParams& params);
 
 }  // namespace tessera::kernel

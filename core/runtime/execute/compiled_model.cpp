@@ -61,12 +61,29 @@ void checkTraceParams(const kernel::Kernel& k, const kernel::Trace& trace) {
   }
 }
 
+bool fitsSpace(const kernel::Kernel& k, const kernel::Trace& trace) {
+  try {
+    checkTraceParams(k, trace);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// A saved trace made by the kernel's template for the other machine (a gemm's GPU form, when this kernel is
+// scheduled for the CPU): not stale, only for the other machine's stage (driver::Driver::kernelsFor).
+bool forTheOtherMachine(const kernel::Kernel& k, const kernel::Trace& trace) {
+  kernel::Kernel other = k.clone();
+  other.machine = k.machine == kernel::Machine::Cpu ? kernel::Machine::Gpu : kernel::Machine::Cpu;
+  return kernel::templateName(other) != kernel::templateName(k) && !fitsSpace(k, trace) && fitsSpace(other, trace);
+}
+
 void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std::vector<std::string>& stale) {
   ck.kernel = kernel::lowerToLoops(g, ck.spec);
   std::string key = ScheduleSet::keyOf(ck.spec.nodeIds);
   if (saved) {
     auto it = saved->traces.find(key);
-    if (it != saved->traces.end()) {
+    if (it != saved->traces.end() && !forTheOtherMachine(ck.kernel, it->second)) {
       kernel::Kernel fresh = ck.kernel.clone();
       try {
         checkTraceParams(fresh, it->second);
@@ -110,10 +127,10 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
   return m;
 }
 
-std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32) {
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32, kernel::Machine machine) {
   std::vector<kernel::KernelSpec> out;
   for (Node* n : graph.topoOrder())
-    out.push_back({std::string("n").append(std::to_string(out.size())), n->op(), {n->id()}, tf32});
+    out.push_back({std::string("n").append(std::to_string(out.size())), n->op(), {n->id()}, tf32, machine});
   return out;
 }
 

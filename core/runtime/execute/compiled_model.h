@@ -43,6 +43,7 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
                              const ScheduleSet* saved = nullptr, const CancelToken& cancel = {},
                              const std::function<void(size_t done, size_t total)>& progress = {});
 // One group per node (the unfused baseline), in topological order, ids "n0", "n1", ..., under `tf32`.
-std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32 = {});
+std::vector<kernel::KernelSpec> unfusedGroups(const Graph& graph, kernel::Tf32Policy tf32 = {},
+                                              kernel::Machine machine = kernel::Machine::Gpu);
 
 }  // namespace tessera::execute

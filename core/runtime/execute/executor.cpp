@@ -304,8 +304,8 @@ RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const
   RunReport r = executeModel(m, backend, o);
   if (backend == BackendKind::Reference || !r.ran) return r;
   // The baseline under the model's precision policy, so the fusion's gain is like for like.
-  kernel::Tf32Policy tf32 = m.kernels.empty() ? kernel::Tf32Policy{} : m.kernels.front().spec.tf32;
-  CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, tf32));
+  kernel::KernelSpec first = m.kernels.empty() ? kernel::KernelSpec{} : m.kernels.front().spec;
+  CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, first.tf32, first.machine));
   RunReport b = executeModel(base, backend, o);
   if (b.ran) r.baselineTotalMs = b.totalMs;
   for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);

@@ -20,6 +20,9 @@ namespace tessera::execute {
 
 enum class BackendKind { Reference, Cpu, Cuda };
 BackendKind parseBackend(const std::string& name);  // throws Error for an unknown name
+// The machine a backend's kernels are scheduled for: cpu for the cpu backend, the GPU's otherwise (the
+// reference runs no generated kernels; its kernel IR is shown as the GPU's).
+inline kernel::Machine machineOf(BackendKind b) { return b == BackendKind::Cpu ? kernel::Machine::Cpu : kernel::Machine::Gpu; }
 
 // The most memory a run may need; a run that would need more is refused before it starts (memory_limit.h).
 struct MemoryLimit {

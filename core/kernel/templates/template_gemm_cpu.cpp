@@ -1,0 +1,114 @@
+// The gemm template's CPU form (Kernel::machine == cpu): the structure of a BLAS micro-kernel, made of the same
+// primitives as the GPU form. Each thread takes (rows block x column panel) pairs from one OpenMP loop; the
+// panel of B (all of k x tile_n columns) is copied once per pair into a contiguous local array; each
+// tile_m x tile_n register tile of the output accumulates over the whole k, its rows unrolled and its columns
+// one vectorized loop, which the C++ generator keeps in vector registers (docs/codegen.md, CPU vectors).
+#include "kernel/templates/template_util.h"
+
+#include <algorithm>
+
+#include "kernel/host.h"
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::templ {
+namespace {
+
+// The input read inside k whose index uses the output's column loop `j`: the B operand, packed by panels.
+std::string operandAlongColumns(Kernel& k, const std::string& j) {
+  for (const std::string& b : inputsReadIn(k, "k"))
+    for (const auto& indices : detail::loadsOf(k.body, b))
+      for (const Expr& e : indices)
+        if (usesVar(e, j)) return b;
+  return "";
+}
+
+// A vectorized loop is at most kVectorLanes long (the vectorize primitive's limit, AVX-512's f32 lanes): a
+// longer one is split, its steps unrolled. Returns the {steps, lanes} loops ("" for no steps).
+constexpr int64_t kVectorLanes = 16;
+std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop) {
+  if (extentOf(s.kernel(), loop) <= kVectorLanes) return {"", loop};
+  return splitBy(s, loop, kVectorLanes);
+}
+
+// The loops of the register tile, and the copies hoistReduction made of them (<loop>_init, <loop>_epi): rows
+// and vector steps unrolled, lanes vectorized (unrolled where a split left guards, which vectorize refuses).
+void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
+                        const std::string& lanes, bool guarded) {
+  auto each = [&](const std::string& loop, bool vectorized) {
+    if (loop.empty()) return;
+    auto apply = [&](const std::string& l) { vectorized && !guarded ? s.vectorize(l) : s.unroll(l); };
+    apply(loop);
+    for (const std::string& c : copies)
+      if (c == loop + "_init" || c == loop + "_epi") apply(c);
+  };
+  for (const std::string& l : unrolled) each(l, false);
+  each(lanes, true);
+}
+
+void gemmCpu(TracedSchedule& s, const TemplateParams& p) {
+  Kernel& k = s.kernel();
+  std::vector<std::string> loops = outerChain(k);
+  if (loops.size() < 2) return;
+  std::string i = loops[loops.size() - 2], j = loops.back();
+  int64_t M = extentOf(k, i), N = extentOf(k, j);
+  if (M == 0 || N == 0 || extentOf(k, "k") == 0) return;  // nothing to compute: the loops as they are
+  int64_t mr = std::min(p.at("tile_m"), M), nr = std::min(p.at("tile_n"), N);
+  int64_t mc = std::min(p.at("block_m"), M);
+  if (mc % mr != 0) rejectParams(k, "gemm-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
+  std::string b = p.at("pack_b") ? operandAlongColumns(k, j) : "";
+  std::vector<std::string> batch(loops.begin(), loops.end() - 2);
+  auto t = s.tile({i, j}, {mc, nr});  // rows block, column panel, rows of the block, columns of the panel
+  auto [io, ii] = splitBy(s, t[2], mr);
+  // Tiles that do not divide their loops leave guards inside the register tile's loops.
+  bool guarded = M % mc != 0 || N % nr != 0 || (nr > kVectorLanes && nr % kVectorLanes != 0);
+  auto [steps, lanes] = splitLanes(s, t[3]);
+  auto copies = s.hoistReduction("k", ii.empty() ? t[2] : io);
+  unrollAndVectorize(s, copies, {ii, steps}, lanes, guarded);
+  std::vector<std::string> outer = batch;
+  outer.push_back(t[0]);
+  outer.push_back(t[1]);
+  std::string work = fuseAll(s, outer);
+  if (!b.empty()) {
+    auto fill = s.cacheRead(work, b, MemScope::Shared);
+    if (fill.size() > 1) {
+      auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
+      unrollAndVectorize(s, {}, {fillSteps}, fillLanes, guarded);
+    }
+  }
+  s.parallel(work);
+}
+
+// Columns of the register tile: two vectors of the host's f32 lanes where they divide N; rows: the most that
+// divide M with the accumulators (tile_m x tile_n / lanes vectors) in at most 16 of the registers.
+TemplateParams gemmCpuDefaults(Kernel& k) {
+  std::vector<std::string> outer = outerChain(k);
+  int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
+  int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
+  int64_t K = extentOf(k, "k");
+  int64_t lanes = std::max<int64_t>(4, hostVectorBytes() / 4);
+  int64_t nr = pickDividing({8, 16, 32, 48, 64}, N, 2 * lanes);
+  int64_t mr = 1;
+  for (int64_t c : {6, 8, 4, 3, 2, 1})
+    if (M % c == 0 && c * ((nr + lanes - 1) / lanes) <= 16) { mr = c; break; }
+  int64_t mc = mr;
+  while (mc * 2 <= 128 && M % (mc * 2) == 0) mc *= 2;
+  // The packed panel stays in the core's L2 (about 1 MiB on the build machine): 256 KiB at most.
+  int64_t pack = K * nr * 4 <= (256 << 10) ? 1 : 0;
+  return {{"tile_m", mr}, {"tile_n", nr}, {"block_m", mc}, {"pack_b", pack}};
+}
+
+}  // namespace
+
+const TemplateDef& gemmCpuTemplate() {
+  static const TemplateDef def = {
+      gemmCpu,
+      {{"tile_m", {1, 2, 3, 4, 6, 8}, "rows of the register tile (unrolled)"},
+       {"tile_n", {8, 16, 32, 48, 64}, "columns of the register tile (one vectorized loop: vector registers of the host's width)"},
+       {"block_m", {8, 16, 32, 64, 128, 256}, "rows one thread computes against one packed panel of B (a multiple of tile_m)"},
+       {"pack_b", {0, 1}, "copy each k x tile_n panel of B into a contiguous local array before its rows are computed"}},
+      gemmCpuDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ
