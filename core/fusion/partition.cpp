@@ -125,6 +125,7 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
   if (groups_[size_t(g)].members.size() == 1)
     if (auto folded = transposeIntoConv(*order_[size_t(p)], *order_[size_t(c)], groups_[size_t(t)].space)) check = *folded;
   if (!check.merged) return separate(check.rule, check.reason);
+  if (auto why = unstorableOutput(g, t, *check.merged)) return separate("output-shape", *why);
   if (wouldCycle(g, t))
     return separate("cycle", d.consumer + " also reads, through another kernel, a value computed from " + d.producer +
                                  ", so one kernel would wait on itself");
@@ -205,13 +206,43 @@ bool Partitioner::wouldCycle(int g, int t) const {
   return false;
 }
 
+// A pointwise kernel's nest runs over its widest output; every other value it stores must be those elements
+// without leading 1s, as a value broadcast into the nest has no loop of its own to be stored by. Values read
+// by nodes not visited yet count as stored: if such a reader joins later, that merge is checked again.
+std::optional<std::string> Partitioner::unstorableOutput(int g, int t, const Space& merged) const {
+  if (merged.kind != SpaceKind::Pointwise) return std::nullopt;
+  std::vector<const Value*> stored;
+  for (int grp : {g, t})
+    for (int m : groups_[size_t(grp)].members)
+      for (const Value* v : order_[size_t(m)]->outputs()) {
+        bool out = v->isGraphOutput();
+        for (const Use& u : v->uses()) out |= !inGroups(u.node, g, t);
+        if (out) stored.push_back(v);
+      }
+  const Value* widest = nullptr;
+  for (const Value* v : stored)
+    if (!widest || v->shape().size() > widest->shape().size()) widest = v;
+  for (const Value* v : stored) {
+    const Shape &s = v->shape(), &w = widest->shape();
+    size_t lead = w.size() - s.size();
+    bool ones = std::all_of(w.begin(), w.begin() + long(lead), [](int64_t e) { return e == 1; });
+    if (ones && std::equal(s.begin(), s.end(), w.begin() + long(lead))) continue;
+    return "%" + v->name() + " " + shapeToString(s) + " leaves the kernel (" +
+           (v->isGraphOutput() ? "a graph output" : "read outside it") + "), but the kernel's nest would run over %" +
+           widest->name() + " " + shapeToString(w) + ", where it is a broadcast slice with no loop to store it by";
+  }
+  return std::nullopt;
+}
+
+bool Partitioner::inGroups(const Node* n, int g, int t) const {
+  int grp = groupOf_[size_t(index_.at(n))];
+  return grp >= 0 && (grp == g || grp == t);
+}
+
 Partitioner::Traffic Partitioner::traffic(int g, int t) const {
   // A node not visited yet has group -1: it is outside both groups (it reads their values from memory), so
   // t = -1 (one group alone) must not match it, or a lone group's outputs to later nodes would cost nothing.
-  auto inside = [&](const Node* n) {
-    int grp = groupOf_[size_t(index_.at(n))];
-    return grp >= 0 && (grp == g || grp == t);
-  };
+  auto inside = [&](const Node* n) { return inGroups(n, g, t); };
   Traffic tr;
   std::unordered_set<const Value*> read;
   for (int grp : {g, t}) {

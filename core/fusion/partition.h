@@ -2,6 +2,7 @@
 // Internal to fusion: the greedy partitioner. One run walks the nodes in topological order; each consumer
 // starts its own group and then, edge by edge, tries to join the groups of its producers under the rules.
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -69,6 +70,9 @@ class Partitioner {
   std::string rowPassNote(int g, int t, const Space& merged) const;
   void decide(int p, int c, const Value* v, const Constraints& k, PassContext* ctx);
   bool wouldCycle(int g, int t) const;
+  // Why the merged pointwise kernel could not store one of its outputs, if it could not (rule output-shape).
+  std::optional<std::string> unstorableOutput(int g, int t, const Space& merged) const;
+  bool inGroups(const Node* n, int g, int t) const;  // n is in group g or t (t = -1: in g)
   Traffic traffic(int g, int t) const;
   double timeUs(const Traffic& tr, double flops) const;
   // The first profitability rule the merge breaks, or an empty rule.

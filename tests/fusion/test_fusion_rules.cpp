@@ -85,6 +85,32 @@ class TestFusionRules : public QObject {
     QVERIFY(r.decision("mm", "add")->reason.find("[2,4,4]") != std::string::npos);
   }
 
+  // A pointwise kernel runs over its widest output, so a value broadcast into it cannot also be one of its
+  // outputs (diff_fuzz: fusion formed such groups and the lowering refused them); without leading 1s it can.
+  void broadcastSliceOutput() {
+    auto graph = [](bool sliceIsOutput) {
+      GraphBuilder b;
+      Value* n2 = b.op("Add", {b.input("x0", f32({1})), b.input("x1", f32({4}))}, {}, "n2");
+      Value* cond = b.input("cond", {DType::Bool, {6, 4}});
+      b.output(b.op("Where", {cond, b.input("x3", f32({6, 4})), n2}, {}, "n6"));
+      if (sliceIsOutput) b.output(n2);
+      return fuseGraph(b.finish());
+    };
+    FusionResult r = graph(true);
+    QCOMPARE(rule(r, "n2", "n6"), std::string("separate output-shape"));
+    QVERIFY2(r.decision("n2", "n6")->reason.find("%n2 [4] leaves the kernel (a graph output), but the kernel's "
+                                                 "nest would run over %n6 [6,4]") != std::string::npos,
+             r.decision("n2", "n6")->reason.c_str());
+    QCOMPARE(kernels(r), std::string("k0 pointwise[n2] k1 pointwise[n6]"));
+    QCOMPARE(rule(graph(false), "n2", "n6"), std::string("fused pointwise-chain"));
+
+    GraphBuilder lead;
+    Value* t = lead.op("Tanh", {lead.input("x", f32({7, 3}))}, {}, "tanh");
+    lead.output(lead.op("Add", {t, lead.input("y", f32({1, 7, 3}))}, {}, "add"));
+    lead.output(t);
+    QCOMPARE(rule(fuseGraph(lead.finish()), "tanh", "add"), std::string("fused pointwise-chain"));
+  }
+
   // A value read by a pointwise op and by a gemm stays a kernel output: the pointwise op does not take it.
   void singleConsumer() {
     GraphBuilder b;

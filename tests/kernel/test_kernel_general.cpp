@@ -91,6 +91,27 @@ class TestKernelGeneral : public QObject {
     b.output(b.op("Sub", {x, m}, {}, "sub"));  // broadcast back along the reduced axis
     check(wholeGraph(b, "reduction"), 1);
   }
+  // A squeezed result's pointwise epilogue lives on the kept axes: its other inputs are numpy-aligned with
+  // them, not with the domain's trailing axes (diff_fuzz: ReduceMin over [7,1,0]'s last axis times a [7,1]
+  // input read that input at [0, 0] for every row; a [5] input beside a reduction over axes 0 and 2 was refused).
+  void squeezedEpilogueReadsInputsByTheKeptAxes() {
+    GraphBuilder b("r");
+    Value* x = b.input("x", {DType::F32, {3, 2, 4}});
+    Value* scale = b.input("scale", {DType::F32, {3, 2}});
+    Value* shift = b.input("shift", {DType::F32, {2}});
+    Value* m = b.op("ReduceMin", {x, b.ints("axes", {2})}, {{"keepdims", int64_t(0)}}, "min");
+    b.output(b.op("Add", {b.op("Mul", {m, scale}, {}, "mul"), shift}, {}, "add"));
+    std::string t = check(wholeGraph(b, "reduction"), 1);
+    QVERIFY(has(t, "v1: f32 = v0 * in2[i0, i1]  # mul\n"));
+    QVERIFY(has(t, "v2: f32 = v1 + in3[i1]  # add\n      out0[i0, i1] = v2  # add\n"));
+
+    GraphBuilder o("outer");
+    Value* y = o.input("y", {DType::I64, {2, 5, 3}});
+    Value* z = o.input("z", {DType::I64, {5}});
+    Value* r = o.op("ReduceMax", {y, o.ints("axes", {2, -3})}, {{"keepdims", int64_t(0)}}, "max");
+    o.output(o.op("Sub", {z, r}, {}, "sub"));
+    QVERIFY(has(check(wholeGraph(o, "reduction"), 1), "v1: i64 = in2[i0] - v0  # sub\n    out0[i0] = v1  # sub\n"));
+  }
   void softmaxOverFirstAxis() {
     GraphBuilder b("s");
     Value* x = b.input("x", {DType::F32, {5, 3, 4}});

@@ -81,7 +81,10 @@ class RowLowering {
     K_ = numElements(reducedExtents_);
     for (size_t d = 0; d < domain_.size(); ++d) trailingOuter_ = trailingOuter_ && (reduced_[d] || d >= domain_.size() - outer_.size());
     row_ = BlockStmt::make();
-    rowEm_ = std::make_unique<Emitter>(ctx_, rowDomain, rowIdx, *row_);
+    outerShape_ = outerShape;
+    keptEm_ = std::make_unique<Emitter>(ctx_, outerShape, vars(outer_), *row_);
+    rowEm_ = std::make_unique<Emitter>(ctx_, rowDomain, rowIdx, *row_, keptEm_.get());
+    rowEm_->delegate = [this](const Value* v) { return keptSpace(v); };
     for (const Node* n : ctx_.nodes) lowerNode(*n);
     storeRowOutputs();
     // A reduction over every axis is one row: a loop of one iteration still holds it, so that schedules find
@@ -108,7 +111,7 @@ class RowLowering {
   // A value computed once per row (a reduction result, or a value constant along the reduced axes).
   // Pointwise values are per row when all their inputs are.
   bool perRow(const Value* v) const {
-    if (rowEm_->known.count(v)) return true;
+    if (rowEm_->known.count(v) || keptSpace(v)) return true;
     // Rows of one element (every reduced axis of extent 1) are per-row values too: a squeezed output is then
     // stored per row, by the kept axes (the row-wide store wanted the whole domain: found by diff_fuzz).
     if (ctx_.special.count(v)) return false;
@@ -127,6 +130,22 @@ class RowLowering {
     for (const Value* in : v->producer()->inputs())
       if (in && squeezed(in)) return true;
     return false;
+  }
+
+  // A value of the kept axes' shape computed from a squeezed result: numpy aligns its inputs with the kept
+  // axes, not with the domain's trailing ones, so it is computed over the kept axes (keptEm_). Found by
+  // diff_fuzz: ReduceMin over [7,1,0]'s last axis, then Mul by a [7,1] input, read that input at [0, 0].
+  bool keptSpace(const Value* v) const {
+    return outer_.size() < domain_.size() && v->shape() == outerShape_ && squeezed(v);
+  }
+
+  // A row value (a reduction result); a squeezed one is also a value of the kept axes.
+  void setRowValue(const Value* y, Expr e) {
+    rowEm_->known[y] = e;
+    if (y->shape().size() < domain_.size()) {
+      squeezed_.insert(y);
+      keptEm_->known[y] = std::move(e);
+    }
   }
 
   // A per-row value used inside a loop over the row. Numpy broadcasting aligns a value reduced without
@@ -221,8 +240,7 @@ class RowLowering {
     Expr acc = reducePhase(rop, x->dtype(), [&](Emitter& em) { return em.value(x); }, n);
     if (kind == ReduceKind::Mean) acc = Binary::make(BinaryOp::Div, acc, FloatImm::make(double(K_), acc->dtype));
     const Value* y = n.output(0);
-    rowEm_->known[y] = rowCompute(n, y->dtype(), acc);
-    if (y->shape().size() < domain_.size()) squeezed_.insert(y);
+    setRowValue(y, rowCompute(n, y->dtype(), acc));
   }
 
   void lowerSoftmax(const Node& n) {
@@ -302,8 +320,7 @@ class RowLowering {
     };
     for (size_t i = 1; i < 3 && i < n.numOutputs(); ++i)
       if (const Value* out = n.output(i)) {
-        rowEm_->known[out] = rowCompute(n, out->dtype(), blend(i + 2, i == 1 ? m.mean : m.var));
-        squeezed_.insert(out);
+        setRowValue(out, rowCompute(n, out->dtype(), blend(i + 2, i == 1 ? m.mean : m.var)));
       }
     Expr scale = rowCompute(n, at, Binary::make(BinaryOp::Mul, channel(1), rstd));
     Expr bias = channel(2);
@@ -320,11 +337,13 @@ class RowLowering {
         rowWide.push_back(v);
         continue;
       }
-      std::vector<Expr> idx;
-      if (v->shape().size() == domain_.size()) idx = rowEm_->idx();
-      else if (v->shape().size() == outer_.size()) idx = vars(outer_);
-      else ctx_.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(v->shape()));
-      Stmt s = StoreStmt::make(ctx_.outputBuffer.at(v), idx, rowEm_->value(v));
+      // A full-rank output is stored at the row's point; one of the kept axes' shape is that value over them.
+      bool full = v->shape().size() == domain_.size();
+      if (!full && v->shape() != outerShape_)
+        ctx_.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(v->shape()) +
+                                      ", neither the domain's rank nor the kept axes " + shapeToString(outerShape_));
+      Emitter& em = full ? *rowEm_ : *keptEm_;
+      Stmt s = StoreStmt::make(ctx_.outputBuffer.at(v), em.idx(), em.value(v));
       s->provenance = {v->producer()->id()};
       row_->stmts.push_back(s);
     }
@@ -346,6 +365,8 @@ class RowLowering {
   bool trailingOuter_ = true;  // the kept axes are the domain's trailing axes
   std::vector<std::string> outer_;
   std::shared_ptr<BlockStmt> row_;
+  Shape outerShape_;                // the kept axes' extents
+  std::unique_ptr<Emitter> keptEm_;  // values over the kept axes (keptSpace)
   std::unique_ptr<Emitter> rowEm_;
   std::set<const Value*> squeezed_;
   int phases_ = 0;
