@@ -8,6 +8,7 @@
 #include "kernel/host.h"
 #include "kernel/templates/templates.h"
 #include "runtime/execute/executor.h"
+#include "cpu_run.h"
 #include "reference_check.h"
 #include "schedule_check.h"
 
@@ -31,18 +32,9 @@ Case batchedGemm(int64_t B, int64_t M, int64_t N, int64_t K) {
 }
 
 std::string cpuRun(const Case& c, const TemplateParams& params = {}) {
-  auto graph = std::make_shared<const Graph>(c.graph.clone());
   execute::ScheduleSet saved;
   saved.traces[execute::ScheduleSet::keyOf(c.spec.nodeIds)] = traceWithParams(c.graph, c.spec, params);
-  execute::CompiledModel m = execute::compileKernels(graph, {c.spec}, &saved);
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
-  std::string why;
-  for (const std::string& msg : run.messages) why += msg + "; ";
-  bool ok = run.kernels.size() == 1 && run.kernels[0].status == execute::KernelStatus::Ok && run.outputsVerified;
-  return ok ? "" : why.empty() ? "not verified" : why;
+  return cpuRunFails(c, &saved);
 }
 
 }  // namespace
