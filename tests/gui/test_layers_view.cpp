@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QGraphicsItem>
 #include <QTemporaryDir>
+#include <QFileInfo>
 #include <QtTest>
 
 #include "bench/layers/stack_model.h"
@@ -61,6 +62,7 @@ class TestLayersView : public QObject {
     MainWindow w;
     w.resize(1400, 900);
     w.show();
+    if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
     w.openModel(lightModel("resnet50"));
     QVERIFY(waitIdle(w));
     GraphView* view = w.graphView();
@@ -91,6 +93,7 @@ class TestLayersView : public QObject {
     MainWindow w;
     w.resize(1400, 900);
     w.show();
+    if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
     w.openModel(lightModel("resnet50"));
     QVERIFY(waitIdle(w));
     GraphView* view = w.graphView();
@@ -126,6 +129,7 @@ class TestLayersView : public QObject {
   void producersConsumersAndGraphOnly() {
     MainWindow w;
     w.show();
+    if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
     w.openModel(lightModel("resnet50"));
     QVERIFY(waitIdle(w));
     GraphView* view = w.graphView();
@@ -154,6 +158,7 @@ class TestLayersView : public QObject {
   // Search finds a node hidden in a collapsed layer, opens the layers around it and selects it.
   void searchOpensTheLayersOfAHit() {
     MainWindow w;
+    if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
     w.openModel(lightModel("resnet50"));
     QVERIFY(waitIdle(w));
     GraphView* view = w.graphView();
@@ -177,6 +182,7 @@ class TestLayersView : public QObject {
   // the collapsed box shows it.
   void overlaySumsPerLayer() {
     MainWindow w;
+    if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
     w.openModel(lightModel("resnet50"));
     QVERIFY(waitIdle(w));
     GraphView* view = w.graphView();

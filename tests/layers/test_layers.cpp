@@ -10,6 +10,11 @@
 using namespace tessera;
 namespace fs = std::filesystem;
 
+// Skips the test with the path when the external test data (TESSERA_DATA_DIR) is not there.
+#define SKIP_WITHOUT_DATA(path)                                                                          \
+  if (!std::filesystem::exists(path))                                                                    \
+  QSKIP(qPrintable(QString("test data absent: %1 (the TESSERA_DATA_DIR cache variable)").arg(QString::fromStdString(std::string(path)))))
+
 namespace {
 
 std::string lightModel(const std::string& name) {
@@ -88,6 +93,7 @@ class TestLayers : public QObject {
   // (with its projection shortcut) differs from the others, which repeat (but in res5, whose last block also
   // takes the unnamed pooling and reshape after it).
   void resnet50Stages() {
+    SKIP_WITHOUT_DATA(lightModel("resnet50"));
     const Graph g = loadModel(lightModel("resnet50"));
     const LayerTree t = LayerTree::build(g);
     checkConsistent(t, g, "resnet50");
@@ -160,6 +166,7 @@ class TestLayers : public QObject {
 
   // Merged edges on ResNet-50's stages carry the values of the skip connections too.
   void resnetMergedEdges() {
+    SKIP_WITHOUT_DATA(lightModel("resnet50"));
     const Graph g = loadModel(lightModel("resnet50"));
     const LayerTree t = LayerTree::build(g);
     for (int depth = 0; depth <= t.maxDepth(); ++depth) {
@@ -202,6 +209,7 @@ class TestLayers : public QObject {
 
   // The window opens at the deepest depth whose picture fits the budget.
   void fittingDepth() {
+    SKIP_WITHOUT_DATA(lightModel("resnet50"));
     const Graph g = loadModel(lightModel("resnet50"));
     const LayerTree t = LayerTree::build(g);
     const int depth = tessera::fittingDepth(t, g.inputs().size(), 80);
@@ -214,6 +222,7 @@ class TestLayers : public QObject {
   // Every light model builds a consistent tree.
   void lightModels() {
     int checked = 0;
+    SKIP_WITHOUT_DATA(std::string(TESSERA_DATA_DIR) + "/onnx-light/light");
     for (const auto& entry : fs::directory_iterator(std::string(TESSERA_DATA_DIR) + "/onnx-light/light")) {
       if (entry.path().extension() != ".onnx") continue;
       const Graph g = loadModel(entry.path().string());
