@@ -41,6 +41,7 @@ class ExprPrinter {
   // `name[offset / TSR_VF][offset % TSR_VF]`.
   void setVectorArrays(std::set<std::string> names) { vectorArrays_ = std::move(names); }
   bool isVectorArray(const std::string& buffer) const { return vectorArrays_.count(buffer) != 0; }
+  const std::set<std::string>& vectorArrays() const { return vectorArrays_; }
   // The C lvalue of buffer[indices].
   std::string element(const std::string& buffer, const std::vector<kernel::Expr>& indices) const;
 

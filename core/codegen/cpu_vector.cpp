@@ -196,7 +196,7 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
 
 bool Generator::cpuVectorLoop(const ForStmt& f) {
   if (target_ != Target::Cpu) return false;
-  VectorForm form(k_, f, cpuVectorArrays(k_));
+  VectorForm form(k_, f, ep_.vectorArrays());  // decided once, in the Generator's constructor
   if (!form.ok(f)) return false;
   std::string v = identifier(f.h.var);
   line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(f.h.extent / 4, 64)), f.provenance);
