@@ -74,8 +74,10 @@ Trace traceWithParams(const Graph& graph, const KernelSpec& spec, const Template
 namespace {
 bool hasEvery(const Kernel& k, const TemplateParams& params) {
   std::vector<TemplateParam> space = parameterSpace(k);
-  for (const auto& [name, value] : params)
+  for (const auto& entry : params) {
+    const std::string& name = entry.first;  // a named copy: clang 14 cannot capture a structured binding
     if (std::none_of(space.begin(), space.end(), [&](const TemplateParam& p) { return p.name == name; })) return false;
+  }
   return true;
 }
 }  // namespace
