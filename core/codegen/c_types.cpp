@@ -68,9 +68,19 @@ std::string ExprPrinter::linear(const std::string& name, const std::vector<Expr>
   if (idx.size() != b.shape.size())
     fail("codegen: kernel '" + k_.id + "': buffer '" + name + "' of rank " + std::to_string(b.shape.size()) +
          " indexed with " + std::to_string(idx.size()) + " indices");
-  // Horner form: ((i0 * s1 + i1) * s2 + i2); extents of 1 contribute nothing.
+  return b.swizzleBytes ? swizzled(b, idx, true) : rowMajor(b, idx, idx.size());
+}
+
+std::string ExprPrinter::atomOffset(const std::string& name, const std::vector<Expr>& idx) const {
+  const Buffer& b = buffer(name);
+  return b.swizzleBytes ? swizzled(b, idx, false) : linear(name, idx);
+}
+
+// The row-major offset of the first `dims` indices over the first `dims` extents. Horner form:
+// ((i0 * s1 + i1) * s2 + i2); extents of 1 contribute nothing.
+std::string ExprPrinter::rowMajor(const Buffer& b, const std::vector<Expr>& idx, size_t dims) const {
   std::string s;
-  for (size_t d = 0; d < idx.size(); ++d) {
+  for (size_t d = 0; d < dims; ++d) {
     bool zero = isConst(idx[d], 0);
     if (s.empty()) {
       if (!zero) s = print(idx[d]);
@@ -80,6 +90,22 @@ std::string ExprPrinter::linear(const std::string& name, const std::vector<Expr>
     if (!zero) s += " + " + print(idx[d]);
   }
   return s.empty() ? "0" : s;
+}
+
+// Buffer::swizzleBytes: with W elements to a chunk of the swizzle's width and R rows (the leading indices,
+// row-major), element (row, c) lies at chunk (c / W) * R * W + row * W + c % W, and with the XOR its 16-byte
+// piece within the chunk is (c % W) / P ^ row % 8 (P elements to a piece).
+std::string ExprPrinter::swizzled(const Buffer& b, const std::vector<Expr>& idx, bool xorPieces) const {
+  int64_t elem = int64_t(dtypeSize(b.dtype)), chunk = b.swizzleBytes / elem, piece = 16 / elem;
+  int64_t rows = numElements(b.shape) / b.shape.back();
+  std::string row = "(" + rowMajor(b, idx, idx.size() - 1) + ")", col = "(" + print(idx.back()) + ")";
+  std::string within = b.shape.back() == chunk ? col : "(" + col + " % " + std::to_string(chunk) + ")";
+  std::string out = b.shape.back() == chunk ? "" : "(" + col + " / " + std::to_string(chunk) + ") * " + std::to_string(rows * chunk) + " + ";
+  out += row + " * " + std::to_string(chunk) + " + ";
+  if (!xorPieces) return out + within;
+  int shift = 0;
+  while ((int64_t(1) << shift) < piece) ++shift;
+  return out + "(" + within + " ^ ((" + row + " & 7) << " + std::to_string(shift) + "))";
 }
 
 std::string ExprPrinter::element(const std::string& name, const std::vector<Expr>& idx) const {

@@ -26,8 +26,12 @@ class ExprPrinter {
  public:
   ExprPrinter(const kernel::Kernel& k, Target target) : k_(k), target_(target) {}
   std::string print(const kernel::Expr& e) const;
-  // The linear offset of `indices` in `buffer` (row-major), as C text.
+  // The element offset of buffer[indices] in its storage, as C text: row-major, or for a swizzled buffer
+  // (Buffer::swizzleBytes) its place in the swizzled atoms.
   std::string linear(const std::string& buffer, const std::vector<kernel::Expr>& indices) const;
+  // A swizzled buffer's offset before the XOR: what a tensor-core descriptor's start address points at (the
+  // hardware applies the XOR itself, from the address bits).
+  std::string atomOffset(const std::string& buffer, const std::vector<kernel::Expr>& indices) const;
   // A value of compute type converted for storing into `buffer`.
   std::string toStorage(const std::string& buffer, const std::string& value) const;
   std::string fromStorage(const std::string& buffer, const std::string& value) const;
@@ -51,6 +55,8 @@ class ExprPrinter {
   std::string cast(const kernel::Cast& c) const;
   std::string floatLiteral(double v, DType t) const;
   std::string fn(const std::string& base, DType t) const;  // expf / exp by type
+  std::string rowMajor(const kernel::Buffer& b, const std::vector<kernel::Expr>& idx, size_t dims) const;
+  std::string swizzled(const kernel::Buffer& b, const std::vector<kernel::Expr>& idx, bool xorPieces) const;
   const kernel::Kernel& k_;
   Target target_;
   std::map<const kernel::ExprNode*, std::string> loadText_;

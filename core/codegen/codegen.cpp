@@ -4,6 +4,7 @@
 
 #include "codegen/generator.h"
 #include "codegen/thread_registers.h"
+#include "ir/error.h"
 
 namespace tessera::codegen {
 
@@ -22,6 +23,14 @@ std::string identifier(const std::string& text) {
 }
 
 std::string entryName(const std::string& kernelId) { return "tessera_" + identifier(kernelId); }
+
+std::string nvrtcArch(const GeneratedKernel& g, const std::string& deviceArch) {
+  if (!g.archSpecific) return deviceArch;
+  if (deviceArch != "sm_90")
+    fail("kernel '" + g.kernelId + "' uses wgmma, an instruction of Hopper (sm_90a), and the device is " + deviceArch +
+         ": set its gemm parameter wgmma = 0");
+  return deviceArch + "a";
+}
 
 namespace {
 // Static shared memory stops at 48 KiB a block; above it the arrays become slices of one dynamic arena, which

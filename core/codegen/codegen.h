@@ -51,7 +51,14 @@ struct GeneratedKernel {
   std::string precision;
   // CUDA: bytes of dynamic shared memory to launch with (0: the shared arrays are static, at most 48 KiB).
   size_t dynamicSharedBytes = 0;
+  // CUDA: uses instructions of an architecture-specific target (wgmma: sm_90a, Hopper only); see nvrtcArch.
+  bool archSpecific = false;
 };
+
+// The architecture NVRTC compiles `g` for on a device of `deviceArch` ("sm_90"): its architecture-specific
+// variant ("sm_90a") when the kernel needs one. Throws Error naming the kernel when the device has none
+// (wgmma exists on sm_90 alone).
+std::string nvrtcArch(const GeneratedKernel& g, const std::string& deviceArch);
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.
 GeneratedKernel generateCuda(const kernel::Kernel& k);

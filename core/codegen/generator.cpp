@@ -29,11 +29,31 @@ Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
 }
 
 std::string Generator::sharedArray(const std::string& type, const std::string& name, const std::string& countText,
-                                   int64_t count, int64_t bytes) {
-  size_t offset = (sharedBytes_ + 15) / 16 * 16;
+                                   int64_t count, int64_t bytes, int64_t align) {
+  size_t offset = (sharedBytes_ + size_t(align) - 1) / size_t(align) * size_t(align);
   sharedBytes_ = offset + size_t(std::max<int64_t>(1, count) * bytes);
-  if (!dynamicShared_) return "__shared__ __align__(16) " + type + " " + name + "[" + countText + "];";
+  if (!dynamicShared_) return "__shared__ __align__(" + std::to_string(align) + ") " + type + " " + name + "[" + countText + "];";
   return type + "* const " + name + " = reinterpret_cast<" + type + "*>(tsr_smem + " + std::to_string(offset) + ");";
+}
+
+int64_t sharedAlignment(const Buffer& b) { return b.swizzleBytes ? kSwizzleAlign : 16; }
+
+bool swizzledShared(const Kernel& k) {
+  return std::any_of(k.buffers.begin(), k.buffers.end(), [](const Buffer& b) { return b.swizzleBytes != 0; });
+}
+
+// The dynamic arena. A swizzled tile's atoms must start at a multiple of 1024 bytes (the swizzle repeats from
+// those addresses); the driver promises the arena only 16, so it starts at the next multiple, launched with
+// 1024 bytes more.
+void Generator::dynamicArena() {
+  if (!swizzledShared(k_)) {
+    line("extern __shared__ __align__(16) unsigned char tsr_smem[];  // the block's shared arrays");
+    return;
+  }
+  line("extern __shared__ __align__(1024) unsigned char tsr_smem_arena[];");
+  line("unsigned char* const tsr_smem = tsr_smem_arena + ((" + std::to_string(kSwizzleAlign) +
+       "u - ((unsigned)__cvta_generic_to_shared(tsr_smem_arena) & " + std::to_string(kSwizzleAlign - 1) + "u)) & " +
+       std::to_string(kSwizzleAlign - 1) + "u);  // the block's shared arrays, from a 1024-byte boundary");
 }
 
 void Generator::line(const std::string& text, const std::vector<std::string>& provenance) {
@@ -71,14 +91,14 @@ GeneratedKernel Generator::run() {
     line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
   signature();
   indent_ = 1;
-  if (dynamicShared_) line("extern __shared__ __align__(16) unsigned char tsr_smem[];  // the block's shared arrays");
+  if (dynamicShared_) dynamicArena();
   if (!phasedBody()) body(k_.body);
   indent_ = 0;
   line("}");
   if (target_ == Target::Cpu) callWrapper();
   for (size_t i = 0; i < lines_.size(); ++i) (i < preludeLines_ ? out_.prelude : out_.body) += lines_[i] + "\n";
   out_.source = out_.prelude + out_.body;
-  if (dynamicShared_) out_.dynamicSharedBytes = sharedBytes_;
+  if (dynamicShared_) out_.dynamicSharedBytes = sharedBytes_ + (swizzledShared(k_) ? kSwizzleAlign : 0);
   return std::move(out_);
 }
 
@@ -196,7 +216,8 @@ void Generator::stmt(const Stmt& s) {
       line("}", prov);
     } else if constexpr (std::is_same_v<N, SyncStmt>) {
       if (n.grid) line("// grid barrier: every block has finished the loops above", prov);
-      else if (target_ == Target::Cuda) line(n.warpOnly ? "__syncwarp();" : "__syncthreads();", prov);
+      else if (target_ == Target::Cuda && n.warpOnly) line("__syncwarp();", prov);
+      else if (target_ == Target::Cuda) blockBarrier(prov);
     } else if constexpr (std::is_same_v<N, AsyncCopyStmt>) {
       asyncCopy(n);
     } else {
@@ -205,6 +226,13 @@ void Generator::stmt(const Stmt& s) {
       else line("// pipeline commit", prov);
     }
   });
+}
+
+// A block barrier. Where the tensor cores read shared tiles through descriptors (wgmma), the writes before it
+// are also ordered for them: each writing thread's proxy fence, then the barrier (PTX ISA, async proxy).
+void Generator::blockBarrier(const std::vector<std::string>& prov) {
+  if (swizzledShared(k_)) line("asm volatile(\"fence.proxy.async.shared::cta;\\n\" ::: \"memory\");", prov);
+  line("__syncthreads();", prov);
 }
 
 void Generator::allocate(const AllocateStmt& n) {
@@ -218,7 +246,7 @@ void Generator::allocate(const AllocateStmt& n) {
   // shufflenet's depthwise conv died on vmovaps in about half its runs. alignas(64) makes it realign.
   int64_t count = std::max<int64_t>(1, numElements(b.shape));
   if (shared && target_ == Target::Cuda) {
-    line(sharedArray(type, identifier(n.buffer), std::to_string(count), count, int64_t(dtypeSize(b.dtype))) +
+    line(sharedArray(type, identifier(n.buffer), std::to_string(count), count, int64_t(dtypeSize(b.dtype)), sharedAlignment(b)) +
              comment(prov),
          prov);
     return;
@@ -260,6 +288,7 @@ void Generator::forLoop(const ForStmt& f) {
   } else if (asyncFill_ && copyGroup(f)) {                                          // lanes of a pipelined fill
   } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
   } else if (h.loopKind == LoopKind::Vectorized && cpuVectorLoop(f)) {  // cpu_vector.cpp: vector registers
+  } else if (target_ == Target::Cuda && wgmmaLoop(f)) {              // wgmma.cpp: a warpgroup's k steps
   } else if (target_ == Target::Cuda && mmaNest(f)) {                // mma.cpp: a warp's tiles
   } else {
     if (target_ == Target::Cpu) {

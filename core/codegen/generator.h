@@ -14,6 +14,11 @@ struct VectorPlan;  // vector_access.h
 // loops access in vector form, which GCC then keeps in vector registers.
 std::set<std::string> cpuVectorArrays(const kernel::Kernel& k);
 
+// Shared arrays holding swizzled tiles (Buffer::swizzleBytes) start at multiples of this many bytes.
+inline constexpr int64_t kSwizzleAlign = 1024;
+int64_t sharedAlignment(const kernel::Buffer& b);
+bool swizzledShared(const kernel::Kernel& k);
+
 class Generator {
  public:
   // dynamicShared: CUDA, every shared array is a slice of one `extern __shared__` arena launched with
@@ -31,6 +36,7 @@ class Generator {
   void launchComment();
   void stmt(const kernel::Stmt& s);
   void allocate(const kernel::AllocateStmt& n);
+  void blockBarrier(const std::vector<std::string>& provenance);
   void reduce(const kernel::ReduceStmt& n);
   void body(const kernel::Stmt& s);  // the statements of a loop or if body, without extra braces
   void forLoop(const kernel::ForStmt& f);
@@ -38,6 +44,7 @@ class Generator {
   void mmaLanes(const kernel::ForStmt& f);       // a loop bound to mma.row / mma.col (mma.cpp)
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   bool mmaNest(const kernel::ForStmt& outer);    // two loops of mma tiles, each fragment loaded once, when they are
+  bool wgmmaLoop(const kernel::ForStmt& f);      // a warpgroup's k steps of mma tiles as wgmma, when they are (wgmma.cpp)
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   bool cpuVectorLoop(const kernel::ForStmt& f);  // CPU: a vectorized loop on f32 vectors, when it can be (cpu_vector.cpp)
   void cpuVectorStmt(const kernel::Stmt& s, const kernel::ForStmt& f);
@@ -65,7 +72,8 @@ class Generator {
   // the dynamic arena at the next 16-byte offset), counted in sharedBytes_; `countText` is how the static form
   // writes the count.
   std::string sharedArray(const std::string& type, const std::string& name, const std::string& countText,
-                          int64_t count, int64_t bytes);
+                          int64_t count, int64_t bytes, int64_t align = 16);
+  void dynamicArena();
 
   const kernel::Kernel& k_;
   Target target_;

@@ -96,6 +96,13 @@ bool laneInvariant(const Expr& cond, const std::string& lane, int64_t width) {
   return l && r && l->coef == 0 && r->coef == 0;
 }
 
+// The indices with the lane variable at `lane`.
+std::vector<Expr> shiftedLanes(const std::vector<Expr>& idx, const std::string& laneVar, int64_t lane) {
+  std::vector<Expr> out;
+  for (const Expr& e : idx) out.push_back(substitute(e, {{laneVar, intImm(lane)}}));
+  return out;
+}
+
 std::string sharedAddress(const std::string& pointer) {
   return "\"r\"((unsigned)__cvta_generic_to_shared(" + pointer + "))";
 }
@@ -115,7 +122,7 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
   for (const std::string& c : shape->caches) {
     const Buffer& b = ep_.buffer(c);
     line(sharedArray(storageType(b.dtype, target_), stagesName(c), stages + " * " + std::to_string(numElements(b.shape)),
-                     h.pipelineStages * numElements(b.shape), int64_t(dtypeSize(b.dtype))) +
+                     h.pipelineStages * numElements(b.shape), int64_t(dtypeSize(b.dtype)), sharedAlignment(b)) +
              "  // " + stages + " copies of " + identifier(c),
          prov);
   }
@@ -224,7 +231,9 @@ bool Generator::copyGroup(const ForStmt& f) {
   if ((chunk != 4 && chunk != 8 && chunk != 16) || total % chunk != 0 || (numElements(dst.shape) * size) % 16 != 0)
     return false;
   if (cond && !laneInvariant(cond, h.var, h.extent)) return false;
-  auto dstOff = alignedLaneOffset(dst, n.dstIndices, h.var, h.extent);
+  Buffer logical = dst;  // a swizzled tile's lanes are proven consecutive in its row-major view
+  logical.swizzleBytes = 0;
+  auto dstOff = alignedLaneOffset(logical, n.dstIndices, h.var, h.extent);
   auto srcOff = alignedLaneOffset(src, n.srcIndices, h.var, h.extent);
   if (!dstOff || !srcOff) return false;
   const auto& prov = n.provenance;
@@ -238,6 +247,8 @@ bool Generator::copyGroup(const ForStmt& f) {
   for (int64_t j = 0; j < total / chunk; ++j) {
     std::string step = j ? " + " + std::to_string(j * chunk / size) : "";
     std::string off = "(" + ep_.print(*dstOff) + ")" + step, from = "(" + ep_.print(*srcOff) + ")" + step;
+    // Swizzled: each 16-byte piece lies where the swizzle puts it (the lanes of one piece stay together).
+    if (dst.swizzleBytes) off = ep_.linear(n.dst, shiftedLanes(n.dstIndices, h.var, j * chunk / size));
     std::string srcPtr = identifier(n.src) + " + " + from;
     if (cond) srcPtr = "tsr_in ? " + srcPtr + " : " + identifier(n.src);  // no address out of range, even unread
     std::string tail = cond ? ", %2;\\n\" :: " : ";\\n\" :: ";

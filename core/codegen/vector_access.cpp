@@ -98,7 +98,8 @@ std::optional<Expr> rejoined(const Expr& outer, const Expr& inner, int64_t n) {
 
 std::optional<LaneForm> laneOffset(const Buffer& b, const std::vector<Expr>& indices, const std::string& lane,
                                    int64_t width) {
-  if (indices.size() != b.shape.size()) return std::nullopt;
+  // A swizzled buffer's lanes are consecutive only within a 16-byte piece: wide accesses do not address it.
+  if (indices.size() != b.shape.size() || b.swizzleBytes) return std::nullopt;
   LaneForm total{intImm(0), 0, 0};
   for (size_t d = 0; d < indices.size(); ++d) {
     auto f = laneForm(indices[d], lane, width);

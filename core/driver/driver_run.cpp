@@ -45,10 +45,14 @@ std::shared_ptr<const PtxStage> Driver::ptx(const std::string& arch, const std::
     cancel.check();
     const codegen::GeneratedKernel& g = p->source->generated[i];
     if (p->errors[i].empty()) {
-      cuda::NvrtcResult r = nvrtc.compile(g.source, g.entry + ".cu", nvrtcOptions, arch.empty() ? "sm_90" : arch);
-      p->ptx[i] = r.ptx;
-      p->errors[i] = r.ok ? "" : r.error;
-      p->compileMs[i] = r.compileMs;
+      try {
+        cuda::NvrtcResult r = nvrtc.compile(g.source, g.entry + ".cu", nvrtcOptions, codegen::nvrtcArch(g, arch.empty() ? "sm_90" : arch));
+        p->ptx[i] = r.ptx;
+        p->errors[i] = r.ok ? "" : r.error;
+        p->compileMs[i] = r.compileMs;
+      } catch (const Error& e) {
+        p->errors[i] = e.what();
+      }
     }
     if (soFar) soFar(*p, i + 1);
   }

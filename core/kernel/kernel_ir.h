@@ -305,6 +305,11 @@ struct Buffer {
   // A register copy indexed by the iterations of the loops that read it (keep_in_registers), not by a box of
   // the source: cacheBase is empty, and compute_at cannot move it.
   bool cacheByIteration = false;
+  // 0: row-major. 128 (swizzle): stored in atoms of 8 rows of 128 bytes, the layout the tensor cores' 128-byte
+  // swizzle descriptors read (wgmma) — the last dimension cut into 128-byte chunks stored one after another
+  // (chunk-major), and in row r the 16-byte pieces of a chunk permuted by XOR with r % 8, so that the 8 rows
+  // of an atom spread one piece over all banks. Only addresses change: the buffer is indexed as its shape says.
+  int64_t swizzleBytes = 0;
 };
 
 // What a CheckedIndex checks: the node and input its index comes from, for the error's message.

@@ -176,6 +176,7 @@ std::string printKernel(const Kernel& k) {
     if (b.cachePad) os << ", rows padded by " << b.cachePad;
     if (b.cacheZeroOutside) os << ", zero outside " << b.cacheOf;
     if (b.cacheByIteration) os << ", by iteration";
+    if (b.swizzleBytes) os << ", " << b.swizzleBytes << "-byte swizzle";
     os << "\n";
   }
   os << printStmt(k.body, 1);

@@ -73,6 +73,10 @@ std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int6
 // Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
 // `stages` iterations in flight.
 void pipeline(Kernel& k, const std::string& loop, int stages);
+// Stores shared buffer `buffer` in the 128-byte swizzled layout (Buffer::swizzleBytes), the one wgmma's
+// descriptors read: each row of its last dimension a whole number of 128-byte chunks, its rows a multiple of
+// 8, not padded, in shared memory. Addresses change, values do not.
+void swizzle(Kernel& k, const std::string& buffer, int64_t bytes);
 // Records a template parameter on the kernel.
 void setParam(Kernel& k, const std::string& name, int64_t value);
 

@@ -393,6 +393,7 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   LoopSite site = requireLoop(k, c, 2, loop);
   c.check(3, !loadsOf(site.loop->body, cache).empty(), "'" + cache + "' is not read inside the loop");
   c.check(4, !pipelinedAround(k, cache), "the fill of '" + cache + "' is in a pipelined loop");
+  c.check(4, buf->swizzleBytes == 0, "'" + cache + "' is swizzled: move it before swizzling it");
   Kernel trial = k.clone();
   Buffer saved = *buf;
   uncache(trial, saved);

@@ -13,7 +13,9 @@ using namespace detail;
 namespace {
 
 constexpr int64_t kRegistersPerThread = 256;
-constexpr int64_t kAccumulatorElements = 16384;  // the CPU keeps the whole tile in one local array
+// The CPU keeps the whole tile in one local array (128 KiB of f32 at the limit: a wgmma block's 128 x 256 tile,
+// well inside the 2 MiB stacks of OpenMP's threads).
+constexpr int64_t kAccumulatorElements = 32768;
 
 bool isThreadBound(const LoopHeader& h) { return h.loopKind == LoopKind::Bound && isThreadTag(h.tag); }
 
@@ -142,7 +144,7 @@ void checkAccumulatorSizes(const Kernel& k, const Checker& c, const std::vector<
     c.check(11, n * perThread <= kRegistersPerThread,
             "accumulator '" + a + "' would need " + std::to_string(n * perThread) + " registers per thread (limit 256)");
     c.check(11, n * tile <= kAccumulatorElements,
-            "accumulator '" + a + "' would hold " + std::to_string(n * tile) + " elements (limit 16384)");
+            "accumulator '" + a + "' would hold " + std::to_string(n * tile) + " elements (limit " + std::to_string(kAccumulatorElements) + ")");
   }
 }
 

@@ -66,6 +66,10 @@ const std::map<std::string, Apply>& primitives() {
          sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
          return std::vector<std::string>{};
        }},
+      {"swizzle", [](Kernel& k, const Instruction& i) {
+         sched::swizzle(k, input(i, 0), attr<int64_t>(i, "bytes"));
+         return std::vector<std::string>{};
+       }},
       {"set_param", [](Kernel& k, const Instruction& i) {
          if (!i.decision.is_number_integer()) fail("trace: set_param '" + input(i, 0) + "' needs an integer decision");
          sched::setParam(k, input(i, 0), i.decision.get<int64_t>());
@@ -185,6 +189,9 @@ std::vector<std::string> TracedSchedule::splitReduction(const std::string& loop,
 }
 void TracedSchedule::pipeline(const std::string& loop, int stages) {
   record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});
+}
+void TracedSchedule::swizzle(const std::string& buffer, int64_t bytes) {
+  record({"swizzle", {buffer}, {{"bytes", bytes}}, {}, nullptr});
 }
 int64_t TracedSchedule::setParam(const std::string& name, int64_t value) {
   record({"set_param", {name}, json::object(), {}, value});

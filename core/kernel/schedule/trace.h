@@ -16,7 +16,7 @@ struct Instruction {
   std::string kind;                  // split, tile, reorder, fuse, vectorize, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
                                      // keep_in_registers, online_softmax, split_reduction,
-                                     // pipeline, set_param
+                                     // pipeline, swizzle, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
   std::vector<std::string> outputs;  // names created
@@ -61,6 +61,7 @@ class TracedSchedule {
   std::vector<std::string> onlineSoftmax(const std::string& loop);
   std::vector<std::string> splitReduction(const std::string& loop, int64_t blocks);
   void pipeline(const std::string& loop, int stages);
+  void swizzle(const std::string& buffer, int64_t bytes);
   // Records a template parameter; returns the value in effect (the decision).
   int64_t setParam(const std::string& name, int64_t value);
 

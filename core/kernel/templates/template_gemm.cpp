@@ -67,13 +67,19 @@ void storeTileThroughShared(TracedSchedule& s, const std::string& blockLoop, con
 // mma = 1: as shared = 1, but each warp (threadIdx.z, threadIdx.y) computes a warp_m x warp_n tile as
 // 16 x 8 tiles bound to the mma lanes, each 16-deep step of which (8-deep for f32 operands with tf32 = 1) the
 // code generator emits as one tensor-core mma.sync; the accumulators stay in registers in the mma's layout.
+// wgmma = 1 (Hopper): the warps are 16 rows each, along threadIdx.y, so that four in a row make a warpgroup
+// holding a 64 x warp_n tile in wgmma's accumulator layout; the operand tiles are stored 128-byte swizzled,
+// and the code generator emits each k step of a warpgroup as one wgmma (docs/codegen.md, Warpgroup MMA).
 void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
   Kernel& k = s.kernel();
+  bool wgmma = p.at("wgmma") != 0;
   int64_t bm = extentOf(k, blockTile[2]), bn = extentOf(k, blockTile[3]);
-  auto w = s.tile({blockTile[2], blockTile[3]}, {std::min(p.at("warp_m"), bm), std::min(p.at("warp_n"), bn)});
+  int64_t warpM = wgmma ? 16 : p.at("warp_m");
+  auto w = s.tile({blockTile[2], blockTile[3]}, {std::min(warpM, bm), std::min(p.at("warp_n"), bn)});
   int64_t warpsM = extentOf(k, w[0]), warpsN = extentOf(k, w[1]);
-  s.bind(w[0], ThreadTag::ThreadZ);
-  s.bind(w[1], ThreadTag::ThreadY);
+  ThreadTag rowsTag = wgmma ? ThreadTag::ThreadY : ThreadTag::ThreadZ, colsTag = wgmma ? ThreadTag::ThreadZ : ThreadTag::ThreadY;
+  s.bind(w[0], rowsTag);
+  s.bind(w[1], colsTag);
   auto rowsOf = s.split(w[2], 16);  // fragment rows, rows of one mma tile
   auto colsOf = s.split(w[3], 8);   // fragment columns, columns of one mma tile
   s.reorder({rowsOf[0], colsOf[0], rowsOf[1], colsOf[1]});
@@ -94,8 +100,10 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   // Unpadded by default: padding the rows by 8 elements (distinct banks for the fragment reads) measured 12%
   // slower at 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md), both with scalar
   // fragment loads; ldmatrix reads 8 rows of 16 bytes at once, which unpadded rows put in the same banks.
-  ThreadDims dims = {{32, ThreadTag::ThreadX}, {warpsN, ThreadTag::ThreadY}, {warpsM, ThreadTag::ThreadZ}};
-  stageOperands(s, ko, dims, p.at("pad"), copyBytes(p));
+  ThreadDims dims = {{32, ThreadTag::ThreadX}, {wgmma ? warpsM : warpsN, ThreadTag::ThreadY}, {wgmma ? warpsN : warpsM, ThreadTag::ThreadZ}};
+  std::vector<std::string> tiles = stageOperands(s, ko, dims, wgmma ? 0 : p.at("pad"), copyBytes(p));
+  if (wgmma)
+    for (const std::string& t : tiles) s.swizzle(t, 128);
   pipelineStages(s, ko, p);
   if (p.at("store_tile")) storeTileThroughShared(s, blockTile[1], dims);
 }
@@ -109,11 +117,24 @@ void checkMma(Kernel& k, const TemplateParams& p) {
   if (tf32 && !operandsOf(k, "k", {DType::F32})) rejectParams(k, "gemm", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
   if (!tf32 && !sixteenBitOperands(k)) rejectParams(k, "gemm", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
   if (!p.at("shared")) rejectParams(k, "gemm", "shared", "the mma form reads its operands from shared tiles: set shared = 1");
-  if (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0) rejectParams(k, "gemm", "warp_m", "the mma form needs warp_m a multiple of 16");
+  if (!p.at("wgmma") && (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0)) rejectParams(k, "gemm", "warp_m", "the mma form needs warp_m a multiple of 16");
   if (p.at("warp_n") % 8 != 0 || p.at("warp_n") == 0) rejectParams(k, "gemm", "warp_n", "the mma form needs warp_n a multiple of 8");
   int64_t depth = tf32 ? 8 : 16;
   if (p.at("block_k") % depth != 0)
     rejectParams(k, "gemm", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth));
+}
+
+// The wgmma form's conditions (Hopper's warpgroup MMA reads whole swizzled tiles: no tile may overhang).
+void checkWgmma(Kernel& k, const TemplateParams& p, int64_t M, int64_t N) {
+  auto need = [&](bool ok, const std::string& param, const std::string& what) {
+    if (!ok) rejectParams(k, "gemm", param, what);
+  };
+  need(p.at("mma") != 0 && !p.at("tf32") && sixteenBitOperands(k), "wgmma", "wgmma is the tensor-core form of f16 or bf16 operands: set mma = 1, tf32 = 0");
+  need(p.at("block_m") % 64 == 0 && M % p.at("block_m") == 0, "block_m", "wgmma needs block_m a multiple of 64 (whole warpgroups) that divides M = " + std::to_string(M));
+  need(p.at("warp_n") % 64 == 0 && p.at("warp_n") <= 256, "warp_n", "wgmma needs warp_n (a warpgroup's columns) 64, 128, 192 or 256");
+  need(p.at("block_n") % p.at("warp_n") == 0 && N % p.at("block_n") == 0, "block_n", "wgmma needs block_n a multiple of warp_n that divides N = " + std::to_string(N));
+  need(p.at("block_k") % 64 == 0 && extentOf(k, "k") % p.at("block_k") == 0, "block_k",
+       "wgmma needs block_k a multiple of 64 (rows of 128 bytes, the swizzle's width) that divides K = " + std::to_string(extentOf(k, "k")));
 }
 
 // Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
@@ -130,12 +151,14 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   bool mma = p.at("mma") != 0;
   if (p.at("tf32") && !mma) rejectParams(s.kernel(), "gemm", "tf32", "tf32 is a mode of the tensor-core form: set mma = 1");
   if (p.at("store_tile") && !mma) rejectParams(s.kernel(), "gemm", "store_tile", "store_tile is a form of the tensor-core epilogue: set mma = 1");
+  if (p.at("wgmma")) checkWgmma(s.kernel(), p, extentOf(s.kernel(), i), extentOf(s.kernel(), j));
   if (mma) checkMma(s.kernel(), p);
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
   if (shared && warps && !mma) rejectParams(s.kernel(), "gemm", "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
-  int64_t threads = warps || mma ? 32 * ((bm + p.at("warp_m") - 1) / p.at("warp_m")) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
+  int64_t warpM = p.at("wgmma") ? 16 : p.at("warp_m");
+  int64_t threads = warps || mma ? 32 * ((bm + warpM - 1) / warpM) * ((bn + p.at("warp_n") - 1) / p.at("warp_n"))
                           : ((bm + tm - 1) / tm) * ((bn + tn - 1) / tn);
   if (threads > 1024) rejectParams(s.kernel(), "gemm", "thread_m", "a block of " + std::to_string(threads) + " threads exceeds 1024");
   auto t = s.tile({i, j}, {bm, bn});
@@ -221,6 +244,24 @@ bool oneSixteenBitOutput(const Kernel& k) {
   return outputs == 1 && half;
 }
 
+// Hopper's warpgroup MMA where the tiles divide the product: 128 x 256 blocks (or 128 x 128), two warpgroups
+// of 64 x block_n each, 64-deep k steps in as many 48 KiB stages as fit a block's shared memory (4 at 128 x
+// 256), the output stored from the accumulators.
+void wgmmaDefaults(int64_t M, int64_t N, int64_t K, TemplateParams& p) {
+  if (M % 128 != 0 || N % 128 != 0 || K % 64 != 0) return;
+  int64_t bn = N % 256 == 0 ? 256 : 128;
+  p["wgmma"] = 1;
+  p["mma"] = 1;
+  p["block_m"] = 128;
+  p["block_n"] = bn;
+  p["warp_n"] = bn;
+  p["block_k"] = 64;
+  p["pad"] = 0;
+  p["store_tile"] = 0;
+  int64_t perStage = (128 + bn) * 64 * 2;
+  p["stages"] = std::clamp<int64_t>(kSharedBytesLimit / perStage, 1, std::min<int64_t>(4, K / 64));
+}
+
 // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile; or, for 16-bit operands, warps of up
 // to 64 x 64 on the tensor cores.
 TemplateParams gemmDefaults(Kernel& k) {
@@ -249,6 +290,8 @@ TemplateParams gemmDefaults(Kernel& k) {
     p["store_tile"] = oneSixteenBitOutput(k) ? 1 : 0;
   }
   p["stages"] = pickStages(k, p);
+  p["wgmma"] = 0;
+  if (sixteenBitOperands(k)) wgmmaDefaults(M, N, K, p);
   return p;
 }
 
@@ -258,10 +301,10 @@ const TemplateDef& gemmTemplate() {
   static const TemplateDef def = {
       gemm,
       {{"block_m", {16, 32, 64, 128}, "rows of the output tile of one block"},
-       {"block_n", {16, 32, 64, 128}, "columns of the output tile of one block"},
+       {"block_n", {16, 32, 64, 128, 256}, "columns of the output tile of one block"},
        {"block_k", {4, 8, 16, 32, 64}, "depth of one step of the reduction (unrolled; 64 with 3 stages of bf16 128 x 128 tiles, 107 KiB of shared memory, ran 7% faster than the default at 4096^3 on the H200)"},
        {"warp_m", {0, 16, 32, 64}, "rows of the tile of one warp (0: no warp level)"},
-       {"warp_n", {0, 16, 32, 64}, "columns of the tile of one warp (0: no warp level)"},
+       {"warp_n", {0, 16, 32, 64, 128, 256}, "columns of the tile of one warp (0: no warp level); with wgmma = 1, of one warpgroup"},
        {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
@@ -270,7 +313,8 @@ const TemplateDef& gemmTemplate() {
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
        {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
        {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"},
-       {"store_tile", {0, 1}, "with mma = 1: write the block's output tile through shared memory, 16 contiguous bytes a thread (1), or from the accumulators, 2 elements a lane (0)"}},
+       {"store_tile", {0, 1}, "with mma = 1: write the block's output tile through shared memory, 16 contiguous bytes a thread (1), or from the accumulators, 2 elements a lane (0)"},
+       {"wgmma", {0, 1}, "with mma = 1 on 16-bit operands (Hopper, sm_90a): four warps of 16 rows are a warpgroup computing a 64 x warp_n tile, one wgmma per 16-deep step from 128-byte-swizzled shared tiles (block_m a multiple of 64, block_k of 64; warp_m unused)"}},
       gemmDefaults};
   return def;
 }

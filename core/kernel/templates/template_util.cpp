@@ -134,12 +134,16 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
   if (extentOf(s.kernel(), rest) <= 16) s.unroll(rest);
 }
 
-void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad, int64_t copyBytes) {
+std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad,
+                                       int64_t copyBytes) {
+  std::vector<std::string> caches;
   for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
     int64_t lanes = copyBytes / int64_t(dtypeSize(s.kernel().findBuffer(operand)->dtype));
     auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
+    caches.push_back(fill[0]);
     bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
   }
+  return caches;
 }
 
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {

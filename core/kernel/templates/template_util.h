@@ -68,7 +68,9 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
               bool vectorized = false);
 // Stages every input read inside `ko` in shared memory, filled by the block's threads; rows padded by `pad`;
 // copyBytes > 0: each thread copies runs of that many bytes (bindFill's lanes, by the operand's dtype).
-void stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0, int64_t copyBytes = 0);
+// Returns the caches made, in operand order.
+std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0,
+                                       int64_t copyBytes = 0);
 // stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
 // S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
 // is an upper bound: fewer stages where the k steps or a block's shared memory (kSharedBytesLimit) do not allow S.

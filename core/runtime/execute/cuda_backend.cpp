@@ -63,7 +63,8 @@ class CudaBackend : public KernelBackend {
     modcache::runJobs(kernels.size(), [&](size_t i) {
       if (owners[i] != i || cancel.cancelled()) return;  // not generated, or another kernel builds its module
       try {
-        cubins[i] = cubinOf(nvrtc, {"cubin", sources[i], options, arch_, toolkit}, kernels[i]->entry, out[i]);
+        cubins[i] = cubinOf(nvrtc, {"cubin", sources[i], options, codegen::nvrtcArch(*kernels[i], arch_), toolkit},
+                            kernels[i]->entry, out[i]);
       } catch (const std::exception& e) {
         out[i].error = e.what();
       }
@@ -160,7 +161,7 @@ class CudaBackend : public KernelBackend {
       b.cached = true;
       return std::vector<char>(image->begin(), image->end());
     }
-    cuda::NvrtcResult r = nvrtc.compile(key.source, name + ".cu", {}, arch_);
+    cuda::NvrtcResult r = nvrtc.compile(key.source, name + ".cu", {}, key.target);
     b.compileMs = r.compileMs;
     if (!r.ok) {
       b.error = r.error;

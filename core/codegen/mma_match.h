@@ -1,0 +1,34 @@
+#pragma once
+// Internal: the loops around a reduction that the tensor cores compute as one instruction (mma.cpp: one warp's
+// mma.sync; wgmma.cpp: four warps' tiles as one warpgroup wgmma).
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/c_types.h"
+
+namespace tessera::codegen::detail {
+
+// A tile the tensor cores compute as one instruction: the lane loops, the depth loop directly inside them, and
+// its one statement `acc sum= A * B`.
+struct MmaTile {
+  const kernel::ForStmt *row, *col, *depth;
+  const kernel::ReduceStmt* red;
+  const kernel::Load *a, *b;
+  bool tf32;  // f32 operands rounded to tf32 (m16n8k8); else f16/bf16 operands (m16n8k16)
+};
+
+// The tile whose row loop (bound to mma.row) is `row`: its column loop, the depth loop directly inside, and
+// `acc sum= A * B` of 16-bit operands (8-deep f32 ones rounded to tf32 when params has tf32 = 1).
+std::optional<MmaTile> matchMma(const kernel::ForStmt& row, const ExprPrinter& ep, const std::map<std::string, int64_t>& params);
+
+// The operand a product reads (through a Cast), or null.
+const kernel::Load* operandLoad(const kernel::Expr& e);
+bool usesAnyVar(const std::vector<kernel::Expr>& idx, const std::string& name);
+// The statement inside single-statement blocks and guards, the guards' conditions appended to `guards`.
+kernel::Stmt unwrapGuards(const kernel::Stmt& body, std::vector<kernel::Expr>* guards);
+// The loop that is the body (through blocks and guards), or null.
+const kernel::ForStmt* innerLoop(const kernel::Stmt& body, std::vector<kernel::Expr>* guards = nullptr);
+
+}  // namespace tessera::codegen::detail
