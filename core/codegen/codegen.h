@@ -3,6 +3,7 @@
 // or C++ for the CPU (one `extern "C"` function, OpenMP-parallel outer loops). Identifiers come from the kernel
 // IR's generated names; model names (values, node ids) appear only in sanitized comments. Every line of the
 // source maps back to the ids of the graph nodes its statement came from (the source map).
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -53,6 +54,17 @@ struct GeneratedKernel {
   size_t dynamicSharedBytes = 0;
   // CUDA: uses instructions of an architecture-specific target (wgmma: sm_90a, Hopper only); see nvrtcArch.
   bool archSpecific = false;
+  // CUDA: tiles filled by the tensor memory accelerator (TMA, cp.async.bulk.tensor): one tensor map per source,
+  // passed by value after every other parameter, in this order. The backend encodes each (cuTensorMapEncodeTiled)
+  // over the source parameter's device address: row-major dims and a box of `box` elements, 128-byte swizzled.
+  struct TensorMap {
+    size_t param = 0;            // index into params: the global buffer the tiles come from
+    std::vector<uint64_t> dims;  // innermost first (TMA's order)
+    std::vector<uint32_t> box;   // innermost first
+    int elementBytes = 2;
+    bool bf16 = true;            // else f16
+  };
+  std::vector<TensorMap> tensorMaps;
 };
 
 // The architecture NVRTC compiles `g` for on a device of `deviceArch` ("sm_90"): its architecture-specific

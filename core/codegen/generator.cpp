@@ -26,6 +26,7 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
     : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
   if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k));
+  planTma();
 }
 
 std::string Generator::sharedArray(const std::string& type, const std::string& name, const std::string& countText,
@@ -89,6 +90,8 @@ GeneratedKernel Generator::run() {
   launchComment();
   if (target_ == Target::Cpu && k_.params.count("tf32") && k_.params.at("tf32"))
     line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
+  if (!tmaMaps_.empty())
+    line("struct __align__(64) tsr_tensor_map { unsigned long long bits[16]; };  // a CUtensorMap, opaque here");
   signature();
   indent_ = 1;
   if (dynamicShared_) dynamicArena();
@@ -153,6 +156,10 @@ void Generator::signature() {
                         std::string(dtypeName(b.dtype)) + shapeToString(b.shape) + " workspace");
       }
   if (target_ == Target::Cuda && phaseCount() > 1) decls.push_back("const int tsr_phase\t  // launched once per phase, in order");
+  for (size_t i = 0; i < out_.tensorMaps.size(); ++i) {  // in the maps' order, as the backend passes them
+    const std::string& source = out_.params[out_.tensorMaps[i].param];
+    decls.push_back("const __grid_constant__ tsr_tensor_map " + tensorMapName(source) + "\t  // TMA: the tiles of " + identifier(source));
+  }
   for (size_t i = 0; i < decls.size(); ++i) {
     size_t tab = decls[i].find('\t');
     std::string sep = i + 1 < decls.size() ? "," : ") {";

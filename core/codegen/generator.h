@@ -1,5 +1,6 @@
 #pragma once
 // Internal: the statement generator shared by the CUDA and C++ targets.
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,6 +18,8 @@ std::set<std::string> cpuVectorArrays(const kernel::Kernel& k);
 // Shared arrays holding swizzled tiles (Buffer::swizzleBytes) start at multiples of this many bytes.
 inline constexpr int64_t kSwizzleAlign = 1024;
 int64_t sharedAlignment(const kernel::Buffer& b);
+// The array holding a pipelined loop's copies of a cache (pipeline.cpp).
+std::string stagesName(const std::string& cache);
 bool swizzledShared(const kernel::Kernel& k);
 
 class Generator {
@@ -59,6 +62,15 @@ class Generator {
                  const std::string& iteration, const std::string& stage);
   void asyncCopy(const kernel::AsyncCopyStmt& n);
   bool copyGroup(const kernel::ForStmt& f);
+  // tma.cpp: which caches the TMA fills (planTma, at the start), whether a pipelined loop's caches all are, and
+  // the lines of its barriers, of one stage's copies and of the wait for one.
+  void planTma();
+  bool tmaFills(const std::vector<std::string>& caches) const;
+  std::string tensorMapName(const std::string& source) const;
+  void tmaBarriers(const kernel::ForStmt& f);
+  void tmaStage(const kernel::ForStmt& f, const std::vector<std::string>& caches, const std::string& iteration,
+                const std::string& stage);
+  void tmaWait(const kernel::ForStmt& f, const std::vector<std::string>& provenance);
   void combineAcrossThreads(const kernel::ForStmt& outer);  // combine.cpp
   struct Partial;
   void combineReduce(const Partial& p);
@@ -89,6 +101,8 @@ class Generator {
   bool usesHalf_ = false;
   bool asyncFill_ = false;  // CUDA: generating the fills of a pipelined loop (cp.async)
   bool dynamicShared_ = false;
+  std::set<std::string> tmaCaches_;           // caches the TMA fills
+  std::map<std::string, size_t> tmaMaps_;     // source buffer -> its tensor map (GeneratedKernel::tensorMaps)
   size_t sharedBytes_ = 0;
 };
 

@@ -81,8 +81,6 @@ std::optional<PipelineShape> pipelineShape(const Kernel& k, const ForStmt& f) {
   return shape;
 }
 
-std::string stagesName(const std::string& cache) { return "tsr_stages_" + identifier(cache); }
-
 // True when no comparison in `cond` changes over the lanes 0..width-1 of `lane`.
 bool laneInvariant(const Expr& cond, const std::string& lane, int64_t width) {
   if (!usesVar(cond, lane)) return true;
@@ -109,6 +107,8 @@ std::string sharedAddress(const std::string& pointer) {
 
 }  // namespace
 
+std::string stagesName(const std::string& cache) { return "tsr_stages_" + identifier(cache); }
+
 bool Generator::pipelinedLoop(const ForStmt& f) {
   auto shape = pipelineShape(k_, f);
   if (!shape) return false;
@@ -126,13 +126,19 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
              "  // " + stages + " copies of " + identifier(c),
          prov);
   }
+  bool tma = tmaFills(shape->caches);
+  if (tma) tmaBarriers(f);
   line("#pragma unroll", prov);
   line("for (int tsr_stage = 0; tsr_stage < " + std::to_string(h.pipelineStages - 1) + "; ++tsr_stage) {  // prologue: iterations 0.." +
            std::to_string(h.pipelineStages - 2),
        prov);
   ++indent_;
-  fillStage(f, shape->caches, shape->fills, "tsr_stage", "tsr_stage");
-  line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", prov);
+  if (tma) {
+    tmaStage(f, shape->caches, "tsr_stage", "tsr_stage");
+  } else {
+    fillStage(f, shape->caches, shape->fills, "tsr_stage", "tsr_stage");
+    line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", prov);
+  }
   --indent_;
   line("}", prov);
   if (h.loopKind == LoopKind::Unrolled) line("#pragma unroll", prov);
@@ -145,7 +151,8 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
   line("const long long tsr_next = " + v + " + " + std::to_string(h.pipelineStages - 1) + ";", prov);
   line("if (tsr_next < " + n + ") {  // the copies of iteration " + v + " + " + std::to_string(h.pipelineStages - 1), prov);
   ++indent_;
-  fillStage(f, shape->caches, shape->fills, "tsr_next", "tsr_next % " + stages);
+  if (tma) tmaStage(f, shape->caches, "tsr_next", "tsr_next % " + stages);
+  else fillStage(f, shape->caches, shape->fills, "tsr_next", "tsr_next % " + stages);
   --indent_;
   line("}", prov);
   for (size_t i = shape->rest; i < stmts.size(); ++i) {
@@ -155,6 +162,10 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
       continue;
     }
     const auto& m = static_cast<PipelineMarkerStmt&>(*s);
+    if (tma) {
+      if (m.wait) tmaWait(f, m.provenance);
+      continue;
+    }
     if (m.wait) line("asm volatile(\"cp.async.wait_group " + std::to_string(m.pending) + ";\\n\" ::: \"memory\");", m.provenance);
     else line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", m.provenance);
   }

@@ -53,7 +53,7 @@ std::string refusal(const CompileResult& cr, const kernel::TemplateParams& param
 
 // The small tiles the cpu runs: 64 x 128 blocks, two warpgroups of 64 x 64 side by side, 2 stages.
 const kernel::TemplateParams kSmall = {{"wgmma", 1}, {"mma", 1}, {"block_m", 64}, {"block_n", 128}, {"warp_n", 64},
-                                       {"block_k", 64}, {"stages", 2}, {"pad", 0}, {"store_tile", 0}};
+                                       {"block_k", 64}, {"stages", 2}, {"pad", 0}, {"store_tile", 0}, {"tma", 1}};
 
 void cpuRunVerified(const execute::CompiledModel& m) {
   QVERIFY2(m.kernels[0].error.empty(), m.kernels[0].error.c_str());
@@ -87,13 +87,25 @@ class TestWgmma : public QObject {
     const kernel::Kernel& k = m.kernels[0].kernel;
     QCOMPARE(k.params.at("wgmma"), int64_t(1));
     QCOMPARE(k.params.at("block_n"), int64_t(256));
-    QCOMPARE(k.params.at("stages"), int64_t(4));
+    QCOMPARE(k.params.at("stages"), int64_t(3));  // beside the output tile, through shared memory
+    QCOMPARE(k.params.at("tma"), int64_t(1));
     QVERIFY(kernel::printKernel(k).find("128-byte swizzle") != std::string::npos);
     codegen::GeneratedKernel g = codegen::generateCuda(k);
     QVERIFY(g.source.find("wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16") != std::string::npos);
     QVERIFY(g.source.find("fence.proxy.async.shared::cta") != std::string::npos);
     QVERIFY(g.source.find("mma.sync") == std::string::npos);
     QCOMPARE(g.launch.block[0] * g.launch.block[1] * g.launch.block[2], 256u);
+    // TMA: A's tiles are boxes of 64 columns x 128 rows of a 256 x 256 tensor, B's of 64 x 64 of 256 x 512, each
+    // a bulk tensor copy completing on the stage's mbarrier; their maps are the last parameters.
+    QCOMPARE(g.tensorMaps.size(), size_t(2));
+    for (const auto& map : g.tensorMaps) {
+      bool a = map.param == 0;
+      QCOMPARE(map.dims, (std::vector<uint64_t>{a ? 256u : 512u, 256u}));
+      QCOMPARE(map.box, (std::vector<uint32_t>{64u, a ? 128u : 64u}));
+    }
+    QVERIFY(g.source.find("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes") != std::string::npos);
+    QVERIFY(g.source.find("mbarrier.try_wait.parity") != std::string::npos);
+    QVERIFY(g.source.find("cp.async.cg") == std::string::npos);
     compilesForSm90a(g);
     if (!gpuHere()) QSKIP(noGpu());
     gpuRunVerified(m);
@@ -103,10 +115,13 @@ class TestWgmma : public QObject {
   // 64 rows, two of 64 columns side by side (B's tile two 64-column chunks), 2 stages; bf16 and f16.
   void smallTilesBothTypes() {
     for (const char* t : {"bf16", "f16"}) {
-      execute::CompiledModel m = withParams(gemmModel(t, 128, 128, 128), kSmall);
+      kernel::TemplateParams params = kSmall;
+      params["tma"] = std::string(t) == "bf16" ? 1 : 0;  // the f16 tiles by every thread's cp.async
+      execute::CompiledModel m = withParams(gemmModel(t, 128, 128, 128), params);
       codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
       std::string op = std::string("wgmma.mma_async.sync.aligned.m64n64k16.f32.") + t + "." + t;
       QVERIFY2(g.source.find(op) != std::string::npos, op.c_str());
+      QCOMPARE(g.tensorMaps.size(), size_t(params["tma"] ? 2 : 0));
       compilesForSm90a(g);
       cpuRunVerified(m);
       if (gpuHere()) gpuRunVerified(m);

@@ -163,6 +163,17 @@ CUresult cuMemsetD8(CUdeviceptr d, unsigned char v, size_t n) {
   return CUDA_SUCCESS;
 }
 
+// The tensor map's rules this fake can check: rank 1..5, a 16-byte aligned base, boxes of 1..256 elements.
+CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_t rank, void* base, const cuuint64_t*,
+                                const cuuint64_t*, const cuuint32_t* box, const cuuint32_t*, CUtensorMapInterleave,
+                                CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  if (rank < 1 || rank > 5 || reinterpret_cast<uintptr_t>(base) % 16 != 0) return CUDA_ERROR_INVALID_VALUE;
+  for (cuuint32_t d = 0; d < rank; ++d)
+    if (box[d] < 1 || box[d] > 256) return CUDA_ERROR_INVALID_VALUE;
+  std::memset(map, 0, sizeof(CUtensorMap));
+  return CUDA_SUCCESS;
+}
+
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned, CUstream, void** args, void**) {
   if (CUresult r = needContext()) return r;
@@ -214,7 +225,7 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t, CUdri
       TESSERA_FAKE_ENTRY(cuMemcpyHtoD), TESSERA_FAKE_ENTRY(cuMemcpyDtoH), TESSERA_FAKE_ENTRY(cuMemcpyDtoD),
       TESSERA_FAKE_ENTRY(cuMemsetD8), TESSERA_FAKE_ENTRY(cuLaunchKernel), TESSERA_FAKE_ENTRY(cuEventCreate),
       TESSERA_FAKE_ENTRY(cuEventDestroy), TESSERA_FAKE_ENTRY(cuEventRecord), TESSERA_FAKE_ENTRY(cuEventSynchronize),
-      TESSERA_FAKE_ENTRY(cuEventElapsedTime)};
+      TESSERA_FAKE_ENTRY(cuEventElapsedTime), TESSERA_FAKE_ENTRY(cuTensorMapEncodeTiled)};
 #undef TESSERA_FAKE_ENTRY
   auto it = table.find(symbol);
   if (status) *status = it == table.end() ? CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND : CU_GET_PROC_ADDRESS_SUCCESS;

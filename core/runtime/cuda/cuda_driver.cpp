@@ -44,6 +44,7 @@ struct CudaDriver::Api {
   decltype(&::cuEventRecord) eventRecord = nullptr;
   decltype(&::cuEventSynchronize) eventSynchronize = nullptr;
   decltype(&::cuEventElapsedTime) eventElapsedTime = nullptr;
+  decltype(&::cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
 };
 
 namespace {
@@ -107,6 +108,7 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
   TESSERA_FETCH(eventRecord, cuEventRecord);
   TESSERA_FETCH(eventSynchronize, cuEventSynchronize);
   TESSERA_FETCH(eventElapsedTime, cuEventElapsedTime);
+  TESSERA_FETCH(tensorMapEncodeTiled, cuTensorMapEncodeTiled);
 #undef TESSERA_FETCH
   return missing;
 }
@@ -297,6 +299,21 @@ void CudaDriver::copyToHost(void* dst, DevicePtr src, std::size_t bytes) const {
 
 void CudaDriver::copyOnDevice(DevicePtr dst, DevicePtr src, std::size_t bytes) const {
   check(*api_, api_->memcpyDtoD(dst, src, bytes), "cuMemcpyDtoD(" + std::to_string(bytes) + " bytes)");
+}
+
+void CudaDriver::encodeTensorMap(void* map, bool bf16, DevicePtr base, const std::vector<uint64_t>& dims,
+                                 const std::vector<uint32_t>& box) const {
+  const cuuint32_t rank = cuuint32_t(dims.size());
+  std::vector<cuuint64_t> size(dims.begin(), dims.end()), strides;  // strides: bytes, of dims 1.. (dim 0 is dense)
+  uint64_t stride = 2;
+  for (size_t d = 0; d + 1 < dims.size(); ++d) strides.push_back(stride *= dims[d]);
+  std::vector<cuuint32_t> boxDims(box.begin(), box.end()), unit(dims.size(), 1);
+  check(*api_,
+        api_->tensorMapEncodeTiled(static_cast<CUtensorMap*>(map), bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                   rank, reinterpret_cast<void*>(base), size.data(), strides.data(), boxDims.data(), unit.data(),
+                                   CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+        "cuTensorMapEncodeTiled(rank " + std::to_string(rank) + ")");
 }
 
 void CudaDriver::fillZero(DevicePtr dst, std::size_t bytes) const {

@@ -3,7 +3,9 @@
 // Every call checks its CUresult and throws tessera::Error naming the call and the driver's error name and text.
 // Calls act on the context current on the calling thread: see CudaContext in cuda_objects.h.
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "ir/error.h"
 
@@ -105,6 +107,11 @@ class CudaDriver {
   void copyToHost(void* dst, DevicePtr src, std::size_t bytes) const;
   void copyOnDevice(DevicePtr dst, DevicePtr src, std::size_t bytes) const;
   void fillZero(DevicePtr dst, std::size_t bytes) const;
+
+  // A tensor map (CUtensorMap, 128 bytes, written to `map`) over a row-major tensor of 16-bit elements at `base`
+  // for the TMA: dims and box innermost first, 128-byte swizzle (cuTensorMapEncodeTiled).
+  void encodeTensorMap(void* map, bool bf16, DevicePtr base, const std::vector<uint64_t>& dims,
+                       const std::vector<uint32_t>& box) const;
 
   // Launches on the default stream; `args` holds one pointer per kernel parameter, pointing at its value.
   void launch(FunctionHandle function, const LaunchConfig& config, void** args) const;

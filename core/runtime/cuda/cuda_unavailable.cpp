@@ -37,6 +37,7 @@ void CudaDriver::copyToDevice(DevicePtr, const void*, std::size_t) const { unava
 void CudaDriver::copyToHost(void*, DevicePtr, std::size_t) const { unavailable(); }
 void CudaDriver::copyOnDevice(DevicePtr, DevicePtr, std::size_t) const { unavailable(); }
 void CudaDriver::fillZero(DevicePtr, std::size_t) const { unavailable(); }
+void CudaDriver::encodeTensorMap(void*, bool, DevicePtr, const std::vector<uint64_t>&, const std::vector<uint32_t>&) const { unavailable(); }
 void CudaDriver::launch(FunctionHandle, const LaunchConfig&, void**) const { unavailable(); }
 EventHandle CudaDriver::createEvent() const { unavailable(); }
 void CudaDriver::destroyEvent(EventHandle) const { unavailable(); }

@@ -115,6 +115,8 @@ class CudaBackend : public KernelBackend {
     for (auto& p : ptrs) args.push_back(&p);
     int phase = 0;
     if (g.phases > 1) args.push_back(&phase);
+    std::vector<TensorMapBits> maps = tensorMaps(g, ptrs);  // after every other parameter, by value
+    for (TensorMapBits& m : maps) args.push_back(m.bits);
     const codegen::LaunchDims& d = g.launch;
     cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]},
                           unsigned(g.dynamicSharedBytes)};
@@ -129,6 +131,19 @@ class CudaBackend : public KernelBackend {
         warmup, reps, timeBudgetMs_);
     finishOutputs(params, ptrs);
     return ms;
+  }
+
+  // The TMA's tensor maps over the kernel's sources, at this run's device addresses.
+  struct alignas(64) TensorMapBits {
+    unsigned long long bits[16];
+  };
+  static std::vector<TensorMapBits> tensorMaps(const codegen::GeneratedKernel& g, const std::vector<cuda::DevicePtr>& ptrs) {
+    std::vector<TensorMapBits> out(g.tensorMaps.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      const codegen::GeneratedKernel::TensorMap& m = g.tensorMaps[i];
+      cuda::CudaDriver::get().encodeTensorMap(out[i].bits, m.bf16, ptrs.at(m.param), m.dims, m.box);
+    }
+    return out;
   }
 
   // Everything made in the faulted context goes (its handles are dead; their frees fail quietly), the primary
