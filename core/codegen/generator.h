@@ -9,7 +9,8 @@
 
 namespace tessera::codegen::detail {
 
-struct VectorPlan;  // vector_access.h
+struct VectorPlan;     // vector_access.h
+struct PipelineShape;  // pipeline.cpp
 
 // CPU: the register buffers declared as arrays of f32 vectors (cpu_vector.cpp): those the kernel's vectorized
 // loops access in vector form, which GCC then keeps in vector registers.
@@ -58,6 +59,13 @@ class Generator {
   // the fills of one iteration into one copy of the caches; a copy (cp.async inside a fill, else a plain load);
   // a fill's lanes as wide cp.async copies, when they can be.
   bool pipelinedLoop(const kernel::ForStmt& f);
+  struct PipelineForm {
+    bool tma = false;            // the stages' tiles come by TMA (tma.cpp), else by cp.async
+    bool wgmmaInFlight = false;  // an iteration's wgmma still runs while the next one's is issued
+    int ahead = 1;               // iterations whose copies are in flight before this one's wait
+  };
+  void pipelinePrologue(const kernel::ForStmt& f, const PipelineShape& shape, const PipelineForm& form);
+  void pipelineIterations(const kernel::ForStmt& f, const PipelineShape& shape, const PipelineForm& form);
   void fillStage(const kernel::ForStmt& f, const std::vector<std::string>& caches, const std::vector<kernel::Stmt>& fills,
                  const std::string& iteration, const std::string& stage);
   void asyncCopy(const kernel::AsyncCopyStmt& n);
@@ -100,6 +108,7 @@ class Generator {
   size_t preludeLines_ = 0;
   bool usesHalf_ = false;
   bool asyncFill_ = false;  // CUDA: generating the fills of a pipelined loop (cp.async)
+  int wgmmaPending_ = 0;    // CUDA: wgmma groups a warpgroup leaves in flight at the end of its k steps
   bool dynamicShared_ = false;
   std::set<std::string> tmaCaches_;           // caches the TMA fills
   std::map<std::string, size_t> tmaMaps_;     // source buffer -> its tensor map (GeneratedKernel::tensorMaps)

@@ -14,6 +14,14 @@ namespace tessera::codegen::detail {
 
 using namespace kernel;
 
+// The body of a pipelined loop as the generator can pipeline it: allocations of shared caches and their
+// asynchronous fills, then a commit; after that nothing copies into or writes those caches.
+struct PipelineShape {
+  std::vector<std::string> caches;  // allocated and filled at the start of the body, in allocation order
+  std::vector<Stmt> fills;
+  size_t rest = 0;  // index of the first statement after the fills (the commit)
+};
+
 namespace {
 
 bool containsKind(const Stmt& s, StmtKind kind) {
@@ -43,14 +51,6 @@ bool writes(const Stmt& s, const std::set<std::string>& buffers) {
 bool isCommit(const Stmt& s) {
   return s->kind == StmtKind::PipelineMarker && !static_cast<PipelineMarkerStmt&>(*s).wait;
 }
-
-// The body of a pipelined loop as the generator can pipeline it: allocations of shared caches and their
-// asynchronous fills, then a commit; after that nothing copies into or writes those caches.
-struct PipelineShape {
-  std::vector<std::string> caches;  // allocated and filled at the start of the body, in allocation order
-  std::vector<Stmt> fills;
-  size_t rest = 0;  // index of the first statement after the fills (the commit)
-};
 
 std::optional<PipelineShape> pipelineShape(const Kernel& k, const ForStmt& f) {
   if (f.body->kind != StmtKind::Block) return std::nullopt;
@@ -114,8 +114,7 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
   if (!shape) return false;
   const LoopHeader& h = f.h;
   const auto& prov = f.provenance;
-  const auto& stmts = static_cast<BlockStmt&>(*f.body).stmts;
-  std::string v = identifier(h.var), n = std::to_string(h.extent), stages = std::to_string(h.pipelineStages);
+  std::string v = identifier(h.var), stages = std::to_string(h.pipelineStages);
   line("{  // loop " + v + " software-pipelined: " + stages + " stages, each a copy of its shared tiles filled by cp.async",
        prov);
   ++indent_;
@@ -126,54 +125,85 @@ bool Generator::pipelinedLoop(const ForStmt& f) {
              "  // " + stages + " copies of " + identifier(c),
          prov);
   }
-  bool tma = tmaFills(shape->caches);
-  if (tma) tmaBarriers(f);
+  PipelineForm form;
+  form.tma = tmaFills(shape->caches);
+  // TMA with wgmma and 3 stages or more: one iteration's wgmma stays in flight while the next is issued, so a
+  // stage is refilled one iteration later than it could be (S - 2 ahead): its reads may still be running.
+  form.wgmmaInFlight = form.tma && h.pipelineStages >= 3 && k_.params.count("wgmma") && k_.params.at("wgmma");
+  form.ahead = h.pipelineStages - (form.wgmmaInFlight ? 2 : 1);
+  if (form.tma) tmaBarriers(f);
+  pipelinePrologue(f, *shape, form);
+  pipelineIterations(f, *shape, form);
+  if (form.wgmmaInFlight) line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");  // the last iteration's", prov);
+  --indent_;
+  line("}", prov);
+  return true;
+}
+
+// The fills of iterations 0 .. ahead - 1, before the loop.
+void Generator::pipelinePrologue(const ForStmt& f, const PipelineShape& shape, const PipelineForm& form) {
+  const auto& prov = f.provenance;
   line("#pragma unroll", prov);
-  line("for (int tsr_stage = 0; tsr_stage < " + std::to_string(h.pipelineStages - 1) + "; ++tsr_stage) {  // prologue: iterations 0.." +
-           std::to_string(h.pipelineStages - 2),
+  line("for (int tsr_stage = 0; tsr_stage < " + std::to_string(form.ahead) + "; ++tsr_stage) {  // prologue: iterations 0.." +
+           std::to_string(form.ahead - 1),
        prov);
   ++indent_;
-  if (tma) {
-    tmaStage(f, shape->caches, "tsr_stage", "tsr_stage");
+  if (form.tma) {
+    tmaStage(f, shape.caches, "tsr_stage", "tsr_stage");
   } else {
-    fillStage(f, shape->caches, shape->fills, "tsr_stage", "tsr_stage");
+    fillStage(f, shape.caches, shape.fills, "tsr_stage", "tsr_stage");
     line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", prov);
   }
   --indent_;
   line("}", prov);
+}
+
+// The loop: this iteration's copies, the fills of iteration + ahead, then the body after its fills, the
+// markers as the copies' waits. After a TMA wait each thread has seen its tiles land: the IR's barrier after it
+// is not needed.
+void Generator::pipelineIterations(const ForStmt& f, const PipelineShape& shape, const PipelineForm& form) {
+  const LoopHeader& h = f.h;
+  const auto& prov = f.provenance;
+  const auto& stmts = static_cast<BlockStmt&>(*f.body).stmts;
+  std::string v = identifier(h.var), n = std::to_string(h.extent), stages = std::to_string(h.pipelineStages);
   if (h.loopKind == LoopKind::Unrolled) line("#pragma unroll", prov);
   line("for (long long " + v + " = 0; " + v + " < " + n + "; ++" + v + ") {", prov);
   ++indent_;
-  for (const std::string& c : shape->caches)
+  for (const std::string& c : shape.caches)
     line(storageType(ep_.buffer(c).dtype, target_) + "* const " + identifier(c) + " = " + stagesName(c) + " + (" + v + " % " +
              stages + ") * " + std::to_string(numElements(ep_.buffer(c).shape)) + ";  // this iteration's copy",
          prov);
-  line("const long long tsr_next = " + v + " + " + std::to_string(h.pipelineStages - 1) + ";", prov);
-  line("if (tsr_next < " + n + ") {  // the copies of iteration " + v + " + " + std::to_string(h.pipelineStages - 1), prov);
+  line("const long long tsr_next = " + v + " + " + std::to_string(form.ahead) + ";", prov);
+  line("if (tsr_next < " + n + ") {  // the copies of iteration " + v + " + " + std::to_string(form.ahead), prov);
   ++indent_;
-  if (tma) tmaStage(f, shape->caches, "tsr_next", "tsr_next % " + stages);
-  else fillStage(f, shape->caches, shape->fills, "tsr_next", "tsr_next % " + stages);
+  if (form.tma) tmaStage(f, shape.caches, "tsr_next", "tsr_next % " + stages);
+  else fillStage(f, shape.caches, shape.fills, "tsr_next", "tsr_next % " + stages);
   --indent_;
   line("}", prov);
-  for (size_t i = shape->rest; i < stmts.size(); ++i) {
+  wgmmaPending_ = form.wgmmaInFlight ? 1 : 0;
+  bool waited = false;
+  for (size_t i = shape.rest; i < stmts.size(); ++i) {
     const Stmt& s = stmts[i];
+    bool barrierAfterWait = waited && s->kind == StmtKind::Sync;
+    waited = false;
+    if (form.tma && barrierAfterWait) continue;
     if (s->kind != StmtKind::PipelineMarker) {
       stmt(s);
       continue;
     }
     const auto& m = static_cast<PipelineMarkerStmt&>(*s);
-    if (tma) {
+    waited = m.wait;
+    if (form.tma) {
       if (m.wait) tmaWait(f, m.provenance);
-      continue;
+    } else if (m.wait) {
+      line("asm volatile(\"cp.async.wait_group " + std::to_string(m.pending) + ";\\n\" ::: \"memory\");", m.provenance);
+    } else {
+      line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", m.provenance);
     }
-    if (m.wait) line("asm volatile(\"cp.async.wait_group " + std::to_string(m.pending) + ";\\n\" ::: \"memory\");", m.provenance);
-    else line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");", m.provenance);
   }
+  wgmmaPending_ = 0;
   --indent_;
   line("}", prov);
-  --indent_;
-  line("}", prov);
-  return true;
 }
 
 // The fills of iteration `iteration` (a variable's name) into copy `stage` of each cache.

@@ -196,7 +196,8 @@ bool Generator::wgmmaLoop(const ForStmt& f) {
     line("}", prov);
   }
   line("asm volatile(\"wgmma.commit_group.sync.aligned;\\n\" ::: \"memory\");", prov);
-  line("asm volatile(\"wgmma.wait_group.sync.aligned 0;\\n\" ::: \"memory\");", prov);
+  // In a TMA pipeline that allows it, this iteration's group stays in flight (the loop waits for it after).
+  line("asm volatile(\"wgmma.wait_group.sync.aligned " + std::to_string(wgmmaPending_) + ";\\n\" ::: \"memory\");", prov);
   --indent_;
   line("}", prov);
   return true;
