@@ -35,7 +35,7 @@ nlohmann::json& partOf(SessionBranch& b, const std::string& field) {
 // Same compile and results: switching between the two would change nothing.
 bool sameState(SessionBranch a, SessionBranch b) {
   a.name = b.name;
-  return overrideListToJson(a.overrides) == overrideListToJson(b.overrides) && a.pipeline.name == b.pipeline.name &&
+  return a.overrides == b.overrides && a.pipeline.name == b.pipeline.name &&
          a.pipeline.disabled == b.pipeline.disabled && a.pipeline.stopAfter == b.pipeline.stopAfter &&
          a.pipeline.fuel == b.pipeline.fuel && a.scheduleTraces == b.scheduleTraces && a.tuning == b.tuning &&
          a.lastRun == b.lastRun;
