@@ -150,10 +150,9 @@ QString LessonPlayer::showPanel(const LessonState& st) {
   }
   if (st.panel == "pipeline")
     if (auto* ir = window_.findChild<QDockWidget*>("irDock")) ir->raise();  // the step's diff beside its row
-  if (st.level.isEmpty()) return {};
+  const std::optional<Level> level = driver::stageNamed(st.level.toStdString());
   auto* levels = window_.findChild<LevelsPanel*>();
-  for (int i = 0; levels && i < kLevelCount; ++i)
-    if (levelName(Level(i)) == st.level) levels->setLevel(Level(i));
+  if (levels && level && int(*level) < kLevelCount) levels->setLevel(*level);
   return {};
 }
 
