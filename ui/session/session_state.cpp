@@ -10,15 +10,6 @@
 namespace tessera::ui {
 namespace {
 
-// Fields of the core session that panels own through SessionParts; every other part lives under "view".
-nlohmann::json& coreField(Session& s, const std::string& field) {
-  if (field == "schedule_traces") return s.scheduleTraces;
-  if (field == "tuning") return s.tuning;
-  return s.lastRun;
-}
-bool isCoreField(const std::string& field) {
-  return field == "schedule_traces" || field == "tuning" || field == "last_run";
-}
 // The window's own view keys, never handed to parts.
 const std::set<std::string> kViewKeys{"step", "selection", "layout", "compiled"};
 
@@ -51,6 +42,13 @@ Selection selectionFromJson(const nlohmann::json& j) {
 
 }  // namespace
 
+nlohmann::json* branchPart(BranchState& branch, const std::string& field) {
+  if (field == "schedule_traces") return &branch.scheduleTraces;
+  if (field == "tuning") return &branch.tuning;
+  if (field == "last_run") return &branch.lastRun;
+  return nullptr;
+}
+
 nlohmann::json compileFingerprint(const CompileResult& compile) {
   Fnv1a h;
   if (compile.graph)
@@ -78,8 +76,8 @@ void storeSessionState(const SessionController& c, const QMainWindow& window, Se
   const SessionParts& parts = *c.sessionParts();
   for (const std::string& field : parts.fields()) {
     nlohmann::json value = parts.save(field);
-    if (!isCoreField(field)) s.view[field] = value;
-    else coreField(s, field) = value.is_null() ? nlohmann::json::object() : value;
+    if (nlohmann::json* own = branchPart(s, field)) *own = value.is_null() ? nlohmann::json::object() : value;
+    else s.view[field] = value;
   }
   setBranches(s, c.branches(), c.currentBranch().toStdString());  // the current one as just stored, and the others
   s.view["step"] = c.currentStep();
@@ -104,9 +102,7 @@ std::vector<std::string> restoreSessionState(SessionController& c, QMainWindow& 
     window.restoreState(QByteArray::fromBase64(QByteArray::fromStdString(view["layout"].get<std::string>())));
   c.restoreBranches(allBranches(s), s.branch);
   SessionParts& parts = *c.sessionParts();
-  parts.restore("schedule_traces", s.scheduleTraces);
-  parts.restore("tuning", s.tuning);
-  parts.restore("last_run", s.lastRun);
+  for (const char* field : kBranchParts) parts.restore(field, *branchPart(s, field));
   for (const auto& [key, value] : view.items())
     if (!kViewKeys.count(key)) parts.restore(key, value);
   return notes;
