@@ -3,6 +3,7 @@
 #include <QMainWindow>
 #include <set>
 
+#include "ir/enum_names.h"
 #include "ir/fnv.h"
 #include "passes/fingerprint.h"
 #include "ui/session/session_controller.h"
@@ -13,19 +14,16 @@ namespace {
 // The window's own view keys, never handed to parts.
 const std::set<std::string> kViewKeys{"step", "selection", "layout", "compiled"};
 
-const char* kindName(Selection::Kind k) {
-  switch (k) {
-    case Selection::Node: return "node";
-    case Selection::Value: return "value";
-    case Selection::Group: return "group";
-    case Selection::None: break;
-  }
-  return "none";
+// The selection kinds' names in the view's "selection", for writing and reading.
+const EnumNames<Selection::Kind>& kindNames() {
+  static const EnumNames<Selection::Kind> names = {
+      {Selection::Node, "node"}, {Selection::Value, "value"}, {Selection::Group, "group"}, {Selection::None, "none"}};
+  return names;
 }
 
 nlohmann::json selectionToJson(const Selection& s) {
   if (s.kind == Selection::None) return nullptr;
-  return {{"kind", kindName(s.kind)}, {"id", s.id.toStdString()}, {"producer", s.producer.toStdString()},
+  return {{"kind", enumName(kindNames(), s.kind, "selection kind")}, {"id", s.id.toStdString()}, {"producer", s.producer.toStdString()},
           {"consumer", s.consumer.toStdString()}};
 }
 
@@ -33,7 +31,8 @@ Selection selectionFromJson(const nlohmann::json& j) {
   Selection s;
   if (!j.is_object()) return s;
   const std::string kind = j.value("kind", "");
-  s.kind = kind == "node" ? Selection::Node : kind == "value" ? Selection::Value : kind == "group" ? Selection::Group : Selection::None;
+  for (const auto& [k, name] : kindNames())  // an unknown kind (a newer build's) selects nothing
+    if (name == kind) s.kind = k;
   s.id = QString::fromStdString(j.value("id", ""));
   s.producer = QString::fromStdString(j.value("producer", ""));
   s.consumer = QString::fromStdString(j.value("consumer", ""));
