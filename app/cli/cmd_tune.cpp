@@ -63,8 +63,8 @@ int runTune(const TuneArgs& a) {
   o.referenceLimit = a.referenceLimit;
   o.cancel = interrupted.token();
   o.progress = [](const tune::Progress& p) {
-    if (p.stage == "rank") std::fprintf(stderr, "tune: ranking kernel %zu/%zu (%s)\n", p.done + 1, p.total, p.group.c_str());
-    if (p.stage == "measure") std::fprintf(stderr, "tune: measured %zu/%zu candidates\n", p.done, p.total);
+    if (p.phase == tune::TunePhase::Rank) std::fprintf(stderr, "tune: ranking kernel %zu/%zu (%s)\n", p.done + 1, p.total, p.group.c_str());
+    if (p.phase == tune::TunePhase::Measure) std::fprintf(stderr, "tune: measured %zu/%zu candidates\n", p.done, p.total);
   };
   auto previous = std::signal(SIGINT, [](int) { interrupted.cancel(); });
   tune::TuneReport r = d.tune(o);

@@ -61,8 +61,8 @@ __device__ __forceinline__ long long tsr_index(long long* err, int check, long l
   return s;
 }
 
-std::string cppPrelude() {
-  return R"(#include <cmath>
+// The C++ prelude is fixed text: every generated C++ module starts with it.
+constexpr const char* kCppPrelude = R"(#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -133,6 +133,7 @@ static inline uint16_t tsr_f2bf(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 )";
-}
+
+std::string cppPrelude() { return kCppPrelude; }
 
 }  // namespace tessera::codegen::detail

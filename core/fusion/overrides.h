@@ -21,6 +21,10 @@ struct Override {
   std::string producer, consumer;  // force-fuse, forbid-fuse: node ids
   std::string group;               // split: a node id or a group id
   std::string pass;                // disable-pass
+
+  // Every field: an override holds only its kind's fields (parsing and the window set no others), so this is
+  // the same as comparing the JSON forms.
+  bool operator==(const Override&) const = default;
 };
 
 // What a compile made of an override.

@@ -45,10 +45,7 @@ ConvShapes convShapes(const Node& node, const Shape& x, const Shape& w, const Sh
 }
 
 void inferConv(InferContext& ctx) {
-  requireDType(ctx, 0, DTypeClass::Float);
-  requireSameDType(ctx, 0, 1);
-  if (ctx.hasInput(2)) requireSameDType(ctx, 0, 2);
-  const Shape* bias = ctx.hasInput(2) ? &ctx.input(2).shape : nullptr;
+  const Shape* bias = requireWeightOperands(ctx, DTypeClass::Float);
   ctx.outputs[0] = {ctx.input(0).dtype, convShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape, bias).out};
 }
 

@@ -81,10 +81,7 @@ ConvTransposeShapes convTransposeShapes(const Node& node, const Shape& x, const 
 }
 
 void inferConvTranspose(InferContext& ctx) {
-  requireDType(ctx, 0, DTypeClass::Float);
-  requireSameDType(ctx, 0, 1);
-  if (ctx.hasInput(2)) requireSameDType(ctx, 0, 2);
-  const Shape* bias = ctx.hasInput(2) ? &ctx.input(2).shape : nullptr;
+  const Shape* bias = requireWeightOperands(ctx, DTypeClass::Float);
   ConvTransposeShapes s = convTransposeShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape, bias);
   Shape out{s.N, s.M};
   out.insert(out.end(), s.out.begin(), s.out.end());

@@ -157,11 +157,8 @@ GemmShapes gemmShapes(const Node& node, const Shape& a, const Shape& b, const Sh
 }
 
 void inferGemm(InferContext& ctx) {
-  requireDType(ctx, 0, DTypeClass::Numeric);
-  requireSameDType(ctx, 0, 1);
-  if (ctx.hasInput(2)) requireSameDType(ctx, 0, 2);
-  GemmShapes s = gemmShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape,
-                            ctx.hasInput(2) ? &ctx.input(2).shape : nullptr);
+  const Shape* c = requireWeightOperands(ctx, DTypeClass::Numeric);
+  GemmShapes s = gemmShapes(ctx.node(), ctx.input(0).shape, ctx.input(1).shape, c);
   ctx.outputs[0] = {ctx.input(0).dtype, {s.M, s.N}};
 }
 

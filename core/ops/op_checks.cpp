@@ -47,6 +47,14 @@ void requireSameDType(const InferContext& ctx, size_t a, size_t b) {
               " is " + ctx.input(a).toString() + "; dtypes must match");
 }
 
+const Shape* requireWeightOperands(const InferContext& ctx, DTypeClass c) {
+  requireDType(ctx, 0, c);
+  requireSameDType(ctx, 0, 1);
+  if (!ctx.hasInput(2)) return nullptr;
+  requireSameDType(ctx, 0, 2);
+  return &ctx.input(2).shape;
+}
+
 void requireRank(const InferContext& ctx, size_t input, size_t rank) {
   const TensorType& t = ctx.input(input);
   if (t.shape.size() != rank)

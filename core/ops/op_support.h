@@ -37,6 +37,9 @@ void requireDType(const InferContext& ctx, size_t input, DTypeClass c);
 void requireDType(const InferContext& ctx, size_t input, std::initializer_list<DType> allowed);
 // Throws unless inputs a and b have the same dtype.
 void requireSameDType(const InferContext& ctx, size_t a, size_t b);
+// The operands of a weighted op (Gemm, Conv, ConvTranspose): input 0 of class `c`, the weight (input 1) and the
+// optional bias (input 2) of input 0's dtype. Returns the bias's shape, or nullptr when there is none.
+const Shape* requireWeightOperands(const InferContext& ctx, DTypeClass c);
 // Throws unless input i has the given rank.
 void requireRank(const InferContext& ctx, size_t input, size_t rank);
 // Broadcast shape of the given present inputs; throws naming both shapes when they do not broadcast.

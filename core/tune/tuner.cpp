@@ -22,8 +22,8 @@ struct Job {
   size_t firstVariant = 0;        // its variants' position in the batch
 };
 
-void report(const TuneOptions& o, const std::string& stage, const std::string& group, size_t done, size_t total) {
-  if (o.progress) o.progress({stage, group, done, total});
+void report(const TuneOptions& o, TunePhase phase, const std::string& group, size_t done, size_t total) {
+  if (o.progress) o.progress({phase, group, done, total});
 }
 
 // The saved trace replays on the lowered kernel (it may be stale after a template changed).
@@ -143,7 +143,7 @@ KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, 
   Job job = jobFor(m, i, target);
   kt.signature = job.key.signature;
   kt.templateName = job.key.templateName;
-  report(o, "rank", kt.group, i, m.kernels.size());
+  report(o, TunePhase::Rank, kt.group, i, m.kernels.size());
   if (o.useCache && fromCache(cache, job, kt, warnings)) return kt;
   CandidateSet set = rankCandidates(job.lowered, target.costDevice, cost::kernelFlops(*m.graph, job.lowered),
                                     o.maxCombinations, o.cancel);
@@ -168,7 +168,7 @@ void measureJobs(const CompiledModel& m, const std::vector<Job>& jobs,
   mo.cancel = o.cancel;
   mo.pruneFactor = o.pruneFactor;
   mo.referenceLimit = o.referenceLimit;
-  mo.progress = [&](size_t done, size_t total) { report(o, "measure", "", done, total); };
+  mo.progress = [&](size_t done, size_t total) { report(o, TunePhase::Measure, "", done, total); };
   execute::MeasureReport mr = execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
   for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
 }
@@ -188,6 +188,12 @@ void rankedOnly(const std::vector<Job>& jobs, const std::string& cannotRun, Tune
 const std::string& Measurement::statusName() const {
   static const std::string prunedName = "pruned";
   return pruned ? prunedName : execute::kernelStatusName(status);
+}
+
+const std::string& tunePhaseName(TunePhase p) {
+  static const EnumNames<TunePhase> names = {
+      {TunePhase::Rank, "rank"}, {TunePhase::Measure, "measure"}, {TunePhase::Done, "done"}};
+  return enumName(names, p, "tune phase");
 }
 
 const std::string& tuneStatusName(TuneStatus s) {
@@ -246,7 +252,7 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
   if (!variants.empty() && target.cannotRun.empty()) measureJobs(m, jobs, variants, backend, o, cache, r);
   else if (!variants.empty()) rankedOnly(jobs, target.cannotRun, r);
   r.cancelled = o.cancel.cancelled();
-  report(o, "done", "", m.kernels.size(), m.kernels.size());
+  report(o, TunePhase::Done, "", m.kernels.size(), m.kernels.size());
   return r;
 }
 

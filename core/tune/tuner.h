@@ -18,8 +18,12 @@
 
 namespace tessera::tune {
 
+// Where a tune is: ranking a kernel's candidates, measuring the batch, or done.
+enum class TunePhase { Rank, Measure, Done };
+const std::string& tunePhaseName(TunePhase p);  // "rank", "measure", "done"
+
 struct Progress {
-  std::string stage;  // "rank" (per kernel), "measure" (per candidate), "done"
+  TunePhase phase = TunePhase::Rank;  // Rank: once per kernel; Measure: once per candidate; Done: once
   std::string group;  // the kernel being ranked ("" while measuring a batch)
   size_t done = 0, total = 0;
 };

@@ -7,6 +7,7 @@
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/random.h"
+#include "onnx_import_error.h"
 #include "onnx_model_maker.h"
 #include "ops/infer.h"
 #include "ops/verify.h"
@@ -17,23 +18,6 @@ using namespace tessera::testing;
 using TP = onnx::TensorProto;
 
 namespace {
-
-// The error message of importing `bytes`, or "" when the import succeeds.
-QString importError(const std::string& bytes, const OnnxImportOptions& options = {}) {
-  try {
-    importOnnxBytes(bytes, "model.onnx", options);
-    return {};
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-}
-
-#define EXPECT_ERROR(bytes, fragment)                                                    \
-  do {                                                                                    \
-    QString message_ = importError(bytes);                                                \
-    QVERIFY2(message_.contains(fragment), qPrintable("got: '" + message_ + "'"));         \
-    QVERIFY2(message_.startsWith("model.onnx"), qPrintable("no file name: " + message_)); \
-  } while (0)
 
 std::vector<double> values(const Tensor& t) { return t.toDoubles(); }
 

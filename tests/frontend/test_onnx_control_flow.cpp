@@ -5,6 +5,7 @@
 
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
+#include "onnx_import_error.h"
 #include "onnx_model_maker.h"
 #include "ops/registry.h"
 #include "runtime/reference/interpreter.h"
@@ -126,21 +127,6 @@ ModelMaker scanModel(int64_t direction) {
 
 Tensor floats(Shape shape, std::vector<double> v) { return Tensor::fromDoubles(DType::F32, std::move(shape), v); }
 Tensor boolean(bool b) { return Tensor::fromInts(DType::Bool, {}, std::vector<int64_t>{b}); }
-
-QString importError(const std::string& bytes) {
-  try {
-    importOnnxBytes(bytes, "model.onnx");
-    return {};
-  } catch (const Error& e) {
-    return QString::fromStdString(e.what());
-  }
-}
-
-#define EXPECT_ERROR(bytes, fragment)                                            \
-  do {                                                                            \
-    QString message_ = importError(bytes);                                        \
-    QVERIFY2(message_.contains(fragment), qPrintable("got: '" + message_ + "'")); \
-  } while (0)
 
 }  // namespace
 

@@ -48,4 +48,10 @@ inline bool waitForRun(RunController* runs, std::shared_ptr<const RunResult> bef
   return false;
 }
 
+// A run from start to end with its outputs verified: after a cancel, the window is still usable.
+inline bool runsToAVerifiedEnd(RunController* runs) {
+  runs->run();
+  return waitForRun(runs, nullptr) && runs->lastRun()->report.outputsVerified;
+}
+
 }  // namespace tessera::ui::test

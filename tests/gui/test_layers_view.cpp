@@ -41,6 +41,14 @@ NodeItem* itemOf(GraphView* view, const QString& id) {
   return nullptr;
 }
 
+// Opens `model` in the window with every layer closed.
+bool openCollapsed(MainWindow& w, const QString& model) {
+  w.openModel(model);
+  if (!waitIdle(w)) return false;
+  w.graphView()->openToDepth(0);
+  return waitIdle(w);
+}
+
 // Every node drawn inside its frame, and every frame inside the frame around it.
 void checkNesting(const GraphLayout& l) {
   for (const LayoutNode& n : l.nodes)
@@ -94,11 +102,8 @@ class TestLayersView : public QObject {
     w.resize(1400, 900);
     w.show();
     if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
-    w.openModel(lightModel("resnet50"));
-    QVERIFY(waitIdle(w));
+    QVERIFY(openCollapsed(w, lightModel("resnet50")));
     GraphView* view = w.graphView();
-    view->openToDepth(0);
-    QVERIFY(waitIdle(w));
     NodeItem* box = itemOf(view, "layer:res4");
     QVERIFY(box);
     view->centerOn(box);
@@ -130,11 +135,8 @@ class TestLayersView : public QObject {
     MainWindow w;
     w.show();
     if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
-    w.openModel(lightModel("resnet50"));
-    QVERIFY(waitIdle(w));
+    QVERIFY(openCollapsed(w, lightModel("resnet50")));
     GraphView* view = w.graphView();
-    view->openToDepth(0);
-    QVERIFY(waitIdle(w));
     NodeItem* res3 = itemOf(view, "layer:res3");
     QVERIFY(res3);
     res3->setSelected(true);
@@ -159,11 +161,8 @@ class TestLayersView : public QObject {
   void searchOpensTheLayersOfAHit() {
     MainWindow w;
     if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
-    w.openModel(lightModel("resnet50"));
-    QVERIFY(waitIdle(w));
+    QVERIFY(openCollapsed(w, lightModel("resnet50")));
     GraphView* view = w.graphView();
-    view->openToDepth(0);
-    QVERIFY(waitIdle(w));
     const LayerTree* tree = view->layers();
     const int block = tree->find("res4/res4_3");
     QVERIFY(block > 0);
@@ -183,11 +182,8 @@ class TestLayersView : public QObject {
   void overlaySumsPerLayer() {
     MainWindow w;
     if (!QFileInfo::exists(lightModel("resnet50"))) QSKIP(qPrintable("test data absent: " + lightModel("resnet50")));
-    w.openModel(lightModel("resnet50"));
-    QVERIFY(waitIdle(w));
+    QVERIFY(openCollapsed(w, lightModel("resnet50")));
     GraphView* view = w.graphView();
-    view->openToDepth(0);
-    QVERIFY(waitIdle(w));
     auto fusion = w.controller()->compile()->fusion;
     std::map<QString, GroupTiming> overlay;
     std::map<std::string, double> nodeMs;

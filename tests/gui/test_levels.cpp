@@ -207,7 +207,7 @@ class TestLevels : public QObject {
     QVERIFY2(ptx.note.isEmpty(), qPrintable(ptx.note));
     QVERIFY(ptx.text.contains(".entry tessera_k0"));
     QVERIFY(!progress.isEmpty());
-    QCOMPARE(progress.last().at(0).toString(), QString("ptx"));
+    QCOMPARE(progress.last().at(0).value<Level>(), Level::Ptx);
     // Instructions link back through -lineinfo to the CUDA lines, and so to nodes.
     const int mapped = lineWhere(ptx, [](const QStringList& n, const QString&) { return !n.isEmpty(); });
     QVERIFY(mapped >= 0);

@@ -171,7 +171,7 @@ void CodeController::startKernels() {
                      }
                      acceptKernels(result);
                    },
-                   [this](const QString& what, int done, int total) { emit progress(what, done, total); });
+                   [this](const QString&, int done, int total) { emit progress(Level::Kernel, done, total); });
   noteBusy(was);
 }
 
@@ -210,7 +210,7 @@ void CodeController::startPtx() {
 
 void CodeController::acceptPtx(std::shared_ptr<const PtxResult> result) {
   ptx_ = std::move(result);
-  emit progress("ptx", ptx_->done, ptx_->total);
+  emit progress(Level::Ptx, ptx_->done, ptx_->total);
   emit ptxReady(ptx_);
 }
 

@@ -41,8 +41,8 @@ class CodeController : public QObject {
  signals:
   void kernelsReady(std::shared_ptr<const tessera::ui::CodeResult> result);
   void ptxReady(std::shared_ptr<const tessera::ui::PtxResult> result);
-  // `what` is "lowering" or "ptx"; done == total when the job ended.
-  void progress(const QString& what, int done, int total);
+  // `level` is Kernel (lowering) or Ptx; done == total when the job ended.
+  void progress(tessera::ui::Level level, int done, int total);
   void busyChanged(bool busy);
 
  private:

@@ -173,12 +173,12 @@ void LevelsPanel::showPtx(std::shared_ptr<const PtxResult> result) {
   if (!result->ptx.note.isEmpty()) status_->setText(result->ptx.note);
 }
 
-void LevelsPanel::onProgress(const QString& what, int done, int total) {
+void LevelsPanel::onProgress(Level level, int done, int total) {
   progress_->setVisible(done < total);
   progress_->setRange(0, total);
   progress_->setValue(done);
-  progress_->setFormat(what == "ptx" ? tr("PTX %v/%m") : tr("lowering %v/%m"));
-  if (what == "ptx" && done == total) status_->setText(tr("PTX for %n kernel(s) (NVRTC)", nullptr, total));
+  progress_->setFormat(level == Level::Ptx ? tr("PTX %v/%m") : tr("lowering %v/%m"));
+  if (level == Level::Ptx && done == total) status_->setText(tr("PTX for %n kernel(s) (NVRTC)", nullptr, total));
 }
 
 void LevelsPanel::markSelection(const Selection& selection) {

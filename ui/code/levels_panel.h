@@ -48,7 +48,7 @@ class LevelsPanel : public QWidget {
   void request();
   void showKernels(std::shared_ptr<const CodeResult> result);
   void showPtx(std::shared_ptr<const PtxResult> result);
-  void onProgress(const QString& what, int done, int total);
+  void onProgress(Level level, int done, int total);
   void markSelection(const Selection& selection);
   void onLineClicked(CodeView* view, int line);
 

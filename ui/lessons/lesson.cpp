@@ -7,6 +7,7 @@
 
 #include "io/atomic_file.h"
 #include "ir/error.h"
+#include "ui/code/code_levels.h"
 
 namespace tessera::ui {
 namespace {
@@ -153,7 +154,12 @@ const QStringList& lessonPanels() {
 }
 
 const QStringList& lessonLevels() {
-  static const QStringList levels{"graph", "fused", "kernel", "cuda", "cpp", "ptx"};
+  // The Levels panel's, by the names of the driver's one stage table.
+  static const QStringList levels = [] {
+    QStringList names;
+    for (int i = 0; i < kLevelCount; ++i) names << levelName(Level(i));
+    return names;
+  }();
   return levels;
 }
 

@@ -33,15 +33,22 @@ QString shownCode(const SessionController& c, const QString& level) {
   auto ptx = c.code()->ptx();
   if (!c.compile() || !c.compile()->graph) return {};
   LevelText printed;  // graph and fused are printed here; the others are the code controller's
-  if (level == "graph") printed = graphLevel(*c.compile()->graph);
-  if (level == "fused") printed = fusedLevel(*c.compile());
-  const LevelText* text = level == "graph" || level == "fused" ? &printed
-                          : !code                             ? nullptr
-                          : level == "kernel"                 ? &code->kernel
-                          : level == "cuda"                   ? &code->cuda
-                          : level == "cpp"                    ? &code->cpp
-                          : level == "ptx" && ptx             ? &ptx->ptx
-                                                              : nullptr;
+  const LevelText* text = nullptr;
+  switch (driver::stageNamed(level.toStdString()).value_or(driver::Stage::Run)) {
+    case Level::Graph:
+      printed = graphLevel(*c.compile()->graph);
+      text = &printed;
+      break;
+    case Level::Fused:
+      printed = fusedLevel(*c.compile());
+      text = &printed;
+      break;
+    case Level::Kernel: text = code ? &code->kernel : nullptr; break;
+    case Level::Cuda: text = code ? &code->cuda : nullptr; break;
+    case Level::Cpp: text = code ? &code->cpp : nullptr; break;
+    case Level::Ptx: text = code && ptx ? &ptx->ptx : nullptr; break;
+    case Level::Run: break;  // not a level (lessons refuse it)
+  }
   if (!text) return {};
   const QStringList lines = text->text.split('\n');
   const std::vector<int> marked = text->linesFor(selectedNodes(*c.compile(), c.selection()));

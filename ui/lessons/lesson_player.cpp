@@ -22,10 +22,6 @@ bool sameFile(const QString& a, const QString& b) {
   return !a.isEmpty() && QFileInfo(a).canonicalFilePath() == QFileInfo(b).canonicalFilePath();
 }
 
-bool sameOverrides(const std::vector<Override>& a, const std::vector<Override>& b) {
-  return overrideListToJson(a) == overrideListToJson(b);
-}
-
 // The kernel of the last lowering that contains `node` (null when none, or not lowered yet).
 const KernelCode* kernelOfNode(const SessionController& c, const QString& node) {
   auto code = c.code()->kernels();
@@ -101,7 +97,7 @@ void LessonPlayer::queueState(const LessonState& st) {
   SessionController* c = window_.controller();
   queue([this, st] { return openModel(st.model); });
   queue([this, c, st] {
-    if (!sameOverrides(c->overrides(), st.overrides)) c->applyOverrides(st.overrides);
+    if (c->overrides() != st.overrides) c->applyOverrides(st.overrides);
     if (c->runs()->backend().name == st.backend) return QString();
     const QString why = chooseBackend(window_, st.backend);
     return why.isEmpty() ? why : where("backend") + ": " + why;
@@ -154,10 +150,9 @@ QString LessonPlayer::showPanel(const LessonState& st) {
   }
   if (st.panel == "pipeline")
     if (auto* ir = window_.findChild<QDockWidget*>("irDock")) ir->raise();  // the step's diff beside its row
-  if (st.level.isEmpty()) return {};
+  const std::optional<Level> level = driver::stageNamed(st.level.toStdString());
   auto* levels = window_.findChild<LevelsPanel*>();
-  for (int i = 0; levels && i < kLevelCount; ++i)
-    if (levelName(Level(i)) == st.level) levels->setLevel(Level(i));
+  if (levels && level && int(*level) < kLevelCount) levels->setLevel(*level);
   return {};
 }
 

@@ -16,7 +16,7 @@ namespace {
 const OverrideStatus* statusOf(const SessionController& c, const Override& o) {
   if (!c.compile()) return nullptr;
   for (const OverrideStatus& s : c.compile()->overrides)
-    if (overrideToJson(s.override) == overrideToJson(o)) return &s;
+    if (s.override == o) return &s;
   return nullptr;
 }
 

@@ -113,7 +113,8 @@ TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& jo
   tune::TuneOptions o;
   o.cancel = job.cancel;
   o.progress = [&job](const tune::Progress& p) {
-    job.report(QString::fromStdString(p.stage + (p.group.empty() ? "" : " " + p.group)), int(p.done), int(p.total));
+    job.report(QString::fromStdString(tune::tunePhaseName(p.phase) + (p.group.empty() ? "" : " " + p.group)), int(p.done),
+               int(p.total));
   };
   TuneOutcome out;
   try {

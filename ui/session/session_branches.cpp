@@ -4,6 +4,7 @@
 
 #include "fusion/overrides.h"
 #include "ui/session/session_controller.h"
+#include "ui/session/session_state.h"
 
 namespace tessera::ui {
 namespace {
@@ -25,17 +26,10 @@ class BranchCommand : public QUndoCommand {
   State before_, after_;
 };
 
-// The parts a branch owns; the rest of "view" (layout, selection) belongs to the window, not to a branch.
-const char* const kBranchParts[] = {"schedule_traces", "tuning", "last_run"};
-
-nlohmann::json& partOf(SessionBranch& b, const std::string& field) {
-  return field == "schedule_traces" ? b.scheduleTraces : field == "tuning" ? b.tuning : b.lastRun;
-}
-
 // Same compile and results: switching between the two would change nothing.
 bool sameState(SessionBranch a, SessionBranch b) {
   a.name = b.name;
-  return overrideListToJson(a.overrides) == overrideListToJson(b.overrides) && a.pipeline.name == b.pipeline.name &&
+  return a.overrides == b.overrides && a.pipeline.name == b.pipeline.name &&
          a.pipeline.disabled == b.pipeline.disabled && a.pipeline.stopAfter == b.pipeline.stopAfter &&
          a.pipeline.fuel == b.pipeline.fuel && a.scheduleTraces == b.scheduleTraces && a.tuning == b.tuning &&
          a.lastRun == b.lastRun;
@@ -62,7 +56,7 @@ SessionBranch SessionController::captureBranch() const {
   b.overrides = overrides_;
   for (const char* field : kBranchParts) {
     nlohmann::json v = parts_->save(field);
-    partOf(b, field) = v.is_null() ? nlohmann::json::object() : v;
+    *branchPart(b, field) = v.is_null() ? nlohmann::json::object() : v;
   }
   return b;
 }
@@ -156,7 +150,7 @@ void SessionController::restoreBranches(std::vector<SessionBranch> branches, con
 void SessionController::restoreBranchParts() {
   SessionBranch b = std::move(*pendingBranch_);
   pendingBranch_.reset();
-  for (const char* field : kBranchParts) parts_->restore(field, partOf(b, field));
+  for (const char* field : kBranchParts) parts_->restore(field, *branchPart(b, field));
 }
 
 }  // namespace tessera::ui

@@ -38,11 +38,6 @@ class ScheduleCommand : public QUndoCommand {
   execute::ScheduleSet before_, after_;
 };
 
-bool sameOverride(const Override& a, const Override& b) {
-  return a.kind == b.kind && a.producer == b.producer && a.consumer == b.consumer && a.group == b.group &&
-         a.pass == b.pass;
-}
-
 }  // namespace
 
 SessionController::SessionController(QObject* parent)
@@ -170,7 +165,7 @@ void SessionController::addOverride(const Override& entry, const QString& text) 
     const bool sameEdge = (o.kind == OverrideKind::ForceFuse || o.kind == OverrideKind::ForbidFuse) &&
                           (entry.kind == OverrideKind::ForceFuse || entry.kind == OverrideKind::ForbidFuse) &&
                           o.producer == entry.producer && o.consumer == entry.consumer;
-    if (!sameEdge && !sameOverride(o, entry)) next.push_back(o);
+    if (!sameEdge && o != entry) next.push_back(o);
   }
   next.push_back(entry);
   changeOverrides(std::move(next), text);

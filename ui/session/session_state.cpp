@@ -3,6 +3,7 @@
 #include <QMainWindow>
 #include <set>
 
+#include "ir/enum_names.h"
 #include "ir/fnv.h"
 #include "passes/fingerprint.h"
 #include "ui/session/session_controller.h"
@@ -10,31 +11,19 @@
 namespace tessera::ui {
 namespace {
 
-// Fields of the core session that panels own through SessionParts; every other part lives under "view".
-nlohmann::json& coreField(Session& s, const std::string& field) {
-  if (field == "schedule_traces") return s.scheduleTraces;
-  if (field == "tuning") return s.tuning;
-  return s.lastRun;
-}
-bool isCoreField(const std::string& field) {
-  return field == "schedule_traces" || field == "tuning" || field == "last_run";
-}
 // The window's own view keys, never handed to parts.
 const std::set<std::string> kViewKeys{"step", "selection", "layout", "compiled"};
 
-const char* kindName(Selection::Kind k) {
-  switch (k) {
-    case Selection::Node: return "node";
-    case Selection::Value: return "value";
-    case Selection::Group: return "group";
-    case Selection::None: break;
-  }
-  return "none";
+// The selection kinds' names in the view's "selection", for writing and reading.
+const EnumNames<Selection::Kind>& kindNames() {
+  static const EnumNames<Selection::Kind> names = {
+      {Selection::Node, "node"}, {Selection::Value, "value"}, {Selection::Group, "group"}, {Selection::None, "none"}};
+  return names;
 }
 
 nlohmann::json selectionToJson(const Selection& s) {
   if (s.kind == Selection::None) return nullptr;
-  return {{"kind", kindName(s.kind)}, {"id", s.id.toStdString()}, {"producer", s.producer.toStdString()},
+  return {{"kind", enumName(kindNames(), s.kind, "selection kind")}, {"id", s.id.toStdString()}, {"producer", s.producer.toStdString()},
           {"consumer", s.consumer.toStdString()}};
 }
 
@@ -42,7 +31,8 @@ Selection selectionFromJson(const nlohmann::json& j) {
   Selection s;
   if (!j.is_object()) return s;
   const std::string kind = j.value("kind", "");
-  s.kind = kind == "node" ? Selection::Node : kind == "value" ? Selection::Value : kind == "group" ? Selection::Group : Selection::None;
+  for (const auto& [k, name] : kindNames())  // an unknown kind (a newer build's) selects nothing
+    if (name == kind) s.kind = k;
   s.id = QString::fromStdString(j.value("id", ""));
   s.producer = QString::fromStdString(j.value("producer", ""));
   s.consumer = QString::fromStdString(j.value("consumer", ""));
@@ -50,6 +40,13 @@ Selection selectionFromJson(const nlohmann::json& j) {
 }
 
 }  // namespace
+
+nlohmann::json* branchPart(BranchState& branch, const std::string& field) {
+  if (field == "schedule_traces") return &branch.scheduleTraces;
+  if (field == "tuning") return &branch.tuning;
+  if (field == "last_run") return &branch.lastRun;
+  return nullptr;
+}
 
 nlohmann::json compileFingerprint(const CompileResult& compile) {
   Fnv1a h;
@@ -78,8 +75,8 @@ void storeSessionState(const SessionController& c, const QMainWindow& window, Se
   const SessionParts& parts = *c.sessionParts();
   for (const std::string& field : parts.fields()) {
     nlohmann::json value = parts.save(field);
-    if (!isCoreField(field)) s.view[field] = value;
-    else coreField(s, field) = value.is_null() ? nlohmann::json::object() : value;
+    if (nlohmann::json* own = branchPart(s, field)) *own = value.is_null() ? nlohmann::json::object() : value;
+    else s.view[field] = value;
   }
   setBranches(s, c.branches(), c.currentBranch().toStdString());  // the current one as just stored, and the others
   s.view["step"] = c.currentStep();
@@ -104,9 +101,7 @@ std::vector<std::string> restoreSessionState(SessionController& c, QMainWindow& 
     window.restoreState(QByteArray::fromBase64(QByteArray::fromStdString(view["layout"].get<std::string>())));
   c.restoreBranches(allBranches(s), s.branch);
   SessionParts& parts = *c.sessionParts();
-  parts.restore("schedule_traces", s.scheduleTraces);
-  parts.restore("tuning", s.tuning);
-  parts.restore("last_run", s.lastRun);
+  for (const char* field : kBranchParts) parts.restore(field, *branchPart(s, field));
   for (const auto& [key, value] : view.items())
     if (!kViewKeys.count(key)) parts.restore(key, value);
   return notes;

@@ -19,6 +19,15 @@ void storeSessionState(const SessionController& controller, const QMainWindow& w
 // After the session's model compiled: restores the step, selection, dock layout and parts. Returns notes for the
 // log, e.g. that the compile differs from the one saved or that a saved step no longer exists.
 std::vector<std::string> restoreSessionState(SessionController& controller, QMainWindow& window, const Session& session);
+// The panels' parts that are the core session's own fields, kept per branch (BranchState); every other part
+// lives under "view", which belongs to the window, not to a branch.
+inline constexpr const char* kBranchParts[] = {"schedule_traces", "tuning", "last_run"};
+// The branch's field for part `field`, or nullptr when `field` is not one of kBranchParts.
+nlohmann::json* branchPart(BranchState& branch, const std::string& field);
+inline const nlohmann::json* branchPart(const BranchState& branch, const std::string& field) {
+  return branchPart(const_cast<BranchState&>(branch), field);
+}
+
 // Node ids, ops, attributes and types in order, and the groups with their nodes: equal for equal compiles.
 nlohmann::json compileFingerprint(const CompileResult& compile);
 

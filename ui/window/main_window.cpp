@@ -120,6 +120,16 @@ void MainWindow::buildDocks() {
 }
 
 void MainWindow::buildMenus() {
+  // The menu bar's order is the order of these calls; the Run menu's Branch entries add to the View menu.
+  buildFileMenu();
+  buildEditMenu();
+  buildViewMenu();
+  buildRunMenu();
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  addLessonActions(*this, *help);
+}
+
+void MainWindow::buildFileMenu() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open…"), this, [this] {
     QString path = QFileDialog::getOpenFileName(this, tr("Open model or session"), {}, tr("Models and sessions (*.onnx *.tsr *.tessera)"));
@@ -132,7 +142,9 @@ void MainWindow::buildMenus() {
   addSessionActions(*this, *file);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, qApp, &QApplication::quit);
+}
 
+void MainWindow::buildEditMenu() {
   QMenu* edit = menuBar()->addMenu(tr("&Edit"));
   QAction* undo = controller_->undoStack()->createUndoAction(this, tr("&Undo"));
   undo->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_Z));
@@ -145,7 +157,9 @@ void MainWindow::buildMenus() {
     search_->setFocus();
     search_->selectAll();
   });
+}
 
+void MainWindow::buildViewMenu() {
   viewMenu_ = menuBar()->addMenu(tr("&View"));
   viewMenu_->addAction(tr("&Fit graph"), QKeySequence(Qt::CTRL | Qt::Key_0), graph_, &GraphView::fit);
   viewMenu_->addAction(tr("Zoom &in"), QKeySequence(Qt::CTRL | Qt::Key_Equal), this, [this] { graph_->zoomBy(1.25); });
@@ -165,7 +179,9 @@ void MainWindow::buildMenus() {
                        [this] { controller_->setCurrentStep(controller_->currentStep() + 1); });
   viewMenu_->addSeparator();
   for (QDockWidget* d : findChildren<QDockWidget*>()) viewMenu_->addAction(d->toggleViewAction());
+}
 
+void MainWindow::buildRunMenu() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   addRunActions(*this, *run);
   QAction* tf32 = run->addAction(tr("TF32 for &convolutions (PyTorch's defaults)"));
@@ -179,9 +195,6 @@ void MainWindow::buildMenus() {
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
   addBranchMenu(*this, *run, *viewMenu_);
-
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  addLessonActions(*this, *help);
 }
 
 void MainWindow::buildToolBar() {

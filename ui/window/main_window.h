@@ -59,6 +59,10 @@ class MainWindow : public QMainWindow {
   void toggleGraphOnly();
   void buildDocks();
   void buildMenus();
+  void buildFileMenu();
+  void buildEditMenu();
+  void buildViewMenu();
+  void buildRunMenu();
   void buildToolBar();
   void buildStatusBar();
   void onModelLoaded(const LoadedModel& result);

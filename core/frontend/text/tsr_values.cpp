@@ -83,19 +83,21 @@ Tensor filled(const TensorType& type, const std::byte* element) {
   return t;
 }
 
+// Takes `key =` and returns the token after it (the value, not yet taken), for errors about the value.
+Token takeKey(TokenStream& ts, const std::string& key) {
+  if (!ts.atName(key)) ts.failExpected("'" + key + "'");
+  ts.take();
+  ts.expect(Tok::Equals, "'=' after '" + key + "'");
+  return ts.peek();
+}
+
 Tensor parseRandom(TokenStream& ts, const TensorType& type) {
   ts.expect(Tok::LParen, "'(' after 'random'");
-  if (!ts.atName("seed")) ts.failExpected("'seed'");
-  ts.take();
-  ts.expect(Tok::Equals, "'=' after 'seed'");
-  Token seedToken = ts.peek();
+  Token seedToken = takeKey(ts, "seed");
   int64_t seed = takeInt(ts, "an integer seed");
   if (seed < 0) ts.failAt(seedToken, "seed must not be negative");
   ts.expect(Tok::Comma, "','");
-  if (!ts.atName("scale")) ts.failExpected("'scale'");
-  ts.take();
-  ts.expect(Tok::Equals, "'=' after 'scale'");
-  Token scaleToken = ts.peek();
+  Token scaleToken = takeKey(ts, "scale");
   double scale = takeDouble(ts, "a number for scale");
   // Integer dtypes truncate the draws to int64, so the range must stay inside it.
   double limit = isFloat(type.dtype) ? HUGE_VAL : 1e18;

@@ -30,23 +30,61 @@ void readField(const nlohmann::json& j, const char* key, const std::string& wher
   readJsonField(j, key, "run report: " + where, out);
 }
 
+// The fields that are one member each, listed once so that toJson and fromJson cannot drift apart: f(key,
+// member) for every field, then g(key, member) for the strings written only when not empty. The status (a
+// name) and the kernels (a list) are handled beside.
+constexpr auto kKernelFields = [](auto& k, auto&& f, auto&& g) {
+  f("group", k.group);
+  f("ms", k.ms);
+  f("predicted_ms", k.predictedMs);
+  f("gbps", k.gbps);
+  f("gflops", k.gflops);
+  f("verified", k.verified);
+  f("max_rel_err", k.maxRelErr);
+  f("max_abs_err", k.maxAbsErr);
+  f("nodes", k.nodes);
+  f("cached", k.cached);
+  f("compile_ms", k.compileMs);
+  g("message", k.message);
+  g("precision", k.precision);
+};
+
+constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
+  f("backend", r.backend);
+  f("device", r.device);
+  f("ran", r.ran);
+  f("total_ms", r.totalMs);
+  f("build_ms", r.buildMs);
+  f("baseline_total_ms", r.baselineTotalMs);
+  f("outputs_verified", r.outputsVerified);
+  f("messages", r.messages);
+  g("cannot_run", r.cannotRun);
+};
+
+// The JSON object of `v`'s fields; the optional strings only when not empty.
+template <typename Fields, typename Value>
+nlohmann::json fieldsToJson(const Value& v, Fields fields) {
+  nlohmann::json j = nlohmann::json::object();
+  fields(
+      v, [&](const char* key, const auto& member) { j[key] = member; },
+      [&](const char* key, const std::string& member) {
+        if (!member.empty()) j[key] = member;
+      });
+  return j;
+}
+
+// Reads `v`'s fields from `j`; a missing one keeps its default.
+template <typename Fields, typename Value>
+void fieldsFromJson(const nlohmann::json& j, const std::string& where, Value& v, Fields fields) {
+  auto read = [&](const char* key, auto& member) { readField(j, key, where, member); };
+  fields(v, read, read);
+}
+
 KernelReport kernelFromJson(const nlohmann::json& k, const std::string& where) {
   if (!k.is_object()) fail("run report: " + where + ": expected an object, got " + k.type_name());
   KernelReport kr;
   const std::string at = where + ".";
-  readField(k, "group", at, kr.group);
-  readField(k, "ms", at, kr.ms);
-  readField(k, "predicted_ms", at, kr.predictedMs);
-  readField(k, "gbps", at, kr.gbps);
-  readField(k, "gflops", at, kr.gflops);
-  readField(k, "verified", at, kr.verified);
-  readField(k, "max_rel_err", at, kr.maxRelErr);
-  readField(k, "max_abs_err", at, kr.maxAbsErr);
-  readField(k, "nodes", at, kr.nodes);
-  readField(k, "cached", at, kr.cached);
-  readField(k, "compile_ms", at, kr.compileMs);
-  readField(k, "message", at, kr.message);
-  readField(k, "precision", at, kr.precision);
+  fieldsFromJson(k, at, kr, kKernelFields);
   std::string status = kernelStatusName(kr.status);
   readField(k, "status", at, status);
   try {
@@ -66,34 +104,19 @@ KernelStatus parseKernelStatus(const std::string& name) { return enumNamed(statu
 nlohmann::json RunReport::toJson() const {
   nlohmann::json ks = nlohmann::json::array();
   for (const auto& k : kernels) {
-    nlohmann::json j = {{"group", k.group},         {"ms", k.ms},           {"predicted_ms", k.predictedMs}, {"gbps", k.gbps},
-                        {"gflops", k.gflops},       {"verified", k.verified}, {"max_rel_err", k.maxRelErr},
-                        {"max_abs_err", k.maxAbsErr},
-                        {"status", kernelStatusName(k.status)}, {"nodes", k.nodes},
-                        {"cached", k.cached},       {"compile_ms", k.compileMs}};
-    if (!k.message.empty()) j["message"] = k.message;
-    if (!k.precision.empty()) j["precision"] = k.precision;
+    nlohmann::json j = fieldsToJson(k, kKernelFields);
+    j["status"] = kernelStatusName(k.status);
     ks.push_back(j);
   }
-  nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
-                      {"total_ms", totalMs}, {"build_ms", buildMs}, {"baseline_total_ms", baselineTotalMs},
-                      {"outputs_verified", outputsVerified}, {"messages", messages}};
-  if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
+  nlohmann::json j = fieldsToJson(*this, kReportFields);
+  j["kernels"] = ks;
   return j;
 }
 
 RunReport RunReport::fromJson(const nlohmann::json& j) {
   if (!j.is_object()) fail(std::string("run report: expected an object, got ") + j.type_name());
   RunReport r;
-  readField(j, "backend", "", r.backend);
-  readField(j, "device", "", r.device);
-  readField(j, "ran", "", r.ran);
-  readField(j, "cannot_run", "", r.cannotRun);
-  readField(j, "total_ms", "", r.totalMs);
-  readField(j, "build_ms", "", r.buildMs);
-  readField(j, "baseline_total_ms", "", r.baselineTotalMs);
-  readField(j, "outputs_verified", "", r.outputsVerified);
-  readField(j, "messages", "", r.messages);
+  fieldsFromJson(j, "", r, kReportFields);
   auto ks = j.find("kernels");
   if (ks == j.end() || ks->is_null()) return r;
   if (!ks->is_array()) fail(std::string("run report: kernels: expected a list, got ") + ks->type_name());
