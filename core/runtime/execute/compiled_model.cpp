@@ -38,7 +38,7 @@ ScheduleSet ScheduleSet::load(const std::string& text) {
 ScheduleSet CompiledModel::schedules() const {
   ScheduleSet s;
   for (const auto& k : kernels)
-    if (k.error.empty()) s.traces[ScheduleSet::keyOf(k.spec.nodeIds)] = k.trace;
+    if (!k.onHost()) s.traces[ScheduleSet::keyOf(k.spec.nodeIds)] = k.trace;
   return s;
 }
 
@@ -113,10 +113,16 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
     CompiledKernel ck;
     ck.spec = spec;
     used.insert(ScheduleSet::keyOf(spec.nodeIds));
-    try {
-      schedule(ck, *graph, saved, m.staleSchedules);
-    } catch (const std::exception& e) {
-      ck.error = e.what();
+    ck.placement = placeBeforeLowering(*graph, spec);
+    if (!ck.onHost()) try {
+        schedule(ck, *graph, saved, m.staleSchedules);
+      } catch (const std::exception& e) {
+        ck.placement = {HostRule::NoLowering, e.what()};
+      }
+    if (ck.onHost()) {
+      ck.kernel = hostKernel(*graph, spec);
+      ck.trace = {};
+      ck.replayed = false;
     }
     m.kernels.push_back(std::move(ck));
   }

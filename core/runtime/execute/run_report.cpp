@@ -47,6 +47,7 @@ KernelReport kernelFromJson(const nlohmann::json& k, const std::string& where) {
   readField(k, "compile_ms", at, kr.compileMs);
   readField(k, "message", at, kr.message);
   readField(k, "precision", at, kr.precision);
+  readField(k, "host", at, kr.host);
   std::string status = kernelStatusName(kr.status);
   readField(k, "status", at, status);
   try {
@@ -73,12 +74,14 @@ nlohmann::json RunReport::toJson() const {
                         {"cached", k.cached},       {"compile_ms", k.compileMs}};
     if (!k.message.empty()) j["message"] = k.message;
     if (!k.precision.empty()) j["precision"] = k.precision;
+    if (!k.host.empty()) j["host"] = k.host;
     ks.push_back(j);
   }
   nlohmann::json j = {{"backend", backend}, {"device", device}, {"ran", ran}, {"kernels", ks},
                       {"total_ms", totalMs}, {"build_ms", buildMs}, {"baseline_total_ms", baselineTotalMs},
                       {"outputs_verified", outputsVerified}, {"messages", messages}};
   if (!cannotRun.empty()) j["cannot_run"] = cannotRun;
+  if (!stopped.empty()) j["stopped"] = stopped;
   return j;
 }
 
@@ -94,6 +97,7 @@ RunReport RunReport::fromJson(const nlohmann::json& j) {
   readField(j, "baseline_total_ms", "", r.baselineTotalMs);
   readField(j, "outputs_verified", "", r.outputsVerified);
   readField(j, "messages", "", r.messages);
+  readField(j, "stopped", "", r.stopped);
   auto ks = j.find("kernels");
   if (ks == j.end() || ks->is_null()) return r;
   if (!ks->is_array()) fail(std::string("run report: kernels: expected a list, got ") + ks->type_name());
