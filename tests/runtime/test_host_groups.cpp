@@ -262,7 +262,7 @@ class TestHostGroups : public QObject {
       parseTsr("graph g {\n  input %x: f32[2]\n  node r = Frobnicate(%x) -> %y\n}", "t.tsr");
       QFAIL("parsed");
     } catch (const Error& e) {
-      QVERIFY2(QString(e.what()).startsWith("t.tsr:3: node 'r': unknown op 'Frobnicate': write the types of its outputs"), e.what());
+      QVERIFY2(QString(e.what()).startsWith("t.tsr:3: node 'r': unknown op 'Frobnicate': write the type of each of its outputs ('%y' has none)"), e.what());
     }
   }
 };

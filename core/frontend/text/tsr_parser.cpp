@@ -159,8 +159,8 @@ void Parser::typeOpaqueNode(const ParsedNode& p) {
   Node& n = *p.node;
   for (size_t i = 0; i < n.numOutputs(); ++i) {
     if (!p.declared[i])
-      ts_.failAtLine(p.line, "node '" + n.id() + "': unknown op '" + n.op() + "': write the types of its outputs (" +
-                                 valueText(n.output(i)->name()) + ": f32[...]); Tessera infers types only for the "
+      ts_.failAtLine(p.line, "node '" + n.id() + "': unknown op '" + n.op() + "': write the type of each of its outputs (" +
+                                 valueText(n.output(i)->name()) + " has none); Tessera infers types only for the "
                                  "ops it knows");
     n.output(i)->setType(*p.declared[i]);
   }
