@@ -99,6 +99,23 @@ void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std:
   }
   ck.trace = kernel::applyDefaultSchedule(ck.kernel);
 }
+// The one place a group's placement is decided (placement.h): a host group when placeBeforeLowering says so, or
+// when the lowering or its schedule throws (the reason is the exception's, naming the node and op); else the
+// lowered, scheduled kernel.
+void compileGroup(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std::vector<std::string>& stale) {
+  ck.placement = placeBeforeLowering(g, ck.spec);
+  if (!ck.onHost()) {
+    try {
+      schedule(ck, g, saved, stale);
+    } catch (const std::exception& e) {
+      ck.placement = {HostRule::NoLowering, e.what()};
+    }
+  }
+  if (!ck.onHost()) return;
+  ck.kernel = hostKernel(g, ck.spec);
+  ck.trace = {};
+  ck.replayed = false;
+}
 }  // namespace
 
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
@@ -113,17 +130,7 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
     CompiledKernel ck;
     ck.spec = spec;
     used.insert(ScheduleSet::keyOf(spec.nodeIds));
-    ck.placement = placeBeforeLowering(*graph, spec);
-    if (!ck.onHost()) try {
-        schedule(ck, *graph, saved, m.staleSchedules);
-      } catch (const std::exception& e) {
-        ck.placement = {HostRule::NoLowering, e.what()};
-      }
-    if (ck.onHost()) {
-      ck.kernel = hostKernel(*graph, spec);
-      ck.trace = {};
-      ck.replayed = false;
-    }
+    compileGroup(ck, *graph, saved, m.staleSchedules);
     m.kernels.push_back(std::move(ck));
   }
   if (progress) progress(m.kernels.size(), groups.size());
