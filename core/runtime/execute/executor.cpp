@@ -168,8 +168,8 @@ void runHost(size_t i, RunState& s, KernelReport& kr) {
   checkOutputs(s.m.kernels[i].kernel, s, kr);
 }
 
-// Every value the group's nodes produce, from the reference: by the group's node ids, since a kernel that
-// could not be lowered has no buffers to go by.
+// Every value the group's nodes produce, from the reference (by the group's node ids, internal values too): the
+// stand-ins for a kernel that failed or was not compiled.
 void fillFromReference(const Graph& g, const CompiledKernel& ck, size_t i, Arena& arena, const ReferenceResult& ref) {
   for (const std::string& id : ck.spec.nodeIds)
     if (const Node* n = g.findNode(id))
