@@ -99,7 +99,8 @@ void applyParamOptions(driver::Driver& d, const std::vector<std::string>& option
 std::pair<std::string, std::string> kernelAt(driver::Driver& d, std::optional<driver::Stage> stage, size_t i,
                                              const driver::PtxStage* ptx) {
   const execute::CompiledKernel& ck = d.kernels()->model.kernels[i];
-  if (!ck.error.empty() || !stage) return {"", ck.error};
+  if (!stage) return {"", ""};
+  if (ck.onHost()) return {"// kernel " + ck.spec.id + " " + ck.placement.describe(), ""};  // not an error: shown
   switch (*stage) {
     case driver::Stage::Kernel: return {kernel::printKernel(ck.kernel), ""};
     case driver::Stage::Cuda:
@@ -129,7 +130,7 @@ int emitKernels(driver::Driver& d, const CompileArgs& a) {
     if (!error.empty()) {
       std::fprintf(stderr, "kernel %s: %s\n", m.kernels[i].spec.id.c_str(), error.c_str());
       rc = 2;
-      if (stage != driver::Stage::Ptx || !m.kernels[i].error.empty()) continue;  // PTX prints what NVRTC gave
+      if (stage != driver::Stage::Ptx) continue;  // PTX prints what NVRTC gave
     }
     std::fputs((text + "\n").c_str(), stdout);
   }

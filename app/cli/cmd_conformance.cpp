@@ -47,15 +47,17 @@ bool isUnsupported(const std::string& message) {
 
 std::string gBackend = "reference";  // set once by the command before any test runs
 
-// cpu: passes, fusion, generated C++ for every kernel. A group no template lowers makes the test a skip.
+// cpu: passes, fusion, generated C++ for every kernel; a group no template lowers runs on the host (a host
+// group: the reference's semantics between the kernels). A node nothing can run (an op unknown to Tessera)
+// makes the test a skip, as it is on the reference backend.
 std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Outcome& problem) {
   driver::DriverOptions options;
   options.useTuned = false;  // conformance checks the template defaults
   options.backend = execute::parseBackend(gBackend);
   driver::Driver d(std::make_shared<const Graph>(std::move(g)), options);
   for (const auto& k : d.kernels()->model.kernels)
-    if (!k.error.empty()) {
-      problem = {Verdict::Skip, "not lowered: " + k.error};
+    if (!k.placement.runs()) {
+      problem = {Verdict::Skip, k.placement.reason};
       return {};
     }
   driver::RunRequest request;

@@ -81,7 +81,8 @@ void printReport(const execute::RunReport& r) {
     std::printf("  %-6s %9.4f ms (predicted %9.4f) %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(),
                 k.ms, k.predictedMs, k.gbps, k.gflops, execute::kernelStatusName(k.status).c_str(), k.maxRelErr);
     if (!k.precision.empty()) std::printf("  precision %s", k.precision.c_str());
-    std::printf("%s\n", k.message.empty() ? "" : ("  (" + k.message + ")").c_str());
+    if (k.onHost()) std::printf("  on host: %s", k.host.c_str());
+    std::printf("%s\n", k.message.empty() || k.host.ends_with(k.message) ? "" : ("  (" + k.message + ")").c_str());
   }
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");

@@ -5,6 +5,10 @@
 
 #include "ir/error.h"
 
+namespace tessera::codegen {
+bool hasGeneratedForm(DType t) { return !isFloat8(t) && !isInt4(t); }
+}  // namespace tessera::codegen
+
 namespace tessera::codegen::detail {
 
 using namespace kernel;
@@ -13,7 +17,7 @@ bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
 std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
-  if (isFloat8(t) || isInt4(t))  // storage types of the reference semantics only (ir/dtype.h)
+  if (!hasGeneratedForm(t))
     fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
          "backends do not take float8 or 4-bit integers");
   switch (t) {

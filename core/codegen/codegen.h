@@ -73,6 +73,10 @@ struct GeneratedKernel {
 std::string nvrtcArch(const GeneratedKernel& g, const std::string& deviceArch);
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.
+// Whether generated code (either target) can hold values of `t`: float8 and 4-bit integers it cannot yet
+// (they are storage types of the reference semantics, ir/dtype.h); a group with such values runs on the host.
+bool hasGeneratedForm(DType t);
+
 GeneratedKernel generateCuda(const kernel::Kernel& k);
 GeneratedKernel generateCpp(const kernel::Kernel& k);
 inline GeneratedKernel generate(const kernel::Kernel& k, Target t) {

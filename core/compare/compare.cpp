@@ -43,7 +43,7 @@ std::string kernelsText(driver::Driver& d, driver::Stage level, const CancelToke
   for (size_t i = 0; i < kernels->model.kernels.size(); ++i) {
     const execute::CompiledKernel& k = kernels->model.kernels[i];
     text += "// kernel " + k.spec.id + "\n";
-    if (!k.error.empty()) text += "// not lowered: " + k.error + "\n";
+    if (k.onHost()) text += "// " + k.placement.describe() + "\n";
     else if (level == driver::Stage::Kernel) text += kernel::printKernel(k.kernel);
     else if (source) text += source->errors[i].empty() ? source->generated[i].source : "// " + source->errors[i] + "\n";
     else if (ptx) text += ptx->errors[i].empty() ? ptx->ptx[i] : "// " + ptx->errors[i] + "\n";

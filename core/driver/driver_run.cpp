@@ -17,8 +17,8 @@ std::shared_ptr<const SourceStage> Driver::source(codegen::Target target, const 
   for (const execute::CompiledKernel& ck : s->kernels->model.kernels) {
     cancel.check();
     s->generated.emplace_back();
-    s->errors.emplace_back(ck.error);
-    if (!ck.error.empty()) continue;
+    s->errors.emplace_back(ck.onHost() ? ck.placement.describe() : "");
+    if (ck.onHost()) continue;
     try {
       s->generated.back() = codegen::generate(ck.kernel, target);
     } catch (const std::exception& e) {

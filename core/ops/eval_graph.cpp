@@ -6,8 +6,9 @@
 namespace tessera {
 
 std::vector<Tensor> evalNode(const Node& node, const std::vector<const Tensor*>& ins) {
-  const OpSchema& schema = OpRegistry::instance().get(node);
-  if (!schema.eval) fail("node '" + node.id() + "' (" + node.op() + "): op has no reference semantics");
+  const OpSchema* known = OpRegistry::instance().find(node.op());
+  if (!known || !known->eval) fail(noSemanticsMessage(node));
+  const OpSchema& schema = *known;
   std::vector<TensorType> types;
   for (Value* out : node.outputs()) types.push_back(out->type());
   std::vector<Tensor> outs = schema.eval(node, ins, types);
@@ -73,6 +74,11 @@ std::vector<const Tensor*> nodeInputs(const Node& node, const Live& live) {
 
 }  // namespace
 
+std::vector<Tensor> evalNode(const Node& node, const std::vector<const Tensor*>& inputs, const CancelToken& cancel) {
+  RunCancelScope scope(cancel);
+  return evalNode(node, inputs);
+}
+
 GraphEvalResult evalGraph(const Graph& graph, const std::vector<Tensor>& inputs, const GraphEvalOptions& options) {
   RunCancelScope scope(options.cancel);
   const CancelToken cancel = tRunCancel;
@@ -84,9 +90,16 @@ GraphEvalResult evalGraph(const Graph& graph, const std::vector<Tensor>& inputs,
     for (Value* in : n->inputs())
       if (in) remaining[in]++;
 
+  GraphEvalResult result;
   for (size_t k = 0; k < order.size(); ++k) {
     const Node& node = *order[k];
     cancel.check();
+    if (options.stopWithoutSemantics)
+      if (const Node* missing = firstWithoutSemantics(node)) {
+        result.stopped = noSemanticsMessage(*missing);
+        result.stoppedAt = node.id();
+        break;
+      }
     if (options.progress) options.progress(node, k, order.size());
     std::vector<Tensor> outs = evalNode(node, nodeInputs(node, live));
     for (size_t i = 0; i < node.numOutputs(); ++i) live[node.output(i)] = std::move(outs[i]);
@@ -95,8 +108,8 @@ GraphEvalResult evalGraph(const Graph& graph, const std::vector<Tensor>& inputs,
         if (in && --remaining[in] == 0 && !in->isGraphOutput()) live.erase(in);
   }
 
-  GraphEvalResult result;
-  for (Value* o : graph.outputs()) result.outputs.push_back(live.at(o));
+  if (result.stopped.empty())
+    for (Value* o : graph.outputs()) result.outputs.push_back(live.at(o));
   if (options.keepAll)
     for (auto& [v, t] : live) result.values[v->name()] = t;
   return result;

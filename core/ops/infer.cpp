@@ -15,7 +15,13 @@ const Tensor* ConstantTable::find(const Value* v) const {
 }
 
 std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants) {
-  const OpSchema& schema = OpRegistry::instance().get(node);
+  const OpSchema* known = OpRegistry::instance().find(node.op());
+  if (!known) {  // an opaque node: its outputs keep the types its model declared (the importers require them)
+    std::vector<TensorType> declared;
+    for (const Value* out : node.outputs()) declared.push_back(out->type());
+    return declared;
+  }
+  const OpSchema& schema = *known;
   auto arityError = [&](const std::string& what, size_t n, int lo, int hi) {
     fail("node '" + node.id() + "' (" + node.op() + "): has " + std::to_string(n) + " " + what + ", expected " +
          (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)));
@@ -59,7 +65,9 @@ void propagateConstants(const Node& node, ConstantTable& constants) {
     constants.set(node.output(0), evalShapeOf(node));
     return;
   }
-  const OpSchema& schema = OpRegistry::instance().get(node);
+  const OpSchema* known = OpRegistry::instance().find(node.op());
+  if (!known) return;  // an opaque node: nothing knows what it computes
+  const OpSchema& schema = *known;
   bool random = schema.traits.random || schema.traits.randomInTraining;  // Dropout
   if (!schema.eval || random || !evalCostBounded(node) || !inputsKnown(node, constants)) return;
   std::vector<TensorType> types;

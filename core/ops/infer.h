@@ -46,7 +46,8 @@ void propagateConstants(const Node& node, ConstantTable& constants);
 // The extents a Shape node returns: its input's dims [start, end), negative values counted from the end, clamped.
 std::vector<int64_t> shapeSlice(const Node& node, const Shape& inputShape);
 
-// Infers one node's output types given a constant lookup; does not modify the graph.
+// Infers one node's output types given a constant lookup; does not modify the graph. A node whose op the
+// registry does not know (ops/registry.h, isKnownOp) keeps the types its outputs have: the declared ones.
 std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants);
 
 }  // namespace tessera

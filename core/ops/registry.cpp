@@ -97,6 +97,37 @@ const OpSchema& OpRegistry::get(const Node& node) const {
   return *s;
 }
 
+std::string qualifiedOpName(const std::string& domain, const std::string& opType) {
+  return domain.empty() || domain == "ai.onnx" ? opType : domain + "::" + opType;
+}
+
+std::pair<std::string, std::string> splitOpName(const std::string& op) {
+  const size_t at = op.rfind("::");
+  if (at == std::string::npos) return {"", op};
+  return {op.substr(0, at), op.substr(at + 2)};
+}
+
+bool isKnownOp(const std::string& op) { return OpRegistry::instance().find(op) != nullptr; }
+
+const Node* firstWithoutSemantics(const Node& node) {
+  const OpSchema* s = OpRegistry::instance().find(node.op());
+  if (!s || !s->eval) return &node;
+  for (const auto& [name, attr] : node.attrs()) {
+    if (attr.kind() != AttrKind::Graph) continue;
+    for (const Node* n : attr.g().nodes())
+      if (const Node* missing = firstWithoutSemantics(*n)) return missing;
+  }
+  return nullptr;
+}
+
+std::string noSemanticsMessage(const Node& node) {
+  if (isKnownOp(node.op())) return "node '" + node.id() + "' (" + node.op() + "): op has no reference semantics";
+  auto [domain, type] = splitOpName(node.op());
+  const std::string where = domain.empty() ? "" : " (domain '" + domain + "')";
+  return "node '" + node.id() + "' (" + node.op() + "): unknown op '" + type + "'" + where +
+         ": Tessera has no reference semantics for it";
+}
+
 const OpTraits& opTraits(const std::string& op) {
   static const OpTraits none;
   const OpSchema* s = OpRegistry::instance().find(op);

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -85,6 +86,21 @@ struct OpSchema {
   EvalFn eval;
   OpTraits traits = {};  // last, so that aggregate registrations without traits keep working
 };
+
+// Ops of other domains (a custom op, ai.onnx.ml, ...) are named "domain::Op" in the graph, so that no lookup by
+// name takes one for the default domain's op of the same name. Neither they nor a default-domain op missing
+// from the registry have a schema: such a node is opaque. Its output types are the ones its model declares,
+// it is drawn and compiled into a host group of its own, and nothing can run it (docs/operators.md).
+std::string qualifiedOpName(const std::string& domain, const std::string& opType);  // "Relu", "com.acme::Foo"
+// {"", "Relu"} or {"com.acme", "Foo"}: the inverse of qualifiedOpName.
+std::pair<std::string, std::string> splitOpName(const std::string& op);
+bool isKnownOp(const std::string& op);  // registered (and so of the default domain)
+// The first node the reference interpreter cannot run: `node` itself when its op is unknown, else one in its
+// subgraphs at any depth; null when every one has reference semantics.
+const Node* firstWithoutSemantics(const Node& node);
+// "node 'id' (Op): unknown op 'Op' (domain 'd'): Tessera has no reference semantics for it", for a node
+// firstWithoutSemantics returned: what a run that reaches it says.
+std::string noSemanticsMessage(const Node& node);
 
 // The traits of a registered op; all defaults ("no") for an unknown name.
 const OpTraits& opTraits(const std::string& op);

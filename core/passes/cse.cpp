@@ -12,8 +12,9 @@ namespace {
 
 constexpr int64_t kMaxMergedInitializer = 1 << 16;  // elements; larger weights are not compared byte-wise
 
-// Random ops' results are not a function of their inputs and attributes alone.
-bool isPure(const Node& n) { return !opTraits(n.op()).random; }
+// Random ops' results are not a function of their inputs and attributes alone; nor, as far as anyone here
+// knows, are an unknown op's (a custom op may keep state).
+bool isPure(const Node& n) { return isKnownOp(n.op()) && !opTraits(n.op()).random; }
 
 // The inputs in an order that makes Add(a, b) and Add(b, a) the same computation. Ordered by value name, which
 // is unique and, unlike an address, the same on every run.

@@ -135,9 +135,9 @@ KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, 
   KernelTuning kt;
   kt.group = ck.spec.id;
   kt.nodes = ck.spec.nodeIds;
-  if (!ck.error.empty() || o.cancel.cancelled()) {
+  if (ck.onHost() || o.cancel.cancelled()) {  // a host group has no schedule to tune
     kt.status = TuneStatus::Skipped;
-    kt.message = ck.error.empty() ? "cancelled" : ck.error;
+    kt.message = ck.onHost() ? ck.placement.describe() : "cancelled";
     return kt;
   }
   Job job = jobFor(m, i, target);
@@ -263,7 +263,7 @@ execute::ScheduleSet cachedSchedules(const CompiledModel& m, const Target& targe
   std::vector<std::string> ignored;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     const execute::CompiledKernel& ck = m.kernels[i];
-    if (!ck.error.empty()) continue;
+    if (ck.onHost()) continue;
     Job job = jobFor(m, i, target);
     KernelTuning kt;
     kt.group = ck.spec.id;

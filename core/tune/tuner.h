@@ -58,7 +58,7 @@ enum class TuneStatus {
   Tuned,    // measured, and the fastest verified candidate kept
   Cached,   // the tuning cache had its schedule
   Untuned,  // no candidate ran and verified, or nothing could be measured (why in `message`)
-  Skipped,  // not lowered, or the tune was cancelled before it
+  Skipped,  // a host group (nothing to schedule), or the tune was cancelled before it
 };
 const std::string& tuneStatusName(TuneStatus s);  // "tuned", "cached", "untuned", "skipped"
 

@@ -1,6 +1,6 @@
 # Runs `tessera-cli conformance` over the packed ONNX node suite (cmake -P, from CTest).
 #   -DCLI=tessera-cli -DTARBALL=node-tests.tar.xz -DUNPACK_DIR=dir -DKNOWN=known-failures.txt -DMIN_PASSED=N
-#   -DBACKEND=reference
+#   -DBACKEND=reference|cpu
 # Unpacks the tarball into UNPACK_DIR once (again when the tarball changes), runs every test folder in it, and
 # fails when a test fails or skips outside the known-failures list, or when fewer than MIN_PASSED pass (so that an
 # empty or half-unpacked folder, or a CLI that finds no tests, cannot pass by testing nothing).

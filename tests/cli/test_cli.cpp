@@ -103,11 +103,26 @@ class TestCli : public QObject {
     QVERIFY(r.err.contains("noise.onnx"));
     QCOMPARE(lines(r.err), 1);
   }
-  void infoOnUnknownOpExits2() {
-    Result r = cli({"info", writeFile("unknown.onnx", modelWithOp("FrobnicateV2"))});
-    QCOMPARE(r.code, 2);
-    QVERIFY2(r.err.contains("FrobnicateV2") && r.err.contains("the_node"), qPrintable(r.err));
-    QCOMPARE(lines(r.err), 1);
+  // An op Tessera does not know opens (its type is the declared one) and compiles into a host group; a run stops
+  // before it, naming it: exit 1 on cpu (a failed run), 2 on the reference (it cannot run the model at all).
+  void unknownOpOpensAndStopsARun() {
+    const QString model = writeFile("unknown.onnx", modelWithOp("FrobnicateV2"));
+    Result info = cli({"info", model});
+    QCOMPARE(info.code, 0);
+    QVERIFY2(info.out.contains("FrobnicateV2"), qPrintable(info.out));
+    Result compile = cli({"compile", model, "--emit", "kernel"});
+    QCOMPARE(compile.code, 0);
+    QVERIFY2(compile.out.contains("runs on the host (unknown-op): node 'the_node' (FrobnicateV2): unknown op "
+                                  "'FrobnicateV2': Tessera has no reference semantics for it"),
+             qPrintable(compile.out + compile.err));
+    Result cpu = cli({"run", model, "--backend", "cpu", "--reps", "1", "--no-baseline"});
+    QCOMPARE(cpu.code, 1);
+    QVERIFY2(cpu.err.contains("node 'the_node' (FrobnicateV2): unknown op"), qPrintable(cpu.out + cpu.err));
+    QVERIFY2(cpu.out.contains("the run stopped before kernel k0"), qPrintable(cpu.out));
+    Result ref = cli({"run", model});
+    QCOMPARE(ref.code, 2);
+    QVERIFY2(ref.err.contains("node 'the_node' (FrobnicateV2): unknown op"), qPrintable(ref.err));
+    QCOMPARE(lines(ref.err), 1);
   }
   void badUsageExits2() {
     QCOMPARE(cli({"info"}).code, 2);
@@ -218,15 +233,15 @@ class TestCli : public QObject {
   }
   void kernelsAfterAnUnloweredGroupStillRun() {
     // ArgMax has no lowering: its group (ArgMax alone: fusion keeps a reduction without a kernel out of groups)
-    // is not compiled, and the reference's values stand in for every value its nodes produce, so the Cast, the
-    // gemm and the reduction after it run and verify.
+    // runs on the host (a host group, its values the reference's semantics on the kernels' values), so the Cast,
+    // the gemm and the reduction after it run on what it made, and all four verify.
     QString model = writeFile("argmax_chain.tsr",
                               "graph argmax_chain {\n  input %x: f32[8,16]\n  input %w: f32[1,4]\n"
                               "  node am = ArgMax(%x) {axis=1, keepdims=1} -> %i\n  node c = Cast(%i) {to=1} -> %f\n"
                               "  node mm = MatMul(%f, %w) -> %m\n  node r = ReduceSum(%m) {keepdims=1} -> %y\n  output %y\n}\n");
     Result r = cli({"run", model, "--backend", "cpu", "--json", "--reps", "1", "--no-baseline"});
-    QVERIFY2(r.out.contains("\"status\": \"not compiled\""), qPrintable(r.out + r.err));
-    QCOMPARE(r.out.count("\"status\": \"ok\""), 3);
+    QVERIFY2(r.out.contains("\"host\": \"no-lowering: kernel 'k0': node 'am' (ArgMax): not supported by the kernel lowering"), qPrintable(r.out + r.err));
+    QCOMPARE(r.out.count("\"status\": \"ok\""), 4);
     QVERIFY2(!r.out.contains("never written"), qPrintable(r.out));
   }
   void compileParamSchedulesAGroup() {

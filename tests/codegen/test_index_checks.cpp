@@ -91,7 +91,7 @@ class TestIndexChecks : public QObject {
   // helper wraps negatives, compares once (unsigned) and keeps the first failure (atomicCAS on the GPU).
   void generatedTextOfTheCheck() {
     execute::CompiledModel m = gatherModel();
-    QVERIFY2(m.kernels[0].error.empty(), m.kernels[0].error.c_str());
+    QVERIFY2(!m.kernels[0].onHost(), m.kernels[0].placement.reason.c_str());
     codegen::GeneratedKernel cpp = codegen::generateCpp(m.kernels[0].kernel);
     codegen::GeneratedKernel cu = codegen::generateCuda(m.kernels[0].kernel);
     QCOMPARE(cpp.indexChecks.size(), size_t(1));
@@ -124,7 +124,7 @@ class TestIndexChecks : public QObject {
   void cudaCompilesForSm90() {
     for (const char* op : {"Gather", "GatherElements"}) {
       execute::CompiledModel m = std::string(op) == "Gather" ? gatherModel() : gatherModel("2,3", op);
-      QVERIFY2(m.kernels[0].error.empty(), m.kernels[0].error.c_str());
+      QVERIFY2(!m.kernels[0].onHost(), m.kernels[0].placement.reason.c_str());
       codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
       cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gather.cu", {}, "sm_90");
       QVERIFY2(r.ok, (std::string(op) + ": " + r.error + "\n" + g.source).c_str());
@@ -170,7 +170,7 @@ class TestIndexChecks : public QObject {
     expectFailure(m, execute::BackendKind::Cpu, in, want);
 
     execute::CompiledModel e = gatherModel("2,3", "GatherElements");
-    QVERIFY2(e.kernels[0].error.empty(), e.kernels[0].error.c_str());
+    QVERIFY2(!e.kernels[0].onHost(), e.kernels[0].placement.reason.c_str());
     in = gatherInputs({2, 3}, {0, 3, 1, 2, 1, 4});
     want = referenceError(*e.graph, in);
     QVERIFY2(want.find("node 'g' (GatherElements): input 1 ('idx') holds 4 at [1, 2],") == 0, want.c_str());
@@ -213,7 +213,7 @@ class TestIndexChecks : public QObject {
         "  node r = Reshape(%pos, %flat) -> %p\n  node g = Gather(%c, %p) {axis=0} -> %y\n  output %y\n}\n";
     execute::CompiledModel m = execute::compileKernels(compileGraph(parseTsr(text), CompileOptions{}), nullptr);
     QCOMPARE(m.kernels.size(), size_t(1));
-    QVERIFY2(m.kernels[0].error.empty(), m.kernels[0].error.c_str());
+    QVERIFY2(!m.kernels[0].onHost(), m.kernels[0].placement.reason.c_str());
     codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "rope.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());

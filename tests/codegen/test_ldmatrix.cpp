@@ -178,7 +178,7 @@ class TestLdmatrix : public QObject {
     if (padA) set = withPaddedA(set, padA);
     execute::CompiledModel model = withSchedules(cr, set);
     QCOMPARE(model.kernels.size(), size_t(1));
-    QVERIFY2(model.kernels[0].error.empty() && model.kernels[0].replayed, model.kernels[0].error.c_str());
+    QVERIFY2(!model.kernels[0].onHost() && model.kernels[0].replayed, model.kernels[0].placement.reason.c_str());
     codegen::GeneratedKernel g = codegen::generateCuda(model.kernels[0].kernel);
     QVERIFY(count(g.source, "mma.sync.aligned.m16n8k16") > 0);
     QCOMPARE(int(count(g.source, "ldmatrix.sync.aligned.m8n8.x4.shared.b16")), x4);

@@ -57,7 +57,7 @@ class TestPipeline : public QObject {
     kernel::TemplateParams params = {{"stages", 3}, {"block_k", 16}};
     execute::CompiledModel model = withParams(gemmModel(dtype.toStdString(), m, k, n), params);
     QCOMPARE(model.kernels.size(), size_t(1));
-    QVERIFY2(model.kernels[0].error.empty() && model.kernels[0].replayed, model.kernels[0].error.c_str());
+    QVERIFY2(!model.kernels[0].onHost() && model.kernels[0].replayed, model.kernels[0].placement.reason.c_str());
     codegen::GeneratedKernel g = codegen::generateCuda(model.kernels[0].kernel);
     for (const QString& e : expected) QVERIFY2(has(g.source, e.toStdString()), qPrintable("missing: " + e));
     QCOMPARE(g.lineNodes.size(), size_t(std::count(g.source.begin(), g.source.end(), '\n')));
@@ -99,7 +99,7 @@ class TestPipeline : public QObject {
     QVERIFY(has(kernel::printKernel(shallow.kernels[0].kernel), "reduce pipeline(2) {"));
     execute::CompiledModel wide = withParams(gemmModel("f32", 256, 256, 256), {{"stages", 4}, {"block_k", 64}, {"block_m", 128},
                                                                           {"block_n", 128}, {"thread_m", 8}, {"thread_n", 8}});
-    QVERIFY(wide.kernels[0].error.empty());
+    QVERIFY(!wide.kernels[0].onHost());
     QVERIFY(has(kernel::printKernel(wide.kernels[0].kernel), "reduce pipeline(3) {"));
   }
 

@@ -39,7 +39,7 @@ execute::CompiledModel withParams(const std::string& tsr, const TemplateParams& 
     set.traces[execute::ScheduleSet::keyOf(ck.spec.nodeIds)] = traceWithParams(*plain.graph, ck.spec, params);
   execute::CompiledModel m = execute::compileKernels(compiled, &set);
   for (const auto& ck : m.kernels) {
-    if (!ck.error.empty()) qInfo("%s", ck.error.c_str());
+    if (ck.onHost()) qInfo("%s", ck.placement.reason.c_str());
     if (!ck.replayed) QTest::qFail("the schedule did not replay", __FILE__, __LINE__);
   }
   return m;

@@ -424,7 +424,8 @@ graph hand {   # a graph
                                "  node fc1 = MatMul(%x, %w) -> %h\n}");
     QVERIFY2(e.starts_with("t.tsr:4: node 'fc1' (MatMul): "), e.c_str());
     QCOMPARE(q(parseError("graph g {\n  input %x: f32[2]\n  node r = Frobnicate(%x) -> %y\n}")),
-             q("t.tsr:3: node 'r': unknown op 'Frobnicate'"));
+             q("t.tsr:3: node 'r': unknown op 'Frobnicate': write the type of each of its outputs ('%y' has none); "
+               "Tessera infers types only for the ops it knows"));
   }
 
   void generatorsRespectTheSizeLimit() {

@@ -10,6 +10,8 @@
 #include <QtTest>
 
 #include "gui_test_util.h"
+#include "onnx_model_maker.h"
+#include "ui/pipeline/inspector_panel.h"
 #include "ui/run/chart_kernel_times.h"
 #include "ui/graph/graph_view.h"
 #include "ui/run/roofline_chart.h"
@@ -38,6 +40,40 @@ execute::KernelReport kernelReport(const char* group, double ms, double gbps, do
   k.verified = verified;
   k.status = verified ? execute::KernelStatus::Ok : execute::KernelStatus::Mismatch;
   return k;
+}
+
+// y = If(cond) then Relu(x) + w else Relu(x) * w; f = com.acme::Frob(y), declared f32[3]; out = Neg(f).
+std::string ifAndCustomOpModel() {
+  using TP = onnx::TensorProto;
+  testing::ModelMaker m;
+  auto* imp = m.model.add_opset_import();
+  imp->set_domain("com.acme");
+  imp->set_version(1);
+  m.input("cond", TP::BOOL, {});
+  m.floatInput("x", {3});
+  m.floatInitializer("w", {3}, {1, 2, 3});
+  m.node("Relu", {"x"}, {"r"}, "relu");
+  auto* n = m.node("If", {"cond"}, {"y"}, "choose");
+  onnx::GraphProto* outer = m.graph;
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* a = n->add_attribute();
+    a->set_name(branch);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    m.graph = a->mutable_g();
+    m.node(branch[0] == 't' ? "Add" : "Mul", {"r", "w"}, {std::string(branch) + "_out"});
+    m.output(std::string(branch) + "_out");
+  }
+  m.graph = outer;
+  auto* frob = m.node("Frob", {"y"}, {"f"}, "frob");
+  frob->set_domain("com.acme");
+  testing::setInt(frob, "strength", 7);
+  m.node("Neg", {"f"}, {"out"}, "neg");
+  auto* vi = m.graph->add_value_info();
+  vi->set_name("f");
+  vi->mutable_type()->mutable_tensor_type()->set_elem_type(TP::FLOAT);
+  vi->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);
+  m.output("out");
+  return m.bytes();
 }
 
 std::shared_ptr<RunResult> handMadeRun() {
@@ -191,6 +227,71 @@ class TestRunPanel : public QObject {
     QVERIFY(!runs->lastRun()->error.isEmpty());
     QVERIFY2(panel->summary().contains("node 'g' (Gather): input 1 ('idx') holds "), qPrintable(panel->summary()));
     QVERIFY2(panel->summary().contains("out of range for axis 0 of extent 2 (-2..1 are valid)"), qPrintable(panel->summary()));
+  }
+
+  // A model with an If and a custom-domain op opens (the op drawn with its declared type), compiles and runs on
+  // cpu up to the custom op: the table lists the If's host group with its time and the custom op's failed, the
+  // summary names the node the run stopped before, and the Inspector says why each node runs on the host.
+  void hostGroupsAreListedAndExplained() {
+    QTemporaryDir dir;
+    const QString cacheProblem = test::setUpCpuRuns(dir.filePath("cache"));
+    if (!cacheProblem.isEmpty()) QSKIP(qPrintable(cacheProblem));
+    const QString path = dir.filePath("hosts.onnx");
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    const std::string bytes = ifAndCustomOpModel();
+    f.write(bytes.data(), qint64(bytes.size()));
+    f.close();
+    MainWindow w;
+    w.show();
+    auto* panel = w.findChild<RunPanel*>();
+    w.openModel(path);
+    QVERIFY(waitIdle(w));
+    QVERIFY(w.controller()->compile() && w.controller()->compile()->error.empty());
+    QVERIFY(w.graphView()->selectNode("frob", false));  // drawn
+    bool drawn = false;
+    for (const LayoutNode& n : w.graphView()->currentLayout()->nodes)
+      drawn = drawn || (n.id == "frob" && n.title == "com.acme::Frob" && n.subtitle == "3 f32");
+    QVERIFY(drawn);
+
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("cpu");
+    QTest::mouseClick(panel->runButton(), Qt::LeftButton);
+    QVERIFY(waitForRun(runs, nullptr));
+    auto run = runs->lastRun();
+    QVERIFY2(run->error.isEmpty(), qPrintable(run->error));
+    QVERIFY(run->report.ran);
+    QVERIFY2(panel->summary().contains("the run stopped before kernel") && panel->summary().contains("node 'frob' (com.acme::Frob)"),
+             qPrintable(panel->summary()));
+    int hostRows = 0;
+    for (int row = 0; row < panel->model()->rowCount(); ++row) {
+      const execute::KernelReport& k = run->report.kernels[size_t(row)];
+      const QString kind = panel->model()->index(row, RunTableModel::Kind).data().toString();
+      if (!kind.startsWith("host")) continue;
+      ++hostRows;
+      const QString tip = panel->model()->index(row, RunTableModel::Kind).data(Qt::ToolTipRole).toString();
+      if (k.nodes == std::vector<std::string>{"choose"}) {
+        QVERIFY2(tip.contains("control-flow: node 'choose' (If) is control flow"), qPrintable(tip));
+        QVERIFY(panel->model()->index(row, RunTableModel::Measured).data(RunTableModel::ValueRole).toDouble() >= 0);
+        QCOMPARE(panel->model()->index(row, RunTableModel::Verified).data(RunTableModel::ValueRole).toInt(), 1);
+      } else {
+        QCOMPARE(k.nodes, std::vector<std::string>{"frob"});
+        QVERIFY2(tip.contains("unknown-op: node 'frob' (com.acme::Frob): unknown op 'Frob' (domain 'com.acme')"), qPrintable(tip));
+        QCOMPARE(k.status, execute::KernelStatus::Failed);
+      }
+    }
+    QCOMPARE(hostRows, 2);
+
+    // The Inspector: why each node runs on the host (once the kernels are lowered for it).
+    for (const auto& [node, rule] : {std::pair{"choose", "control-flow"}, std::pair{"frob", "unknown-op"}}) {
+      const QString want = QString("[%1]").arg(rule);
+      w.controller()->select(Selection{Selection::Node, node});
+      QDeadlineTimer deadline(60000);
+      QString html;
+      while (!deadline.hasExpired() && !(html = inspectorHtml(*w.controller(), w.controller()->selection())).contains(want))
+        QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+      QVERIFY2(html.contains("runs on") && html.contains(want), qPrintable(html));
+    }
   }
 
   void tunedRunSurvivesASession() {

@@ -74,6 +74,32 @@ Case rowOp(const std::string& op, int64_t rows, int64_t cols) {
 class TestKernelSemantics : public QObject {
   Q_OBJECT
  private slots:
+  // Integer Mod as ONNX defines it: under fmod = 0 the divisor's sign (Python's %), under fmod = 1 the dividend's
+  // (C's); a divisor of 0 or -1 gives 0, as the reference's does. Mixed signs and those divisors on purpose.
+  void integerModFollowsTheReference() {
+    for (DType t : {DType::I32, DType::I8, DType::I64, DType::U16})
+      for (int64_t fmod : {0, 1}) {
+        GraphBuilder b("mod");
+        Value* x = b.input("x", {t, {8}});
+        Value* y = b.input("y", {t, {8}});
+        b.output(b.op("Mod", {x, y}, {{"fmod", fmod}}, "mod"));
+        Case c{b.finish(), {"g0", "pointwise", {"mod"}}};
+        const bool sign = t != DType::U16;
+        Tensor xs = Tensor::fromInts(t, {8}, sign ? std::vector<int64_t>{7, -7, 7, -7, 5, -128, 9, 0}
+                                                 : std::vector<int64_t>{7, 65535, 7, 3, 5, 128, 9, 0});
+        Tensor ys = Tensor::fromInts(t, {8}, sign ? std::vector<int64_t>{3, 3, -3, -3, 0, -1, -4, -2}
+                                                 : std::vector<int64_t>{3, 4, 5, 3, 0, 7, 4, 2});
+        ReferenceOptions opt;
+        opt.keepAll = true;
+        ReferenceResult ref = runReference(c.graph, {xs, ys}, opt);
+        if (sign && fmod == 0) QCOMPARE(ref.outputs[0].toInts(), (std::vector<int64_t>{1, 2, -2, -1, 0, 0, -3, 0}));
+        Kernel k = lower(c);
+        applyDefaultSchedule(k);
+        const std::string why = agreesWithReference(c.graph, k, ref);
+        QVERIFY2(why.empty(), why.c_str());
+      }
+  }
+
   void pointwiseGuardedAndCached() {
     check(pointwise(), [](TracedSchedule& s) {
       s.split("i1", 3);

@@ -113,10 +113,11 @@ void TestTuneVerify::wrongVariantFailsAgainstTheModel() {
   }
 }
 
-// A kernel that cannot run (here: marked as not lowered) makes no values; the kernels after it get the reference's.
+// A kernel that cannot run (here: marked as a host group nothing can run, which stops the model's run) makes no
+// values; the kernels after it get the reference's.
 void TestTuneVerify::failedKernelLeavesItsValuesToTheReference() {
   execute::CompiledModel m = twoKernels();
-  m.kernels[0].error = "not lowered (test)";
+  m.kernels[0].placement = {execute::HostRule::UnknownOp, "cannot run (test)"};
   execute::MeasureOptions o;
   o.reps = 1;
   execute::MeasureReport r = execute::measureVariants(m, {{1, m.kernels[1].kernel.clone()}}, execute::BackendKind::Cpu, o);

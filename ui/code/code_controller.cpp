@@ -30,8 +30,8 @@ KernelCode kernelCode(const driver::SourceStage& cuda, const driver::SourceStage
                       const cost::Device& device) {
   KernelCode k;
   k.compiled = cuda.kernels->model.kernels[i];
-  if (!k.compiled.error.empty()) {
-    k.error = QString::fromStdString(k.compiled.error);
+  if (k.compiled.onHost()) {
+    k.host = QString::fromStdString(k.compiled.placement.describe());
     return k;
   }
   k.loops = countLoops(k.compiled.kernel);
@@ -79,8 +79,8 @@ std::shared_ptr<const PtxResult> ptxSnapshot(const CodeResult& code, const drive
   snapshot->status.resize(code.kernels.size());
   std::vector<QString> ptx(code.kernels.size());
   for (size_t i = 0; i < done && i < code.kernels.size(); ++i) {
-    if (!code.kernels[i].error.isEmpty()) {
-      snapshot->status[i] = QObject::tr("no source");
+    if (!code.kernels[i].hasSource()) {
+      snapshot->status[i] = code.kernels[i].host.isEmpty() ? QObject::tr("no source") : QObject::tr("on the host");
       continue;
     }
     const bool ok = p.errors[i].empty();

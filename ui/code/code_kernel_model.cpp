@@ -41,15 +41,17 @@ QVariant CodeKernelModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || !kernels_ || index.row() >= rowCount() || index.column() >= ColumnCount) return {};
   const KernelCode& k = kernels_->kernels[size_t(index.row())];
   const bool failed = !k.error.isEmpty();
-  if (role == Qt::ToolTipRole) return failed ? k.error : QString::fromStdString(k.cuda.entry);
+  if (role == Qt::ToolTipRole) return failed ? k.error : !k.host.isEmpty() ? k.host : QString::fromStdString(k.cuda.entry);
   if (role == Qt::ForegroundRole && failed) return QColor(0xa0, 0x30, 0x20);
   if (role != Qt::DisplayRole) return {};
   switch (Column(index.column())) {
     case Id: return QString::fromStdString(k.compiled.spec.id);
     case Kind: return QString::fromStdString(k.compiled.spec.kind);
-    case Entry: return failed ? tr("✗ %1").arg(k.error.section('\n', 0, 0)) : QString::fromStdString(k.cuda.entry);
-    case Loops: return failed && k.loops == 0 ? QVariant() : QVariant(k.loops);
-    case CudaLines: return failed ? QVariant() : QVariant(lineCount(k.cuda.body));
+    case Entry:
+      if (failed) return tr("✗ %1").arg(k.error.section('\n', 0, 0));
+      return k.host.isEmpty() ? QString::fromStdString(k.cuda.entry) : tr("on the host");
+    case Loops: return !k.hasSource() && k.loops == 0 ? QVariant() : QVariant(k.loops);
+    case CudaLines: return !k.hasSource() ? QVariant() : QVariant(lineCount(k.cuda.body));
     case Ptx: return ptxStatus(index.row());
     case ColumnCount: break;
   }

@@ -140,8 +140,8 @@ LevelText fusedLevel(const CompileResult& compile) {
 LevelText kernelLevel(const std::vector<KernelCode>& kernels) {
   LevelText level;
   for (const KernelCode& k : kernels) {
-    if (!k.compiled.error.empty()) {
-      appendNote(level, QObject::tr("# kernel %1: not lowered: %2").arg(q(k.compiled.spec.id), q(k.compiled.error)));
+    if (k.compiled.onHost()) {
+      appendNote(level, QObject::tr("# kernel %1 %2").arg(q(k.compiled.spec.id), q(k.compiled.placement.describe())));
       continue;
     }
     const QStringList ids = qlist(k.compiled.kernel.nodeIds);
@@ -158,12 +158,13 @@ LevelText sourceLevel(const std::vector<KernelCode>& kernels, codegen::Target ta
   LevelText level;
   const KernelCode* fullest = nullptr;
   for (const KernelCode& k : kernels)
-    if (k.error.isEmpty() && (!fullest || generated(k, target).prelude.size() > generated(*fullest, target).prelude.size()))
+    if (k.hasSource() && (!fullest || generated(k, target).prelude.size() > generated(*fullest, target).prelude.size()))
       fullest = &k;
   if (fullest) appendLines(level, q(generated(*fullest, target).prelude), [](int, const QString&) { return QStringList{}; });
   for (const KernelCode& k : kernels) {
-    if (!k.error.isEmpty()) {
-      appendNote(level, QObject::tr("// kernel %1: no source: %2").arg(q(k.compiled.spec.id), k.error.simplified()));
+    if (!k.hasSource()) {
+      const QString why = k.host.isEmpty() ? QObject::tr("no source: %1").arg(k.error.simplified()) : k.host;
+      appendNote(level, QObject::tr("// kernel %1 %2").arg(q(k.compiled.spec.id), why));
       continue;
     }
     const codegen::GeneratedKernel& g = generated(k, target);
@@ -182,7 +183,7 @@ LevelText ptxLevel(const std::vector<KernelCode>& kernels, const std::vector<QSt
   for (size_t i = 0; i < kernels.size(); ++i) {
     const KernelCode& k = kernels[i];
     const QString id = q(k.compiled.spec.id);
-    if (!k.error.isEmpty()) {
+    if (!k.hasSource()) {
       appendNote(level, QObject::tr("// kernel %1: no source to compile").arg(id));
       continue;
     }

@@ -39,7 +39,10 @@ struct LevelText {
 struct KernelCode {
   execute::CompiledKernel compiled;
   codegen::GeneratedKernel cuda, cpp;
-  QString error;  // lowering or code generation failed: why
+  QString error;  // code generation failed: why
+  // A host group (runtime/execute/placement.h): "runs on the host (control-flow): ..."; no loops, no source.
+  QString host;
+  bool hasSource() const { return error.isEmpty() && host.isEmpty(); }
   int loops = 0;  // For statements in the scheduled loop nest
   // The cost model's view of the kernel on the driver's target (cost::predict): "0.012 ms, memory-bound
   // (dram): ...", its bound ("memory", "compute", "latency"), or why there is no estimate.

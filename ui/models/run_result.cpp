@@ -51,6 +51,7 @@ QString runSummary(const RunResult& run) {
   const auto failed = std::count_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return !k.verified; });
   s += failed == 0 && r.outputsVerified ? QObject::tr(" · all verified ✓")
                                         : QObject::tr(" · %n kernel(s) not verified ✗", nullptr, int(failed));
+  if (!r.stopped.empty()) s += QObject::tr(" · %1").arg(QString::fromStdString(r.stopped));
   return s;
 }
 

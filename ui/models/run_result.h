@@ -54,7 +54,8 @@ std::string kernelKey(const execute::KernelReport& kernel);
 // throws Error naming the field.
 nlohmann::json runToJson(const RunResult& run);
 RunResult runFromJson(const nlohmann::json& j);
-// Summary for the status bar and the panel: "cpu · 0.82 ms · unfused 1.9 ms (2.3× faster) · all verified".
+// Summary for the status bar and the panel: "cpu · 0.82 ms · unfused 1.9 ms (2.3× faster) · all verified", and
+// for a run that stopped early where and why ("the run stopped before kernel k2: node 'frob' ...").
 QString runSummary(const RunResult& run);
 
 }  // namespace tessera::ui

@@ -50,9 +50,11 @@ QVariant RunTableModel::display(const execute::KernelReport& k, int column) cons
   const double v = value(k, column);
   switch (column) {
     case Group: return QString::fromStdString(k.group);
-    case Kind: {
+    case Kind: {  // a host group says so first: its time is the reference interpreter's, on the host
       auto it = run_->kinds.find(k.group);
-      return it == run_->kinds.end() ? QString() : QString::fromStdString(it->second);
+      const QString kind = it == run_->kinds.end() ? QString() : QString::fromStdString(it->second);
+      if (!k.onHost()) return kind;
+      return kind.isEmpty() ? tr("host") : tr("host · %1").arg(kind);
     }
     case Predicted: case Measured: return ms(v);
     case Delta: {
@@ -77,6 +79,7 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole: return display(k, index.column());
     case ValueRole: return index.column() <= Kind ? display(k, index.column()) : QVariant(value(k, index.column()));
     case Qt::ToolTipRole:
+      if (index.column() == Kind && k.onHost()) return tr("runs on the host, %1").arg(QString::fromStdString(k.host));
       if (index.column() == Verified || !k.message.empty()) {
         const std::string& status = execute::kernelStatusName(k.status);
         QString text = QString::fromStdString(k.message.empty() ? status : status + ": " + k.message);

@@ -1,5 +1,6 @@
 #pragma once
-// The run results as a table, one row per kernel in execution order: group, kind, predicted ms, measured ms,
+// The run results as a table, one row per kernel in execution order (host groups among them, their kind
+// starting "host", the reason in its tooltip): group, kind, predicted ms, measured ms,
 // change against the previous run, GB/s, GFLOP/s, share of the roofline, verified, max relative error. A run
 // (and the one before it, for the change column) is swapped in whole.
 #include <QAbstractTableModel>

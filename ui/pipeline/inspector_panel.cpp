@@ -67,6 +67,10 @@ QString kernelRows(const SessionController& c, const std::string& groupId) {
   if (!code || code->compile != c.compile()) return row("kernel", "<i>" + QObject::tr("lowering…") + "</i>");
   const KernelCode* k = code->find(QString::fromStdString(groupId));
   if (!k) return {};
+  if (k->compiled.onHost())  // why it runs on the host: the placement's rule and reason (core/runtime/execute)
+    return row("runs on", "<b>" + QObject::tr("the host") + "</b> <code>[" +
+                              q(execute::hostRuleName(k->compiled.placement.rule)) + "]</code><br><span style='color:#444'>" +
+                              q(k->compiled.placement.reason) + "</span>");
   if (!k->error.isEmpty()) return row("kernel", "<span style='color:#a03020'>✗ " + k->error.toHtmlEscaped() + "</span>");
   const codegen::LaunchDims& l = k->cuda.launch;
   return row("kernel", "<code>" + q(k->cuda.entry) + "</code>") + row("loops", QString::number(k->loops)) +
@@ -80,6 +84,9 @@ QString nodeHtml(const SessionController& c, const Node& n) {
   QString html = "<h3>" + q(n.op()) + " <span style='color:#666'>" + q(n.id()) + "</span></h3>";
   if (const OpSchema* s = OpRegistry::instance().find(n.op()))
     html += "<p style='color:#444'>" + q(s->summary) + " · " + q(std::string(opCategoryName(s->category))) + "</p>";
+  else  // an opaque node (ops/registry.h): drawn with what its model declares
+    html += "<p style='color:#444'>" + QObject::tr("an op Tessera does not know%1: its types are the model's, it runs on the host and has no reference semantics")
+                                           .arg(splitOpName(n.op()).first.empty() ? QString() : QObject::tr(" (domain %1)").arg(q(splitOpName(n.op()).first))) + "</p>";
   html += "<table>";
   int64_t bytesIn = 0, bytesOut = 0;
   for (const Value* v : n.inputs()) bytesIn += v ? v->type().bytes() : 0;

@@ -121,9 +121,9 @@ void SchedulePanel::showKernel(const KernelCode& k) {
                       .arg(kernelId_, QString::fromStdString(ck.spec.kind),
                            overridden ? (ck.replayed ? tr("override") : tr("override (stale: did not replay)")) : tr("template defaults")));
   reset_->setEnabled(overridden);
-  if (!k.error.isEmpty() || !ck.error.empty()) {
-    loops_->setKernel(ck.error.empty() ? &ck.kernel : nullptr);
-    picture_->setMessage(k.error.isEmpty() ? QString::fromStdString(ck.error) : k.error);
+  if (!k.hasSource()) {  // a host group has no loops; a kernel without source shows its loops and why
+    loops_->setKernel(ck.onHost() ? nullptr : &ck.kernel);
+    picture_->setMessage(k.error.isEmpty() ? k.host : k.error);
     editor_->setEnabled(false);
     return;
   }

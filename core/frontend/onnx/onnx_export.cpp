@@ -2,10 +2,12 @@
 // registry is newer), nodes in topological order, initializers as raw_data, types of every value.
 #include <algorithm>
 #include <fstream>
+#include <set>
 
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/onnx/onnx_proto.h"
 #include "ir/error.h"
+#include "ops/registry.h"
 
 namespace tessera {
 
@@ -60,7 +62,9 @@ void exportBody(const Node& n, const Graph& body, onnx::GraphProto& gp, int64_t&
 
 void exportNode(const Node& n, onnx::NodeProto& np, int64_t& opset) {
   np.set_name(n.id());
-  np.set_op_type(n.op());
+  auto [domain, opType] = splitOpName(n.op());  // an opaque node of another domain: "com.acme::Foo"
+  np.set_op_type(opType);
+  if (!domain.empty()) np.set_domain(domain);
   size_t inputs = n.numInputs() - captureCount(n);
   for (size_t i = 0; i < inputs; ++i) np.add_input(n.input(i) ? n.input(i)->name() : "");
   for (const Value* out : n.outputs()) np.add_output(out->name());
@@ -78,7 +82,8 @@ void exportNode(const Node& n, onnx::NodeProto& np, int64_t& opset) {
 }
 
 // A body lists its formal inputs only (its captures are outer names) and no value_info: its inner types are
-// inferred again from the node holding it.
+// inferred again from the node holding it. An opaque node's outputs are the exception: nothing infers them, so
+// their types are written wherever the node is.
 void exportGraph(const Graph& g, onnx::GraphProto& gp, int64_t& opset, bool body) {
   gp.set_name(g.name());
   for (const Value* v : g.initializers()) tensorToProto(*v->initializer(), v->name(), *gp.add_initializer());
@@ -86,11 +91,20 @@ void exportGraph(const Graph& g, onnx::GraphProto& gp, int64_t& opset, bool body
   for (size_t i = 0; i < inputs; ++i) setValueInfo(*g.inputs()[i], *gp.add_input());
   for (const Node* n : g.topoOrder()) {
     exportNode(*n, *gp.add_node(), opset);
-    if (body) continue;
+    if (body && isKnownOp(n->op())) continue;
     for (const Value* out : n->outputs())
       if (!out->isGraphOutput()) setValueInfo(*out, *gp.add_value_info());
   }
   for (const Value* v : g.outputs()) setValueInfo(*v, *gp.add_output());
+}
+
+// The domains of the graph's opaque nodes (ops/registry.h, qualifiedOpName), subgraphs included.
+void collectDomains(const Graph& g, std::set<std::string>& out) {
+  for (const Node* n : g.nodes()) {
+    if (std::string d = splitOpName(n->op()).first; !d.empty()) out.insert(d);
+    for (const auto& [name, attr] : n->attrs())
+      if (attr.kind() == AttrKind::Graph) collectDomains(attr.g(), out);
+  }
 }
 
 onnx::ModelProto exportModel(const Graph& g) {
@@ -102,6 +116,13 @@ onnx::ModelProto exportModel(const Graph& g) {
   auto* imp = m.add_opset_import();
   imp->set_domain("");
   imp->set_version(opset);
+  std::set<std::string> domains;
+  collectDomains(g, domains);
+  for (const std::string& d : domains) {  // the version its model imported is not kept: 1
+    auto* other = m.add_opset_import();
+    other->set_domain(d);
+    other->set_version(1);
+  }
   return m;
 }
 }  // namespace

@@ -200,12 +200,31 @@ class GraphImport {
     }
   }
 
-  [[noreturn]] void unsupported(const onnx::NodeProto& np, const std::string& id) {
+  std::string unsupported(const onnx::NodeProto& np, const std::string& id) const {
     std::string domain = np.domain().empty() ? "ai.onnx" : np.domain();
     auto it = info_.domains.find(np.domain());
     int64_t opset = isDefaultDomain(np.domain()) ? info_.opset : it == info_.domains.end() ? 0 : it->second;
-    fail("node " + quoted(id) + " uses unsupported op " + quoted(np.op_type()) + " (domain " + quoted(domain) +
-         ", opset " + std::to_string(opset) + ")");
+    return "node " + quoted(id) + " uses unsupported op " + quoted(np.op_type()) + " (domain " + quoted(domain) +
+           ", opset " + std::to_string(opset) + ")";
+  }
+
+  // An op Tessera does not know still imports, as an opaque node (ops/registry.h): its outputs take the types
+  // the model declares for them (value_info, graph outputs), since nothing here can infer them.
+  void typeOpaqueNode(Node* n, const onnx::NodeProto& np, const std::vector<std::string>& outs) {
+    if (declared_.empty()) {
+      for (const auto& vi : gp_.value_info())
+        if (auto t = declaredType(vi)) declared_[vi.name()] = *t;
+      for (const auto& vi : gp_.output())
+        if (auto t = declaredType(vi)) declared_[vi.name()] = *t;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      if (outs[i].empty()) continue;  // an omitted output: nothing reads it
+      auto it = declared_.find(outs[i]);
+      if (it == declared_.end())
+        fail(unsupported(np, n->id()) + " and the model declares no static type for its output " + quoted(outs[i]) +
+             " (value_info): Tessera infers types only for the ops it knows");
+      n->output(i)->setType(it->second);
+    }
   }
 
   Attributes nodeAttributes(const onnx::NodeProto& np, const std::string& id,
@@ -252,7 +271,9 @@ class GraphImport {
     bool subgraphs = !captures.empty() || std::any_of(attrs.begin(), attrs.end(), [](const auto& a) {
       return a.second.kind() == AttrKind::Graph;
     });
-    Node* n = graph_.addNode(np.op_type(), {}, outs, std::move(attrs), hint);
+    const std::string op = qualifiedOpName(isDefaultDomain(np.domain()) ? "" : np.domain(), np.op_type());
+    Node* n = graph_.addNode(op, {}, outs, std::move(attrs), hint);
+    if (!isKnownOp(op)) typeOpaqueNode(n, np, outs);
     for (size_t i = 0; i < outs.size(); ++i) define(outs[i], n->output(i));
     std::vector<std::string> ins = subgraphs ? std::vector<std::string>(np.input().begin(), np.input().end())
                                              : trimmedNames(np.input());
@@ -288,7 +309,6 @@ class GraphImport {
     for (int k = 0; k < gp_.node_size(); ++k) {
       const onnx::NodeProto& np = gp_.node(k);
       std::string hint = freshNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
-      if (!isDefaultDomain(np.domain()) || !OpRegistry::instance().find(np.op_type())) unsupported(np, hint);
       std::vector<std::string> captures = nodeCaptures(np, depth());
       Attributes attrs = nodeAttributes(np, hint, captures);
       std::vector<std::string> outs = trimmedNames(np.output());
@@ -299,7 +319,7 @@ class GraphImport {
       }
       std::optional<int64_t> flattenAt;
       auto hint0 = hints_.find(k);
-      if (isCoercingSoftmax(np.op_type(), info_.opset) && hint0 != hints_.end())
+      if (isDefaultDomain(np.domain()) && isCoercingSoftmax(np.op_type(), info_.opset) && hint0 != hints_.end())
         flattenAt = coercedSoftmaxAxis(hint, np.op_type(), attrs, hint0->second);
       mainNodes_.push_back(flattenAt ? addCoercedSoftmax(np, hint, std::move(attrs), outs, *flattenAt)
                                      : addPlainNode(np, hint, std::move(attrs), outs, captures));
@@ -352,6 +372,7 @@ class GraphImport {
   std::vector<Node*> mainNodes_;  // the node standing for each NodeProto
   std::vector<int> needType_;
   std::unordered_map<std::string, int64_t> lastSuffix_;
+  std::unordered_map<std::string, TensorType> declared_;  // value_info and output types, read when first needed
 };
 
 Graph importModel(const onnx::ModelProto& model, const OnnxImportOptions& options) {

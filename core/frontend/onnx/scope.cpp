@@ -63,7 +63,8 @@ std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp, in
     for (const std::string& out : gp.node(k).output()) producer[out] = k;
   std::vector<std::string> stack;
   for (const auto& np : gp.node()) {
-    if (const OpSchema* schema = OpRegistry::instance().find(np.op_type()))
+    const bool ownDomain = np.domain().empty() || np.domain() == "ai.onnx";  // another's op only shares a name
+    if (const OpSchema* schema = ownDomain ? OpRegistry::instance().find(np.op_type()) : nullptr)
       for (int idx : schema->shapeInputs)
         if (idx < np.input_size() && !np.input(idx).empty()) stack.push_back(np.input(idx));
     for (const auto& a : np.attribute())  // a body's shape operands may be outer values it captures

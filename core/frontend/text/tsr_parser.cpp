@@ -15,6 +15,7 @@
 #include "frontend/text/tsr_values.h"
 #include "ir/error.h"
 #include "ops/infer.h"
+#include "ops/registry.h"
 
 namespace tessera {
 
@@ -42,6 +43,7 @@ class Parser {
   Token takeNewValueName();
   Value* takeValueUse(std::string_view what);
   void inferTypesByLine();
+  void typeOpaqueNode(const ParsedNode& p);
 
   TokenStream ts_;
   TsrParseOptions options_;
@@ -152,12 +154,25 @@ void Parser::parseOutput() {
   while (ts_.accept(Tok::Comma));
 }
 
+// A node whose op Tessera does not know is opaque (ops/registry.h): its written output types are its types.
+void Parser::typeOpaqueNode(const ParsedNode& p) {
+  Node& n = *p.node;
+  for (size_t i = 0; i < n.numOutputs(); ++i) {
+    if (!p.declared[i])
+      ts_.failAtLine(p.line, "node '" + n.id() + "': unknown op '" + n.op() + "': write the type of each of its outputs (" +
+                                 valueText(n.output(i)->name()) + " has none); Tessera infers types only for the "
+                                 "ops it knows");
+    n.output(i)->setType(*p.declared[i]);
+  }
+}
+
 // inferTypes(), node by node, so that an error can name the node's line.
 void Parser::inferTypesByLine() {
   ConstantTable constants;
   for (const ParsedNode& p : nodes_) {
     Node& n = *p.node;
     std::vector<TensorType> types;
+    if (!isKnownOp(n.op())) typeOpaqueNode(p);
     try {
       types = inferNode(n, constants);
     } catch (const Error& e) {

@@ -106,10 +106,29 @@ Expr isInf(const Node& n, const Ins& in, DType) {
 }
 Expr firstInput(const Node&, const Ins& in, DType) { return in[0]; }
 
+// Mod as ONNX defines it (and the reference computes it): floats, and integers under fmod = 1, the C remainder
+// (the dividend's sign); integers under fmod = 0 the divisor's sign, as Python's %. A divisor of 0 (or -1, whose
+// INT_MIN case traps in C) gives 0: the divisor is replaced by 1 there.
+Expr mod(const Node& n, const Ins& in, DType) {
+  const Expr& a = in[0];
+  const DType t = a->dtype;
+  Expr b = Cast::make(t, in[1]);
+  if (isFloat(t)) return bin(BinaryOp::Mod, a, b);
+  auto imm = [t](int64_t v) { return Cast::make(t, intImm(v)); };
+  Expr degenerate = bin(BinaryOp::Eq, b, imm(0));
+  if (isSigned(t)) degenerate = Binary::make(BinaryOp::Or, degenerate, bin(BinaryOp::Eq, b, imm(-1)));
+  Expr divisor = Select::make(degenerate, imm(1), b);
+  Expr r = bin(BinaryOp::Mod, a, divisor);
+  if (n.attrInt("fmod", 0) != 0 || !isSigned(t)) return r;
+  Expr signsDiffer = bin(BinaryOp::Ne, bin(BinaryOp::Lt, r, imm(0)), bin(BinaryOp::Lt, divisor, imm(0)));
+  Expr adjust = Binary::make(BinaryOp::And, bin(BinaryOp::Ne, r, imm(0)), signsDiffer);
+  return Select::make(adjust, bin(BinaryOp::Add, r, divisor), r);
+}
+
 const std::unordered_map<std::string, Builder>& table() {
   static const std::unordered_map<std::string, Builder> t = {
       {"Add", binary(BinaryOp::Add)}, {"Sub", binary(BinaryOp::Sub)}, {"Mul", binary(BinaryOp::Mul)},
-      {"Div", binary(BinaryOp::Div)}, {"Pow", binary(BinaryOp::Pow)}, {"Mod", binary(BinaryOp::Mod)},
+      {"Div", binary(BinaryOp::Div)}, {"Pow", binary(BinaryOp::Pow)}, {"Mod", mod},
       {"Equal", binary(BinaryOp::Eq)}, {"Less", binary(BinaryOp::Lt)}, {"LessOrEqual", binary(BinaryOp::Le)},
       {"Greater", binary(BinaryOp::Gt)}, {"GreaterOrEqual", binary(BinaryOp::Ge)},
       {"And", binary(BinaryOp::And)}, {"Or", binary(BinaryOp::Or)}, {"Xor", binary(BinaryOp::Xor)},

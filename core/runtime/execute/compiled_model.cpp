@@ -38,7 +38,7 @@ ScheduleSet ScheduleSet::load(const std::string& text) {
 ScheduleSet CompiledModel::schedules() const {
   ScheduleSet s;
   for (const auto& k : kernels)
-    if (k.error.empty()) s.traces[ScheduleSet::keyOf(k.spec.nodeIds)] = k.trace;
+    if (!k.onHost()) s.traces[ScheduleSet::keyOf(k.spec.nodeIds)] = k.trace;
   return s;
 }
 
@@ -99,6 +99,23 @@ void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std:
   }
   ck.trace = kernel::applyDefaultSchedule(ck.kernel);
 }
+// The one place a group's placement is decided (placement.h): a host group when placeBeforeLowering says so, or
+// when the lowering or its schedule throws (the reason is the exception's, naming the node and op); else the
+// lowered, scheduled kernel.
+void compileGroup(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std::vector<std::string>& stale) {
+  ck.placement = placeBeforeLowering(g, ck.spec);
+  if (!ck.onHost()) {
+    try {
+      schedule(ck, g, saved, stale);
+    } catch (const std::exception& e) {
+      ck.placement = {HostRule::NoLowering, e.what()};
+    }
+  }
+  if (!ck.onHost()) return;
+  ck.kernel = hostKernel(g, ck.spec);
+  ck.trace = {};
+  ck.replayed = false;
+}
 }  // namespace
 
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
@@ -113,11 +130,7 @@ CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vect
     CompiledKernel ck;
     ck.spec = spec;
     used.insert(ScheduleSet::keyOf(spec.nodeIds));
-    try {
-      schedule(ck, *graph, saved, m.staleSchedules);
-    } catch (const std::exception& e) {
-      ck.error = e.what();
-    }
+    compileGroup(ck, *graph, saved, m.staleSchedules);
     m.kernels.push_back(std::move(ck));
   }
   if (progress) progress(m.kernels.size(), groups.size());

@@ -11,15 +11,18 @@
 #include "ir/graph.h"
 #include "kernel/lower/lower.h"
 #include "kernel/schedule/trace.h"
+#include "runtime/execute/placement.h"
 
 namespace tessera::execute {
 
 struct CompiledKernel {
   kernel::KernelSpec spec;
-  kernel::Kernel kernel;  // lowered and scheduled; empty body when `error` is set
-  kernel::Trace trace;
-  std::string error;      // lowering or scheduling failed: why (the kernel cannot be generated)
+  // Lowered and scheduled; for a host group no loops, only the buffers it reads and writes (hostKernel).
+  kernel::Kernel kernel;
+  kernel::Trace trace;    // empty for a host group
+  Placement placement;    // a generated kernel, or a host group with the rule and reason (placement.h)
   bool replayed = false;  // the schedule came from a saved trace
+  bool onHost() const { return placement.onHost(); }
 };
 
 // Saved schedules: key = the group's node ids joined by ',' → trace.
@@ -37,7 +40,8 @@ struct CompiledModel {
   ScheduleSet schedules() const;        // every kernel's trace
 };
 
-// Lowers and schedules every group; a group that cannot be lowered keeps its error and the rest go on.
+// Lowers and schedules every group. A group that cannot be a generated kernel (placeBeforeLowering, or the
+// lowering refuses it naming the node and op) becomes a host group with the reason, and the rest go on.
 // `cancel` is asked before each group (throws Cancelled); `progress` after each (done, total).
 CompiledModel compileKernels(std::shared_ptr<const Graph> graph, const std::vector<kernel::KernelSpec>& groups,
                              const ScheduleSet* saved = nullptr, const CancelToken& cancel = {},

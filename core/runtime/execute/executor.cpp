@@ -8,6 +8,7 @@
 #include "ops/stats.h"
 #include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/host_group.h"
 #include "runtime/execute/index_record.h"
 #include "runtime/execute/memory_limit.h"
 #include "runtime/reference/compare.h"
@@ -91,41 +92,30 @@ void noteRounded(const kernel::Kernel& k, const KernelReport& kr, std::set<std::
     if (b.role == BufferRole::Output) rounded.insert(b.value);
 }
 
-// Runs one kernel, times it and checks its outputs (at tf32's tolerance for values in `rounded`); on failure the
-// reference's values stand in.
-void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Arena& arena, const ReferenceResult& ref,
-               const RunOptions& o, const std::set<std::string>& rounded, const codegen::GeneratedKernel& gen,
-               KernelReport& kr) {
-  // Outputs nothing on the host reads (unchecked, not kept, not a graph output) may stay on the device.
-  auto hostReads = [&](const std::string& value) { return o.verify || o.keepValues || isGraphOutput(*m.graph, value); };
-  const kernel::Kernel& k = m.kernels[i].kernel;
-  std::vector<detail::ParamBuffer> params;
-  size_t bytes = 0;
-  for (const auto& b : k.buffers) {
-    if (b.role == BufferRole::Temp) continue;
-    bool out = b.role == BufferRole::Output;
-    void* p = out ? arena.place(b.value, bufferBytes(b), i) : arena.find(b.value);
-    if (!p) fail("value '" + b.value + "' read by kernel " + k.id + " was never written");
-    params.push_back({p, bufferBytes(b), out, b.value, out && hostReads(b.value)});
-    bytes += bufferBytes(b);
-  }
-  detail::IndexRecord record(gen);
-  record.appendTo(params);
-  kr.ms = be.run(i, params, o.warmup, o.reps);
-  record.throwIfSet();  // an index out of range: the kernel failed (its accesses were kept inside the buffers)
-  double s = std::max(kr.ms, 1e-6) / 1e3;
-  kr.gbps = static_cast<double>(bytes) / s / 1e9;
-  kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
-  if (!o.verify) {
+// What every kernel's turn in a run shares.
+struct RunState {
+  const CompiledModel& m;
+  const RunOptions& o;
+  const ReferenceResult& ref;
+  Arena& arena;
+  std::set<std::string> rounded;     // noteRounded
+  std::set<std::string> readOnHost;  // by host groups: a device backend leaves them on the host too
+};
+
+// Checks kernel i's outputs against the reference's (at tf32's tolerance for values in `rounded`): Ok or Mismatch,
+// with the worst errors; Unchecked without a reference.
+void checkOutputs(const kernel::Kernel& k, RunState& s, KernelReport& kr) {
+  if (!s.o.verify) {
     kr.status = KernelStatus::Unchecked;
     return;
   }
   kr.verified = true;
   for (const auto& b : k.buffers) {
     if (b.role != BufferRole::Output) continue;
-    auto it = ref.values.find(b.value);
-    if (it == ref.values.end()) continue;
-    Comparison c = compareTensors(arena.read(b.value), it->second, toleranceFor(b.dtype, rounded.count(b.value) ? "tf32" : ""));
+    auto it = s.ref.values.find(b.value);
+    if (it == s.ref.values.end()) continue;
+    Comparison c = compareTensors(s.arena.read(b.value), it->second,
+                                  toleranceFor(b.dtype, s.rounded.count(b.value) ? "tf32" : ""));
     kr.maxRelErr = std::max(kr.maxRelErr, c.maxRelError);
     kr.maxAbsErr = std::max(kr.maxAbsErr, c.maxAbsError);
     if (!c.ok) {
@@ -136,8 +126,50 @@ void runKernel(detail::KernelBackend& be, size_t i, const CompiledModel& m, Aren
   kr.status = kr.verified ? KernelStatus::Ok : KernelStatus::Mismatch;
 }
 
-// Every value the group's nodes produce, from the reference: by the group's node ids, since a kernel that
-// could not be lowered has no buffers to go by.
+// The rates of a kernel that ran: its buffers' bytes and its nodes' FLOPs over its time.
+void fillRates(const CompiledModel& m, size_t i, KernelReport& kr) {
+  size_t bytes = 0;
+  for (const auto& b : m.kernels[i].kernel.buffers)
+    if (b.role != BufferRole::Temp) bytes += bufferBytes(b);
+  double s = std::max(kr.ms, 1e-6) / 1e3;
+  kr.gbps = static_cast<double>(bytes) / s / 1e9;
+  kr.gflops = static_cast<double>(groupFlops(*m.graph, m.kernels[i].spec)) / s / 1e9;
+}
+
+// Runs one kernel, times it and checks its outputs; on failure the reference's values stand in.
+void runKernel(detail::KernelBackend& be, size_t i, RunState& s, const codegen::GeneratedKernel& gen, KernelReport& kr) {
+  // Outputs nothing on the host reads (unchecked, not kept, not a graph output, no host group's input) may stay
+  // on the device.
+  auto hostReads = [&](const std::string& value) {
+    return s.o.verify || s.o.keepValues || isGraphOutput(*s.m.graph, value) || s.readOnHost.count(value);
+  };
+  const kernel::Kernel& k = s.m.kernels[i].kernel;
+  std::vector<detail::ParamBuffer> params;
+  for (const auto& b : k.buffers) {
+    if (b.role == BufferRole::Temp) continue;
+    bool out = b.role == BufferRole::Output;
+    void* p = out ? s.arena.place(b.value, bufferBytes(b), i) : s.arena.find(b.value);
+    if (!p) fail("value '" + b.value + "' read by kernel " + k.id + " was never written");
+    params.push_back({p, bufferBytes(b), out, b.value, out && hostReads(b.value)});
+  }
+  detail::IndexRecord record(gen);
+  record.appendTo(params);
+  kr.ms = be.run(i, params, s.o.warmup, s.o.reps);
+  record.throwIfSet();  // an index out of range: the kernel failed (its accesses were kept inside the buffers)
+  fillRates(s.m, i, kr);
+  checkOutputs(k, s, kr);
+}
+
+// A host group's turn: the reference's semantics on what the kernels before it left, timed and checked as a
+// kernel's outputs are.
+void runHost(size_t i, RunState& s, KernelReport& kr) {
+  kr.ms = detail::runHostGroup(s.m, i, s.arena, s.o.cancel);
+  fillRates(s.m, i, kr);
+  checkOutputs(s.m.kernels[i].kernel, s, kr);
+}
+
+// Every value the group's nodes produce, from the reference (by the group's node ids, internal values too): the
+// stand-ins for a kernel that failed or was not compiled.
 void fillFromReference(const Graph& g, const CompiledKernel& ck, size_t i, Arena& arena, const ReferenceResult& ref) {
   for (const std::string& id : ck.spec.nodeIds)
     if (const Node* n = g.findNode(id))
@@ -161,8 +193,8 @@ std::unique_ptr<detail::KernelBackend> makeBackend(BackendKind backend, const Ru
   return be;
 }
 
-// Generates every kernel's source. One that could not be lowered or generated stays NotCompiled with the reason
-// in its message (and a null entry in what is returned).
+// Generates every kernel's source. One that could not be generated stays NotCompiled with the reason in its
+// message (and a null entry in what is returned); a host group has a null entry too, ready to run.
 std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel& m, codegen::Target target,
                                                              const RunOptions& o, RunReport& r) {
   r.kernels.resize(m.kernels.size());
@@ -174,8 +206,9 @@ std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel
     kr.group = ck.spec.id;
     kr.nodes = ck.spec.nodeIds;
     kr.status = KernelStatus::NotCompiled;
-    if (!ck.error.empty()) {
-      kr.message = ck.error;
+    if (ck.onHost()) {  // nothing to generate: the reference's semantics run it (runHost)
+      kr.host = hostRuleName(ck.placement.rule) + ": " + ck.placement.reason;
+      kr.status = KernelStatus::NotRun;
       continue;
     }
     if (o.predictMs) kr.predictedMs = o.predictMs(*m.graph, ck.kernel);
@@ -191,18 +224,33 @@ std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel
   return gen;
 }
 
-// Runs the built kernels in order. A kernel that failed or was never built gets the reference's values in its
-// place, so the kernels after it can still run.
-void runKernels(detail::KernelBackend& be, const CompiledModel& m, const RunOptions& o, const ReferenceResult& ref,
-                Arena& arena, std::set<std::string>& rounded, RunReport& r) {
+// A host group nothing can run (an op unknown to Tessera) ends the run there: it fails naming the node, and the
+// kernels after it are not run.
+void stopAt(size_t i, const CompiledModel& m, RunReport& r) {
+  r.stopped = "the run stopped before kernel " + m.kernels[i].spec.id + ": " + m.kernels[i].placement.reason;
+  r.kernels[i].status = KernelStatus::Failed;
+  r.kernels[i].message = m.kernels[i].placement.reason;
+  r.messages.push_back(r.stopped);
+  for (size_t j = i + 1; j < r.kernels.size(); ++j) {
+    r.kernels[j].status = KernelStatus::NotRun;
+    r.kernels[j].message = "not run: the run stopped before kernel " + m.kernels[i].spec.id;
+  }
+}
+
+// Runs the built kernels and the host groups in order. A kernel that failed or was never built gets the
+// reference's values in its place, so the kernels after it can still run.
+void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
+  const CompiledModel& m = s.m;
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
     bool ran = false;
-    o.cancel.check();
+    s.o.cancel.check();
+    if (m.kernels[i].onHost() && !m.kernels[i].placement.runs()) return stopAt(i, m, r);
     if (kr.status == KernelStatus::NotRun) {
       try {
-        noteRounded(m.kernels[i].kernel, kr, rounded);
-        runKernel(be, i, m, arena, ref, o, rounded, r.generated[i], kr);
+        noteRounded(m.kernels[i].kernel, kr, s.rounded);
+        if (m.kernels[i].onHost()) runHost(i, s, kr);
+        else runKernel(be, i, s, r.generated[i], kr);
         r.totalMs += kr.ms;
         ran = true;
       } catch (const Cancelled&) {
@@ -213,26 +261,29 @@ void runKernels(detail::KernelBackend& be, const CompiledModel& m, const RunOpti
         r.messages.push_back("kernel " + kr.group + ": " + kr.message);
       }
     }
-    if (!ran) fillFromReference(*m.graph, m.kernels[i], i, arena, ref);
-    if (o.keepValues && (ran || o.verify)) keepOutputs(m.kernels[i], arena, r);  // a failed kernel's are garbage
+    if (!ran) fillFromReference(*m.graph, m.kernels[i], i, s.arena, s.ref);
+    if (s.o.keepValues && (ran || s.o.verify)) keepOutputs(m.kernels[i], s.arena, r);  // a failed kernel's are garbage
   }
 }
 
 // The graph's outputs as the kernels left them, each checked against the reference's (at tf32's tolerance for
 // one made of tf32-rounded values); the outputs are verified only when every kernel is Ok too.
-void collectOutputs(const Graph& g, const RunOptions& o, const ReferenceResult& ref, Arena& arena,
-                    const std::set<std::string>& rounded, RunReport& r) {
-  r.outputsVerified = o.verify;
-  for (size_t i = 0; i < g.outputs().size(); ++i) {
-    const Value* out = g.outputs()[i];
-    if (!arena.find(out->name())) {  // unverified: a kernel before it failed and no reference stands in
-      r.messages.push_back("graph output '" + out->name() + "': not made (a kernel before it failed), zeros in its place");
+void collectOutputs(RunState& s, RunReport& r) {
+  const Graph& g = *s.m.graph;
+  r.outputsVerified = s.o.verify && r.stopped.empty();
+  for (const Value* out : g.outputs()) {
+    if (!s.arena.find(out->name())) {  // unverified: a kernel before it failed and no reference stands in
+      const std::string why = r.stopped.empty() ? "a kernel before it failed" : r.stopped;
+      r.messages.push_back("graph output '" + out->name() + "': not made (" + why + "), zeros in its place");
       r.outputs.emplace_back(out->dtype(), out->shape());
+      r.outputsVerified = false;
       continue;
     }
-    Tensor t = arena.read(out->name());
-    std::string precision = rounded.count(out->name()) ? "tf32" : "";
-    Comparison c = o.verify ? compareTensors(t, ref.outputs[i], toleranceFor(t.dtype(), precision)) : Comparison{};
+    Tensor t = s.arena.read(out->name());
+    std::string precision = s.rounded.count(out->name()) ? "tf32" : "";
+    auto expected = s.ref.values.find(out->name());
+    bool checkable = s.o.verify && expected != s.ref.values.end();
+    Comparison c = checkable ? compareTensors(t, expected->second, toleranceFor(t.dtype(), precision)) : Comparison{};
     if (!c.ok) {
       r.outputsVerified = false;
       r.messages.push_back("graph output '" + out->name() + "': " + c.message);
@@ -286,23 +337,24 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ReferenceOptions ro;
   ro.keepAll = true;
   ro.cancel = o.cancel;
+  ro.stopWithoutSemantics = true;  // up to the node the run stops before (runKernels)
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   Arena arena(g, inputs, m.kernels);
-  std::set<std::string> rounded;  // noteRounded
   if (o.keepValues) {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
   }
-  runKernels(*be, m, o, ref, arena, rounded, r);
+  RunState state{m, o, ref, arena, {}, detail::valuesReadOnHost(m)};
+  runKernels(*be, state, r);
   r.ran = true;
-  collectOutputs(g, o, ref, arena, rounded, r);
+  collectOutputs(state, r);
   return r;
 }
 
 RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
   if (backend != BackendKind::Reference) checkHostMemory(m, backend, o, true);
   RunReport r = executeModel(m, backend, o);
-  if (backend == BackendKind::Reference || !r.ran) return r;
+  if (backend == BackendKind::Reference || !r.ran || !r.stopped.empty()) return r;  // a stopped run has no total
   // The baseline under the model's precision policy, so the fusion's gain is like for like.
   kernel::KernelSpec first = m.kernels.empty() ? kernel::KernelSpec{} : m.kernels.front().spec;
   CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, first.tf32, first.machine));

@@ -94,7 +94,7 @@ Expectation expectationFor(const CompiledModel& m, size_t k, ValueMap& values, c
   return e;
 }
 
-// A kernel the model's run could not run (not lowered, not compiled, failed) leaves its values unwritten: they
+// A kernel the model's run could not run (not compiled, failed, after a stop) leaves its values unwritten: they
 // come from the reference, as in a verified executeModel, so the kernels after it still have inputs (else their
 // variants fail naming the value).
 void fillMissing(const CompiledModel& m, size_t k, ValueMap& values) {

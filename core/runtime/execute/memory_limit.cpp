@@ -22,6 +22,7 @@ uint64_t allValueBytes(const Graph& g) {
 uint64_t workerRegionBytes(const CompiledModel& m) {
   uint64_t most = 0;
   for (const CompiledKernel& ck : m.kernels) {
+    if (ck.onHost()) continue;  // a host group runs in this process, not in the worker
     uint64_t bytes = 64 * 4;  // the error record
     for (const auto& b : ck.kernel.buffers)
       if (b.role != kernel::BufferRole::Temp) bytes += (std::max<uint64_t>(detail::bufferBytes(b), 1) + 63) / 64 * 64;

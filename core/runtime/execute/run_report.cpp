@@ -47,6 +47,7 @@ constexpr auto kKernelFields = [](auto& k, auto&& f, auto&& g) {
   f("compile_ms", k.compileMs);
   g("message", k.message);
   g("precision", k.precision);
+  g("host", k.host);
 };
 
 constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
@@ -59,6 +60,7 @@ constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
   f("outputs_verified", r.outputsVerified);
   f("messages", r.messages);
   g("cannot_run", r.cannotRun);
+  g("stopped", r.stopped);
 };
 
 // The JSON object of `v`'s fields; the optional strings only when not empty.

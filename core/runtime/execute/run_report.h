@@ -41,6 +41,11 @@ struct KernelReport {
   double compileMs = 0;   // the compiler's time for it (0 when cached or not generated)
   KernelStatus status = KernelStatus::NotRun;  // never Cancelled (a cancelled run throws)
   std::string message; // why, when not ok
+  // A host group (placement.h): "control-flow: node 'if' (If) is control flow: ..." (the rule, then the
+  // reason); its time is the reference interpreter's on the host, copies of its inputs and outputs included.
+  // "" for a generated kernel.
+  std::string host;
+  bool onHost() const { return !host.empty(); }
 };
 
 struct RunReport {
@@ -53,6 +58,9 @@ struct RunReport {
   double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
   bool outputsVerified = false;  // every graph output matched the reference
   std::vector<std::string> messages;  // errors and notes, one line each
+  // Why the run stopped before its last kernel: a host group the reference cannot run (an op unknown to
+  // Tessera), named; "" when every kernel had its turn. The kernels after it are "not run".
+  std::string stopped;
   // Not in the JSON:
   std::vector<Tensor> outputs;   // in graph output order, when ran
   std::unordered_map<std::string, Tensor> values;  // by value name (RunOptions::keepValues): inputs, initializers, kernel outputs

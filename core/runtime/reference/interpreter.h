@@ -17,21 +17,29 @@ struct ReferenceOptions {
   // Called before each node (for progress reports).
   std::function<void(const Node&, size_t index, size_t total)> progress;
   CancelToken cancel;  // asked before each node; the run then throws Cancelled
+  // Stop before the first node without reference semantics (an op unknown to Tessera) instead of throwing;
+  // ReferenceResult::stopped then says why, and `values` hold what was computed before it.
+  bool stopWithoutSemantics = false;
 };
 
 struct ReferenceResult {
-  std::vector<Tensor> outputs;                        // in graph output order
+  std::vector<Tensor> outputs;                        // in graph output order; empty when the run stopped
   std::unordered_map<std::string, Tensor> values;     // by value name, when keepAll
+  std::string stopped;    // "node 'x' (com.acme::Foo): unknown op ...": why the run stopped early; "" when it did not
+  std::string stoppedAt;  // that node's id
 };
 
-// `inputs` in graph input order. Throws Error naming the node or input at fault.
+// `inputs` in graph input order. Throws Error naming the node or input at fault (an op without reference
+// semantics too, unless stopWithoutSemantics).
 ReferenceResult runReference(const Graph& graph, const std::vector<Tensor>& inputs, const ReferenceOptions& options = {});
 
 // Runs only the nodes `nodeIds` (in the graph's topological order) on `values` (by value name; initializers are
 // taken from the graph), which must hold every other value they read; returns the values they produce, by name.
 // For checking one kernel (a group of nodes) on the inputs it was given, without running the whole graph.
+// `cancel` is asked before each node (and inside control flow).
 std::unordered_map<std::string, Tensor> runReferenceNodes(const Graph& graph, const std::vector<std::string>& nodeIds,
-                                                          const std::unordered_map<std::string, Tensor>& values);
+                                                          const std::unordered_map<std::string, Tensor>& values,
+                                                          const CancelToken& cancel = {});
 
 // Deterministic random inputs for every graph input (floats uniform in [-1, 1), ints in [0, 4), bools).
 std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed);

@@ -64,7 +64,7 @@ kernel::TemplateParams paramsFor(const FuzzCase& c, const execute::CompiledKerne
 execute::ScheduleSet schedulesFor(const FuzzCase& c, const driver::KernelStage& stage, Verdict& v) {
   execute::ScheduleSet set;
   for (const auto& k : stage.model.kernels) {
-    if (!k.error.empty()) continue;
+    if (k.onHost()) continue;
     kernel::TemplateParams params = paramsFor(c, k);
     if (params.empty()) continue;
     try {
@@ -122,7 +122,7 @@ Verdict evaluateOrThrow(const FuzzCase& c, execute::BackendKind backend) {
   std::shared_ptr<const driver::KernelStage> stage = d.kernels();
   Verdict drawn;
   for (const auto& k : stage->model.kernels)
-    if (!k.error.empty()) return notCompiled(*stage->model.graph, k.spec.id, k.spec.nodeIds, k.error);
+    if (k.onHost()) return notCompiled(*stage->model.graph, k.spec.id, k.spec.nodeIds, k.placement.reason);
   d.setSchedules(schedulesFor(c, *stage, drawn));
   driver::RunRequest request;
   request.reps = 1;
