@@ -56,7 +56,7 @@ const kernel::TemplateParams kSmall = {{"wgmma", 1}, {"mma", 1}, {"block_m", 64}
                                        {"block_k", 64}, {"stages", 2}, {"pad", 0}, {"store_tile", 0}, {"tma", 1}};
 
 void cpuRunVerified(const execute::CompiledModel& m) {
-  QVERIFY2(m.kernels[0].error.empty(), m.kernels[0].error.c_str());
+  QVERIFY2(!m.kernels[0].onHost(), m.kernels[0].placement.reason.c_str());
   execute::RunReport cpu = execute::executeModel(m, execute::BackendKind::Cpu, once());
   QVERIFY2(cpu.outputsVerified, messages(cpu).c_str());
 }
