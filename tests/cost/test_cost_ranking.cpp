@@ -66,6 +66,11 @@ double predicted(const Kernel& lowered, const TemplateParams& params, const cost
     p.emplace("online", 0);
     p.emplace("blocks_per_row", 1);
   }
+  // The gemms were measured before the wgmma form (Hopper's warpgroup MMA, TMA fills): in the forms they ran in.
+  if (templateName(lowered) == "gemm") {
+    p.emplace("wgmma", 0);
+    p.emplace("tma", 0);
+  }
   applyTemplate(s, p);
   cost::Estimate e = cost::predict(k, d);
   if (qEnvironmentVariableIsSet("TESSERA_COST_RANKING_TERMS"))  // the terms behind each prediction, for calibrating
