@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Models exported from PyTorch, run by Tessera, checked against PyTorch: for each model, export it with fixed
 seeds (torch.onnx.export, the TorchScript exporter, opset 17, f32), write one ONNX test data set beside it
-(input_0.pb; output_0.pb from PyTorch on the CPU in f32, so no TF32 enters the reference), then time
+(input_0.pb; output_0.pb from PyTorch on the CPU in f32, so no TF32 enters the reference; with --dtype bf16 the
+model and its input are exported in bf16 and compared with the f32 model's output), then time
 `tessera-cli run MODEL --backend B --inputs DATA --output OUT --no-reference --no-baseline --json` twice, on an
 empty module cache (cold) and on the same cache again (warm), and compare Tessera's output with PyTorch's
 (max |difference| / max |PyTorch|). Not a unit test. Needs torch, torchvision and onnx (the GPU machine has them).
@@ -36,7 +37,7 @@ def gpt_stack(blocks):
             q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
             q, k, v = (z.reshape(b, t, self.heads, d // self.heads).transpose(1, 2) for z in (q, k, v))
             s = q @ k.transpose(-2, -1) * (1.0 / (d // self.heads) ** 0.5)
-            mask = torch.triu(torch.full((t, t), float("-inf"), device=x.device), diagonal=1)
+            mask = torch.triu(torch.full((t, t), float("-inf"), device=x.device, dtype=x.dtype), diagonal=1)
             a = torch.softmax(s + mask, dim=-1) @ v
             x = x + self.proj(a.transpose(1, 2).reshape(b, t, d))
             return x + self.out(torch.nn.functional.gelu(self.fc(self.ln2(x))))
@@ -66,28 +67,43 @@ def build(name):
     return m, x
 
 
-def export(name, folder):
+def tensor_proto(t, name):
+    """A TensorProto of a CPU tensor; bf16 as raw 16-bit words (numpy has no bf16)."""
     import onnx
     import torch
     from onnx import numpy_helper
+    if t.dtype != torch.bfloat16:
+        return numpy_helper.from_array(t.numpy(), name)
+    p = onnx.TensorProto(name=name, data_type=onnx.TensorProto.BFLOAT16, dims=list(t.shape))
+    p.raw_data = t.contiguous().view(torch.int16).numpy().tobytes()
+    return p
+
+
+def export(name, folder, dtype="f32"):
+    import onnx
+    import torch
     m, x = build(name)
     path = os.path.join(folder, name + ".onnx")
     with torch.no_grad():
-        y = m(x)
+        y = m(x)  # the f32 model's output on the CPU: the reference for either dtype
+        if dtype == "bf16":
+            m, x = m.to(torch.bfloat16), x.to(torch.bfloat16)
         torch.onnx.export(m, (x,), path, opset_version=17, dynamo=False, input_names=["x"], output_names=["y"])
     data = os.path.join(folder, name + "_data")
     os.makedirs(data, exist_ok=True)
-    onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(data, "input_0.pb"))
+    onnx.save_tensor(tensor_proto(x, "x"), os.path.join(data, "input_0.pb"))
     return path, data, y.numpy()
 
 
-def torch_times(name, reps=30):
+def torch_times(name, reps=30, dtype="f32"):
     """PyTorch eager and torch.compile on the GPU, PyTorch's default precision (TF32 for cuDNN convolutions, not for
     matmuls): medians of `reps` CUDA-event timings after warm-up, in ms."""
     import torch
     torch.backends.cuda.matmul.allow_tf32 = False
     m, x = build(name)
     m, x = m.cuda(), x.cuda()
+    if dtype == "bf16":
+        m, x = m.to(torch.bfloat16), x.to(torch.bfloat16)
 
     def median_ms(f):
         with torch.no_grad():
@@ -130,7 +146,12 @@ def compare(out, expected):
     path = os.path.join(out, "output_0.pb")
     if not os.path.exists(path):
         return None
-    got = numpy_helper.to_array(onnx.load_tensor(path)).astype(np.float64)
+    t = onnx.load_tensor(path)
+    if t.data_type == onnx.TensorProto.BFLOAT16:  # the 16 high bits of an f32
+        words = np.frombuffer(t.raw_data, dtype=np.uint16).astype(np.uint32) << 16
+        got = words.view(np.float32).reshape(tuple(t.dims)).astype(np.float64)
+    else:
+        got = numpy_helper.to_array(t).astype(np.float64)
     ref = expected.astype(np.float64)
     if got.shape != ref.shape:
         return float("inf")
@@ -147,6 +168,7 @@ def main():
     a.add_argument("--torch", action="store_true", help="also time PyTorch eager and torch.compile on the GPU")
     a.add_argument("--tf32", default="off", help="Tessera's --tf32 policy (pytorch: like PyTorch's defaults, which "
                    "the --torch timings always use)")
+    a.add_argument("--dtype", default="f32", choices=["f32", "bf16"], help="the exported model's and input's type")
     a.add_argument("--work", default="", help="folder for the exported models and data (default: a fresh temporary one)")
     o = a.parse_args()
     os.makedirs(o.out, exist_ok=True)
@@ -155,13 +177,13 @@ def main():
     rows = []
     for name in o.models.split(","):
         try:
-            model, data, expected = export(name, work)
+            model, data, expected = export(name, work, o.dtype)
         except Exception as e:  # noqa: BLE001 - one model's export failing must not lose the others
             rows.append({"model": name, "export_error": str(e)[-300:]})
             print(json.dumps(rows[-1]), flush=True)
             continue
         cache = tempfile.mkdtemp()
-        row = {"model": name, "tf32": o.tf32}
+        row = {"model": name, "tf32": o.tf32, "dtype": o.dtype}
         for phase in ["cold", "warm"]:
             out = os.path.join(work, f"{name}_{phase}")
             wall, rc, rep = run(o.cli, model, data, out, o.backend, cache, o.tf32)
@@ -181,7 +203,7 @@ def main():
             row["baseline_total_ms"] = rep.get("total_ms")
         if o.torch:
             try:
-                row["torch"] = torch_times(name)
+                row["torch"] = torch_times(name, dtype=o.dtype)
             except Exception as e:  # noqa: BLE001
                 row["torch"] = {"error": str(e)[-200:]}
         rows.append(row)
