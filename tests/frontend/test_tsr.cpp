@@ -394,6 +394,12 @@ graph hand {   # a graph
         {"graph g {\n  const %c: f32[2] = base64\"AAAA\"\n}",
          "t.tsr:2:28: const '%c': base64 data has 3 bytes but f32[2] needs 8"},
         {"graph g {\n  const %c: u8[3] = base64\"AA*A\"\n}", "t.tsr:2:27: invalid base64 character '*' at offset 2"},
+        {"graph g {\n  const %c: i2[1] = base64\"Ag==\"\n}",
+         "t.tsr:2:27: const '%c': base64 byte 0 (2) is no i2 value (one a byte: the code, or the integer in two's "
+         "complement)"},
+        {"graph g {\n  const %c: f4e2m1[1] = base64\"EA==\"\n}",
+         "t.tsr:2:31: const '%c': base64 byte 0 (16) is no f4e2m1 value (one a byte: the code, or the integer in two's "
+         "complement)"},
         {"graph g {\n  input %x: f32[2]\n  node r = Relu(%x)\n}",
          "t.tsr:4:1: expected '->' and the node's outputs, found '}'"},
         {"graph g {\n  output % x\n}", "t.tsr:2:11: expected a value name after '%', found ' '"},
