@@ -17,8 +17,8 @@ namespace tessera::onnxio {
 namespace {
 using TP = onnx::TensorProto;
 
-// ONNX's codes after BFLOAT16 (1.14: float8, 1.16: 4-bit integers, 1.18: float4, 1.19: E8M0 and 2-bit
-// integers): the libonnx 1.12 headers Tessera builds with predate them.
+// ONNX's codes after BFLOAT16 (float8 from ONNX 1.14, then 4-bit integers, float4, E8M0 and 2-bit integers):
+// the libonnx 1.12 headers Tessera builds with predate them.
 constexpr int32_t kFloat8E4M3Fn = 17, kFloat8E4M3Fnuz = 18, kFloat8E5M2 = 19, kFloat8E5M2Fnuz = 20, kUInt4 = 21,
                   kInt4 = 22, kFloat4E2M1 = 23, kFloat8E8M0 = 24, kUInt2 = 25, kInt2 = 26;
 
