@@ -6,7 +6,7 @@
 #include "ir/error.h"
 
 namespace tessera::codegen {
-bool hasGeneratedForm(DType t) { return !isFloat8(t) && !isInt4(t); }
+bool hasGeneratedForm(DType t) { return !isFloat8(t) && t != DType::F4E2M1 && packedBits(t) == 0; }
 }  // namespace tessera::codegen
 
 namespace tessera::codegen::detail {
@@ -19,7 +19,7 @@ std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
   if (!hasGeneratedForm(t))
     fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
-         "backends do not take float8 or 4-bit integers");
+         "backends do not take float8, float4 or 2- and 4-bit integers");
   switch (t) {
     case DType::F32: return "float";
     case DType::F64: return "double";

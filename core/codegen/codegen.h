@@ -73,7 +73,7 @@ struct GeneratedKernel {
 std::string nvrtcArch(const GeneratedKernel& g, const std::string& deviceArch);
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.
-// Whether generated code (either target) can hold values of `t`: float8 and 4-bit integers it cannot yet
+// Whether generated code (either target) can hold values of `t`: float8, float4, 4- and 2-bit integers it cannot yet
 // (they are storage types of the reference semantics, ir/dtype.h); a group with such values runs on the host.
 bool hasGeneratedForm(DType t);
 

@@ -18,9 +18,9 @@ constexpr size_t kMagicSize = 6;
 
 // The dtype a tensor is stored as (itself when NumPy has it).
 DType storedAs(DType t) {
-  if (t == DType::BF16 || isFloat8(t)) return DType::F32;
-  if (t == DType::I4) return DType::I8;
-  if (t == DType::U4) return DType::U8;
+  if (t == DType::BF16 || isFloat8(t) || t == DType::F4E2M1) return DType::F32;
+  if (t == DType::I4 || t == DType::I2) return DType::I8;
+  if (t == DType::U4 || t == DType::U2) return DType::U8;
   return t;
 }
 

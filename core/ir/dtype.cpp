@@ -27,6 +27,10 @@ std::string_view dtypeName(DType t) {
     case DType::F8E5M2FNUZ: return "f8e5m2fnuz";
     case DType::I4: return "i4";
     case DType::U4: return "u4";
+    case DType::F8E8M0: return "f8e8m0";
+    case DType::F4E2M1: return "f4e2m1";
+    case DType::I2: return "i2";
+    case DType::U2: return "u2";
   }
   return "?";
 }
@@ -57,22 +61,34 @@ size_t dtypeSize(DType t) {
     case DType::F8E5M2:
     case DType::F8E5M2FNUZ:
     case DType::I4:
-    case DType::U4: return 1;
+    case DType::U4:
+    case DType::F8E8M0:
+    case DType::F4E2M1:
+    case DType::I2:
+    case DType::U2: return 1;
   }
   return 1;
 }
 
 bool isFloat8(DType t) {
-  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ || t == DType::F8E5M2 || t == DType::F8E5M2FNUZ;
+  return t == DType::F8E4M3FN || t == DType::F8E4M3FNUZ || t == DType::F8E5M2 || t == DType::F8E5M2FNUZ ||
+         t == DType::F8E8M0;
 }
 bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64 || isFloat8(t);
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64 || isFloat8(t) ||
+         t == DType::F4E2M1;
 }
 bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
 bool isSigned(DType t) {
-  return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::I4;
+  return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::I4 ||
+         t == DType::I2;
 }
 bool isInt4(DType t) { return t == DType::I4 || t == DType::U4; }
+bool isInt2(DType t) { return t == DType::I2 || t == DType::U2; }
+int packedBits(DType t) {
+  if (isInt4(t) || t == DType::F4E2M1) return 4;
+  return isInt2(t) ? 2 : 0;
+}
 
 float halfToFloat(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000u) << 16;

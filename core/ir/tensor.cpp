@@ -36,7 +36,9 @@ double Tensor::getDouble(int64_t i) const {
     case DType::F8E4M3FN:
     case DType::F8E4M3FNUZ:
     case DType::F8E5M2:
-    case DType::F8E5M2FNUZ: return float8ToDouble(uint8_t(*p), dtype());
+    case DType::F8E5M2FNUZ:
+    case DType::F8E8M0: return float8ToDouble(uint8_t(*p), dtype());
+    case DType::F4E2M1: return float4ToDouble(uint8_t(*p));
     default: return double(getInt(i));
   }
 }
@@ -48,9 +50,11 @@ int64_t Tensor::getInt(int64_t i) const {
     case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
     case DType::I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
     case DType::I8:
-    case DType::I4: { int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::I4:
+    case DType::I2: { int8_t v; std::memcpy(&v, p, 1); return v; }
     case DType::U8:
-    case DType::U4: { uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::U4:
+    case DType::U2: { uint8_t v; std::memcpy(&v, p, 1); return v; }
     case DType::U16: { uint16_t v; std::memcpy(&v, p, 2); return v; }
     case DType::U32: { uint32_t v; std::memcpy(&v, p, 4); return v; }
     // u64 comes back as its bit pattern (values above INT64_MAX read negative); setInt stores it back unchanged.
@@ -77,7 +81,9 @@ void Tensor::setDouble(int64_t i, double v) {
     case DType::F8E4M3FN:
     case DType::F8E4M3FNUZ:
     case DType::F8E5M2:
-    case DType::F8E5M2FNUZ: *p = std::byte(toFloat8(v, dtype())); return;
+    case DType::F8E5M2FNUZ:
+    case DType::F8E8M0: *p = std::byte(toFloat8(v, dtype())); return;
+    case DType::F4E2M1: *p = std::byte(toFloat4(v)); return;
     case DType::U64:
       if (v >= 9223372036854775808.0) {  // 2^63 and above do not fit int64: convert through uint64
         uint64_t x = v >= 18446744073709551615.0 ? UINT64_MAX : uint64_t(v);
@@ -102,6 +108,8 @@ void Tensor::setInt(int64_t i, int64_t v) {
     case DType::I8: { auto x = int8_t(v); std::memcpy(p, &x, 1); return; }
     case DType::I4: { auto x = int8_t(((v & 0xF) ^ 0x8) - 0x8); std::memcpy(p, &x, 1); return; }  // wraps
     case DType::U4: { auto x = uint8_t(v & 0xF); std::memcpy(p, &x, 1); return; }
+    case DType::I2: { auto x = int8_t(((v & 0x3) ^ 0x2) - 0x2); std::memcpy(p, &x, 1); return; }  // wraps
+    case DType::U2: { auto x = uint8_t(v & 0x3); std::memcpy(p, &x, 1); return; }
     case DType::U8: { auto x = uint8_t(v); std::memcpy(p, &x, 1); return; }
     case DType::U16: { auto x = uint16_t(v); std::memcpy(p, &x, 2); return; }
     case DType::U32: { auto x = uint32_t(v); std::memcpy(p, &x, 4); return; }

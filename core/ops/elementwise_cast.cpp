@@ -9,13 +9,16 @@ namespace {
 using namespace ops;  // the shared helpers of op_support.h
 
 // Converts every element to `to`: floats round once (to integers: truncation toward zero), integers convert
-// exactly or wrap like a C cast, anything to bool is "!= 0" (NaN is true). To a float8 type, values beyond its
-// range saturate to its largest finite value unless `saturate` is off (then infinity or NaN).
-Tensor convert(const Tensor& x, DType to, bool saturate) {
-  if (isFloat8(to) && !saturate) {
+// exactly or wrap like a C cast (to i4 u4 i2 u2 too: ONNX's Cast wraps), anything to bool is "!= 0" (NaN is
+// true). To a float8 type, values beyond its range saturate to its largest finite value unless `saturate` is off
+// (then infinity or NaN); to f8e8m0 they round as `rounding` says; f4e2m1 always saturates.
+Tensor convert(const Tensor& x, DType to, bool saturate, E8M0Rounding rounding) {
+  if (to == DType::F8E8M0 || (isFloat8(to) && !saturate)) {
     Tensor y(to, x.shape());
     auto* bits = reinterpret_cast<uint8_t*>(y.mutableBytes().data());
-    for (int64_t i = 0; i < x.numElements(); ++i) bits[i] = toFloat8(x.getDouble(i), to, false);
+    for (int64_t i = 0; i < x.numElements(); ++i)
+      bits[i] = to == DType::F8E8M0 ? toFloat8E8M0(x.getDouble(i), saturate, rounding)
+                                    : toFloat8(x.getDouble(i), to, false);
     return y;
   }
   if (isFloat(x.dtype()) || isFloat(to)) {
@@ -24,6 +27,19 @@ Tensor convert(const Tensor& x, DType to, bool saturate) {
   }
   std::vector<int64_t> v = x.toInts();
   return Tensor::fromInts(to, x.shape(), v);
+}
+
+// Cast's and CastLike's round_mode (opset 25), which only a cast to f8e8m0 reads; anything else is refused.
+std::optional<E8M0Rounding> parseRoundMode(const std::string& mode) {
+  if (mode == "up") return E8M0Rounding::Up;
+  if (mode == "down") return E8M0Rounding::Down;
+  if (mode == "nearest") return E8M0Rounding::Nearest;
+  return std::nullopt;
+}
+
+void checkRoundMode(const InferContext& ctx) {
+  std::string mode = ctx.node().attrString("round_mode", "up");
+  if (!parseRoundMode(mode)) ctx.error("attribute 'round_mode' = '" + mode + "' is not up, down or nearest");
 }
 
 DType castTarget(const InferContext& ctx) {
@@ -35,13 +51,14 @@ DType castTarget(const InferContext& ctx) {
     ctx.error("attribute 'to' = " + std::to_string(to->i()) +
               " is not a supported dtype code (supported: 1 f32, 10 f16, 16 bf16, 11 f64, 7 i64, 6 i32, 5 i16, "
               "3 i8, 2 u8, 4 u16, 12 u32, 13 u64, 9 bool, 17 f8e4m3fn, 18 f8e4m3fnuz, 19 f8e5m2, 20 f8e5m2fnuz, "
-              "21 u4, 22 i4)");
+              "21 u4, 22 i4, 23 f4e2m1, 24 f8e8m0, 25 u2, 26 i2)");
   return *t;
 }
 
 std::vector<Tensor> evalConvert(const Node& node, const std::vector<const Tensor*>& in,
                                 const std::vector<TensorType>& types) {
-  Tensor y = convert(*in[0], types[0].dtype, node.attrInt("saturate", 1) != 0);
+  E8M0Rounding rounding = parseRoundMode(node.attrString("round_mode", "up")).value_or(E8M0Rounding::Up);
+  Tensor y = convert(*in[0], types[0].dtype, node.attrInt("saturate", 1) != 0, rounding);
   requireType(node, y, types[0]);
   return {y};
 }
@@ -52,7 +69,10 @@ OpSchema castSchema() {
   s.category = OpCategory::Pointwise;
   s.summary = "y = x converted to the dtype given by attribute 'to' (ONNX dtype code)";
   s.traits = {.identityWhenTypeKept = true};
-  s.infer = [](InferContext& ctx) { ctx.outputs[0] = {castTarget(ctx), ctx.input(0).shape}; };
+  s.infer = [](InferContext& ctx) {
+    checkRoundMode(ctx);
+    ctx.outputs[0] = {castTarget(ctx), ctx.input(0).shape};
+  };
   s.eval = evalConvert;
   return s;
 }
@@ -64,7 +84,10 @@ OpSchema castLikeSchema() {
   s.summary = "y = x converted to the dtype of the second input";
   s.traits = {.identityWhenTypeKept = true};
   s.minInputs = s.maxInputs = 2;
-  s.infer = [](InferContext& ctx) { ctx.outputs[0] = {ctx.input(1).dtype, ctx.input(0).shape}; };
+  s.infer = [](InferContext& ctx) {
+    checkRoundMode(ctx);
+    ctx.outputs[0] = {ctx.input(1).dtype, ctx.input(0).shape};
+  };
   s.eval = evalConvert;
   return s;
 }

@@ -104,6 +104,10 @@ std::optional<DType> dtypeFromOnnxCode(int64_t code) {
     case 20: return DType::F8E5M2FNUZ;
     case 21: return DType::U4;
     case 22: return DType::I4;
+    case 23: return DType::F4E2M1;
+    case 24: return DType::F8E8M0;
+    case 25: return DType::U2;
+    case 26: return DType::I2;
     default: return std::nullopt;
   }
 }

@@ -1,8 +1,9 @@
 // QuantizeLinear and DequantizeLinear (opset 21-23 forms): y = saturate(round_half_even(x / scale) + zero_point)
 // and y = (x - zero_point) * scale. The scale (and zero point) is per tensor (one element), per axis (1-D of
 // x's extent along `axis`) or blocked (x's rank, `axis` divided into blocks of block_size). Quantized types are
-// the 8-, 16- and 32-bit integers Tessera holds and the float8 types (no rounding to an integer: the quotient
-// rounds once into the float8 type, saturating unless `saturate` is 0), and i4 u4.
+// the 8-, 16- and 32-bit integers Tessera holds, i4 u4 i2 u2, the float8 types and f4e2m1 (no rounding to an
+// integer: the quotient rounds once into the float type, saturating unless `saturate` is 0; f4e2m1 always
+// saturates). f8e8m0 is a scale type, not a quantized one: refused, as ONNX's QuantizeLinear does.
 #include <cmath>
 #include <limits>
 
@@ -45,10 +46,11 @@ std::vector<int64_t> scaleIndex(const Node& node, const Shape& x, const Shape& s
   return at;
 }
 
-const std::initializer_list<DType> kQuantTypes = {DType::I8,       DType::U8,         DType::I16,
-                                                  DType::U16,      DType::I32,        DType::U32,
-                                                  DType::F8E4M3FN, DType::F8E4M3FNUZ, DType::F8E5M2,
-                                                  DType::F8E5M2FNUZ, DType::I4,      DType::U4};
+const std::initializer_list<DType> kQuantTypes = {DType::I8,         DType::U8,         DType::I16,
+                                                  DType::U16,        DType::I32,        DType::U32,
+                                                  DType::F8E4M3FN,   DType::F8E4M3FNUZ, DType::F8E5M2,
+                                                  DType::F8E5M2FNUZ, DType::I4,         DType::U4,
+                                                  DType::F4E2M1,     DType::I2,         DType::U2};
 
 // The zero point is indexed like the scale, so it needs the scale's shape (or one element, like a per-tensor scale:
 // ONNX's float8 tests give a [1] zero point to a scalar scale).
@@ -103,7 +105,7 @@ void inferQuantize(InferContext& ctx) {
   for (DType t : kQuantTypes) ok = ok || t == out;
   if (!ok)
     ctx.error("quantizes to " + std::string(dtypeName(out)) +
-              "; QuantizeLinear supports i4 u4 i8 u8 i16 u16 i32 u32 and the float8 types");
+              "; QuantizeLinear supports i2 u2 i4 u4 i8 u8 i16 u16 i32 u32, f4e2m1 and the float8 types but f8e8m0");
   requireZeroPointLikeScale(ctx);
   scaleIndex(ctx.node(), ctx.input(0).shape, ctx.input(1).shape);
   ctx.outputs[0] = {out, ctx.input(0).shape};
@@ -119,6 +121,8 @@ std::pair<double, double> integerRange(DType t) {
     case DType::I32: return {-2147483648.0, 2147483647.0};
     case DType::I4: return {-8.0, 7.0};
     case DType::U4: return {0.0, 15.0};
+    case DType::I2: return {-2.0, 1.0};
+    case DType::U2: return {0.0, 3.0};
     default: return {0.0, 4294967295.0};  // u32
   }
 }
@@ -140,6 +144,7 @@ std::vector<Tensor> evalQuantize(const Node& node, const std::vector<const Tenso
                                        : double(float(x.getDouble(i)) / float(scale[size_t(at[size_t(i)])]));
     double z = zp ? zp->getDouble(at[size_t(i)]) : 0.0;
     if (isFloat8(out)) bits[i] = toFloat8(q + z, out, saturate);
+    else if (out == DType::F4E2M1) bits[i] = toFloat4(q + z);
     else y.setInt(i, int64_t(std::clamp(std::nearbyint(q) + z, lo, hi)));
   }
   return {y};

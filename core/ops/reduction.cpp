@@ -103,6 +103,8 @@ std::pair<int64_t, int64_t> intRange(DType t) {
     case DType::I8: return {INT8_MIN, INT8_MAX};
     case DType::I4: return {-8, 7};
     case DType::U4: return {0, 15};
+    case DType::I2: return {-2, 1};
+    case DType::U2: return {0, 3};
     case DType::U8: return {0, UINT8_MAX};
     case DType::U16: return {0, UINT16_MAX};
     case DType::U32: return {0, UINT32_MAX};

@@ -73,6 +73,29 @@ class TestExternalData : public QObject {
     for (int i = 0; i < 4; ++i) QCOMPARE(y.getDouble(i), 10.0 * i + i + 1);
   }
 
+  // Sub-byte dtypes are packed in external files as in raw_data: five i2 values take two bytes, and a length
+  // counting one byte a value is refused.
+  void packedValuesAreUnpacked() {
+    QTemporaryDir dir;
+    const fs::path folder = dir.path().toStdString();
+    writeFile(folder / "q.bin", std::string("\x39\x02", 2));  // 1, -2, -1, 0 | -2
+    auto model = [](const std::string& length) {
+      ModelMaker m;
+      auto* q = m.initializer("q", 26, {5});
+      q->set_data_location(onnx::TensorProto::EXTERNAL);
+      addKey(q, "location", "q.bin");
+      addKey(q, "length", length);
+      m.node("Identity", {"q"}, {"y"});
+      m.output("y");
+      return m.bytes();
+    };
+    writeFile(folder / "model.onnx", model("2"));
+    Graph g = importOnnxFile((folder / "model.onnx").string());
+    QCOMPARE(g.findValue("q")->initializer()->toInts(), (std::vector<int64_t>{1, -2, -1, 0, -2}));
+    writeFile(folder / "model.onnx", model("5"));
+    QVERIFY(errorOf((folder / "model.onnx").string()).contains("external data length 5 but i2[5] needs 2 bytes"));
+  }
+
   void escapesAndBadSizesAreRefused() {
     QTemporaryDir dir;
     const fs::path folder = fs::path(dir.path().toStdString()) / "model";

@@ -285,23 +285,16 @@ class TestOnnx : public QObject {
 
     ModelMaker f;
     f.floatInput("x", {1});
-    f.initializer("q", 24, {1})->set_raw_data(std::string(1, '\0'));
+    f.initializer("q", TP::COMPLEX128, {1})->set_raw_data(std::string(16, '\0'));
     f.node("Relu", {"x"}, {"y"});
     f.output("y");
-    EXPECT_ERROR(f.bytes(), "initializer 'q': element type FLOAT8E8M0 (24) is not supported");
+    EXPECT_ERROR(f.bytes(), "initializer 'q': element type COMPLEX128 (15) is not supported");
 
     ModelMaker u;
     u.input("x", TP::COMPLEX64, {1});
     u.node("Relu", {"x"}, {"y"});
     u.output("y");
     EXPECT_ERROR(u.bytes(), "graph input 'x': element type COMPLEX64 (14) is not supported");
-
-    ModelMaker i4;
-    i4.floatInput("x", {1});
-    i4.initializer("q", 26, {2})->set_raw_data(std::string(1, '\x21'));
-    i4.node("Relu", {"x"}, {"y"});
-    i4.output("y");
-    EXPECT_ERROR(i4.bytes(), "initializer 'q': element type INT2 (26) is not supported");
   }
 
   // 4-bit integers: two a byte in files, low nibble first, one a byte in Tensors; an odd count's last byte is
@@ -328,6 +321,57 @@ class TestOnnx : public QObject {
              (std::vector<double>{-1, -8, 7}));
     m.graph->mutable_initializer(0)->set_raw_data(std::string(3, '\0'));
     EXPECT_ERROR(m.bytes(), "initializer 'q': raw_data holds 3 bytes but i4[3] needs 2 (two 4-bit values a byte)");
+  }
+
+  // 2-bit integers: four a byte in files, element 4k in the lowest two bits of byte k; a count that is not a
+  // multiple of four leaves the last byte partly used; int32_data holds one packed byte an entry.
+  void int2InitializersArePackedInFiles() {
+    ModelMaker m;
+    m.initializer("q", 26, {5})->set_raw_data(std::string("\x39\x02", 2));  // 1, -2, -1, 0 | -2
+    m.initializer("u", 25, {3})->set_raw_data(std::string(1, '\x39'));      // 1, 2, 3
+    auto* typed = m.initializer("t", 26, {2});
+    typed->add_int32_data(0x0E);  // -2, -1
+    for (const char* name : {"q", "u", "t"}) {
+      m.node("Identity", {name}, {std::string(name) + "_out"});
+      m.output(std::string(name) + "_out");
+    }
+    Graph g = importOnnxBytes(m.bytes(), "int2.onnx");
+    QCOMPARE(values(*g.findValue("q")->initializer()), (std::vector<double>{1, -2, -1, 0, -2}));
+    QCOMPARE(values(*g.findValue("u")->initializer()), (std::vector<double>{1, 2, 3}));
+    QCOMPARE(values(*g.findValue("t")->initializer()), (std::vector<double>{-2, -1}));
+    Graph back = importOnnxBytes(exportOnnxBytes(g), "exported.onnx");
+    for (const char* name : {"q", "u", "t"})
+      QVERIFY(back.findValue(name)->initializer()->identical(*g.findValue(name)->initializer()));
+    m.graph->mutable_initializer(0)->set_raw_data(std::string(1, '\0'));
+    EXPECT_ERROR(m.bytes(), "initializer 'q': raw_data holds 1 bytes but i2[5] needs 2 (four 2-bit values a byte)");
+    m.graph->mutable_initializer(0)->set_raw_data(std::string(2, '\0'));
+    typed->add_int32_data(0);
+    EXPECT_ERROR(m.bytes(),
+                 "initializer 't': int32_data holds 2 values but i2[2] needs 1 (four 2-bit values an entry)");
+  }
+
+  // f4e2m1 packs as i4 does (codes, low nibble first); f8e8m0 is one code a byte, in raw_data or int32_data.
+  void smallFloatInitializers() {
+    ModelMaker m;
+    m.initializer("f", 23, {3})->set_raw_data(std::string("\xe2\x0f", 2));  // 1, -4 | -6
+    m.initializer("e", 24, {3})->set_raw_data(std::string("\x7f\x00\xff", 3));  // 1, 2^-127, NaN
+    auto* typed = m.initializer("t", 24, {2});
+    typed->add_int32_data(0x80);
+    typed->add_int32_data(0x7C);
+    for (const char* name : {"f", "e", "t"}) {
+      m.node("Identity", {name}, {std::string(name) + "_out"});
+      m.output(std::string(name) + "_out");
+    }
+    Graph g = importOnnxBytes(m.bytes(), "small.onnx");
+    QCOMPARE(values(*g.findValue("f")->initializer()), (std::vector<double>{1, -4, -6}));
+    std::vector<double> e = values(*g.findValue("e")->initializer());
+    QVERIFY(e[0] == 1 && e[1] == std::ldexp(1.0, -127) && std::isnan(e[2]));
+    QCOMPARE(values(*g.findValue("t")->initializer()), (std::vector<double>{2, 0.125}));
+    Graph back = importOnnxBytes(exportOnnxBytes(g), "exported.onnx");
+    for (const char* name : {"f", "e", "t"})
+      QVERIFY(back.findValue(name)->initializer()->identical(*g.findValue(name)->initializer()));
+    typed->set_int32_data(0, 256);
+    EXPECT_ERROR(m.bytes(), "initializer 't': int32_data[0] = 256 does not fit f8e8m0");
   }
 
   void ir3InitializersListedAsInputs() {

@@ -140,7 +140,11 @@ class TestTsr : public QObject {
                              "3.0040741e-05]\n",
                              "const %c_i64: i64[3] = [-9223372036854775808, 9223372036854775807, 0]\n",
                              "const %c_u8: u8[3] = [0, 255, 7]\n", "const %c_i8: i8[3] = [-128, 127, -1]\n",
-                             "const %c_bool: bool[3] = [true, false, true]\n", "input %in_bf16: bf16[2,0]\n"})
+                             "const %c_bool: bool[3] = [true, false, true]\n", "input %in_bf16: bf16[2,0]\n",
+                             "const %c_f4e2m1: f4e2m1[9] = [0.0, -0.0, 1.5, -2.0, 6.0, -6.0, -0.0, 0.0, 0.0]\n",
+                             "const %c_f8e8m0: f8e8m0[9] = [5.877472e-39, 5.877472e-39, 2.0, 4.0, nan, nan, nan, "
+                             "0.125, 3.0517578e-05]\n",
+                             "const %c_i2: i2[3] = [0, -1, -1]\n", "const %c_u2: u2[3] = [0, 3, 3]\n"})
       QVERIFY2(text.find(line) != std::string::npos, line);
     Graph parsed = roundTrip(g);
     for (size_t i = 0; i < data.size(); ++i)
@@ -380,12 +384,22 @@ graph hand {   # a graph
          "t.tsr:2:22: const '%c' has type f32[3] (3 elements) but 2 values are given"},
         {"graph g {\n  const %c: u8[2] = [1, 300]\n}", "t.tsr:2:25: '300' is out of range for u8"},
         {"graph g {\n  const %c: i32[1] = [1.5]\n}", "t.tsr:2:23: expected an integer for i32, found '1.5'"},
+        {"graph g {\n  const %c: i2[2] = [1, 2]\n}", "t.tsr:2:25: '2' is out of range for i2"},
+        {"graph g {\n  const %c: f4e2m1[2] = [6, 6.5]\n}", "t.tsr:2:29: '6.5' is out of range for f4e2m1"},
+        {"graph g {\n  const %c: f8e8m0[2] = [2, -2]\n}", "t.tsr:2:29: '-2' is out of range for f8e8m0"},
+        {"graph g {\n  const %c: f8e8m0[1] = [0]\n}", "t.tsr:2:26: '0' is out of range for f8e8m0"},
         {"graph g {\n  input %x: f32[2]\n  node r = Relu(%z) -> %y\n}", "t.tsr:3:17: undefined value '%z'"},
         {"graph \"a\\qb\" {\n}", "t.tsr:1:9: unknown escape '\\q'"},
         {"graph g {\n  input %x: f32[2x3]\n}", "t.tsr:2:17: malformed number '2x3'"},
         {"graph g {\n  const %c: f32[2] = base64\"AAAA\"\n}",
          "t.tsr:2:28: const '%c': base64 data has 3 bytes but f32[2] needs 8"},
         {"graph g {\n  const %c: u8[3] = base64\"AA*A\"\n}", "t.tsr:2:27: invalid base64 character '*' at offset 2"},
+        {"graph g {\n  const %c: i2[1] = base64\"Ag==\"\n}",
+         "t.tsr:2:27: const '%c': base64 byte 0 (2) is no i2 value (one a byte: the code, or the integer in two's "
+         "complement)"},
+        {"graph g {\n  const %c: f4e2m1[1] = base64\"EA==\"\n}",
+         "t.tsr:2:31: const '%c': base64 byte 0 (16) is no f4e2m1 value (one a byte: the code, or the integer in two's "
+         "complement)"},
         {"graph g {\n  input %x: f32[2]\n  node r = Relu(%x)\n}",
          "t.tsr:4:1: expected '->' and the node's outputs, found '}'"},
         {"graph g {\n  output % x\n}", "t.tsr:2:11: expected a value name after '%', found ' '"},
@@ -398,7 +412,7 @@ graph hand {   # a graph
   void unknownDTypeIsNamed() {
     QCOMPARE(q(parseError("graph g {\n  input %x: f8[2]\n}")),
              q("t.tsr:2:13: unknown dtype 'f8' (the dtypes are f32, f16, bf16, f64, i64, i32, i16, i8, u8, bool, "
-               "u16, u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4)"));
+               "u16, u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4, f8e8m0, f4e2m1, i2, u2)"));
   }
 
   void duplicateNamesNameTheFirstLine() {

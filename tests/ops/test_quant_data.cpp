@@ -34,6 +34,43 @@ class TestQuantData : public QObject {
     EXPECT_TENSOR(q, (TensorType{DType::F8E4M3FN, {3}}), (V{0.5, 1.5, 448}), 0);
     EXPECT_TENSOR(run1("DequantizeLinear", {q, F32({}, {2})}), (TensorType{DType::F32, {3}}), (V{1, 3, 896}), 0);
   }
+  // Cast to f8e8m0 rounds by round_mode (up by default), drops the sign and saturates unless saturate=0; an
+  // unknown round_mode is refused naming it. Cast to f4e2m1 rounds to nearest even and always saturates; to i2
+  // and u2 it wraps as ONNX's Cast does.
+  void smallTypeCasts() {
+    Tensor x = F32({4}, {1.5, -3, 0, 1e39});
+    EXPECT_TENSOR(run1("Cast", {x}, {{"to", 24}}), (TensorType{DType::F8E8M0, {4}}),
+                  (V{2, 4, std::ldexp(1.0, -127), std::nan("")}), 0);  // 1e39 is an f32 infinity: NaN
+    EXPECT_TENSOR(run1("Cast", {x}, {{"to", 24}, {"round_mode", "down"}}), (TensorType{DType::F8E8M0, {4}}),
+                  (V{1, 2, std::ldexp(1.0, -127), std::nan("")}), 0);
+    Tensor big = T(DType::F64, {1}, {std::ldexp(1.5, 127)});
+    EXPECT_TENSOR(run1("Cast", {big}, {{"to", 24}}), (TensorType{DType::F8E8M0, {1}}), (V{std::ldexp(1.0, 127)}), 0);
+    QVERIFY(std::isnan(run1("Cast", {big}, {{"to", 24}, {"saturate", 0}}).getDouble(0)));
+    EXPECT_ERROR(run1("Cast", {x}, {{"to", 24}, {"round_mode", "even"}}), "node 'node1' (Cast)",
+                 "attribute 'round_mode' = 'even' is not up, down or nearest");
+    EXPECT_TENSOR(run1("CastLike", {x, T(DType::F4E2M1, {1}, {0})}), (TensorType{DType::F4E2M1, {4}}),
+                  (V{1.5, -3, 0, 6}), 0);
+    EXPECT_TENSOR(run1("Cast", {F32({4}, {-3, 2, 3, 1.9})}, {{"to", 26}}), (TensorType{DType::I2, {4}}),
+                  (V{1, -2, -1, 1}), 0);
+    EXPECT_TENSOR(run1("Cast", {T(DType::I8, {2}, {-1, 5})}, {{"to", 25}}), (TensorType{DType::U2, {2}}), (V{3, 1}), 0);
+  }
+  // QuantizeLinear to i2 / u2 clamps to -2..1 / 0..3; to f4e2m1 it does not round to an integer and saturates;
+  // DequantizeLinear reads them back; f8e8m0 is no quantized type.
+  void smallTypeQuantize() {
+    Tensor x = F32({4}, {-9, -1.4, 0.6, 9}), one = F32({}, {1});
+    EXPECT_TENSOR(run1("QuantizeLinear", {x, one, T(DType::I2, {}, {0})}), (TensorType{DType::I2, {4}}),
+                  (V{-2, -1, 1, 1}), 0);
+    Tensor u = run1("QuantizeLinear", {x, one, T(DType::U2, {}, {1})});
+    EXPECT_TENSOR(u, (TensorType{DType::U2, {4}}), (V{0, 0, 2, 3}), 0);
+    EXPECT_TENSOR(run1("DequantizeLinear", {u, F32({}, {2}), T(DType::U2, {}, {1})}), (TensorType{DType::F32, {4}}),
+                  (V{-2, -2, 2, 4}), 0);
+    Tensor f = run1("QuantizeLinear", {x, F32({}, {2}), T(DType::F4E2M1, {}, {0})});
+    EXPECT_TENSOR(f, (TensorType{DType::F4E2M1, {4}}), (V{-4, -0.5, 0.5, 4}), 0);
+    EXPECT_TENSOR(run1("DequantizeLinear", {f, F32({}, {3})}), (TensorType{DType::F32, {4}}), (V{-12, -1.5, 1.5, 12}),
+                  0);
+    EXPECT_ERROR(run1("QuantizeLinear", {x, one}, {{"output_dtype", 24}}), "node 'node1' (QuantizeLinear)",
+                 "quantizes to f8e8m0");
+  }
   void bitCast() {
     // 1.0f is 0x3f800000.
     EXPECT_TENSOR(run1("BitCast", {F32({1}, {1})}, {{"to", 6}}), (TensorType{DType::I32, {1}}), (V{1065353216}), 0);

@@ -193,6 +193,30 @@ class TestHostGroups : public QObject {
     QCOMPARE(r.outputs[0].toDoubles(), (std::vector<double>{0.3125, 0, 1.0, 448}));
   }
 
+  // So do f4e2m1, f8e8m0 and 2-bit values: each Cast's group is a host group naming its dtype, and the run
+  // gives the reference's values (f4e2m1 saturates at 6, f8e8m0 rounds up to a power of two, i2 wraps).
+  void subByteAndScaleGroupsRunOnTheHost() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH");
+    Graph g = parseTsr("graph g {\n  input %x: f32[4]\n"
+                       "  node to4 = Cast(%x) {to=23} -> %a\n  node from4 = Cast(%a) {to=1} -> %y4\n"
+                       "  node toE = Cast(%x) {to=24} -> %b\n  node fromE = Cast(%b) {to=1} -> %yE\n"
+                       "  node to2 = Cast(%x) {to=26} -> %c\n  node from2 = Cast(%c) {to=1} -> %y2\n"
+                       "  output %y4, %yE, %y2\n}\n", "small.tsr");
+    driver::Driver d = cpuDriver(std::move(g));
+    const std::pair<const char*, const char*> held[] = {{"to4", "f4e2m1"}, {"toE", "f8e8m0"}, {"to2", "i2"}};
+    for (const auto& [node, dtype] : held) {
+      const execute::CompiledKernel& k = kernelOf(d, node);
+      QCOMPARE(k.placement.rule, HostRule::NoCodegen);
+      QVERIFY2(k.placement.reason.find(std::string("is ") + dtype) != std::string::npos, k.placement.reason.c_str());
+    }
+    execute::RunReport r = runOnCpu(d, {floats({4}, {0.3, -2.5, 3, 100})});
+    QVERIFY(r.ran);
+    QVERIFY2(r.outputsVerified, r.messages.empty() ? "" : r.messages[0].c_str());
+    QCOMPARE(r.outputs[0].toDoubles(), (std::vector<double>{0.5, -2, 3, 6}));
+    QCOMPARE(r.outputs[1].toDoubles(), (std::vector<double>{0.5, 4, 4, 128}));
+    QCOMPARE(r.outputs[2].toDoubles(), (std::vector<double>{0, -2, -1, 0}));
+  }
+
   // A custom-domain op imports as an opaque node with its attributes and declared type; compile places it in a
   // host group that cannot run; the run stops before it naming it, after the Relu's kernel ran and verified.
   void unknownOpStopsTheRunNamingIt() {

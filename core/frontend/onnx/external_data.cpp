@@ -64,8 +64,7 @@ Tensor externalTensor(const onnx::TensorProto& p, DType dt, const Shape& shape, 
     fail(what + ": has both external data and data in the file");
   const ExternalRef ref = parseRef(p, what);
   const fs::path file = resolveInside(folder, ref.location, what);
-  Tensor t(dt, shape);
-  const int64_t bytes = int64_t(t.byteSize());
+  const int64_t bytes = fileByteSize(TensorType{dt, shape});  // sub-byte dtypes are packed, as in raw_data
   if (ref.length >= 0 && ref.length != bytes)
     fail(what + ": external data length " + std::to_string(ref.length) + " but " + TensorType{dt, shape}.toString() +
          " needs " + std::to_string(bytes) + " bytes");
@@ -77,6 +76,12 @@ Tensor externalTensor(const onnx::TensorProto& p, DType dt, const Shape& shape, 
          std::to_string(bytes) + " from offset " + std::to_string(ref.offset) + " are past its end");
   std::ifstream in(file, std::ios::binary);
   in.seekg(ref.offset);
+  if (packedBits(dt)) {
+    std::string packed(size_t(bytes), '\0');
+    if (!in || !in.read(packed.data(), bytes)) fail(what + ": cannot read external data file " + file.string());
+    return unpackValues(packed, dt, shape);
+  }
+  Tensor t(dt, shape);
   if (!in || !in.read(reinterpret_cast<char*>(t.mutableBytes().data()), bytes))
     fail(what + ": cannot read external data file " + file.string());
   if (dt == DType::Bool)  // one canonical byte per bool, as for raw_data

@@ -40,6 +40,12 @@ Tensor tensorFromProto(const onnx::TensorProto& proto, const std::string& what, 
 Tensor externalTensor(const onnx::TensorProto& proto, DType dtype, const Shape& shape, const std::string& folder,
                       const std::string& what);
 void tensorToProto(const Tensor& tensor, const std::string& name, onnx::TensorProto& proto);
+// Sub-byte dtypes (ir/dtype.h packedBits) hold one value a byte in a Tensor and two or four a byte in files, the
+// last byte partly used when the count does not divide. fileByteSize: the bytes of a type's data in a file
+// (raw_data, external data); unpackValues reads `packed` (fileByteSize long, checked by the caller).
+int64_t fileByteSize(const TensorType& type);
+Tensor unpackValues(std::string_view packed, DType dtype, const Shape& shape);
+std::string packValues(const Tensor& tensor);
 
 Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);
 void attributeToProto(const std::string& name, const Attribute& attr, onnx::AttributeProto& proto);

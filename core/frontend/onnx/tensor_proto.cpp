@@ -17,26 +17,13 @@ namespace tessera::onnxio {
 namespace {
 using TP = onnx::TensorProto;
 
-// ONNX 1.14's float8 codes: the libonnx 1.12 headers Tessera builds with predate them.
+// ONNX's codes after BFLOAT16 (float8 from ONNX 1.14, then 4-bit integers, float4, E8M0 and 2-bit integers):
+// the libonnx 1.12 headers Tessera builds with predate them.
 constexpr int32_t kFloat8E4M3Fn = 17, kFloat8E4M3Fnuz = 18, kFloat8E5M2 = 19, kFloat8E5M2Fnuz = 20, kUInt4 = 21,
-                  kInt4 = 22;
+                  kInt4 = 22, kFloat4E2M1 = 23, kFloat8E8M0 = 24, kUInt2 = 25, kInt2 = 26;
 
-// 4-bit integers: two per byte in files (element 2k in the low nibble of byte k), one per byte in a Tensor.
-Tensor unpackInt4(const std::string& raw, DType dt, const Shape& shape) {
-  Tensor t(dt, shape);
-  for (int64_t i = 0; i < t.numElements(); ++i) {
-    int nibble = (uint8_t(raw[size_t(i / 2)]) >> (i % 2 ? 4 : 0)) & 0xF;
-    t.setInt(i, nibble);  // setInt wraps: 0x8..0xF read as -8..-1 for i4
-  }
-  return t;
-}
-
-std::string packInt4(const Tensor& t) {
-  std::string raw(size_t((t.numElements() + 1) / 2), '\0');
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    raw[size_t(i / 2)] = char(uint8_t(raw[size_t(i / 2)]) | ((t.getInt(i) & 0xF) << (i % 2 ? 4 : 0)));
-  return raw;
-}
+// What one packed byte holds, for error messages: "two 4-bit values".
+std::string packedByteNote(DType dt) { return packedBits(dt) == 2 ? "four 2-bit values" : "two 4-bit values"; }
 
 // Which typed field of TensorProto holds each dtype's values (ONNX's rules: narrow types use int32_data).
 enum class TypedField { Float, Int32, Int64, Double, UInt64 };
@@ -81,7 +68,8 @@ std::pair<int64_t, int64_t> int32FieldRange(DType t) {
     case DType::F8E4M3FN:
     case DType::F8E4M3FNUZ:
     case DType::F8E5M2:
-    case DType::F8E5M2FNUZ: return {0, UINT8_MAX};
+    case DType::F8E5M2FNUZ:
+    case DType::F8E8M0: return {0, UINT8_MAX};
     default: return {INT32_MIN, INT32_MAX};
   }
 }
@@ -125,24 +113,25 @@ Tensor fromField(const Field& field, DType dt, const Shape& shape) {
   return t;
 }
 
-// 4-bit values in int32_data: each entry is one packed byte (two values), as in raw_data.
+// Sub-byte values in int32_data: each entry is one packed byte (two or four values), as in raw_data.
 Tensor fromPackedInt32Field(const TP& p, DType dt, const Shape& shape, const std::string& what) {
-  int64_t packed = (numElements(shape) + 1) / 2;
+  TensorType type{dt, shape};
+  int64_t packed = fileByteSize(type);
   if (p.int32_data_size() != packed)
-    fail(what + ": int32_data holds " + std::to_string(p.int32_data_size()) + " values but " +
-         TensorType{dt, shape}.toString() + " needs " + std::to_string(packed) + " (two 4-bit values an entry)");
+    fail(what + ": int32_data holds " + std::to_string(p.int32_data_size()) + " values but " + type.toString() +
+         " needs " + std::to_string(packed) + " (" + packedByteNote(dt) + " an entry)");
   std::string raw;
   for (int i = 0; i < p.int32_data_size(); ++i) {
     if (p.int32_data(i) < 0 || p.int32_data(i) > 255)
       fail(what + ": int32_data[" + std::to_string(i) + "] = " + std::to_string(p.int32_data(i)) +
-           " is not a byte of two 4-bit values");
+           " is not a byte of " + packedByteNote(dt));
     raw.push_back(char(p.int32_data(i)));
   }
-  return unpackInt4(raw, dt, shape);
+  return unpackValues(raw, dt, shape);
 }
 
 Tensor fromTypedField(const TP& p, DType dt, const Shape& shape, const std::string& what) {
-  if (isInt4(dt)) return fromPackedInt32Field(p, dt, shape, what);
+  if (packedBits(dt)) return fromPackedInt32Field(p, dt, shape, what);
   TypedField want = typedFieldOf(dt);
   for (TypedField f :
        {TypedField::Float, TypedField::Int32, TypedField::Int64, TypedField::Double, TypedField::UInt64})
@@ -177,12 +166,12 @@ bool hasTypedData(const TP& p) {
 Tensor fromRawData(const TP& p, DType dt, const Shape& shape, const std::string& what) {
   if (hasTypedData(p)) fail(what + ": has both raw_data and typed data fields");
   TensorType type{dt, shape};
-  if (isInt4(dt)) {
-    int64_t packed = (type.numElements() + 1) / 2;
+  if (packedBits(dt)) {
+    int64_t packed = fileByteSize(type);
     if (int64_t(p.raw_data().size()) != packed)
       fail(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes but " + type.toString() +
-           " needs " + std::to_string(packed) + " (two 4-bit values a byte)");
-    return unpackInt4(p.raw_data(), dt, shape);
+           " needs " + std::to_string(packed) + " (" + packedByteNote(dt) + " a byte)");
+    return unpackValues(p.raw_data(), dt, shape);
   }
   if (int64_t(p.raw_data().size()) != type.bytes())
     fail(what + ": raw_data holds " + std::to_string(p.raw_data().size()) + " bytes but " + type.toString() +
@@ -194,6 +183,38 @@ Tensor fromRawData(const TP& p, DType dt, const Shape& shape, const std::string&
   return t;
 }
 }  // namespace
+
+int64_t fileByteSize(const TensorType& type) {
+  if (int bits = packedBits(type.dtype)) {
+    int64_t perByte = 8 / bits;
+    return (type.numElements() + perByte - 1) / perByte;
+  }
+  return type.bytes();
+}
+
+Tensor unpackValues(std::string_view packed, DType dt, const Shape& shape) {
+  Tensor t(dt, shape);
+  const int bits = packedBits(dt), perByte = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    unsigned field = (uint8_t(packed[size_t(i / perByte)]) >> (i % perByte * bits)) & mask;
+    if (isFloat(dt)) t.mutableBytes()[size_t(i)] = std::byte(field);  // f4e2m1: the code itself
+    else t.setInt(i, field);  // setInt wraps: the upper half of the codes read negative for i4 and i2
+  }
+  return t;
+}
+
+std::string packValues(const Tensor& t) {
+  const int bits = packedBits(t.dtype()), perByte = 8 / bits;
+  const unsigned mask = (1u << bits) - 1;
+  std::string packed(size_t(fileByteSize(t.type())), '\0');
+  auto bytes = t.bytes();  // one value a byte: the code, or the integer in two's complement
+  for (int64_t i = 0; i < t.numElements(); ++i) {
+    unsigned field = unsigned(bytes[size_t(i)]) & mask;
+    packed[size_t(i / perByte)] = char(uint8_t(packed[size_t(i / perByte)]) | (field << (i % perByte * bits)));
+  }
+  return packed;
+}
 
 std::string onnxTypeName(int32_t code) {
   static constexpr const char* names[] = {
@@ -226,6 +247,10 @@ std::optional<DType> dtypeFromOnnx(int32_t code) {
     case kFloat8E5M2Fnuz: return DType::F8E5M2FNUZ;
     case kUInt4: return DType::U4;
     case kInt4: return DType::I4;
+    case kFloat4E2M1: return DType::F4E2M1;
+    case kFloat8E8M0: return DType::F8E8M0;
+    case kUInt2: return DType::U2;
+    case kInt2: return DType::I2;
     default: return std::nullopt;
   }
 }
@@ -251,6 +276,10 @@ int32_t dtypeToOnnx(DType t) {
     case DType::F8E5M2FNUZ: return kFloat8E5M2Fnuz;
     case DType::U4: return kUInt4;
     case DType::I4: return kInt4;
+    case DType::F4E2M1: return kFloat4E2M1;
+    case DType::F8E8M0: return kFloat8E8M0;
+    case DType::U2: return kUInt2;
+    case DType::I2: return kInt2;
   }
   return TP::UNDEFINED;
 }
@@ -258,7 +287,8 @@ int32_t dtypeToOnnx(DType t) {
 DType requireDType(int32_t code, const std::string& what) {
   if (auto t = dtypeFromOnnx(code)) return *t;
   fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
-       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool, the four float8 types, i4 and u4 are)");
+       ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool, the five float8 types, f4e2m1, "
+       "i4 u4 i2 u2 are)");
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
@@ -295,8 +325,8 @@ void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
   if (!name.empty()) p.set_name(name);
   p.set_data_type(dtypeToOnnx(tensor.dtype()));
   for (int64_t d : tensor.shape()) p.add_dims(d);
-  if (isInt4(tensor.dtype())) {
-    p.set_raw_data(packInt4(tensor));
+  if (packedBits(tensor.dtype())) {
+    p.set_raw_data(packValues(tensor));
     return;
   }
   auto bytes = tensor.bytes();

@@ -58,6 +58,8 @@ std::optional<std::string> encodeInt(DType dtype, std::string_view text, std::by
     case DType::I8: lo = INT8_MIN, hi = INT8_MAX; break;
     case DType::I4: lo = -8, hi = 7; break;
     case DType::U4: lo = 0, hi = 15; break;
+    case DType::I2: lo = -2, hi = 1; break;
+    case DType::U2: lo = 0, hi = 3; break;
     case DType::U8: lo = 0, hi = UINT8_MAX; break;
     case DType::U16: lo = 0, hi = UINT16_MAX; break;
     case DType::U32: lo = 0, hi = UINT32_MAX; break;
@@ -83,6 +85,18 @@ std::optional<std::string> encodeFloat(DType dtype, std::string_view text, std::
   if (!f) return bad;
   if (dtype == DType::F32) {
     std::memcpy(out, &*f, 4);
+    return std::nullopt;
+  }
+  if (dtype == DType::F8E8M0) {  // a power of two; the text of each reads back exactly (rounding to nearest)
+    uint8_t b = toFloat8E8M0(*f, false, E8M0Rounding::Nearest);
+    if (!std::isnan(*f) && (!(*f > 0) || b == 0xFF)) return bad;  // no sign, no zero, nothing past 2^127
+    std::memcpy(out, &b, 1);
+    return std::nullopt;
+  }
+  if (dtype == DType::F4E2M1) {  // the code in the low nibble; no infinities or NaN
+    if (!(std::fabs(*f) <= 6)) return bad;
+    uint8_t b = toFloat4(*f);
+    std::memcpy(out, &b, 1);
     return std::nullopt;
   }
   if (isFloat8(dtype)) {  // one byte; beyond the largest finite value is out of range, not saturated

@@ -62,6 +62,21 @@ Tensor parseList(TokenStream& ts, const TensorType& type, const std::string& wha
   return t;
 }
 
+// The sub-byte dtypes hold one value a byte: a byte that is no value of the dtype (0x0f for i4, which holds
+// -1 as 0xff) would read as something it cannot hold. The index of the first such byte, if any.
+std::optional<size_t> firstStrayByte(const Tensor& t) {
+  if (!packedBits(t.dtype())) return std::nullopt;
+  auto bytes = t.bytes();
+  Tensor one(t.dtype(), {});
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    one.mutableBytes()[0] = bytes[i];
+    if (isFloat(t.dtype())) one.setDouble(0, one.getDouble(0));  // f4e2m1: the code of its value
+    else one.setInt(0, one.getInt(0));                           // the integer wrapped to its width
+    if (one.bytes()[0] != bytes[i]) return i;
+  }
+  return std::nullopt;
+}
+
 Tensor parseBase64(TokenStream& ts, const TensorType& type, const std::string& what) {
   ts.take();  // base64
   Token text = ts.expect(Tok::String, "a quoted base64 string after 'base64'");
@@ -72,6 +87,10 @@ Tensor parseBase64(TokenStream& ts, const TensorType& type, const std::string& w
                         type.toString() + " needs " + std::to_string(type.bytes()));
   Tensor t(type.dtype, type.shape);
   if (std::optional<std::string> error = base64Decode(text.text, t.mutableBytes())) ts.failAt(text, *error);
+  if (std::optional<size_t> stray = firstStrayByte(t))
+    ts.failAt(text, what + ": base64 byte " + std::to_string(*stray) + " (" +
+                        std::to_string(unsigned(t.bytes()[*stray])) + ") is no " + std::string(dtypeName(type.dtype)) +
+                        " value (one a byte: the code, or the integer in two's complement)");
   return t;
 }
 
