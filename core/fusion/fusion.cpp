@@ -19,6 +19,7 @@ GroupKind kindOf(const Space& s) {
     case SpaceKind::Gemm: return GroupKind::GemmEpilogue;
     case SpaceKind::Conv: return GroupKind::ConvEpilogue;
     case SpaceKind::Move: return GroupKind::DataMovement;
+    case SpaceKind::Attention: return GroupKind::Attention;
     case SpaceKind::Opaque: return GroupKind::Opaque;
   }
   return GroupKind::Opaque;
@@ -185,6 +186,7 @@ std::string_view groupKindName(GroupKind kind) {
     case GroupKind::GemmEpilogue: return "gemm+epilogue";
     case GroupKind::ConvEpilogue: return "conv+epilogue";
     case GroupKind::DataMovement: return "data-movement";
+    case GroupKind::Attention: return "attention";
     case GroupKind::Opaque: return "opaque";
   }
   return "?";

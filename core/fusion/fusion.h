@@ -24,9 +24,11 @@ struct FusionOptions {
   // re-reads it from L1/L2 or shared memory; up to this many bytes a row (the H200's 227 KiB of shared
   // memory a block) that stays on chip, above it every pass reads DRAM again.
   int64_t rowCacheBytes = 227 * 1024;
+  // attention-pattern: MatMul → scale/mask → Softmax → MatMul as one kernel (flash attention, docs/fusion.md).
+  bool attention = true;
 };
 
-enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Opaque };
+enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Attention, Opaque };
 std::string_view groupKindName(GroupKind kind);  // "pointwise", "gemm+epilogue", ...
 
 struct FusionDecision {

@@ -62,6 +62,47 @@ Partitioner::Partitioner(const Graph& graph, const FusionOptions& options)
     flops_.push_back(double(nodeFlops(*order_[i])));
   }
   seen_.assign(order_.size(), 0);
+  attentionOf_.assign(order_.size(), -1);
+  if (options_.attention) attention_ = findAttention(graph);
+  for (size_t a = 0; a < attention_.size(); ++a)
+    for (const Node* n : attention_[a].nodes) attentionOf_[size_t(index_.at(n))] = int(a);
+}
+
+int Partitioner::activeAttention(int n, const Constraints& k) const {
+  int a = attentionOf_[size_t(n)];
+  if (a < 0) return -1;
+  for (const auto& entry : k.forbidden)
+    if (attentionOf_[size_t(entry.first.first)] == a && attentionOf_[size_t(entry.first.second)] == a) return -1;
+  return a;
+}
+
+void Partitioner::decideAttention(FusionDecision& d, int p, int c, const Constraints& k, PassContext* ctx) {
+  int a = activeAttention(p, k), b = activeAttention(c, k);
+  d.rule = "attention";
+  if (a != b) {
+    const AttentionMatch& m = attention_[size_t(a >= 0 ? a : b)];
+    d.reason = a >= 0 ? "the attention kernel " + m.context->id() + " writes only its output; " + d.consumer +
+                            " reads it from memory"
+                      : "the attention kernel " + m.context->id() + " fuses its own pattern only; it reads %" +
+                            order_[size_t(p)]->output(0)->name() + " from memory";
+    decisions_.push_back(d);
+    return;
+  }
+  if (ctx && !ctx->tryRewrite()) {
+    d.rule = "fuel";
+    d.reason = "the fuel ran out before this fusion";
+    decisions_.push_back(d);
+    return;
+  }
+  const AttentionMatch& m = attention_[size_t(a)];
+  MergeCheck check;
+  check.merged = Space{SpaceKind::Attention, m.context->output(0)->shape(), {}, {}, false, "Attention"};
+  check.rule = d.rule;
+  d.fused = true;
+  d.reason = m.reason();
+  if (d.forced) d.reason = "forced by override (attention: " + d.reason + ")";
+  decisions_.push_back(d);
+  merge(groupOf_[size_t(p)], groupOf_[size_t(c)], check);
 }
 
 std::vector<std::pair<int, const Value*>> Partitioner::producerEdges(int c, const Constraints& k) const {
@@ -106,6 +147,11 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
     decisions_.push_back(d);
   };
   int g = groupOf_[size_t(p)], t = groupOf_[size_t(c)];
+  if (g == t && groups_[size_t(g)].space.kind == SpaceKind::Attention) {
+    d.fused = true;
+    return separate("attention", "already in the same kernel through another input; " +
+                                     attention_[size_t(attentionOf_[size_t(c)])].reason());
+  }
   if (g == t) {
     d.fused = true;
     MergeCheck check = mergeSpaces(groups_[size_t(g)].space, spaces_[size_t(c)]);
@@ -119,6 +165,7 @@ void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, Pas
       return separate("override", "would join " + order_[size_t(edge.first)]->id() + " and " +
                                       order_[size_t(edge.second)]->id() + ", which are kept apart: " + why);
   }
+  if (activeAttention(p, k) >= 0 || activeAttention(c, k) >= 0) return decideAttention(d, p, c, k, ctx);
   auto sc = k.singleConsumer.find(v);
   if (!d.forced && sc != k.singleConsumer.end()) return separate("single-consumer", singleConsumerReason(v, sc->second));
   MergeCheck check = mergeSpaces(groups_[size_t(g)].space, groups_[size_t(t)].space);

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "fusion/attention.h"
 #include "fusion/fusion.h"
 #include "fusion/space.h"
 
@@ -79,6 +80,10 @@ class Partitioner {
   ForcedCost profitability(int g, int t, const MergeCheck& check) const;
   void merge(int g, int t, const MergeCheck& check);
   std::string singleConsumerReason(const Value* v, int kernels) const;
+  // The attention pattern holding node `n` when it fuses under `k` (none of its edges forbidden), else -1.
+  int activeAttention(int n, const Constraints& k) const;
+  // Decides an edge touching an attention pattern: fused inside one, separate across its border.
+  void decideAttention(FusionDecision& d, int p, int c, const Constraints& k, PassContext* ctx);
   std::vector<std::pair<int, const Value*>> producerEdges(int c, const Constraints& k) const;
 
   const Graph& graph_;
@@ -91,6 +96,8 @@ class Partitioner {
   std::vector<GroupState> groups_;
   std::vector<FusionDecision> decisions_;
   std::map<Edge, ForcedCost> forcedCosts_;
+  std::vector<AttentionMatch> attention_;
+  std::vector<int> attentionOf_;  // node index → its pattern in attention_, or -1
   mutable std::vector<int> seen_;
   mutable int stamp_ = 0;
 };

@@ -56,7 +56,7 @@ void label(const Partitioner& part, const std::vector<const Node*>& nodes, const
     ids.insert(n->id());
   }
   for (FusionDecision& d : decisions)
-    if (d.fused && !d.forced && ids.count(d.producer) && ids.count(d.consumer)) {
+    if (d.fused && !d.forced && d.rule != "attention" && ids.count(d.producer) && ids.count(d.consumer)) {
       d.rule = rule;
       d.reason = std::string(rule == std::string("softmax-pattern") ? "softmax" : "layer normalization") +
                  " along the rows: " + d.reason;

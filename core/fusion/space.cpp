@@ -169,6 +169,7 @@ std::string describeSpace(const Space& s) {
     case SpaceKind::Conv: return s.anchorOp + " " + sh(s.shape);
     case SpaceKind::Move: return "data movement " + sh(s.shape);
     case SpaceKind::Opaque: return s.anchorOp + " (opaque)";
+    case SpaceKind::Attention: return "attention kernel " + sh(s.shape);
     case SpaceKind::Reduction: {
       std::string axes;
       for (int64_t a : s.axes) {
@@ -184,6 +185,8 @@ std::string describeSpace(const Space& s) {
 }
 
 MergeCheck mergeSpaces(const Space& p, const Space& c) {
+  if (p.kind == SpaceKind::Attention || c.kind == SpaceKind::Attention)
+    return illegal("attention", "the attention kernel fuses its own pattern only");
   if (p.kind == SpaceKind::Opaque || c.kind == SpaceKind::Opaque) {
     const Space& o = p.kind == SpaceKind::Opaque ? p : c;
     return illegal("no-template", o.anchorOp + " is opaque: no kernel template takes other ops with it");

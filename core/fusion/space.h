@@ -10,7 +10,8 @@
 
 namespace tessera {
 
-enum class SpaceKind { Pointwise, Reduction, Gemm, Conv, Move, Opaque };
+// Attention: a whole attention pattern (attention.h), formed only by its own rule, never merged further.
+enum class SpaceKind { Pointwise, Reduction, Gemm, Conv, Move, Attention, Opaque };
 
 struct Space {
   SpaceKind kind = SpaceKind::Opaque;

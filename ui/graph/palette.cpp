@@ -34,6 +34,7 @@ QColor groupTint(GroupKind kind) {
     case GroupKind::GemmEpilogue:
     case GroupKind::ConvEpilogue: c = QColor(0xd0, 0x7a, 0x2a); break;
     case GroupKind::DataMovement: c = QColor(0x85, 0x6a, 0xb5); break;
+    case GroupKind::Attention: c = QColor(0xb8, 0x4a, 0x7d); break;
     case GroupKind::Opaque: c = QColor(0x80, 0x80, 0x80); break;
   }
   c.setAlpha(38);

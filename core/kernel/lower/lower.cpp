@@ -18,6 +18,7 @@ bool isDataMovementOp(const std::string& op) { return opTraits(op).movement != M
 
 // The node that decides the kernel's structure, and the kind it gives.
 std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
+  if (isAttentionGroup(ctx.nodes)) return {ctx.nodes.front(), "attention"};
   for (const Node* n : ctx.nodes)
     if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
   for (const Node* n : ctx.nodes)
@@ -58,7 +59,8 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   k.kind = kind;
   k.allowTf32 = (kind == "conv" && spec.tf32.conv) || (kind == "gemm" && spec.tf32.matmul);
   k.machine = spec.machine;
-  if (kind == "gemm") lowerGemm(ctx, *anchor);
+  if (kind == "attention") lowerAttention(ctx);
+  else if (kind == "gemm") lowerGemm(ctx, *anchor);
   else if (kind == "conv") lowerConv(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);
   else if (kind == "pool") lowerPool(ctx, *anchor);

@@ -110,5 +110,8 @@ void lowerConv(LowerCtx& ctx, const Node& anchor);
 void lowerPool(LowerCtx& ctx, const Node& anchor);
 void lowerLrn(LowerCtx& ctx, const Node& anchor);
 void lowerDataMovement(LowerCtx& ctx, const Node& anchor);
+// Two MatMuls around one Softmax: fusion's attention pattern (lower_attention.cpp).
+bool isAttentionGroup(const std::vector<const Node*>& nodes);
+void lowerAttention(LowerCtx& ctx);
 
 }  // namespace tessera::kernel

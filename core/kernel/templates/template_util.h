@@ -31,6 +31,7 @@ const TemplateDef& convTemplate();
 const TemplateDef& poolTemplate();
 const TemplateDef& transposeTemplate();
 const TemplateDef& dataMovementTemplate();
+const TemplateDef& attentionTemplate();  // the fused attention kernels (both machines)
 
 // The data-parallel loops of the perfect nest starting at `s`, outermost first.
 std::vector<std::string> chainFrom(Stmt s);

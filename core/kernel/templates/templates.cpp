@@ -16,7 +16,7 @@ const TemplateDef& templateFor(const std::string& name) {
       {"gemm", &templ::gemmTemplate()},                 {"gemm-cpu", &templ::gemmCpuTemplate()},
       {"conv", &templ::convTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
-      {"data-movement", &templ::dataMovementTemplate()},
+      {"data-movement", &templ::dataMovementTemplate()}, {"attention", &templ::attentionTemplate()},
   };
   return *table.at(name);
 }
@@ -27,7 +27,7 @@ std::string templateName(const Kernel& k) {
   if (k.kind == "reduction") return "row-reduction";
   if (k.kind == "data-movement") return templ::isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
   if (k.kind == "gemm" && k.machine == Machine::Cpu) return "gemm-cpu";
-  if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool") return k.kind;
+  if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool" || k.kind == "attention") return k.kind;
   return "pointwise";
 }
 

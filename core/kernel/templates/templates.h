@@ -24,7 +24,7 @@ struct TemplateParam {
 using TemplateParams = std::map<std::string, int64_t>;
 
 // pointwise, row-reduction, gemm, gemm-cpu (a gemm scheduled for Machine::Cpu), conv, pool, transpose (data
-// movement through shared tiles), data-movement.
+// movement through shared tiles), data-movement, attention.
 std::string templateName(const Kernel& k);
 std::vector<TemplateParam> parameterSpace(const Kernel& k);
 TemplateParams defaultParams(const Kernel& k);
