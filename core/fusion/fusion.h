@@ -26,6 +26,9 @@ struct FusionOptions {
   int64_t rowCacheBytes = 227 * 1024;
   // attention-pattern: MatMul → scale/mask → Softmax → MatMul as one kernel (flash attention, docs/fusion.md).
   bool attention = true;
+  // attention-cost: the fused attention kernel's rate. Its form runs both products on the CUDA cores; 7.5
+  // TFLOP/s is what it reached on the H200 (bench attention, 2026-12-03, docs/performance.md).
+  double attentionGflops = 7500;
 };
 
 enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Attention, Opaque };

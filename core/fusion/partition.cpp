@@ -68,43 +68,6 @@ Partitioner::Partitioner(const Graph& graph, const FusionOptions& options)
     for (const Node* n : attention_[a].nodes) attentionOf_[size_t(index_.at(n))] = int(a);
 }
 
-int Partitioner::activeAttention(int n, const Constraints& k) const {
-  int a = attentionOf_[size_t(n)];
-  if (a < 0) return -1;
-  for (const auto& entry : k.forbidden)
-    if (attentionOf_[size_t(entry.first.first)] == a && attentionOf_[size_t(entry.first.second)] == a) return -1;
-  return a;
-}
-
-void Partitioner::decideAttention(FusionDecision& d, int p, int c, const Constraints& k, PassContext* ctx) {
-  int a = activeAttention(p, k), b = activeAttention(c, k);
-  d.rule = "attention";
-  if (a != b) {
-    const AttentionMatch& m = attention_[size_t(a >= 0 ? a : b)];
-    d.reason = a >= 0 ? "the attention kernel " + m.context->id() + " writes only its output; " + d.consumer +
-                            " reads it from memory"
-                      : "the attention kernel " + m.context->id() + " fuses its own pattern only; it reads %" +
-                            order_[size_t(p)]->output(0)->name() + " from memory";
-    decisions_.push_back(d);
-    return;
-  }
-  if (ctx && !ctx->tryRewrite()) {
-    d.rule = "fuel";
-    d.reason = "the fuel ran out before this fusion";
-    decisions_.push_back(d);
-    return;
-  }
-  const AttentionMatch& m = attention_[size_t(a)];
-  MergeCheck check;
-  check.merged = Space{SpaceKind::Attention, m.context->output(0)->shape(), {}, {}, false, "Attention"};
-  check.rule = d.rule;
-  d.fused = true;
-  d.reason = m.reason();
-  if (d.forced) d.reason = "forced by override (attention: " + d.reason + ")";
-  decisions_.push_back(d);
-  merge(groupOf_[size_t(p)], groupOf_[size_t(c)], check);
-}
-
 std::vector<std::pair<int, const Value*>> Partitioner::producerEdges(int c, const Constraints& k) const {
   std::vector<std::pair<int, const Value*>> edges;
   for (const Value* v : order_[size_t(c)]->inputs()) {
@@ -133,6 +96,7 @@ void Partitioner::run(const Constraints& k, PassContext* ctx) {
     groups_.push_back({{c}, spaces_[size_t(c)], flops_[size_t(c)]});
     for (auto& [p, v] : producerEdges(c, k)) decide(p, c, v, k, ctx);
   }
+  noteDeclinedAttention(k);
 }
 
 void Partitioner::decide(int p, int c, const Value* v, const Constraints& k, PassContext* ctx) {

@@ -84,6 +84,9 @@ class Partitioner {
   int activeAttention(int n, const Constraints& k) const;
   // Decides an edge touching an attention pattern: fused inside one, separate across its border.
   void decideAttention(FusionDecision& d, int p, int c, const Constraints& k, PassContext* ctx);
+  // Why pattern `a` is not worth fusing (rule attention-cost), or "" when it is.
+  std::string attentionCost(int a) const;
+  void noteDeclinedAttention(const Constraints& k);
   std::vector<std::pair<int, const Value*>> producerEdges(int c, const Constraints& k) const;
 
   const Graph& graph_;
