@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 namespace {
 struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace, tf32 = "off", memoryLimit;
+  std::string overrides;  // --overrides: fusion overrides, as compile takes them
   uint64_t seed = 0;
   int reps = 10;
   double budgetMs = 0;
@@ -129,6 +130,7 @@ int runCompiled(const RunArgs& args) {
   auto graph = std::make_shared<const Graph>(loadModel(args.model));
   std::vector<Tensor> inputs = loadInputs(*graph, args);
   driver::DriverOptions options;
+  if (!args.overrides.empty()) options.compile.overrides = loadOverrides(args.overrides);
   if (!args.schedules.empty()) options.schedules = execute::ScheduleSet::load(readText(args.schedules));
   options.useTuned = !args.noTuned;
   options.tf32 = kernel::Tf32Policy::parse(args.tf32);
@@ -202,6 +204,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
   addTf32Option(cmd, args->tf32);
   addMemoryLimitOption(cmd, args->memoryLimit);
+  cmd->add_option("--overrides", args->overrides, "JSON file of fusion overrides (docs/fusion.md), as compile takes them (cpu, cuda)");
   cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");
   cmd->add_flag("--no-reference", args->noReference,
                 "Skip the reference interpreter: kernels are timed but unchecked (cpu, cuda; for sizes it takes "

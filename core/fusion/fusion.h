@@ -29,6 +29,9 @@ struct FusionOptions {
   // attention-cost: the fused attention kernel's rate. Its form runs both products on the CUDA cores; 7.5
   // TFLOP/s is what it reached on the H200 (bench attention, 2026-12-03, docs/performance.md).
   double attentionGflops = 7500;
+  // ... and at least one query row's serial work at this many ns a multiply-add: 6.3 ns made the 128 x 128
+  // sample's 0.154 ms on the H200 (2026-12-03), where its three separate kernels took 0.025 ms.
+  double attentionRowNsPerOp = 6.3;
 };
 
 enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Attention, Opaque };

@@ -1,5 +1,6 @@
 // The partitioner's attention rule (attention.h): a pattern's edges fuse together or not at all. It fuses when
 // the one kernel is estimated faster than the four it replaces, or when an override forces one of its edges.
+#include <algorithm>
 #include <cstdio>
 
 #include "fusion/partition.h"
@@ -19,7 +20,8 @@ bool inPattern(const std::vector<int>& of, const Edge& e, int a) {
 
 }  // namespace
 
-// The fused kernel reads q, k, v (and the masks) and writes y, at the CUDA-core rate of its form; the kernels
+// The fused kernel reads q, k, v (and the masks) and writes y, at the CUDA-core rate of its form, and takes at
+// least one row's serial work (a small attention has too few rows to fill the GPU); the kernels
 // it replaces add the scores' round trips (written by the MatMul, read and written by the softmax, read by the
 // second MatMul) and run the products at the tensor cores' nominal rate.
 std::string Partitioner::attentionCost(int a) const {
@@ -32,13 +34,20 @@ std::string Partitioner::attentionCost(int a) const {
   }
   io += m.context->output(0)->type().bytes();
   int64_t scores = m.scores->output(0)->type().bytes();
-  double fused = options_.launchUs + double(io) / (options_.bandwidthGBs * 1e3) + double(flops) / (options_.attentionGflops * 1e3);
+  // A query row is one thread's serial work: keys × (head + 2 × value columns) dependent multiply-adds.
+  const Shape& q = m.scores->input(0)->shape();
+  const Shape& s = m.scores->output(0)->shape();
+  double serialUs = double(s.back()) * double(q.back() + 2 * m.context->output(0)->shape().back()) *
+                    options_.attentionRowNsPerOp / 1e3;
+  double fused = options_.launchUs + std::max(double(io) / (options_.bandwidthGBs * 1e3) +
+                                                  double(flops) / (options_.attentionGflops * 1e3),
+                                              serialUs);
   double apart = 3 * options_.launchUs + double(io + 4 * scores) / (options_.bandwidthGBs * 1e3) +
                  double(flops) / (options_.gflops * 1e3);
   if (fused <= apart) return "";
   return "the one kernel (CUDA cores, " + std::to_string(int64_t(options_.attentionGflops)) + " GFLOP/s) is estimated at " +
          ms(fused) + " against " + ms(apart) + " for the separate kernels on the tensor cores, which write and read the "
-         "scores; force-fuse an edge of it to run it anyway";
+         "scores; force-fuse its edge into " + attention_[size_t(a)].context->id() + " to run it anyway";
 }
 
 int Partitioner::activeAttention(int n, const Constraints& k) const {
@@ -47,7 +56,10 @@ int Partitioner::activeAttention(int n, const Constraints& k) const {
   bool forced = false;
   for (const auto& entry : k.forbidden)
     if (inPattern(attentionOf_, entry.first, a)) return -1;
-  for (const Edge& e : k.forced) forced |= inPattern(attentionOf_, e, a);
+  // Only the edge into the second MatMul asks for the pattern: a force elsewhere in it (the scores into the
+  // softmax, say) is judged by the ordinary rules, as it would be without the pattern.
+  for (const Edge& e : k.forced)
+    forced |= inPattern(attentionOf_, e, a) && order_[size_t(e.second)] == attention_[size_t(a)].context;
   return forced || attentionCost(a).empty() ? a : -1;
 }
 

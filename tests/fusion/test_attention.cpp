@@ -61,6 +61,14 @@ Graph attention(const Shapes& s, bool expanded = false, bool scoresOut = false) 
   return b.finish();
 }
 
+// Options under which the one kernel always wins its cost estimate, so the tests see the pattern's mechanics.
+FusionOptions eager() {
+  FusionOptions o;
+  o.attentionGflops = 1e9;
+  o.attentionRowNsPerOp = 0;
+  return o;
+}
+
 struct CliRun {
   int code = -1;
   QString out, err;
@@ -93,13 +101,18 @@ QString writeModel(const QTemporaryDir& dir, const std::string& name, const std:
   return path;
 }
 
+// The overrides file forcing the banded model's pattern into one kernel.
+QString force(const QTemporaryDir& dir) {
+  return writeModel(dir, "force.json", R"({"overrides": [{"kind": "force-fuse", "producer": "probs", "consumer": "context"}]})");
+}
+
 }  // namespace
 
 class TestAttention : public QObject {
   Q_OBJECT
  private slots:
   void fusesThePattern() {
-    FusionResult r = fuseGraph(attention({}));
+    FusionResult r = fuseGraph(attention({}), eager());
     QCOMPARE(kernels(r), std::string("k0 attention[kt scores scaling probs context]"));
     const FusionDecision& d = decision(r, "probs", "context");
     QVERIFY(d.fused);
@@ -108,9 +121,16 @@ class TestAttention : public QObject {
   }
 
   void expandedSoftmaxFuses() {
-    FusionResult r = fuseGraph(attention({}, true));
+    FusionResult r = fuseGraph(attention({}, true), eager());
     QCOMPARE(kernels(r), std::string("k0 attention[kt scores scaling max sub exp sum probs context]"));
     QCOMPARE(decision(r, "max", "sub").rule, std::string("attention"));  // not relabelled softmax-pattern
+  }
+
+  // At the default estimate a small attention is declined too: a row a thread leaves a 37-row one serial.
+  void smallDeclinedByDefault() {
+    FusionResult r = fuseGraph(attention({}));
+    QVERIFY(kernels(r).find("attention") == std::string::npos);
+    QVERIFY(decision(r, "probs", "context").reason.find("attention-cost") != std::string::npos);
   }
 
   // The bench's shape: the CUDA-core kernel would lose to the tensor cores, so the four kernels stay, and say why.
@@ -128,17 +148,17 @@ class TestAttention : public QObject {
   }
 
   void forbiddenEdgeSplitsIt() {
-    FusionResult r = fuseGraph(attention({}), {}, {{OverrideKind::ForbidFuse, "scaling", "probs", "", ""}});
+    FusionResult r = fuseGraph(attention({}), eager(), {{OverrideKind::ForbidFuse, "scaling", "probs", "", ""}});
     QVERIFY(kernels(r).find("attention") == std::string::npos);
     QVERIFY(decision(r, "probs", "context").reason.find("attention-cost") == std::string::npos);
-    FusionOptions off;
+    FusionOptions off = eager();
     off.attention = false;
     QVERIFY(kernels(fuseGraph(attention({}), off)).find("attention") == std::string::npos);
   }
 
   // Scores needed outside the pattern must be written, so there is no pattern.
   void scoresReadElsewhereStayApart() {
-    FusionResult r = fuseGraph(attention({}, false, true));
+    FusionResult r = fuseGraph(attention({}, false, true), eager());
     QVERIFY(kernels(r).find("attention") == std::string::npos);
   }
 
@@ -146,7 +166,7 @@ class TestAttention : public QObject {
     QTemporaryDir dir;
     for (const char* type : {"f32", "bf16"}) {
       QString model = writeModel(dir, std::string("banded_") + type + ".tsr", bandedModel(type));
-      CliRun run = cli({"run", model, "--backend", "cpu", "--random", "2", "--check"});
+      CliRun run = cli({"run", model, "--backend", "cpu", "--random", "2", "--check", "--overrides", force(dir)});
       QVERIFY2(run.code == 0, qPrintable(run.out + run.err));
       QVERIFY2(run.out.contains("outputs verified"), qPrintable(run.out));
       QVERIFY2(run.out.contains("  k0 ") && !run.out.contains("  k1 "), qPrintable(run.out));  // one kernel
@@ -156,10 +176,10 @@ class TestAttention : public QObject {
   void cudaCompilesAndRuns() {
     QTemporaryDir dir;
     QString model = writeModel(dir, "banded.tsr", bandedModel("bf16"));
-    CliRun ptx = cli({"compile", model, "--emit", "ptx"});
+    CliRun ptx = cli({"compile", model, "--emit", "ptx", "--overrides", force(dir)});
     if (ptx.code != 0 && ptx.err.contains("NVRTC", Qt::CaseInsensitive)) QSKIP(qPrintable("no NVRTC: " + ptx.err));
     QVERIFY2(ptx.code == 0 && ptx.out.contains(".entry"), qPrintable(ptx.err));
-    CliRun run = cli({"run", model, "--backend", "cuda", "--random", "2", "--check"});
+    CliRun run = cli({"run", model, "--backend", "cuda", "--random", "2", "--check", "--overrides", force(dir)});
     if ((run.out + run.err).contains("CUDA cannot run here")) QSKIP("no GPU here: CUDA cannot run (the PTX above compiled)");
     QVERIFY2(run.code == 0 && run.out.contains("outputs verified"), qPrintable(run.out + run.err));
   }

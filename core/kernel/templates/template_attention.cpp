@@ -64,7 +64,13 @@ void attention(TracedSchedule& s, const TemplateParams& p) {
   unrollRowLoops(s, qFill);
 }
 
-TemplateParams attentionDefaults(Kernel&) { return {{"rows_per_block", 128}, {"q_registers", 1}}; }
+// 128 rows a block where that still gives every SM of the H200 (132) a block, else fewer: a row is a thread's
+// whole work, so small attentions need small blocks to spread at all.
+TemplateParams attentionDefaults(Kernel& k) {
+  int64_t rows = chainExtent(k, outerChain(k)), perBlock = 128;
+  while (perBlock > 32 && (rows + perBlock - 1) / perBlock < 132) perBlock /= 2;
+  return {{"rows_per_block", perBlock}, {"q_registers", 1}};
+}
 
 }  // namespace
 
