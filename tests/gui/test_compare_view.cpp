@@ -3,6 +3,7 @@
 // deltas), a tensor and its error inspected and exported, the session saved and reopened with both branches,
 // and `tessera-cli compare --json` on the saved file giving the window's deltas.
 #include <QAction>
+#include <QComboBox>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QTableWidget>
@@ -116,6 +117,21 @@ class TestCompareView : public QObject {
     QVERIFY(QString::fromStdString(cmp.summary).startsWith("split vs main: "));
     QVERIFY(view->diffText()->toPlainText().contains("=== fused: +"));
     QVERIFY(view->diffText()->toPlainText().contains("=== kernel: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== cuda: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== cpp: +"));
+    QVERIFY(!view->diffText()->toPlainText().contains("=== ptx:"));
+    // One level picked shows that level alone; PTX, picked, compiles both sides and diffs them too.
+    view->levelPick()->setCurrentText("cuda");
+    QVERIFY(view->diffText()->toPlainText().startsWith("=== cuda: +"));
+    QVERIFY(!view->diffText()->toPlainText().contains("=== kernel:"));
+    QVERIFY(view->diffText()->toPlainText().contains("+ // kernel"));  // the split's extra kernel
+    view->levelPick()->setCurrentText("ptx");
+    QVERIFY(view->busy());
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->diffText()->toPlainText().startsWith("=== ptx: +"), qPrintable(view->diffText()->toPlainText().left(200)));
+    view->levelPick()->setCurrentIndex(0);
+    QVERIFY(view->diffText()->toPlainText().contains("=== ptx: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== graph: +"));
     // Selecting in one graph selects the matched node in the other, both ways.
     QVERIFY(view->selectNode("fc2", false));
     QCOMPARE(selectedId(view->left()), QString("fc2"));
