@@ -6,6 +6,7 @@
 #include <QComboBox>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QScrollBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -138,6 +139,15 @@ class TestCompareView : public QObject {
     QCOMPARE(selectedId(view->right()), QString("fc2"));
     QVERIFY(view->selectNode("bias1", true));
     QCOMPARE(selectedId(view->left()), QString("bias1"));
+    // Panning one graph pans the other to the same share of its range (both zoomed in, so both scroll).
+    view->left()->zoomBy(4);
+    view->right()->zoomBy(4);
+    QScrollBar *leftBar = view->left()->verticalScrollBar(), *rightBar = view->right()->verticalScrollBar();
+    QVERIFY(leftBar->maximum() > leftBar->minimum() && rightBar->maximum() > rightBar->minimum());
+    leftBar->setValue(leftBar->maximum());
+    QCOMPARE(rightBar->value(), rightBar->maximum());
+    rightBar->setValue(rightBar->minimum());
+    QCOMPARE(leftBar->value(), leftBar->minimum());
 
     // The tensor panel on an edge: the first kernel's output, checked against the reference.
     auto* tensor = w.findChild<TensorPanel*>();
