@@ -211,6 +211,7 @@ void LayerTree::finish(const Graph& graph) {
     std::sort(l.children.begin(), l.children.end(),
               [&](int a, int b) { return orderOf(a) < orderOf(b); });
   markRepeats(graph);
+  groupRuns();
 }
 
 int LayerTree::nodeIndex(const std::string& id) const {
@@ -270,7 +271,7 @@ std::vector<int> LayerTree::findByName(const std::string& text) const {
   const std::string needle = lower(text);
   std::vector<int> out;
   for (size_t l = 1; l < layers_.size() && !needle.empty(); ++l)
-    if (lower(layers_[l].name).find(needle) != std::string::npos) out.push_back(int(l));
+    if (layers_[l].runLength == 0 && lower(layers_[l].name).find(needle) != std::string::npos) out.push_back(int(l));
   return out;
 }
 
@@ -281,8 +282,7 @@ std::string LayerTree::format(int maxDepth) const {
     const Layer& l = layers_[size_t(stack.back())];
     stack.pop_back();
     if (l.depth > maxDepth) continue;
-    out += std::string(size_t(2 * l.depth), ' ') + (l.parent < 0 ? std::string("(root)") : l.name);
-    if (l.repeatCount > 1) out += " \u00d7" + std::to_string(l.repeatCount);
+    out += std::string(size_t(2 * l.depth), ' ') + (l.parent < 0 ? std::string("(root)") : layerTitle(l));
     out += " \u00b7 " + std::to_string(l.nodeCount) + " nodes\n";
     stack.insert(stack.end(), l.children.rbegin(), l.children.rend());
   }

@@ -1,8 +1,10 @@
 #pragma once
 // The layer hierarchy of a graph, built from its names (scope_names.h): layers nest like the modules that made
 // the nodes, each node sits in exactly one layer, and sibling layers with the same op structure are marked as
-// repeats ("h.0 ×12"). Built once per graph (a step's IR); layers are known by their path, which stays the same
-// across the steps of one model, so expansion state (expansion.h) is kept as a set of paths.
+// repeats ("h.0 ×12"); a run of more repeats than a picture can show (980 blocks) is grouped into layers of at
+// most 32 boxes ("h.0 … h.31"), which hold the model's layers under their own paths. Built once per graph (a
+// step's IR); layers are known by their path, which stays the same across the steps of one model, so expansion
+// state (collapsed_graph.h) is kept as a set of paths.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -27,7 +29,12 @@ struct Layer {
   uint64_t signature = 0;     // op structure below it (ops, wiring, nesting), not names or shapes
   int repeatCount = 1;        // siblings with its signature, itself included
   int repeatIndex = 0;        // its place among them, from 0
+  int runLength = 0;          // a group of a long run of repeats ("h.0 … h.31"): the layers of the model it holds;
+                              // 0 for a layer of the model
 };
+
+// A layer's name as drawn: "h.3 ×12" for one of 12 repeats, "h.0 … h.31 ×32" for a group of a run.
+std::string layerTitle(const Layer& layer);
 
 class LayerTree {
  public:
@@ -57,14 +64,21 @@ class LayerTree {
   std::vector<double> sums(const std::vector<double>& perNode) const;
   // One line per layer down to `maxDepth`, indented by depth: "res4_1 ×5 · 10 nodes" (tests, `info --layers`).
   std::string format(int maxDepth) const;
-  // Layers whose name contains `text` (case-insensitive), in order.
+  // Layers of the model whose name contains `text` (case-insensitive), in order; groups of runs are not named.
   std::vector<int> findByName(const std::string& text) const;
+  // The layers with `layer`'s op structure among its siblings in the model (through groups of runs), in order,
+  // itself included: what its time is compared with.
+  std::vector<int> repeatsOf(int layer) const;
 
  private:
   int addLayer(int parent, const std::string& name);
   int layerFor(const ScopePath& path);
   void finish(const Graph& graph);
   void markRepeats(const Graph& graph);
+  void groupRuns();
+  std::vector<int> groupRun(int parent, const std::vector<int>& run);
+  int addGroup(int parent, const std::vector<int>& members);
+  void renumberInPreorder();
 
   std::vector<Layer> layers_;
   std::vector<std::string> nodeIds_;

@@ -7,6 +7,7 @@
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/random.h"
+#include "layers/layer_tree.h"
 #include "onnx_import_error.h"
 #include "onnx_model_maker.h"
 #include "ops/infer.h"
@@ -56,11 +57,93 @@ ModelMaker reluModel() {
   return m;
 }
 
+// A model-local function of domain "local", `name`(x) -> y, importing opset 18; its nodes are added after.
+onnx::FunctionProto* addFunction(ModelMaker& m, const std::string& name, const std::vector<std::string>& attrs) {
+  onnx::FunctionProto* f = m.model.add_functions();
+  f->set_name(name);
+  f->set_domain("local");
+  f->add_input("x");
+  f->add_output("y");
+  for (const std::string& a : attrs) f->add_attribute(a);
+  auto* imp = f->add_opset_import();
+  imp->set_domain("");
+  imp->set_version(18);
+  return f;
+}
+
+onnx::NodeProto* addFunctionNode(onnx::FunctionProto* f, const std::string& op, const std::string& domain,
+                                 const std::vector<std::string>& ins, const std::string& out, const std::string& name) {
+  onnx::NodeProto* n = f->add_node();
+  n->set_op_type(op);
+  n->set_domain(domain);
+  n->set_name(name);
+  for (const std::string& i : ins) n->add_input(i);
+  n->add_output(out);
+  return n;
+}
+
+onnx::AttributeProto* refAttribute(onnx::NodeProto* n, const std::string& name, const std::string& ref) {
+  onnx::AttributeProto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_ref_attr_name(ref);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  return a;
+}
+
+// Block(x, alpha) = Act(x, alpha) + x, Act(x, alpha) = -LeakyRelu(x, alpha), called with alpha 0.25 and without.
+ModelMaker blocksModel() {
+  ModelMaker m(18);
+  auto* local = m.model.add_opset_import();
+  local->set_domain("local");
+  local->set_version(1);
+  onnx::FunctionProto* act = addFunction(m, "Act", {"alpha"});
+  refAttribute(addFunctionNode(act, "LeakyRelu", "", {"x"}, "t", "leaky"), "alpha", "alpha");
+  addFunctionNode(act, "Neg", "", {"t"}, "y", "neg");
+  onnx::FunctionProto* block = addFunction(m, "Block", {"alpha"});
+  refAttribute(addFunctionNode(block, "Act", "local", {"x"}, "a", "act"), "alpha", "alpha");
+  addFunctionNode(block, "Add", "", {"a", "x"}, "y", "add");
+  m.floatInput("x", {4});
+  onnx::NodeProto* b0 = m.node("Block", {"x"}, {"h0"}, "/blocks/b.0");
+  b0->set_domain("local");
+  setFloat(b0, "alpha", 0.25f);
+  m.node("Block", {"h0"}, {"h1"}, "/blocks/b.1")->set_domain("local");
+  m.output("h1");
+  return m;
+}
+
 }  // namespace
 
 class TestOnnx : public QObject {
   Q_OBJECT
  private slots:
+  // Model-local functions are inlined: each call's nodes are named under the call (so the calls become layers),
+  // attributes bound from the call (left out when the call has none), a nested call expanded, the values right.
+  void localFunctionsAreInlined() {
+    ModelMaker m = blocksModel();
+    Graph g = importOnnxBytes(m.bytes(), "model.onnx");
+    QCOMPARE(g.numNodes(), size_t(6));
+    QVERIFY(g.findNode("/blocks/b.0/act/neg") && g.findNode("/blocks/b.1/add"));
+    QCOMPARE(g.findNode("/blocks/b.0/act/leaky")->attr("alpha")->f(), 0.25);  // the call's value
+    QVERIFY(!g.findNode("/blocks/b.1/act/leaky")->attr("alpha"));  // LeakyRelu's own default, 0.01
+    // b.0: -leaky(x, .25) + x = [-1.5, -0.75, 0, 0]; b.1: -leaky(h0, .01) + h0 = [-1.485, -0.7425, 0, 0]
+    const std::vector<double> out = values(runReference(g, {floats({4}, {-2, -1, 1, 2})}).outputs[0]);
+    const std::vector<double> expected{-1.485, -0.7425, 0, 0};
+    for (size_t i = 0; i < expected.size(); ++i) QVERIFY2(std::abs(out[i] - expected[i]) < 1e-6, qPrintable(QString::number(out[i])));
+    const LayerTree t = LayerTree::build(g);
+    QVERIFY(t.find("b.0/act") > 0);
+    QCOMPARE(t.layer(t.find("b.1")).repeatCount, 2);
+  }
+
+  void badFunctionCallsAreRefused() {
+    ModelMaker self = blocksModel();
+    onnx::FunctionProto* act = self.model.mutable_functions(0);
+    addFunctionNode(act, "Act", "local", {"y"}, "z", "again");  // Act calls itself
+    EXPECT_ERROR(self.bytes(), "function 'Act': calls nested more than 16 deep");
+    ModelMaker wide = blocksModel();
+    wide.graph->mutable_node(1)->add_input("x");
+    EXPECT_ERROR(wide.bytes(), "node '/blocks/b.1' calls function 'Block' with 2 inputs and 1 outputs; it takes 1 and gives 1");
+  }
+
   void importsSmallModel() {
     Graph g = importOnnxBytes(reluModel().bytes(), "model.onnx");
     QCOMPARE(g.numNodes(), size_t(1));

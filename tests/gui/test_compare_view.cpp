@@ -3,8 +3,10 @@
 // deltas), a tensor and its error inspected and exported, the session saved and reopened with both branches,
 // and `tessera-cli compare --json` on the saved file giving the window's deltas.
 #include <QAction>
+#include <QComboBox>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QScrollBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -116,12 +118,36 @@ class TestCompareView : public QObject {
     QVERIFY(QString::fromStdString(cmp.summary).startsWith("split vs main: "));
     QVERIFY(view->diffText()->toPlainText().contains("=== fused: +"));
     QVERIFY(view->diffText()->toPlainText().contains("=== kernel: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== cuda: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== cpp: +"));
+    QVERIFY(!view->diffText()->toPlainText().contains("=== ptx:"));
+    // One level picked shows that level alone; PTX, picked, compiles both sides and diffs them too.
+    view->levelPick()->setCurrentText("cuda");
+    QVERIFY(view->diffText()->toPlainText().startsWith("=== cuda: +"));
+    QVERIFY(!view->diffText()->toPlainText().contains("=== kernel:"));
+    QVERIFY(view->diffText()->toPlainText().contains("+ // kernel"));  // the split's extra kernel
+    view->levelPick()->setCurrentText("ptx");
+    QVERIFY(view->busy());
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->diffText()->toPlainText().startsWith("=== ptx: +"), qPrintable(view->diffText()->toPlainText().left(200)));
+    view->levelPick()->setCurrentIndex(0);
+    QVERIFY(view->diffText()->toPlainText().contains("=== ptx: +"));
+    QVERIFY(view->diffText()->toPlainText().contains("=== graph: +"));
     // Selecting in one graph selects the matched node in the other, both ways.
     QVERIFY(view->selectNode("fc2", false));
     QCOMPARE(selectedId(view->left()), QString("fc2"));
     QCOMPARE(selectedId(view->right()), QString("fc2"));
     QVERIFY(view->selectNode("bias1", true));
     QCOMPARE(selectedId(view->left()), QString("bias1"));
+    // Panning one graph pans the other to the same share of its range (both zoomed in, so both scroll).
+    view->left()->zoomBy(4);
+    view->right()->zoomBy(4);
+    QScrollBar *leftBar = view->left()->verticalScrollBar(), *rightBar = view->right()->verticalScrollBar();
+    QVERIFY(leftBar->maximum() > leftBar->minimum() && rightBar->maximum() > rightBar->minimum());
+    leftBar->setValue(leftBar->maximum());
+    QCOMPARE(rightBar->value(), rightBar->maximum());
+    rightBar->setValue(rightBar->minimum());
+    QCOMPARE(leftBar->value(), leftBar->minimum());
 
     // The tensor panel on an edge: the first kernel's output, checked against the reference.
     auto* tensor = w.findChild<TensorPanel*>();

@@ -11,10 +11,13 @@
 
 #include "gui_test_util.h"
 #include "ir/error.h"
+#include "ui/graph/graph_items.h"
+#include "ui/graph/graph_view.h"
 #include "ui/lessons/lesson.h"
 #include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/lesson_export.h"
 #include "ui/lessons/lesson_player.h"
+#include "ui/lessons/presentation.h"
 #include "ui/lessons/lessons_dock.h"
 #include "ui/session/session_controller.h"
 #include "ui/session/session_files.h"
@@ -58,6 +61,7 @@ class TestLessons : public QObject {
     row("panel", lessonWith(R"({"title": "b", "caption": "c", "panel": "graf"})"), "test.json: steps[1].panel: 'graf' is not one of");
     row("model", lessonWith(R"({"title": "b", "caption": "c", "model": "nope.tsr"})"), "test.json: steps[1].model: no such file");
     row("caption", lessonWith(R"({"title": "b"})"), "test.json: steps[1].caption: missing");
+    row("branch", lessonWith(R"({"title": "b", "caption": "c", "branch": " "})"), "test.json: steps[1].branch: expected a branch name");
     row("wait kind", lessonWith(R"({"title": "b", "caption": "c", "wait": {"kind": "dance"}})"), "test.json: steps[1].wait.kind: 'dance'");
     row("wait value", lessonWith(R"({"title": "b", "caption": "c", "wait": {"kind": "param", "node": "fc1", "param": "block_m"}})"),
         "test.json: steps[1].wait.value: missing");
@@ -74,7 +78,7 @@ class TestLessons : public QObject {
 
   // A step's state holds what earlier steps set and what the learner did at their waits; a new model resets it.
   void stateFoldsEarlierStepsAndWaits() {
-    Lesson lesson = parseLesson(lessonWith(R"({"title": "b", "caption": "c", "select": "fc1", "params": {"fc1": {"block_m": 32}},
+    Lesson lesson = parseLesson(lessonWith(R"({"title": "b", "caption": "c", "branch": "tiles", "select": "fc1", "params": {"fc1": {"block_m": 32}},
         "wait": {"kind": "override", "override": {"kind": "forbid-fuse", "producer": "fc1", "consumer": "bias1"}}},
       {"title": "d", "caption": "c", "panel": "run"}, {"title": "e", "caption": "c", "model": "../samples/softmax.tsr"})"), kLessonFile);
     const LessonState atWait = lessonStateAt(lesson, 1), after = lessonStateAt(lesson, 2), fresh = lessonStateAt(lesson, 3);
@@ -83,7 +87,10 @@ class TestLessons : public QObject {
     QCOMPARE(after.select, QString("fc1"));
     QCOMPARE(after.params.at("fc1").at("block_m"), int64_t(32));
     QCOMPARE(after.panel, QString("run"));
+    QCOMPARE(lessonStateAt(lesson, 0).branch, QString("main"));
+    QCOMPARE(after.branch, QString("tiles"));
     QVERIFY(fresh.overrides.empty() && fresh.select.isEmpty() && fresh.params.empty());
+    QCOMPARE(fresh.branch, QString("main"));
     QVERIFY(fresh.model.endsWith("samples/softmax.tsr"));
   }
 
@@ -129,6 +136,19 @@ class TestLessons : public QObject {
     player.previous();  // the state of step 0: the learner's override is gone again
     QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
     QVERIFY(w.controller()->overrides().empty());
+    // Step 3 makes branch `unfused` with the forbid override; step 6 goes back to `main`, which never had it.
+    player.goTo(3);
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+    QVERIFY2(player.error().isEmpty(), qPrintable(player.error()));
+    QCOMPARE(w.controller()->branchNames(), (QStringList{"main", "unfused"}));
+    QCOMPARE(w.controller()->currentBranch(), QString("unfused"));
+    QCOMPARE(w.controller()->overrides().size(), size_t(1));
+    player.goTo(6);
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 120000);
+    QVERIFY2(player.error().isEmpty(), qPrintable(player.error()));
+    QCOMPARE(w.controller()->currentBranch(), QString("main"));
+    QVERIFY(w.controller()->overrides().empty());
+    QCOMPARE(w.controller()->branches().back().overrides.size(), size_t(1));  // unfused keeps its override
   }
 
   void exportedPageIsSelfContained() {
@@ -203,6 +223,14 @@ class TestLessons : public QObject {
       if (d->isVisible()) shown << d->objectName();
     shown.sort();
     QCOMPARE(shown, QStringList({"inspectorDock", "lessonsDock"}));
+    // The caption's links act in the window: node:ID selects the node in every panel, panel:NAME brings it up.
+    emit panel->captionView()->anchorClicked(QUrl("node:act"));
+    QCOMPARE(w.controller()->selection().id, QString("act"));
+    const auto picked = w.graphView()->scene()->selectedItems();
+    QVERIFY(picked.size() == 1 && picked.front()->type() == NodeItemType);
+    QCOMPARE(static_cast<NodeItem*>(picked.front())->node().id, QString("act"));
+    emit panel->captionView()->anchorClicked(QUrl("panel:run"));
+    QVERIFY(w.findChild<QDockWidget*>(dockOfPanel("run"))->isVisible());
     panel->setPresenting(false);
     QCOMPARE(w.font().pointSizeF(), size);
     QVERIFY(w.findChild<QDockWidget*>("pipelineDock")->isVisible());

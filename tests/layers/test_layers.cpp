@@ -6,6 +6,7 @@
 #include "bench/layers/stack_model.h"
 #include "frontend/model_io.h"
 #include "layers/collapsed_graph.h"
+#include "ops/builder.h"
 
 using namespace tessera;
 namespace fs = std::filesystem;
@@ -58,6 +59,18 @@ size_t crossingValues(const Graph& g, const LayerTree& t, const CollapsedGraph& 
       if (from != to) crossing.insert({from, to, v});
     }
   return crossing.size();
+}
+
+// `blocks` layers "b.0", "b.1", ... of two nodes each in a chain: long runs at little cost.
+Graph chainOfBlocks(int blocks) {
+  GraphBuilder b("chain");
+  Value* x = b.input("x", {DType::F32, {4}});
+  for (int i = 0; i < blocks; ++i) {
+    const std::string p = "/b." + std::to_string(i);
+    x = b.op("Neg", {b.op("Relu", {x}, {}, p + "/Relu")}, {}, p + "/Neg");
+  }
+  b.output(x);
+  return b.finish();
 }
 
 int ops(const Layer& l, const std::string& op) {
@@ -138,6 +151,58 @@ class TestLayers : public QObject {
     QCOMPARE(ops(t.layer(t.find("h.5/attn")), "Softmax"), 1);
     QCOMPARE(t.ancestry(t.find("h.5/attn/c_proj")).size(), size_t(3));
     QCOMPARE(t.findByName("ln_f"), std::vector<int>{t.find("ln_f")});
+  }
+
+  // 200 blocks are more than a picture shows: they are grouped by 32 ("h.0 … h.31 ×32", the last "h.192 …
+  // h.199 ×8"); every block keeps its path, its repeat count and its place, and its time compares with all 200.
+  void longRunsAreGrouped() {
+    const Graph g = bench::StackBuilder(200).build();
+    const LayerTree t = LayerTree::build(g);
+    checkConsistent(t, g, "stack 200");
+    std::vector<std::string> top;
+    for (int c : t.root().children) top.push_back(layerTitle(t.layer(c)));
+    QCOMPARE(top.size(), size_t(9));
+    QCOMPARE(top.front(), std::string("h.0 \u2026 h.31 \u00d732"));
+    QCOMPARE(top[6], std::string("h.192 \u2026 h.199 \u00d78"));
+    QCOMPARE(top[7], std::string("ln_f"));
+    const int h100 = t.find("h.100");
+    QVERIFY(h100 > 0);
+    QCOMPARE(t.layer(t.layer(h100).parent).path, std::string("h.96 \u2026 h.127"));
+    QCOMPARE(t.layer(h100).depth, 2);
+    QCOMPARE(layerTitle(t.layer(h100)), std::string("h.100 \u00d7200"));
+    QCOMPARE(t.layer(h100).repeatIndex, 100);
+    QCOMPARE(t.repeatsOf(h100).size(), size_t(200));
+    QCOMPARE(t.repeatsOf(h100)[100], h100);
+    QVERIFY(t.find("h.100/attn/c_attn") > 0);
+    for (size_t l = 1; l < t.layers().size(); ++l) QVERIFY(t.layer(int(l)).parent < int(l));  // parents first
+    // Opened as the window opens it: the groups and the layers outside; revealing a node opens its group.
+    const int depth = tessera::fittingDepth(t, g.inputs().size(), 80);
+    QCOMPARE(depth, 0);
+    const CollapsedGraph c = collapseGraph(g, t, openToDepth(t, depth));
+    QCOMPARE(c.items.size(), size_t(1 + 9));
+    size_t counted = 0;
+    for (const MergedEdge& e : c.edges) counted += size_t(e.count);
+    QCOMPARE(counted, crossingValues(g, t, c));
+    const OpenLayers open = reveal(t, {}, t.nodeIndex("/h.100/attn/Softmax"));
+    QCOMPARE(open, (OpenLayers{"h.96 \u2026 h.127", "h.100", "h.100/attn"}));
+    QCOMPARE(t.findByName("h.12").size(), size_t(11));  // h.12, h.120..h.129: no group
+  }
+
+  // A run of 64 stays as it is; beyond 32 × 32 the groups hold groups.
+  void runLengths() {
+    const Graph g64 = chainOfBlocks(64);
+    QCOMPARE(LayerTree::build(g64).root().children.size(), size_t(64));
+    const Graph g = chainOfBlocks(1100);
+    const LayerTree t = LayerTree::build(g);
+    checkConsistent(t, g, "chain 1100");
+    QCOMPARE(t.root().children.size(), size_t(2));
+    const Layer& first = t.layer(t.root().children[0]);
+    QCOMPARE(layerTitle(first), std::string("b.0 \u2026 b.1023 \u00d71024"));
+    QCOMPARE(first.children.size(), size_t(32));
+    QCOMPARE(layerTitle(t.layer(t.root().children[1])), std::string("b.1024 \u2026 b.1099 \u00d776"));
+    QCOMPARE(t.layer(t.root().children[1]).children.size(), size_t(3));  // 32, 32 and 12
+    QCOMPARE(t.layer(t.find("b.1099")).depth, 3);
+    QCOMPARE(t.repeatsOf(t.find("b.7")).size(), size_t(1100));
   }
 
   // Collapsed to the top level: one item per block, one merged edge between neighbours carrying one value of

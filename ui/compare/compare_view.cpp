@@ -12,6 +12,8 @@
 #include <QSplitter>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <iterator>
 
 #include "ui/compare/delta_chart.h"
 #include "ui/graph/graph_view.h"
@@ -21,6 +23,10 @@ namespace tessera::ui {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// The levels the view diffs; PTX only once it is picked.
+constexpr driver::Stage kDiffLevels[] = {driver::Stage::Graph, driver::Stage::Fused, driver::Stage::Kernel,
+                                         driver::Stage::Cuda,  driver::Stage::Cpp,   driver::Stage::Ptx};
 
 QString ms(double v) { return v < 0 ? QStringLiteral("–") : QString::number(v, 'f', 4); }
 
@@ -35,7 +41,7 @@ std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) 
 
 CompareView::CompareView(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), pickA_(new QComboBox(this)), pickB_(new QComboBox(this)),
-      summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
+      levelPick_(new QComboBox(this)), summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
       table_(new QTableWidget(this)), chart_(new DeltaChart(this)), diff_(new QPlainTextEdit(this)), job_(this) {
   setObjectName("compareView");
   pickA_->setObjectName("compareA");
@@ -56,6 +62,28 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   auto* graphs = new QSplitter(Qt::Horizontal, this);
   graphs->addWidget(left_);
   graphs->addWidget(right_);
+  auto* vertical = new QSplitter(Qt::Vertical, this);
+  vertical->addWidget(graphs);
+  vertical->addWidget(makeLowerTabs());
+  vertical->setStretchFactor(0, 3);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(bar);
+  layout->addWidget(vertical, 1);
+  connect(go, &QPushButton::clicked, this, [this] { compareBranches(pickA_->currentText(), pickB_->currentText()); });
+  connect(levelPick_, &QComboBox::currentIndexChanged, this, &CompareView::pickLevel);
+  connect(controller_, &SessionController::branchesChanged, this, &CompareView::refreshBranches);
+  connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
+  connect(right_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, true); });
+  for (auto [from, to] : {std::pair{left_, right_}, std::pair{right_, left_}}) {
+    connect(from->horizontalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
+    connect(from->verticalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
+    connect(from, &GraphView::layoutShown, this, [this, from, to] { syncLayers(from, to); });
+  }
+  refreshBranches();
+}
+
+// Below the graphs: the joined runs with their chart, and the text diffs with the level picker.
+QWidget* CompareView::makeLowerTabs() {
   table_->setColumnCount(7);
   table_->setHorizontalHeaderLabels({tr("change"), tr("A kernels"), tr("B kernels"), tr("A ms"), tr("B ms"), tr("Δ ms"), tr("B max abs err")});
   table_->horizontalHeader()->setStretchLastSection(true);
@@ -67,26 +95,21 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   diff_->setReadOnly(true);
   diff_->setLineWrapMode(QPlainTextEdit::NoWrap);
   diff_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  levelPick_->setObjectName("compareLevel");
+  levelPick_->addItem(tr("all levels"));
+  for (driver::Stage s : kDiffLevels) levelPick_->addItem(qs(std::string(driver::stageInfo(s).name)));
+  auto* diffTab = new QWidget(this);
+  auto* diffLayout = new QVBoxLayout(diffTab);
+  auto* levelBar = new QHBoxLayout;
+  levelBar->addWidget(new QLabel(tr("Level"), diffTab));
+  levelBar->addWidget(levelPick_);
+  levelBar->addStretch(1);
+  diffLayout->addLayout(levelBar);
+  diffLayout->addWidget(diff_, 1);
   auto* lower = new QTabWidget(this);
   lower->addTab(runs, tr("Runs"));
-  lower->addTab(diff_, tr("IR diff"));
-  auto* vertical = new QSplitter(Qt::Vertical, this);
-  vertical->addWidget(graphs);
-  vertical->addWidget(lower);
-  vertical->setStretchFactor(0, 3);
-  auto* layout = new QVBoxLayout(this);
-  layout->addLayout(bar);
-  layout->addWidget(vertical, 1);
-  connect(go, &QPushButton::clicked, this, [this] { compareBranches(pickA_->currentText(), pickB_->currentText()); });
-  connect(controller_, &SessionController::branchesChanged, this, &CompareView::refreshBranches);
-  connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
-  connect(right_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, true); });
-  for (auto [from, to] : {std::pair{left_, right_}, std::pair{right_, left_}}) {
-    connect(from->horizontalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
-    connect(from->verticalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
-    connect(from, &GraphView::layoutShown, this, [this, from, to] { syncLayers(from, to); });
-  }
-  refreshBranches();
+  lower->addTab(diffTab, tr("IR diff"));
+  return lower;
 }
 
 void CompareView::refreshBranches() {
@@ -121,9 +144,9 @@ void CompareView::compareBranches(const QString& a, const QString& b) {
   busy_ = true;
   summary_->setText(tr("Comparing %1 with %2…").arg(b, a));
   job_.start(
-      [sa, sb, notes](const JobContext& job) {
+      [sa, sb, notes, ptx = withPtx_](const JobContext& job) {
         compare::CompareOptions o;
-        o.levels = {driver::Stage::Graph, driver::Stage::Fused, driver::Stage::Kernel};
+        o.levels.assign(std::begin(kDiffLevels), std::end(kDiffLevels) - (ptx ? 0 : 1));
         o.cancel = job.cancel;
         auto c = std::make_shared<compare::Comparison>(compare::compareSides(sa, sb, o));
         c->notes.insert(c->notes.begin(), notes.begin(), notes.end());
@@ -146,12 +169,31 @@ void CompareView::accept(std::shared_ptr<const compare::Comparison> c) {
   summary_->setText(qs(result_->summary));
   showGraphs(*result_);
   showTable(*result_);
-  QString text;
-  for (const compare::LevelDiff& l : result_->levels)
-    text += tr("=== %1: +%2 -%3 lines\n").arg(QString::fromUtf8(driver::stageInfo(l.level).name.data(), int(driver::stageInfo(l.level).name.size())))
-                .arg(l.added).arg(l.removed) + qs(compare::diffText(l.lines, 3));
-  diff_->setPlainText(text);
+  showDiff();
   emit compared();
+}
+
+void CompareView::showDiff() {
+  if (!result_) return;
+  const QString picked = levelPick_->currentIndex() > 0 ? levelPick_->currentText() : QString();
+  QString text;
+  for (const compare::LevelDiff& l : result_->levels) {
+    const QString name = qs(std::string(driver::stageInfo(l.level).name));
+    if (picked.isEmpty() || picked == name)
+      text += tr("=== %1: +%2 -%3 lines\n").arg(name).arg(l.added).arg(l.removed) + qs(compare::diffText(l.lines, 3));
+  }
+  diff_->setPlainText(text);
+}
+
+// PTX is diffed once it is picked: the comparison runs again with it (NVRTC compiles each side's kernels).
+void CompareView::pickLevel() {
+  const bool ptx = levelPick_->currentText() == "ptx";
+  const bool have = result_ && std::any_of(result_->levels.begin(), result_->levels.end(),
+                                           [](const compare::LevelDiff& l) { return l.level == driver::Stage::Ptx; });
+  if (!ptx || have || !result_ || busy_) return showDiff();
+  withPtx_ = true;
+  diff_->setPlainText(tr("Compiling both sides' kernels to PTX…"));
+  compareBranches(pickA_->currentText(), pickB_->currentText());
 }
 
 void CompareView::showGraphs(const compare::Comparison& c) {

@@ -3,7 +3,8 @@
 // Comparison `tessera-cli compare` prints). Two graphs with synchronized selection, pan and layer expansion
 // (nodes matched by id, name, provenance or mapping); B's graph marks what B added (green), changed (amber)
 // and dropped (dashed red ghosts); the runs joined per group change with a chart of the deltas; the text diffs of
-// the graph, fused and kernel levels; the summary.
+// every level (graph, fused, kernel IR, CUDA, C++; PTX when that level is picked, as it compiles every kernel with
+// NVRTC); the summary.
 #include <QWidget>
 #include <memory>
 
@@ -33,8 +34,9 @@ class CompareView : public QWidget {
   GraphView* left() const { return left_; }
   GraphView* right() const { return right_; }
   QTableWidget* deltaTable() const { return table_; }
-  // The text diffs of the graph, fused and kernel levels, one after the other.
+  // The text diffs of the level picked in levelPick() ("all levels": each one after the other).
   QPlainTextEdit* diffText() const { return diff_; }
+  QComboBox* levelPick() const { return levelPick_; }
   // Selects node `id` of side A (b: of side B) and its match on the other side; false when `id` is not there.
   bool selectNode(const QString& id, bool sideB);
   QString error() const { return error_; }
@@ -43,15 +45,18 @@ class CompareView : public QWidget {
   void compared();  // comparison() changed (or error() says why not)
 
  private:
+  QWidget* makeLowerTabs();
   void refreshBranches();
   void accept(std::shared_ptr<const compare::Comparison> c);
   void showGraphs(const compare::Comparison& c);
   void showTable(const compare::Comparison& c);
+  void showDiff();
+  void pickLevel();
   void syncPan(GraphView* from, GraphView* to);
   void syncLayers(GraphView* from, GraphView* to);
 
   SessionController* controller_;
-  QComboBox *pickA_, *pickB_;
+  QComboBox *pickA_, *pickB_, *levelPick_;
   QLabel* summary_;
   GraphView *left_, *right_;
   QTableWidget* table_;
@@ -59,7 +64,7 @@ class CompareView : public QWidget {
   QPlainTextEdit* diff_;
   std::shared_ptr<const compare::Comparison> result_;
   QString error_;
-  bool busy_ = false, syncing_ = false;
+  bool busy_ = false, syncing_ = false, withPtx_ = false;
   BackgroundJob<std::shared_ptr<const compare::Comparison>> job_;
 };
 

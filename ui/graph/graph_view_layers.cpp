@@ -121,9 +121,8 @@ QString GraphView::repeatComparison(const QString& path, const std::map<QString,
   auto own = times.find(path);
   if (layer <= 0 || own == times.end() || tree->layer(layer).repeatCount < 2) return {};
   std::vector<double> ms;
-  for (int sibling : tree->layer(tree->layer(layer).parent).children)
-    if (tree->layer(sibling).signature == tree->layer(layer).signature)
-      if (auto it = times.find(QString::fromStdString(tree->layer(sibling).path)); it != times.end()) ms.push_back(it->second.ms);
+  for (int sibling : tree->repeatsOf(layer))
+    if (auto it = times.find(QString::fromStdString(tree->layer(sibling).path)); it != times.end()) ms.push_back(it->second.ms);
   std::sort(ms.begin(), ms.end());
   const auto rank = std::lower_bound(ms.begin(), ms.end(), own->second.ms) - ms.begin() + 1;
   auto text = [](double v) { return v < 1 ? tr("%1 µs").arg(v * 1000, 0, 'f', 1) : tr("%1 ms").arg(v, 0, 'f', 2); };

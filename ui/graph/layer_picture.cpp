@@ -21,10 +21,6 @@ QString counted(int n, const char* one, const char* many) {
   return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? one : many));
 }
 
-QString layerTitle(const Layer& l) {
-  return l.repeatCount > 1 ? QStringLiteral("%1 ×%2").arg(q(l.name)).arg(l.repeatCount) : q(l.name);
-}
-
 // The hue of a layer: matmul/conv when it holds any, else the hue most of its nodes have.
 NodeHue layerHue(const Layer& l) {
   std::map<NodeHue, int> count;
@@ -97,7 +93,7 @@ class LayerDescriber {
       LayoutCluster c;
       c.layer = q(layer.path);
       c.id = QStringLiteral("layer:") + c.layer;
-      c.label = layerTitle(layer) + QStringLiteral(" · ") + counted(layer.nodeCount, "node", "nodes");
+      c.label = q(layerTitle(layer)) + QStringLiteral(" · ") + counted(layer.nodeCount, "node", "nodes");
       c.owner = ownerOf(layer.parent);
       clusterOfLayer_[l] = int(out_.clusters.size());
       out_.clusters.push_back(std::move(c));
@@ -124,14 +120,16 @@ class LayerDescriber {
     LayoutNode n;
     n.layer = q(l.path);
     n.id = QStringLiteral("layer:") + n.layer;
-    n.title = layerTitle(l);
+    n.title = q(layerTitle(l));
     QStringList parts{counted(l.nodeCount, "node", "nodes")};
     if (step_.fusion) parts << counted(kernels_[size_t(index)], "kernel", "kernels");
     const int added = int(added_[size_t(index)]), rewritten = int(rewritten_[size_t(index)]);
     if (added || rewritten) parts << QStringLiteral("+%1 ~%2").arg(added).arg(rewritten);
     n.subtitle = parts.join(QStringLiteral(" · "));
     n.tooltip = q(l.path) + "\n" + opSummary(l, 6);
-    if (l.repeatCount > 1)
+    if (l.runLength > 0)
+      n.tooltip += "\n" + QObject::tr("%1 consecutive layers with the same op structure").arg(l.runLength);
+    else if (l.repeatCount > 1)
       n.tooltip += "\n" + QObject::tr("%1 of %2 layers with the same op structure").arg(l.repeatIndex + 1).arg(l.repeatCount);
     n.tooltip += "\n" + QObject::tr("double-click to open");
     n.hue = layerHue(l);

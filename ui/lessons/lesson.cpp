@@ -115,12 +115,14 @@ QString modelPath(const QString& written, const QString& lessonFile, const Where
 
 LessonStep readStep(const json& j, const QString& fileName, const Where& at) {
   if (!j.is_object()) tessera::fail(at.prefix.substr(0, at.prefix.size() - 1) + ": expected an object");
-  refuseUnknownKeys(j, {"title", "caption", "model", "step", "select", "expand", "panel", "level", "backend",
+  refuseUnknownKeys(j, {"title", "caption", "model", "branch", "step", "select", "expand", "panel", "level", "backend",
                         "overrides", "params", "run", "wait"}, at);
   LessonStep s;
   s.title = requiredString(j, "title", at);
   s.caption = requiredString(j, "caption", at);
   if (auto m = optionalString(j, "model", at)) s.model = modelPath(*m, fileName, at);
+  s.branch = optionalString(j, "branch", at);
+  if (s.branch && s.branch->trimmed().isEmpty()) at.fail("branch", "expected a branch name");
   s.step = optionalString(j, "step", at);
   if (s.step) checkStepReference(*s.step, "step", at);
   s.select = optionalString(j, "select", at);
@@ -194,6 +196,7 @@ LessonState lessonStateAt(const Lesson& lesson, int index) {
       st = LessonState();
       st.model = *s.model;
     }
+    if (s.branch) st.branch = *s.branch;
     if (s.step) st.step = *s.step;
     if (s.select) st.select = *s.select;
     if (s.expand) st.expand = *s.expand;

@@ -1,6 +1,6 @@
 #pragma once
-// A lesson: a sequence of steps, each setting a state of the window (model, pipeline step, selection, open
-// layers, panel and level, overrides, schedule parameters, backend, a run), showing a caption, and possibly
+// A lesson: a sequence of steps, each setting a state of the window (model, session branch, pipeline step,
+// selection, open layers, panel and level, overrides, schedule parameters, backend, a run), showing a caption, and possibly
 // waiting for the learner to act. The file format (JSON, docs/lessons.md) is read and checked here, with no
 // window: every error names the file, the step and the field at fault.
 #include <QString>
@@ -35,6 +35,7 @@ using LessonParams = std::map<QString, std::map<std::string, int64_t>>;
 struct LessonStep {
   QString title, caption;  // caption: Markdown; links node:ID select a node, panel:NAME opens a panel
   std::optional<QString> model;     // an absolute path (written relative to the lesson file)
+  std::optional<QString> branch;    // the session branch shown: switched to, or made from the state so far
   std::optional<QString> step;      // "input", "last", a pass name (its first step) or a row number
   std::optional<QString> select;    // a node id
   std::optional<QStringList> expand;  // layers to open, by path or name
@@ -52,7 +53,7 @@ struct Lesson {
 
 // The whole state a step shows: every earlier step's settings and the outcome of its wait, then its own.
 struct LessonState {
-  QString model, step = "last", select, panel = "graph", level, backend = "cpu";
+  QString model, branch = "main", step = "last", select, panel = "graph", level, backend = "cpu";
   QStringList expand;
   std::vector<Override> overrides;
   LessonParams params;

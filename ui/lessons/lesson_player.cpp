@@ -97,6 +97,11 @@ void LessonPlayer::queueState(const LessonState& st) {
   SessionController* c = window_.controller();
   queue([this, st] { return openModel(st.model); });
   queue([this, c, st] {
+    if (c->currentBranch() == st.branch) return QString();
+    const QString why = c->branchNames().contains(st.branch) ? c->switchBranch(st.branch) : c->createBranch(st.branch);
+    return why.isEmpty() ? why : where("branch") + ": " + why;
+  });
+  queue([this, c, st] {
     if (c->overrides() != st.overrides) c->applyOverrides(st.overrides);
     if (c->runs()->backend().name == st.backend) return QString();
     const QString why = chooseBackend(window_, st.backend);

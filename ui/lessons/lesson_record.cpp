@@ -31,6 +31,7 @@ LessonStep captureStep(MainWindow& w, const QString& title) {
   s.title = title;
   s.caption = QObject::tr("(Write what this step shows; figures such as {kernels} or {run} are filled in when it plays.)");
   s.model = c->modelPath();
+  s.branch = c->currentBranch();
   s.step = QString::number(c->currentStep());
   s.select = c->selection().kind == Selection::Node ? c->selection().id : QString();
   s.panel = panelInFront(w);
@@ -52,6 +53,7 @@ std::string lessonToJson(const Lesson& lesson) {
   for (const LessonStep& s : lesson.steps) {
     nlohmann::json j{{"title", str(s.title)}, {"caption", str(s.caption)}};
     if (s.model) j["model"] = str(base.relativeFilePath(*s.model));
+    if (s.branch) j["branch"] = str(*s.branch);
     if (s.step) j["step"] = str(*s.step);
     if (s.select) j["select"] = str(*s.select);
     if (s.panel) j["panel"] = str(*s.panel);

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "frontend/onnx/functions.h"
 #include "frontend/onnx/onnx_proto.h"
 #include "frontend/onnx/upgrade.h"
 #include "ir/error.h"
@@ -376,6 +377,11 @@ class GraphImport {
 };
 
 Graph importModel(const onnx::ModelProto& model, const OnnxImportOptions& options) {
+  if (model.functions_size() > 0) {  // a copy only for a model with local functions
+    onnx::ModelProto inlined = model;
+    inlineFunctions(inlined);
+    return importModel(inlined, options);
+  }
   ModelInfo info = readModelInfo(model);
   TypeHints none;
   GraphImport first(model.graph(), info, options, none);
