@@ -19,7 +19,9 @@ namespace tessera::remote {
 namespace {
 
 constexpr int kGreetingTimeoutMs = 10000;
-constexpr uint64_t kHeaderSlack = uint64_t(64) << 20;  // a build request's sources, a run's parameter list
+// Room for a request's header beyond its tensor bytes (a build request's sources, a run's parameter list).
+constexpr uint64_t kHeaderSlack = uint64_t(16) << 20;
+constexpr uint64_t kGreetingBytes = 64 << 10;  // what a client may send before its token is checked
 
 bool isLoopback(const std::string& host) { return host == "127.0.0.1" || host == "localhost" || host == "::1"; }
 
@@ -122,7 +124,9 @@ void WorkerServer::accept() {
       Client* c = find(s);
       if (!c) return;
       c->incoming += uint64_t(frame.size());
-      if (c->incoming > options_.limits.maxRequestBytes + kHeaderSlack)
+      if (!c->greeted && c->incoming > kGreetingBytes)
+        refuse(*c, "a greeting of more than " + std::to_string(kGreetingBytes) + " bytes", QWebSocketProtocol::CloseCodeTooMuchData);
+      else if (c->incoming > options_.limits.maxRequestBytes + kHeaderSlack)
         refuse(*c, "a request of more than " + std::to_string(options_.limits.maxRequestBytes) +
                        " bytes is over the worker's limit (serve --max-request-mb)", QWebSocketProtocol::CloseCodeTooMuchData);
     });
