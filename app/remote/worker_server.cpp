@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <QCoreApplication>
 #include <QFile>
 #include <QHostAddress>
 #include <QSslCertificate>
@@ -195,7 +196,7 @@ void WorkerServer::startJob(Client& c, Message m) {
   });
   c.jobTimer->start(int(options_.limits.jobTimeoutS * 1000));
   spdlog::debug("serve: {} asks {}", c.who(), m.header.value("op", std::string()));
-  std::thread([this, s, jobs = c.jobs, token = c.cancel.token(), m = std::move(m)] {
+  std::thread([this, alive = std::weak_ptr<int>(alive_), s, jobs = c.jobs, token = c.cancel.token(), m = std::move(m)] {
     Message reply;
     bool cancelled = false;
     try {
@@ -205,7 +206,13 @@ void WorkerServer::startJob(Client& c, Message m) {
     } catch (const std::exception& e) {
       reply = errorReply(e.what());
     }
-    QMetaObject::invokeMethod(this, [this, s, reply = std::move(reply), cancelled] { finished(s, reply, cancelled); }, Qt::QueuedConnection);
+    // Delivered on the application's thread, where the server lives and dies: a server gone by then is not called.
+    QMetaObject::invokeMethod(
+        QCoreApplication::instance(),
+        [this, alive, s, reply = std::move(reply), cancelled] {
+          if (alive.lock()) finished(s, reply, cancelled);
+        },
+        Qt::QueuedConnection);
   }).detach();
 }
 

@@ -56,6 +56,7 @@ class WorkerServer : public QObject {
   execute::WorkerInfo info_;
   std::unique_ptr<QWebSocketServer> server_;
   std::map<QWebSocket*, std::shared_ptr<Client>> clients_;
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // jobs that end after the server deliver nothing
 };
 
 }  // namespace tessera::remote
