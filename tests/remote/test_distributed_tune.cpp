@@ -62,8 +62,10 @@ class TestDistributedTune : public QObject {
 
   // Two ranks measure every candidate one process measures, and keep the same schedule for each kernel.
   void twoRanksPickWhatOneProcessPicks() {
-    QTemporaryDir one, two;
-    Outcome single = tune(one.path(), false), spread = tune(two.path(), true);
+    // One cache folder for both (--no-cache: neither reads the other's entries), so both rank the candidates with
+    // the same calibration of this CPU (measured once, by the first, and kept in <cache>/devices).
+    QTemporaryDir dir;
+    Outcome single = tune(dir.path(), false), spread = tune(dir.path(), true);
     QVERIFY2(single.report.is_object(), qPrintable(single.err));
     QVERIFY2(spread.report.is_object(), qPrintable(spread.err));
     QVERIFY2(spread.err.contains("tune: 2 ranks") && spread.err.contains("rank 1 measured"), qPrintable(spread.err));
