@@ -55,29 +55,45 @@ std::vector<std::string> candidates(const nlohmann::json& kernel) {
 
 class TestDistributedTune : public QObject {
   Q_OBJECT
+
+  // One tune alone and one on two ranks, in `cacheDir` (--no-cache: neither reads the other's entries; both rank
+  // with the one calibration of this CPU the first measured and kept there). Fails the test for a difference in
+  // what was measured; returns a difference in the picks ("" for none).
+  QString compareTunes(const QString& cacheDir) {
+    Outcome single = tune(cacheDir, false), spread = tune(cacheDir, true);
+    if (!single.report.is_object()) QTest::qFail(qPrintable(single.err), __FILE__, __LINE__);
+    if (!spread.report.is_object()) QTest::qFail(qPrintable(spread.err), __FILE__, __LINE__);
+    if (!spread.err.contains("tune: 2 ranks") || !spread.err.contains("rank 1 measured")) QTest::qFail(qPrintable(spread.err), __FILE__, __LINE__);
+    if (QTest::currentTestFailed()) return {};
+    const auto& a = single.report["kernels"];
+    const auto& b = spread.report["kernels"];
+    QString differs;
+    bool same = b.size() == a.size() && !a.empty();
+    for (size_t k = 0; same && k < a.size(); ++k) {
+      same = b[k]["status"] == "tuned" && b[k]["verified_against"] == a[k]["verified_against"] && candidates(b[k]) == candidates(a[k]);
+      for (const auto& m : b[k]["measurements"]) same = same && m["ms"].get<double>() > 0;
+      if (b[k]["params"] != a[k]["params"]) differs += QString::fromStdString(a[k]["params"].dump() + " vs " + b[k]["params"].dump() + " ");
+    }
+    if (!same) QTest::qFail(qPrintable("the two ranks measured other candidates:\n" + QString::fromStdString(a.dump() + "\n" + b.dump())), __FILE__, __LINE__);
+    return differs;
+  }
+
  private slots:
   void init() {
     if (QStandardPaths::findExecutable("mpirun").isEmpty()) QSKIP("mpirun is not installed (apt-get install openmpi-bin)");
   }
 
-  // Two ranks measure every candidate one process measures, and keep the same schedule for each kernel.
+  // Two ranks measure every candidate one process measures, and keep the same schedule for each kernel. Picks are
+  // measurements: on a loaded machine (the suite runs tests side by side on two cores) one noisy median can swap
+  // them, so a tune whose picks differ is run again, once, both ways, before the difference counts.
   void twoRanksPickWhatOneProcessPicks() {
-    // One cache folder for both (--no-cache: neither reads the other's entries), so both rank the candidates with
-    // the same calibration of this CPU (measured once, by the first, and kept in <cache>/devices).
     QTemporaryDir dir;
-    Outcome single = tune(dir.path(), false), spread = tune(dir.path(), true);
-    QVERIFY2(single.report.is_object(), qPrintable(single.err));
-    QVERIFY2(spread.report.is_object(), qPrintable(spread.err));
-    QVERIFY2(spread.err.contains("tune: 2 ranks") && spread.err.contains("rank 1 measured"), qPrintable(spread.err));
-    const auto& a = single.report["kernels"];
-    const auto& b = spread.report["kernels"];
-    QVERIFY(b.size() == a.size() && !a.empty());
-    for (size_t k = 0; k < a.size(); ++k) {
-      QVERIFY2(b[k]["status"] == "tuned", b[k].dump().c_str());
-      QVERIFY(b[k]["verified_against"] == a[k]["verified_against"]);
-      QVERIFY(candidates(b[k]) == candidates(a[k]));
-      for (const auto& m : b[k]["measurements"]) QVERIFY2(m["ms"].get<double>() > 0, m.dump().c_str());
-      QVERIFY2(b[k]["params"] == a[k]["params"], (a[k]["params"].dump() + " vs " + b[k]["params"].dump()).c_str());
+    for (int attempt = 1; attempt <= 2; ++attempt) {
+      const QString differs = compareTunes(dir.path());
+      if (QTest::currentTestFailed()) return;
+      if (differs.isEmpty()) return;
+      if (attempt == 2) QFAIL(qPrintable(differs));
+      qInfo("picks differed (%s): measuring again", qPrintable(differs));
     }
   }
 
