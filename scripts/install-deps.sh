@@ -8,6 +8,7 @@ packages=(
   libgraphviz-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   clang libclang-rt-14-dev
+  qt6-websockets-dev libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -46,6 +46,7 @@ bool isUnsupported(const std::string& message) {
 }
 
 std::string gBackend = "reference";  // set once by the command before any test runs
+BackendChoice gChoice;              // the same, chosen (a remote worker described once)
 
 // cpu: passes, fusion, generated C++ for every kernel; a group no template lowers runs on the host (a host
 // group: the reference's semantics between the kernels). A node nothing can run (an op unknown to Tessera)
@@ -53,7 +54,8 @@ std::string gBackend = "reference";  // set once by the command before any test 
 std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Outcome& problem) {
   driver::DriverOptions options;
   options.useTuned = false;  // conformance checks the template defaults
-  options.backend = execute::parseBackend(gBackend);
+  options.backend = gChoice.kind;
+  options.remote = gChoice.remote;
   driver::Driver d(std::make_shared<const Graph>(std::move(g)), options);
   for (const auto& k : d.kernels()->model.kernels)
     if (!k.placement.runs()) {
@@ -194,6 +196,7 @@ std::set<std::string> readKnownFailures(const std::string& path) {
 
 int runConformance(const ConformanceArgs& args) {
   gBackend = args.backend;
+  if (gBackend != "reference") gChoice = chooseBackend(gBackend);
   std::vector<fs::path> tests = collectTests(args.dirs, args.listFile);
   if (tests.empty()) fail("no tests found");
   std::set<std::string> known = readKnownFailures(args.knownFailuresFile);
@@ -230,8 +233,8 @@ void addConformanceCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--list", args->listFile, "A file with one test folder per line");
   cmd->add_option("--known-failures", args->knownFailuresFile,
                   "Tests expected not to pass (name and reason per line); exit 1 only for others");
-  cmd->add_option("--backend", args->backend, "reference, cpu (generated C++) or cuda (generated CUDA)")
-      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+  cmd->add_option("--backend", args->backend, "reference, cpu (generated C++), cuda (generated CUDA) or remote:HOST:PORT")
+      ->check(backendValidator({"reference", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = runConformance(*args); });
 }

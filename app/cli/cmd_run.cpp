@@ -78,6 +78,7 @@ void writeTrace(const execute::RunReport& r, const std::string& path) {
 
 void printReport(const execute::RunReport& r) {
   std::printf("backend %s on %s\n", r.backend.c_str(), r.device.c_str());
+  if (!r.worker.empty()) std::printf("ran by the worker at %s\n", r.worker.c_str());
   for (const auto& k : r.kernels) {
     std::printf("  %-6s %9.4f ms (predicted %9.4f) %9.2f GB/s %9.2f GFLOP/s  %-12s max_rel_err %.3g", k.group.c_str(),
                 k.ms, k.predictedMs, k.gbps, k.gflops, execute::kernelStatusName(k.status).c_str(), k.maxRelErr);
@@ -134,7 +135,9 @@ int runCompiled(const RunArgs& args) {
   if (!args.schedules.empty()) options.schedules = execute::ScheduleSet::load(readText(args.schedules));
   options.useTuned = !args.noTuned;
   options.tf32 = kernel::Tf32Policy::parse(args.tf32);
-  options.backend = execute::parseBackend(args.backend);
+  const BackendChoice backend = chooseBackend(args.backend);
+  options.backend = backend.kind;
+  options.remote = backend.remote;
   options.arch = args.arch;
   driver::Driver d(graph, std::move(options));
   driver::RunRequest request;
@@ -191,8 +194,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   auto* cmd = app.add_subcommand("run", "Run a model and print (or save) its outputs");
   auto args = std::make_shared<RunArgs>();
   cmd->add_option("MODEL", args->model, "Model file (.onnx or .tsr)")->required();
-  cmd->add_option("--backend", args->backend, "reference, cpu (generated C++) or cuda (generated CUDA)")
-      ->check(CLI::IsMember({"reference", "cpu", "cuda"}))
+  cmd->add_option("--backend", args->backend,
+                  "reference, cpu (generated C++), cuda (generated CUDA), or remote:HOST:PORT (a worker's cpu or cuda; "
+                  "token from $TESSERA_REMOTE_TOKEN)")
+      ->check(backendValidator({"reference", "cpu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--reps", args->reps, "Timed repetitions per kernel (median)")->check(CLI::Range(1, 100000));
   cmd->add_option("--budget-ms", args->budgetMs,

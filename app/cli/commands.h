@@ -21,6 +21,18 @@ void addRenderCommand(CLI::App& app, int& exitCode);
 void addTuneCommand(CLI::App& app, int& exitCode);
 void addCompareCommand(CLI::App& app, int& exitCode);
 void addLessonCommand(CLI::App& app, int& exitCode);
+void addServeCommand(CLI::App& app, int& exitCode);
+
+// --backend NAME of run, tune and conformance: a local backend, or remote:HOST:PORT, whose worker says which of
+// cpu and cuda it runs (its token from $TESSERA_REMOTE_TOKEN; docs/remote.md). Throws Error when the worker
+// cannot be reached or refuses the token.
+struct BackendChoice {
+  execute::BackendKind kind = execute::BackendKind::Cpu;
+  std::string remote;  // HOST:PORT, or "" for this machine
+};
+BackendChoice chooseBackend(const std::string& name);
+// Accepts the `local` names and remote:HOST:PORT.
+CLI::Validator backendValidator(const std::vector<std::string>& local);
 
 // --tf32 POLICY, shared by run, compile and tune (kernel::Tf32Policy::parse reads the value).
 inline CLI::Option* addTf32Option(CLI::App* cmd, std::string& policy) {

@@ -7,6 +7,9 @@
 
 #include "app/cli/commands.h"
 #include "ir/error.h"
+#ifdef TESSERA_HAS_REMOTE
+#include "app/remote/remote_backend.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{"tessera-cli: import, check, print, convert and run tensor programs"};
@@ -26,6 +29,10 @@ int main(int argc, char** argv) {
   tessera::cli::addTuneCommand(app, exitCode);
   tessera::cli::addCompareCommand(app, exitCode);
   tessera::cli::addLessonCommand(app, exitCode);
+#ifdef TESSERA_HAS_REMOTE
+  tessera::cli::addServeCommand(app, exitCode);
+  tessera::remote::installRemoteConnector();
+#endif
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);
   });

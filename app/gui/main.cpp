@@ -8,10 +8,16 @@
 #include <cstdio>
 
 #include "ui/window/headless_render.h"
+#ifdef TESSERA_HAS_REMOTE
+#include "app/remote/remote_backend.h"
+#endif
 #include "ui/window/main_window.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
+#ifdef TESSERA_HAS_REMOTE
+  tessera::remote::installRemoteConnector();  // remote workers in the Run panel (docs/remote.md)
+#endif
   QApplication::setOrganizationName("Tessera");
   QApplication::setApplicationName("Tessera");
   QApplication::setApplicationVersion("0.1.0");

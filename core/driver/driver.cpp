@@ -47,12 +47,13 @@ void Driver::setSchedules(execute::ScheduleSet schedules) {
   dropFrom(Stage::Kernel);
 }
 
-void Driver::setBackend(execute::BackendKind backend, std::string arch) {
+void Driver::setBackend(execute::BackendKind backend, std::string arch, std::string remote) {
   std::lock_guard lock(mutex_);
-  if (options_.backend == backend && options_.arch == arch) return;
-  if (options_.arch != arch) kept_.targets = {};
+  if (options_.backend == backend && options_.arch == arch && options_.remote == remote) return;
+  if (options_.arch != arch || options_.remote != remote) kept_.targets = {};
   options_.backend = backend;
   options_.arch = std::move(arch);
+  options_.remote = std::move(remote);
   dropFrom(Stage::Kernel);
 }
 
@@ -91,13 +92,14 @@ std::shared_ptr<const tune::Target> Driver::targetOf(execute::BackendKind backen
   std::unique_lock lock(mutex_);
   const size_t slot = static_cast<size_t>(device);
   if (kept_.targets[slot]) return kept_.targets[slot];
-  tune::TargetOptions o{options_.arch, options_.cacheDir, false, false};
+  // The worker's device is the target of its backend's kind; the other kind's is this machine's.
+  tune::TargetOptions o{options_.arch, options_.cacheDir, false, false, device == options_.backend ? options_.remote : ""};
   lock.unlock();
   // Naming the device must not take a second: the cpu's figures are the calibrated ones when `tune` measured
   // them (cached), else its data file's.
   auto t = std::make_shared<const tune::Target>(tune::describeTarget(device, o));
   lock.lock();
-  if (!kept_.targets[slot] && o.arch == options_.arch) kept_.targets[slot] = t;
+  if (!kept_.targets[slot] && o.arch == options_.arch && (o.remote.empty() || o.remote == options_.remote)) kept_.targets[slot] = t;
   return t;
 }
 

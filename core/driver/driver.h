@@ -34,6 +34,9 @@ struct DriverOptions {
   execute::BackendKind backend = execute::BackendKind::Cpu;
   std::string arch;      // cuda: "" = the device's, or sm_90 without one
   std::string cacheDir;  // the tuning cache; "" = tune::defaultCacheDir()
+  // "HOST:PORT": the backend's kernels run on the worker there (runtime/execute/remote.h), whose backend is
+  // `backend`; its device is the target. "": here.
+  std::string remote;
 };
 
 // The Kernel stage: every group lowered and scheduled.
@@ -89,7 +92,8 @@ class Driver {
   // --- what changes a stage ---
   void setCompileOptions(CompileOptions compile);  // every stage
   void setSchedules(execute::ScheduleSet schedules);  // Kernel and after
-  void setBackend(execute::BackendKind backend, std::string arch = {});  // the target, Kernel and after
+  // The target, Kernel and after; `remote` as DriverOptions::remote.
+  void setBackend(execute::BackendKind backend, std::string arch = {}, std::string remote = {});
   void setUseTuned(bool useTuned);  // Kernel and after
   void setTf32(kernel::Tf32Policy tf32);  // Kernel and after
 
@@ -125,6 +129,9 @@ class Driver {
   // Tunes the default schedules' kernels on the backend (the cache then holds what it kept). `options.arch`
   // and `cacheDir` default to the driver's.
   tune::TuneReport tune(tune::TuneOptions options);
+  // What tune() starts from: every kernel at its template default for the backend's machine (never a schedule
+  // tuned before). A distributed tune's other ranks measure variants of it.
+  execute::CompiledModel defaultKernels(const CancelToken& cancel = {});
 
  private:
   // Stage results kept for the options of `generation`.

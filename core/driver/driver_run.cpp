@@ -62,7 +62,7 @@ std::shared_ptr<const PtxStage> Driver::ptx(const std::string& arch, const std::
 std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const CancelToken& cancel) {
   std::unique_lock lock(mutex_);
   const execute::BackendKind backend = options_.backend;
-  const std::string arch = options_.arch;
+  const std::string arch = options_.arch, remote = options_.remote;
   const uint64_t generation = generation_;
   lock.unlock();
   auto r = std::make_shared<RunStage>();
@@ -71,6 +71,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.reps = request.reps;
   o.warmup = request.warmup;
   o.arch = arch;
+  o.remote = remote;
   o.inputs = request.inputs;
   o.seed = request.seed;
   o.verify = request.verify;
@@ -105,12 +106,16 @@ tune::TuneReport Driver::tune(tune::TuneOptions options) {
   const DriverOptions o = this->options();
   if (options.arch.empty()) options.arch = o.arch;
   if (options.cacheDir.empty()) options.cacheDir = o.cacheDir;
-  std::shared_ptr<const CompileResult> compile = compiled(options.cancel);
-  if (!compile->error.empty()) fail("compile: " + compile->error);
+  if (options.remote.empty()) options.remote = o.remote;
   // The tuner starts from the template defaults (and measures them), never from what it tuned before.
-  const execute::CompiledModel defaults =
-      execute::compileKernels(compile->graph, execute::kernelSpecs(*compile, o.tf32, execute::machineOf(o.backend)), nullptr, options.cancel);
-  return tune::tuneModel(defaults, o.backend, options);
+  return tune::tuneModel(defaultKernels(options.cancel), o.backend, options);
+}
+
+execute::CompiledModel Driver::defaultKernels(const CancelToken& cancel) {
+  const DriverOptions o = this->options();
+  std::shared_ptr<const CompileResult> compile = compiled(cancel);
+  if (!compile->error.empty()) fail("compile: " + compile->error);
+  return execute::compileKernels(compile->graph, execute::kernelSpecs(*compile, o.tf32, execute::machineOf(o.backend)), nullptr, cancel);
 }
 
 }  // namespace tessera::driver

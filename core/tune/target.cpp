@@ -11,6 +11,7 @@
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
+#include "runtime/execute/remote.h"
 #include "io/atomic_file.h"
 #include "tune/cache.h"
 
@@ -125,7 +126,30 @@ Target cudaTarget(const TargetOptions& o) {
 
 Target describeTarget(execute::BackendKind backend, const TargetOptions& o) {
   if (backend == execute::BackendKind::Reference) fail("the reference backend has no generated kernels to tune (cpu, cuda)");
+  if (!o.remote.empty()) {
+    execute::WorkerInfo w = execute::remoteConnector()->describe(o.remote);
+    if (w.kind != backend) fail("the worker at " + o.remote + " runs another backend than the one asked for");
+    return targetFromJson(w.target, "the worker at " + o.remote);
+  }
   return backend == execute::BackendKind::Cpu ? cpuTarget(o) : cudaTarget(o);
+}
+
+nlohmann::json targetToJson(const Target& t) {
+  return {{"device", t.device}, {"toolkit", t.toolkit}, {"cost_device", t.costDevice.toJson()}, {"cannot_run", t.cannotRun}};
+}
+
+Target targetFromJson(const nlohmann::json& j, const std::string& origin) {
+  Target t;
+  try {
+    t.device = j.at("device").get<std::string>();
+    t.toolkit = j.at("toolkit").get<std::string>();
+    t.cannotRun = j.value("cannot_run", std::string());
+  } catch (const std::exception& e) {
+    fail(origin + ": target: " + e.what());
+  }
+  if (!j.contains("cost_device") || !j["cost_device"].is_object()) fail(origin + ": target: cost_device: expected an object");
+  t.costDevice = cost::Device::fromJson(j["cost_device"], origin);
+  return t;
 }
 
 std::function<double(const Graph&, const kernel::Kernel&)> costPredictor(const cost::Device& device) {

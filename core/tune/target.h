@@ -25,10 +25,17 @@ struct TargetOptions {
   std::string cacheDir;      // where calibrated CPU figures live ("" = defaultCacheDir())
   bool calibrate = true;     // cpu: measure bandwidth and FLOP rate when no measurement is cached
   bool recalibrate = false;  // cpu: measure again even when cached
+  std::string remote;        // "HOST:PORT": the target of the worker there (it describes itself), not this machine's
 };
 
-// Throws Error for the reference backend (it has no generated kernels to tune).
+// Throws Error for the reference backend (it has no generated kernels to tune), or when the remote worker
+// cannot be reached.
 Target describeTarget(execute::BackendKind backend, const TargetOptions& options);
+
+// A target as a worker sends it to its clients (runtime/execute/remote.h, WorkerInfo::target), and back; a
+// field of the wrong type throws Error naming it.
+nlohmann::json targetToJson(const Target& t);
+Target targetFromJson(const nlohmann::json& j, const std::string& origin);
 
 // The threads the cpu backend's OpenMP code uses: $OMP_NUM_THREADS, else the hardware threads.
 int cpuThreads();

@@ -129,8 +129,8 @@ Job jobFor(const CompiledModel& m, size_t i, const Target& target) {
 // Kernel i's entry in the report: from the cache when it holds one (and `useCache`), else its candidates ranked
 // by the cost model, the chosen ones appended to `variants` and the job to `jobs` for measuring.
 KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, const TuneOptions& o,
-                        const TuningCache& cache, std::vector<Job>& jobs,
-                        std::vector<execute::KernelVariant>& variants, std::vector<std::string>& warnings) {
+                        const TuningCache& cache, std::vector<Job>& jobs, std::vector<execute::KernelVariant>& variants,
+                        std::vector<kernel::Trace>& traces, std::vector<std::string>& warnings) {
   const execute::CompiledKernel& ck = m.kernels[i];
   KernelTuning kt;
   kt.group = ck.spec.id;
@@ -151,7 +151,10 @@ KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, 
   job.chosen = choose(set, o.topK);
   if (!job.chosen.empty()) kt.predictedMs = job.chosen.front().estimate.ms;
   job.firstVariant = variants.size();
-  for (const Candidate& c : job.chosen) variants.push_back({i, scheduleWith(job.lowered, c.params, nullptr)});
+  for (const Candidate& c : job.chosen) {
+    traces.emplace_back();
+    variants.push_back({i, scheduleWith(job.lowered, c.params, &traces.back())});
+  }
   kt.status = TuneStatus::Untuned;
   jobs.push_back(std::move(job));
   return kt;
@@ -159,17 +162,19 @@ KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, 
 
 // Measures every job's variants in one batch and concludes each job from the timings.
 void measureJobs(const CompiledModel& m, const std::vector<Job>& jobs,
-                 const std::vector<execute::KernelVariant>& variants, execute::BackendKind backend,
-                 const TuneOptions& o, const TuningCache& cache, TuneReport& r) {
+                 const std::vector<execute::KernelVariant>& variants, const std::vector<kernel::Trace>& traces,
+                 execute::BackendKind backend, const TuneOptions& o, const TuningCache& cache, TuneReport& r) {
   execute::MeasureOptions mo;
   mo.reps = o.reps;
   mo.warmup = o.warmup;
   mo.arch = o.arch;
+  mo.remote = o.remote;
   mo.cancel = o.cancel;
   mo.pruneFactor = o.pruneFactor;
   mo.referenceLimit = o.referenceLimit;
   mo.progress = [&](size_t done, size_t total) { report(o, TunePhase::Measure, "", done, total); };
-  execute::MeasureReport mr = execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
+  execute::MeasureReport mr = o.measure ? o.measure(withDefaultSchedules(m), variants, traces, backend, mo)
+                                        : execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
   for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
 }
 
@@ -239,17 +244,18 @@ TuneReport tuneModel(const CompiledModel& m, execute::BackendKind backend, const
   TuneReport r;
   r.backend = backend == execute::BackendKind::Cuda ? "cuda" : "cpu";
   r.cacheDir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
-  Target target = describeTarget(backend, {o.arch, r.cacheDir, true, false});
+  Target target = describeTarget(backend, {o.arch, r.cacheDir, true, false, o.remote});
   r.device = target.device;
   r.toolkit = target.toolkit;
   r.costDevice = target.costDevice;
   TuningCache cache(r.cacheDir);
   std::vector<Job> jobs;
   std::vector<execute::KernelVariant> variants;
+  std::vector<kernel::Trace> traces;  // one per variant
   // One entry per kernel, in model order (r.kernels[i] is kernel i).
   for (size_t i = 0; i < m.kernels.size(); ++i)
-    r.kernels.push_back(planKernel(m, i, target, o, cache, jobs, variants, r.warnings));
-  if (!variants.empty() && target.cannotRun.empty()) measureJobs(m, jobs, variants, backend, o, cache, r);
+    r.kernels.push_back(planKernel(m, i, target, o, cache, jobs, variants, traces, r.warnings));
+  if (!variants.empty() && target.cannotRun.empty()) measureJobs(m, jobs, variants, traces, backend, o, cache, r);
   else if (!variants.empty()) rankedOnly(jobs, target.cannotRun, r);
   r.cancelled = o.cancel.cancelled();
   report(o, TunePhase::Done, "", m.kernels.size(), m.kernels.size());

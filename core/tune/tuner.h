@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernel/templates/templates.h"
+#include "runtime/execute/measure.h"
 #include "runtime/execute/compiled_model.h"
 #include "runtime/execute/executor.h"
 #include "tune/target.h"
@@ -42,6 +43,14 @@ struct TuneOptions {
   double referenceLimit = 4e9;
   CancelToken cancel;  // between candidates and repetitions: the report is marked cancelled, what was measured kept
   std::function<void(const Progress&)> progress;
+  std::string remote;  // "HOST:PORT": measured by the worker there (runtime/execute/remote.h); "": here
+  // The measurement engine: execute::measureVariants when empty. A distributed tune (tune/distributed/) spreads
+  // the variants over MPI ranks; `traces[i]` schedules variant i's kernel from its lowered form (what another
+  // process replays).
+  std::function<execute::MeasureReport(const execute::CompiledModel&, const std::vector<execute::KernelVariant>& variants,
+                                       const std::vector<kernel::Trace>& traces, execute::BackendKind,
+                                       const execute::MeasureOptions&)>
+      measure;
 };
 
 // One measured candidate, for comparing the model with the device.

@@ -170,7 +170,7 @@ std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
 }
 
 RunController::RunController(SessionController* session)
-    : QObject(session), session_(session), runJob_(this), tuneJob_(this) {
+    : QObject(session), session_(session), runJob_(this), tuneJob_(this), remoteJob_(this) {
   qRegisterMetaType<BackendInfo>();
   connect(session_->code(), &CodeController::kernelsReady, this, &RunController::onKernels);
   connect(session_, &SessionController::compiled, this, &RunController::onCompiled);
@@ -203,7 +203,7 @@ void RunController::setBackend(const QString& name) {
     chosen_ = i;
     // The tuned schedules and the estimates are the backend's: the driver drops its Kernel stage.
     if (auto d = session_->driver()) {
-      d->setBackend(all[i].kind);
+      d->setBackend(all[i].kind, {}, all[i].remote.toStdString());
       session_->code()->stagesChanged();
     }
     emit backendChanged(all[i]);

@@ -27,6 +27,8 @@ struct BackendInfo {
   QString name;         // "reference", "cpu", "cuda"
   QString device;       // "NVIDIA H200", "host CPU, 16 threads"
   QString unavailable;  // why it cannot run here ("no libcuda.so.1"); empty when it can
+  QString remote;       // HOST:PORT of the worker that runs it (docs/remote.md); "" for this machine
+  double latencyMs = -1;  // the worker's greeting round trip when it was last asked
 };
 
 // The graph overlay of a run: group id → time, share of the total, share of the roofline, verdict.
@@ -48,6 +50,12 @@ class RunController : public QObject {
   const std::vector<BackendInfo>& backends();
   const BackendInfo& backend();
   void setBackend(const QString& name);  // an unknown or unavailable name is refused with message()
+  // A remote worker (`tessera-cli serve`, docs/remote.md) beside cpu and cuda, named "remote:HOST:PORT": asked in
+  // the background what it runs (the token from $TESSERA_REMOTE_TOKEN), chosen when it answers, else listed
+  // with the reason. Asking again for a listed worker reconnects to it.
+  void addRemote(const QString& address);
+  // Asks the chosen remote worker again: its state and latency.
+  void reconnect();
   // Where f32 products may round to tf32 (Driver::setTf32); a new model's driver starts with it too.
   kernel::Tf32Policy tf32() const { return tf32_; }
   void setTf32(kernel::Tf32Policy tf32);
@@ -85,6 +93,7 @@ class RunController : public QObject {
 
  signals:
   void backendChanged(const tessera::ui::BackendInfo& backend);
+  void backendsChanged();  // a remote worker was added, or its state changed
   void tf32Changed(tessera::kernel::Tf32Policy tf32);
   void busyChanged(bool running, bool tuning, const QString& what);
   // A job's progress: `done` of `total` steps (total 0: no fraction known).
@@ -104,6 +113,7 @@ class RunController : public QObject {
   void setBusy(bool running, bool tuning, const QString& what);
   void registerSessionParts();
   void restoreRun(const nlohmann::json& j);
+  void acceptRemote(const BackendInfo& b);
 
   SessionController* session_;
   std::vector<BackendInfo> backends_;
@@ -120,6 +130,7 @@ class RunController : public QObject {
   int64_t valueBudget_ = int64_t(512) << 20;
   BackgroundJob<std::shared_ptr<const RunResult>> runJob_;
   BackgroundJob<TuneOutcome> tuneJob_;
+  BackgroundJob<BackendInfo> remoteJob_;
 };
 
 }  // namespace tessera::ui

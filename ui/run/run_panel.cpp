@@ -4,7 +4,9 @@
 #include <QComboBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QStandardItemModel>
@@ -19,11 +21,14 @@
 #include "ui/session/session_controller.h"
 
 namespace tessera::ui {
+namespace {
+constexpr const char* kAddRemote = "+remote";  // the list's last entry: asks for a worker's address
+}  // namespace
 
 RunPanel::RunPanel(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), runs_(controller->runs()), backend_(new QComboBox(this)),
       run_(new QPushButton(tr("Run"), this)), tune_(new QPushButton(tr("Tune"), this)),
-      cancel_(new QPushButton(tr("Cancel"), this)), runProgress_(new QProgressBar(this)),
+      cancel_(new QPushButton(tr("Cancel"), this)), reconnect_(new QPushButton(tr("Reconnect"), this)), runProgress_(new QProgressBar(this)),
       tuneProgress_(new QProgressBar(this)), summary_(new QLabel(this)), notes_(new QLabel(this)),
       tabs_(new QTabWidget(this)), table_(new QTableView(this)), model_(new RunTableModel(this)),
       times_(new KernelTimesChart(this)), roofline_(new RooflineChart(this)),
@@ -44,6 +49,9 @@ void RunPanel::setUpWidgets() {
   run_->setObjectName("runButton");
   tune_->setObjectName("tuneButton");
   cancel_->setObjectName("runCancel");
+  reconnect_->setObjectName("remoteReconnect");
+  reconnect_->setToolTip(tr("Ask the remote worker again: its state and latency"));
+  reconnect_->hide();
   summary_->setObjectName("runSummary");
   summary_->setWordWrap(true);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -75,7 +83,7 @@ void RunPanel::layOut() {
   auto* bar = new QHBoxLayout();
   bar->addWidget(new QLabel(tr("Backend:"), this));
   bar->addWidget(backend_, 1);
-  for (QWidget* w : std::initializer_list<QWidget*>{run_, tune_, runProgress_, tuneProgress_, cancel_}) bar->addWidget(w);
+  for (QWidget* w : std::initializer_list<QWidget*>{reconnect_, run_, tune_, runProgress_, tuneProgress_, cancel_}) bar->addWidget(w);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(bar);
@@ -91,9 +99,12 @@ void RunPanel::connectRuns() {
   connect(tune_, &QPushButton::clicked, runs_, &RunController::tune);
   connect(tuneAction_, &QAction::triggered, runs_, &RunController::tune);
   connect(cancel_, &QPushButton::clicked, runs_, &RunController::cancel);
-  connect(backend_, &QComboBox::activated, this, [this](int i) { runs_->setBackend(backend_->itemData(i).toString()); });
+  connect(backend_, &QComboBox::activated, this, &RunPanel::chooseBackend);
+  connect(reconnect_, &QPushButton::clicked, runs_, &RunController::reconnect);
+  connect(runs_, &RunController::backendsChanged, this, &RunPanel::fillBackends);
   connect(runs_, &RunController::backendChanged, this, [this](const BackendInfo& b) {
     backend_->setCurrentIndex(backend_->findData(b.name));
+    reconnect_->setVisible(!b.remote.isEmpty());
     updateButtons();
   });
   connect(runs_, &RunController::busyChanged, this, [this](bool running, bool tuning, const QString&) {
@@ -117,15 +128,30 @@ void RunPanel::connectRuns() {
 void RunPanel::fillBackends() {
   auto* items = new QStandardItemModel(backend_);
   for (const BackendInfo& b : runs_->backends()) {
-    auto* item = new QStandardItem(b.unavailable.isEmpty() ? tr("%1 — %2").arg(b.name, b.device)
+    const QString latency = b.latencyMs >= 0 ? tr(" · %1 ms").arg(b.latencyMs, 0, 'f', 1) : QString();
+    auto* item = new QStandardItem(b.unavailable.isEmpty() ? (b.remote.isEmpty() ? tr("%1 — %2").arg(b.name, b.device) : b.device + latency)
                                                            : tr("%1 — unavailable: %2").arg(b.name, b.unavailable));
     item->setData(b.name, Qt::UserRole);
     item->setToolTip(b.unavailable.isEmpty() ? b.device : b.unavailable);
     if (!b.unavailable.isEmpty()) item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
     items->appendRow(item);
   }
+  auto* add = new QStandardItem(tr("Add remote worker…"));
+  add->setData(QString(kAddRemote), Qt::UserRole);
+  add->setToolTip(tr("A machine running tessera-cli serve (docs/remote.md); the token comes from $TESSERA_REMOTE_TOKEN"));
+  items->appendRow(add);
   backend_->setModel(items);
   backend_->setCurrentIndex(backend_->findData(runs_->backend().name));
+}
+
+void RunPanel::chooseBackend(int index) {
+  const QString name = backend_->itemData(index).toString();
+  if (name != kAddRemote) return runs_->setBackend(name);
+  backend_->setCurrentIndex(backend_->findData(runs_->backend().name));
+  bool ok = false;
+  const QString address = QInputDialog::getText(this, tr("Remote worker"), tr("HOST:PORT of a worker (tessera-cli serve):"),
+                                                QLineEdit::Normal, QString(), &ok);
+  if (ok && !address.trimmed().isEmpty()) runs_->addRemote(address);
 }
 
 void RunPanel::updateButtons() {

@@ -44,6 +44,7 @@ class RunPanel : public QWidget {
   void layOut();
   void connectRuns();
   void fillBackends();
+  void chooseBackend(int index);  // an entry of the list, or "Add remote worker…"
   void showRun(std::shared_ptr<const RunResult> run);
   void updateButtons();
   QString comparison(const RunResult& run) const;
@@ -51,7 +52,7 @@ class RunPanel : public QWidget {
   SessionController* controller_;
   RunController* runs_;
   QComboBox* backend_;
-  QPushButton *run_, *tune_, *cancel_;
+  QPushButton *run_, *tune_, *cancel_, *reconnect_;
   QProgressBar *runProgress_, *tuneProgress_;
   QLabel* summary_;
   QLabel* notes_;

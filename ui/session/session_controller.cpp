@@ -65,8 +65,9 @@ void SessionController::startJob(const QString& what, const QString& path, std::
   // A recompile of the open model keeps its driver (and so its backend); a new model gets one of its own.
   std::shared_ptr<driver::Driver> reuse = input && driver_ && driver_->model() == input ? driver_ : nullptr;
   const execute::BackendKind backend = runs_->backend().kind;
+  const std::string remote = runs_->backend().remote.toStdString();
   const kernel::Tf32Policy tf32 = runs_->tf32();
-  auto work = [path, input, load, options, reuse, backend, tf32](const JobContext& job) {
+  auto work = [path, input, load, options, reuse, backend, remote, tf32](const JobContext& job) {
     LoadedModel result{path, input, nullptr, {}, 0, options, reuse};
     try {
       if (!result.graph) result.graph = std::make_shared<const Graph>(load ? load() : loadModel(path.toStdString()));
@@ -74,6 +75,7 @@ void SessionController::startJob(const QString& what, const QString& path, std::
       if (!result.driver) {
         driver::DriverOptions o;
         o.backend = backend;
+        o.remote = remote;
         o.tf32 = tf32;
         result.driver = std::make_shared<driver::Driver>(result.graph, o);
       }

@@ -11,6 +11,7 @@
 #include "runtime/execute/host_group.h"
 #include "runtime/execute/index_record.h"
 #include "runtime/execute/memory_limit.h"
+#include "runtime/execute/remote.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -185,9 +186,7 @@ void keepOutputs(const CompiledKernel& ck, Arena& arena, RunReport& r) {
 }
 
 std::unique_ptr<detail::KernelBackend> makeBackend(BackendKind backend, const RunOptions& o) {
-  std::unique_ptr<detail::KernelBackend> be = backend == BackendKind::Cuda
-                                                  ? detail::makeCudaBackend(o.arch, moduleCacheFor(o))
-                                                  : detail::makeCpuBackend(moduleCacheFor(o));
+  std::unique_ptr<detail::KernelBackend> be = detail::makeKernelBackend(backend, o.arch, o.remote, moduleCacheFor(o));
   be->cancel = o.cancel;
   be->setTimeBudget(o.kernelBudgetMs);
   return be;
@@ -320,6 +319,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   checkHostMemory(m, backend, o, false);
   std::unique_ptr<detail::KernelBackend> be = makeBackend(backend, o);
   r.device = be->device();
+  r.worker = o.remote;
   auto buildStart = std::chrono::steady_clock::now();
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
   std::vector<const codegen::GeneratedKernel*> gen = generateKernels(m, target, o, r);

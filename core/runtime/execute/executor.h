@@ -57,6 +57,9 @@ struct RunOptions {
   // warm-up and one timed run), so a slow model's run costs about kernels x budget; 0: always warmup + reps.
   double kernelBudgetMs = 0;
   MemoryLimit memoryLimit;
+  // "HOST:PORT": the kernels are built, run and timed by the worker there (remote.h), whose backend must be
+  // `backend`; this process generates, verifies and reports as for a local run. "": here.
+  std::string remote;
 };
 
 RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);

@@ -8,6 +8,7 @@
 #include "ops/stats.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/index_record.h"
+#include "runtime/execute/remote.h"
 #include "runtime/reference/compare.h"
 #include "runtime/reference/interpreter.h"
 
@@ -55,6 +56,7 @@ ValueMap modelValues(const CompiledModel& m, BackendKind backend, const MeasureO
   ro.reps = 1;
   ro.warmup = 0;
   ro.arch = o.arch;
+  ro.remote = o.remote;
   ro.seed = o.seed;
   ro.verify = false;
   ro.keepValues = true;
@@ -227,8 +229,7 @@ MeasureReport measureVariants(const CompiledModel& m, const std::vector<KernelVa
   for (const auto& v : variants)
     if (v.kernel >= m.kernels.size()) fail("measure: kernel index " + std::to_string(v.kernel) + " is out of range");
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
-  auto be = backend == BackendKind::Cuda ? detail::makeCudaBackend(o.arch, modcache::defaultModuleCache())
-                                         : detail::makeCpuBackend(modcache::defaultModuleCache());
+  auto be = detail::makeKernelBackend(backend, o.arch, o.remote, modcache::defaultModuleCache());
   r.device = be->device();
   std::vector<codegen::GeneratedKernel> gen = generateAll(variants, target, r.timings);
   be->cancel = o.cancel;

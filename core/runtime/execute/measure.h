@@ -40,6 +40,7 @@ struct VariantTiming {
 struct MeasureOptions {
   int reps = 5, warmup = 1;
   std::string arch;           // CUDA: "" = the device's, or sm_90 without one
+  std::string remote;         // "HOST:PORT": measured by the worker there (remote.h); "": here
   uint64_t seed = 0;          // random inputs
   // > 0: a variant whose first run is slower than this many times the best verified median of the same kernel
   // so far keeps that one time instead of a full median (slow candidates cost one run, not warmup + reps).

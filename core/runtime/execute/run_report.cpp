@@ -61,6 +61,7 @@ constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
   f("messages", r.messages);
   g("cannot_run", r.cannotRun);
   g("stopped", r.stopped);
+  g("worker", r.worker);
 };
 
 // The JSON object of `v`'s fields; the optional strings only when not empty.

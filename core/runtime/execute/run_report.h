@@ -61,6 +61,8 @@ struct RunReport {
   // Why the run stopped before its last kernel: a host group the reference cannot run (an op unknown to
   // Tessera), named; "" when every kernel had its turn. The kernels after it are "not run".
   std::string stopped;
+  // Where the kernels ran: the remote worker's HOST:PORT (RunOptions::remote), "" for this machine.
+  std::string worker;
   // Not in the JSON:
   std::vector<Tensor> outputs;   // in graph output order, when ran
   std::unordered_map<std::string, Tensor> values;  // by value name (RunOptions::keepValues): inputs, initializers, kernel outputs

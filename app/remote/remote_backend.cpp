@@ -1,0 +1,141 @@
+// Each backend holds one connection, opened when it is made, in the thread that uses it: the executor makes a
+// backend per run (and the tuner per batch), so a run is one connection, and a worker that went away fails only
+// the run in flight; the next run connects again.
+#include "app/remote/remote_backend.h"
+
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "app/remote/link.h"
+#include "ir/error.h"
+
+namespace tessera::remote {
+namespace {
+
+using execute::detail::KernelBuild;
+using execute::detail::ParamBuffer;
+
+// Long enough for a cold build of a big model's kernels; a run waits as long as the worker's own time limit.
+constexpr double kBuildTimeoutS = 1800;
+
+class RemoteBackend : public execute::detail::KernelBackend {
+ public:
+  RemoteBackend(std::string address, execute::BackendKind kind) : address_(std::move(address)), kind_(kind) {
+    try {
+      connect();
+    } catch (const std::exception& e) {
+      cannotRun_ = e.what();
+    }
+  }
+
+  std::string device() const override {
+    return (link_ ? link_->worker().device : std::string("unreachable worker")) + " on " + address_;
+  }
+  std::string cannotRun() const override { return cannotRun_; }
+
+  std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
+    std::vector<KernelBuild> out(kernels.size());
+    names_.assign(kernels.size(), "");
+    nlohmann::json list = nlohmann::json::array();
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      list.push_back(kernels[i] ? kernelToJson(*kernels[i]) : nlohmann::json());
+      if (kernels[i]) names_[i] = kernels[i]->kernelId;
+    }
+    if (!cannotRun_.empty()) {
+      for (size_t i = 0; i < kernels.size(); ++i)
+        if (kernels[i]) out[i].error = cannotRun_;
+      return out;
+    }
+    Message reply;
+    try {
+      reply = linked().request({{{"op", "build"}, {"kernels", list}}, {}}, cancel, kBuildTimeoutS);
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      for (size_t i = 0; i < kernels.size(); ++i)
+        if (kernels[i]) out[i].error = e.what();
+      return out;
+    }
+    const nlohmann::json& builds = reply.header.at("builds");
+    for (size_t i = 0; i < kernels.size() && i < builds.size(); ++i) out[i] = buildFromJson(builds[i]);
+    return out;
+  }
+
+  double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
+    if (!cannotRun_.empty()) fail(cannotRun_);
+    Message request{{{"op", "run"}, {"kernel", index}, {"warmup", warmup}, {"reps", reps}, {"budget_ms", timeBudgetMs_}}, {}};
+    nlohmann::json ps = nlohmann::json::array();
+    for (const ParamBuffer& p : params) {
+      ps.push_back({{"bytes", p.bytes}, {"output", p.output}, {"record", p.record}});
+      if (sentToWorker(p)) request.payload.append(static_cast<const char*>(p.host), p.bytes);
+    }
+    request.header["params"] = ps;
+    const std::string& name = names_.at(index);
+    const uint64_t limit = linked().worker().maxRequestBytes;
+    if (limit && request.payload.size() > limit)
+      fail("kernel '" + name + "': its inputs are " + std::to_string(request.payload.size()) + " bytes, over the " +
+           std::to_string(limit) + " bytes the worker at " + address_ + " takes in one request (serve --max-request-mb)");
+    Message reply;
+    try {
+      reply = linked().request(request, cancel);
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail("kernel '" + name + "': " + e.what());
+    }
+    readOutputs(params, reply.payload, name);
+    return reply.header.at("ms").get<double>();
+  }
+
+ private:
+  void connect() {
+    link_ = std::make_unique<Link>(address_);
+    owner_ = std::this_thread::get_id();
+    if (link_->worker().kind != kind_)
+      fail("the worker at " + address_ + " runs the " + (kind_ == execute::BackendKind::Cuda ? "cpu" : "cuda") +
+           " backend, not the one these kernels were generated for");
+    if (!link_->worker().cannotRun.empty()) fail(link_->worker().cannotRun + " (on the worker at " + address_ + ")");
+  }
+
+  // The connection, used only from the thread that made it (its socket belongs to that thread's event loop):
+  // the executor and the measurements make, use and drop a backend in one thread.
+  Link& linked() {
+    if (owner_ != std::this_thread::get_id()) fail("the remote backend of " + address_ + " was used from another thread than its own");
+    return *link_;
+  }
+
+  static void readOutputs(const std::vector<ParamBuffer>& params, const std::string& payload, const std::string& name) {
+    size_t at = 0;
+    for (const ParamBuffer& p : params) {
+      if (!p.output) continue;
+      if (at + p.bytes > payload.size())
+        fail("kernel '" + name + "': the worker sent " + std::to_string(payload.size()) + " bytes of outputs, fewer than asked");
+      std::memcpy(p.host, payload.data() + at, p.bytes);
+      at += p.bytes;
+    }
+  }
+
+  std::string address_;
+  execute::BackendKind kind_;
+  std::unique_ptr<Link> link_;
+  std::thread::id owner_;
+  std::string cannotRun_;
+  std::vector<std::string> names_;
+};
+
+class Connector : public execute::RemoteConnector {
+ public:
+  execute::WorkerInfo describe(const std::string& address) override { return Link(address).worker(); }
+  std::unique_ptr<execute::detail::KernelBackend> backend(const std::string& address, execute::BackendKind kind) override {
+    return std::make_unique<RemoteBackend>(address, kind);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<execute::RemoteConnector> makeRemoteConnector() { return std::make_shared<Connector>(); }
+
+void installRemoteConnector() { execute::setRemoteConnector(makeRemoteConnector()); }
+
+}  // namespace tessera::remote
