@@ -84,7 +84,8 @@ void applyParamOptions(driver::Driver& d, const std::vector<std::string>& option
   d.setSchedules(saved);
   const execute::CompiledModel& m = d.kernels()->model;
   for (const auto& [group, params] : byGroup) {
-    auto it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const auto& ck) { return ck.spec.id == group; });
+    const std::string& id = group;  // clang 14 cannot capture a structured binding
+    auto it = std::find_if(m.kernels.begin(), m.kernels.end(), [&](const auto& ck) { return ck.spec.id == id; });
     if (it == m.kernels.end()) fail("--param: no kernel '" + group + "' in the fused graph");
     try {
       saved.traces[execute::ScheduleSet::keyOf(it->spec.nodeIds)] = kernel::traceOnEitherMachine(*m.graph, it->spec, params);
