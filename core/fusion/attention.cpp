@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "fusion/space.h"
-#include "ops/softmax_form.h"
+#include "ops/attention_form.h"
 
 namespace tessera::fusion_detail {
 namespace {
@@ -17,16 +17,6 @@ const Node* onlyReader(const Value* v) {
 }
 
 bool isFloatValue(const Value* v) { return v && isFloat(v->dtype()); }
-
-bool swapsLastTwo(const Node& t) {
-  const Value* in = t.input(0);
-  size_t rank = in ? in->shape().size() : 0;
-  std::vector<int64_t> perm = t.attrInts("perm", {});
-  if (rank < 2 || perm.size() != rank) return false;
-  for (size_t a = 0; a + 2 < rank; ++a)
-    if (perm[a] != int64_t(a)) return false;
-  return perm[rank - 2] == int64_t(rank - 1) && perm[rank - 1] == int64_t(rank - 2);
-}
 
 // Walks from the softmax's input back through pointwise nodes of the scores' shape to the MatMul that computes
 // the scores; `chain` collects the pointwise nodes. The other inputs of those nodes (a scale, a mask) are read
@@ -86,7 +76,7 @@ std::optional<AttentionMatch> attentionAt(const Node& last) {
   if (!m.scores || onlyReader(m.scores->output(0)) == nullptr) return std::nullopt;
   m.nodes = {m.scores};
   const Value* kt = m.scores->input(1);
-  if (const Node* t = kt ? kt->producer() : nullptr; t && t->op() == "Transpose" && swapsLastTwo(*t) && onlyReader(kt))
+  if (const Node* t = kt ? kt->producer() : nullptr; t && t->op() == "Transpose" && ops::swapsLastTwoAxes(*t) && onlyReader(kt))
     m.nodes.insert(m.nodes.begin(), t);
   m.nodes.insert(m.nodes.end(), chain.rbegin(), chain.rend());
   m.nodes.insert(m.nodes.end(), form->nodes.begin(), form->nodes.end());

@@ -1,17 +1,11 @@
-#include "ops/softmax_form.h"
+#include "ops/attention_form.h"
 
 #include <algorithm>
 
+#include "ir/constant.h"
+
 namespace tessera::ops {
 namespace {
-
-std::optional<std::vector<int64_t>> constantInts(const Value* v) {
-  if (!v) return std::nullopt;
-  if (const Tensor* t = v->initializer()) return t->toInts();
-  const Node* p = v->producer();
-  if (p && p->op() == "Constant" && p->hasAttr("value")) return p->attr("value")->t().toInts();
-  return std::nullopt;
-}
 
 // A reduction of `n`'s input 0 over its last axis only, keeping it.
 bool reducesLastAxis(const Node& n, const char* op) {
@@ -59,6 +53,16 @@ std::optional<SoftmaxForm> lastAxisSoftmax(const Node& last) {
   int64_t axis = last.attrInt("axis", -1);
   if (rank < 1 || (axis != -1 && axis != rank - 1)) return std::nullopt;
   return SoftmaxForm{{&last}, last.input(0), last.output(0)};
+}
+
+bool swapsLastTwoAxes(const Node& t) {
+  const Value* in = t.op() == "Transpose" ? t.input(0) : nullptr;
+  size_t rank = in ? in->shape().size() : 0;
+  std::vector<int64_t> perm = t.attrInts("perm", {});
+  if (rank < 2 || perm.size() != rank) return false;
+  for (size_t a = 0; a + 2 < rank; ++a)
+    if (perm[a] != int64_t(a)) return false;
+  return perm[rank - 2] == int64_t(rank - 1) && perm[rank - 1] == int64_t(rank - 2);
 }
 
 }  // namespace tessera::ops

@@ -1,7 +1,9 @@
 #pragma once
-// A softmax over the last axis as a graph writes it: the Softmax op, or the decompose pass's expansion of it,
-// ReduceMax → Sub → Exp → ReduceSum → Div (keepdims, the last axis). Fusion finds attention by it and the
-// kernel lowering lowers that group by it, so both read the same shape.
+// The parts of attention as graphs write them. Fusion finds attention by these and the kernel lowering lowers that
+// group by them, so both read the same shapes:
+// - a softmax over the last axis: the Softmax op, or the decompose pass's expansion of it,
+//   ReduceMax → Sub → Exp → ReduceSum → Div (keepdims, the last axis);
+// - kᵀ: a Transpose that swaps the last two axes and keeps the others.
 #include <optional>
 #include <vector>
 
@@ -18,5 +20,8 @@ struct SoftmaxForm {
 // The softmax whose last node is `last` (the Softmax, or the expansion's Div), over x's last axis; its inner
 // values read only inside it. Null for anything else.
 std::optional<SoftmaxForm> lastAxisSoftmax(const Node& last);
+
+// A Transpose whose perm swaps the last two axes of an input of rank 2 or more and keeps the others.
+bool swapsLastTwoAxes(const Node& transpose);
 
 }  // namespace tessera::ops

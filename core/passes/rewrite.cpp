@@ -6,15 +6,6 @@
 
 namespace tessera {
 
-const Tensor* constantValue(const Value* v) {
-  if (!v) return nullptr;
-  if (const Tensor* t = v->initializer()) return t;
-  const Node* p = v->producer();
-  if (p && p->op() == "Constant" && p->numInputs() == 0)
-    if (const Attribute* a = p->attr("value"); a && a->kind() == AttrKind::Tensor) return &a->t();
-  return nullptr;
-}
-
 std::optional<Tensor> materializeConstant(const Value* v) {
   if (const Tensor* t = constantValue(v)) return *t;
   const Node* p = v ? v->producer() : nullptr;

@@ -5,12 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/constant.h"
 #include "ir/graph.h"
 
 namespace tessera {
 
-// Data of a value known without running anything: an initializer or the `value` of a Constant node.
-const Tensor* constantValue(const Value* v);
 // As constantValue, and also the result of a ConstantOfShape with a constant shape (how some exporters store
 // splat weights), evaluated on demand; nullopt when the value is not known without inputs.
 std::optional<Tensor> materializeConstant(const Value* v);

@@ -9,21 +9,13 @@
 #include <fstream>
 
 #include "fusion/fusion.h"
+#include "fusion_test_util.h"
 #include "ops/builder.h"
 
 using namespace tessera;
+using namespace tessera::testing;
 
 namespace {
-
-std::string kernels(const FusionResult& r) {
-  std::string out;
-  for (const FusedGroup& g : r.groups) {
-    out += (out.empty() ? "" : " ") + g.id + " " + std::string(groupKindName(g.kind)) + "[";
-    for (size_t i = 0; i < g.nodes.size(); ++i) out += (i ? " " : "") + g.nodes[i].id;
-    out += "]";
-  }
-  return out;
-}
 
 const FusionDecision& decision(const FusionResult& r, const char* p, const char* c) {
   const FusionDecision* d = r.decision(p, c);
@@ -67,18 +59,6 @@ FusionOptions eager() {
   o.attentionGflops = 1e9;
   o.attentionRowNsPerOp = 0;
   return o;
-}
-
-struct CliRun {
-  int code = -1;
-  QString out, err;
-};
-
-CliRun cli(const QStringList& args) {
-  QProcess p;
-  p.start(TESSERA_CLI, args);
-  p.waitForFinished(120000);
-  return {p.exitCode(), QString::fromUtf8(p.readAllStandardOutput()), QString::fromUtf8(p.readAllStandardError())};
 }
 
 // Keys more than 3 before or 2 after the query are -inf: rows 4..8 start with masked keys, so the online

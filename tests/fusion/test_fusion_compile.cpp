@@ -10,10 +10,12 @@
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
 #include "fusion/compile.h"
+#include "fusion_test_util.h"
 #include "fusion/report.h"
 #include "ops/builder.h"
 
 using namespace tessera;
+using namespace tessera::testing;
 namespace fs = std::filesystem;
 
 namespace {
@@ -48,18 +50,6 @@ Graph matmulReluSum() {
   Value* r = b.op("Relu", {m}, {}, "relu");
   b.output(b.op("ReduceSum", {r, b.ints("axes", {1})}, {{"keepdims", 0}}, "sum"));
   return b.finish();
-}
-
-struct CliRun {
-  int code = -1;
-  QByteArray out, err;
-};
-
-CliRun cli(const QStringList& args) {
-  QProcess p;
-  p.start(TESSERA_CLI, args);
-  p.waitForFinished(60000);
-  return {p.exitCode(), p.readAllStandardOutput(), p.readAllStandardError()};
 }
 
 }  // namespace

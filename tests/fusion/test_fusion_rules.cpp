@@ -5,26 +5,17 @@
 #include <cmath>
 
 #include "fusion/fusion.h"
+#include "fusion_test_util.h"
 #include "ir/error.h"
 #include "ops/builder.h"
 
 using namespace tessera;
+using namespace tessera::testing;
 
 namespace {
 
 TensorType f32(Shape s) { return {DType::F32, std::move(s)}; }
 Tensor zeros(Shape s) { return Tensor(DType::F32, std::move(s)); }
-
-// "k0 pointwise[a b] k1 gemm+epilogue[c]": the kernels in order with their node ids.
-std::string kernels(const FusionResult& r) {
-  std::string out;
-  for (const FusedGroup& g : r.groups) {
-    out += (out.empty() ? "" : " ") + g.id + " " + std::string(groupKindName(g.kind)) + "[";
-    for (size_t i = 0; i < g.nodes.size(); ++i) out += (i ? " " : "") + g.nodes[i].id;
-    out += "]";
-  }
-  return out;
-}
 
 std::string rule(const FusionResult& r, const char* p, const char* c) {
   const FusionDecision* d = r.decision(p, c);

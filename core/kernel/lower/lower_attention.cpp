@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "kernel/lower/lower_context.h"
-#include "ops/softmax_form.h"
+#include "ops/attention_form.h"
 
 namespace tessera::kernel {
 namespace {
@@ -19,14 +19,6 @@ struct Attention {
   ops::SoftmaxForm form;            // over the last axis of f(scores)
   const Node* context = nullptr;    // MatMul(softmax (or its Cast), v)
 };
-
-bool swapsLastTwo(const Node& t, size_t rank) {
-  std::vector<int64_t> perm = t.attrInts("perm", {});
-  if (perm.size() != rank || rank < 2) return false;
-  for (size_t a = 0; a + 2 < rank; ++a)
-    if (perm[a] != int64_t(a)) return false;
-  return perm[rank - 2] == int64_t(rank - 1) && perm[rank - 1] == int64_t(rank - 2);
-}
 
 // The probabilities the context MatMul reads: the softmax's output, or a Cast of it.
 const Value* probabilitySource(const Attention& a) {
@@ -49,7 +41,7 @@ void checkShape(LowerCtx& ctx, const Attention& a) {
   const Value* kt = a.scores->input(1);
   if (ctx.produced(kt) && kt->producer() != a.transpose)
     ctx.fail(*a.scores, "input 1 is computed inside the group by '" + kt->producer()->id() + "'; only a Transpose folds");
-  if (a.transpose && (ctx.produced(a.transpose->input(0)) || !swapsLastTwo(*a.transpose, kt->shape().size())))
+  if (a.transpose && (ctx.produced(a.transpose->input(0)) || !ops::swapsLastTwoAxes(*a.transpose)))
     ctx.fail(*a.transpose, "only a Transpose of a group input swapping the last two axes folds into the key loads");
 }
 
@@ -124,6 +116,19 @@ class AttentionLowering {
   }
 
  private:
+  // The domain and index of one query row's elements along a last axis of `extent`: [batch..., i, last].
+  Shape rowDomain(int64_t extent) const {
+    Shape domain = batch_;
+    domain.push_back(rows_);
+    domain.push_back(extent);
+    return domain;
+  }
+  std::vector<Expr> rowIndex(const std::string& last) const {
+    std::vector<Expr> idx = vars(batchVars_);
+    idx.push_back(var("i"));
+    idx.push_back(var(last));
+    return idx;
+  }
   std::vector<Expr> at(const Value* v, Expr r, Expr c) const {
     const Shape& vs = v->shape();
     std::vector<Expr> idx = broadcastIndex(Shape(vs.begin(), vs.end() - 2), batch_, vars(batchVars_));
@@ -149,13 +154,7 @@ class AttentionLowering {
     red->provenance = {a_.scores->id()};
     b.stmts.push_back(loop("c", depth_, red, true));
     ctx_.special[a_.scores->output(0)] = [s, t = at_](Emitter&) { return Load::make(s, t, {intImm(0)}); };
-    std::vector<Expr> idx = vars(batchVars_);
-    idx.push_back(var("i"));
-    idx.push_back(var("j"));
-    Shape domain = batch_;
-    domain.push_back(rows_);
-    domain.push_back(keys_);
-    Emitter em(ctx_, domain, idx, b);
+    Emitter em(ctx_, rowDomain(keys_), rowIndex("j"), b);
     return Cast::make(at_, em.value(a_.form.input));
   }
 
@@ -185,13 +184,7 @@ class AttentionLowering {
     auto b = BlockStmt::make();
     Expr y = Binary::make(BinaryOp::Div, Load::make(o_, at_, {var("d_out")}), Load::make(l_, at_, {intImm(0)}));
     ctx_.special[a_.context->output(0)] = [y](Emitter&) { return y; };
-    std::vector<Expr> idx = vars(batchVars_);
-    idx.push_back(var("i"));
-    idx.push_back(var("d_out"));
-    Shape domain = batch_;
-    domain.push_back(rows_);
-    domain.push_back(columns_);
-    Emitter em(ctx_, domain, idx, *b);
+    Emitter em(ctx_, rowDomain(columns_), rowIndex("d_out"), *b);
     storeOutputs(em);
     return loop("d_out", columns_, b);
   }

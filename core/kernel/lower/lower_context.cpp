@@ -146,14 +146,6 @@ std::vector<Expr> broadcastIndex(const Shape& in, const Shape& domain, const std
   return out;
 }
 
-std::optional<std::vector<int64_t>> constantInts(const Value* v) {
-  if (!v) return std::nullopt;
-  if (const Tensor* t = v->initializer()) return t->toInts();
-  const Node* p = v->producer();
-  if (p && p->op() == "Constant" && p->hasAttr("value")) return p->attr("value")->t().toInts();
-  return std::nullopt;
-}
-
 Stmt loopNest(const std::vector<std::string>& vars, const Shape& extents, Stmt body, bool reduction) {
   for (size_t i = vars.size(); i-- > 0;) {
     LoopHeader h;

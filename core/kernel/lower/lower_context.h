@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 
+#include "ir/constant.h"
 #include "ir/graph.h"
 #include "kernel/kernel_ir.h"
 #include "kernel/lower/lower.h"
@@ -76,8 +77,6 @@ std::optional<Expr> pointwiseOutputExpr(const Node& n, size_t output);
 bool isReductionNode(const Node& n);
 // The initial value of an accumulator of `op` in type `t`: 0, or the lowest (Max) or highest (Min) value.
 Expr reduceInit(ReduceOp op, DType t);
-// Constant integer data of a value (initializer or Constant node output).
-std::optional<std::vector<int64_t>> constantInts(const Value* v);
 // Nested loops (outermost first) around `body`; returns the outermost statement.
 Stmt loopNest(const std::vector<std::string>& vars, const Shape& extents, Stmt body, bool reduction = false);
 std::vector<Expr> vars(const std::vector<std::string>& names);
