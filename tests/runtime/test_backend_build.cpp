@@ -283,6 +283,38 @@ class TestBackendBuild : public QObject {
     QCOMPARE(e, (std::vector<float>{101, 102, 103, 104}));
   }
 
+  // A remote worker builds on one job's thread and runs on another's; the window's runs come on job threads too.
+  // The driver acts on the context current on the calling thread, so each call must make the backend's current
+  // (on the H200 a worker's runs failed with CUDA_ERROR_INVALID_CONTEXT before). Also on the fake driver.
+  void cudaBackendWorksFromAnyThread() {
+    if (!cuda::cudaAvailability().available) {
+      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
+      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
+    }
+    codegen::GeneratedKernel add = cudaKernel("vadd", "");
+    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
+                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
+    add.launch.block[0] = 4;
+    auto be = detail::makeCudaBackend("", modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b;
+    std::thread([&] { b = be->build({&add}); }).join();
+    QVERIFY2(b.size() == 1 && b[0].error.empty(), b.empty() ? "no build" : b[0].error.c_str());
+    std::vector<float> a = {1, 2, 3, 4}, x = {10, 20, 30, 40}, c(4, -1);
+    size_t n = sizeof(float) * 4;
+    std::string error;
+    std::thread([&] {
+      try {
+        be->run(0, {{a.data(), n, false, "a", true}, {x.data(), n, false, "x", true}, {c.data(), n, true, "c", true}}, 0, 1);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    }).join();
+    QVERIFY2(error.empty(), error.c_str());
+    QCOMPARE(c, (std::vector<float>{11, 22, 33, 44}));
+    QVERIFY(be->freeDeviceBytes() > 0);
+    std::thread([&] { be.reset(); }).join();
+  }
+
   void cudaUncheckedRunKeepsValuesOnTheDevice() {
     if (!cuda::cudaAvailability().available) QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
     QTemporaryDir dir;

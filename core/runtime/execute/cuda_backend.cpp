@@ -41,8 +41,16 @@ class CudaBackend : public KernelBackend {
     }
     if (arch_.empty()) arch_ = avail_.available ? context_->device().arch() : "sm_90";
   }
+  // Modules and device buffers are freed in the context they were made in, whichever thread ends the backend.
+  ~CudaBackend() override {
+    try {
+      makeCurrent();
+    } catch (const std::exception&) {  // nothing to do about it in a destructor
+    }
+  }
   uint64_t freeDeviceBytes() const override {
     if (!avail_.available) return 0;
+    makeCurrent();
     size_t freeBytes = 0, total = 0;
     cuda::CudaDriver::get().memoryInfo(freeBytes, total);
     return freeBytes;
@@ -53,6 +61,7 @@ class CudaBackend : public KernelBackend {
   std::string cannotRun() const override { return avail_.available ? "" : "CUDA cannot run here: " + avail_.reason; }
 
   std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
+    makeCurrent();
     kernels_ = kernels;
     std::vector<KernelBuild> out(kernels.size());
     std::vector<std::vector<char>> cubins(kernels.size());
@@ -82,6 +91,7 @@ class CudaBackend : public KernelBackend {
   // (and the next run) get a clean one; the fault fails this kernel, naming it and the driver's error.
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
     try {
+      makeCurrent();
       return launchTimed(index, params, warmup, reps);
     } catch (const cuda::CudaFault& f) {
       const std::string fault = "kernel '" + kernels_.at(index)->kernelId + "' faulted on the GPU: " + f.errorName() +
@@ -100,6 +110,12 @@ class CudaBackend : public KernelBackend {
   }
 
  private:
+  // The driver acts on the context current on the calling thread, and a backend is called from more than one:
+  // a remote worker's jobs and the window's runs each come on a thread of their own.
+  void makeCurrent() const {
+    if (context_) context_->makeCurrent();
+  }
+
   double launchTimed(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) {
     if (!avail_.available) fail(cannotRun());
     if (!lostDevice_.empty()) fail(lostDevice_);
