@@ -1,6 +1,6 @@
 // `mpirun -np 2 --oversubscribe tessera-cli tune --distributed` on the cpu backend (core/tune/distributed):
 // the ranks measure the same candidates one process would, every kernel is tuned and the picks agree with one
-// process's; a rank that cannot measure gives its candidates to the other. Skipped, with the reason, where
+// process's; a rank that cannot measure, or whose process dies, gives its candidates to the other. Skipped, with the reason, where
 // mpirun is not installed.
 #include <QProcess>
 #include <QStandardPaths>
@@ -17,7 +17,7 @@ struct Outcome {
 };
 
 // A tune of mlp.tsr on the cpu backend, from nothing (its own cache folder), alone or under mpirun.
-Outcome tune(const QString& cacheDir, bool distributed, const QStringList& env = {}) {
+Outcome tune(const QString& cacheDir, bool distributed, const QStringList& env = {}, const QStringList& mpiOptions = {}) {
   const QStringList args = {"tune", QString(TESSERA_SOURCE_DIR) + "/samples/mlp.tsr", "--backend", "cpu", "--no-cache",
                             "--cache-dir", cacheDir, "--json", "--top-k", "3", "--reps", "5"};
   QProcess p;
@@ -26,7 +26,7 @@ Outcome tune(const QString& cacheDir, bool distributed, const QStringList& env =
   for (const QString& kv : env) e.insert(kv.section('=', 0, 0), kv.section('=', 1));
   p.setProcessEnvironment(e);
   if (distributed) {
-    QStringList mpi = {"--oversubscribe", "-np", "2"};
+    QStringList mpi = QStringList{"--oversubscribe", "-np", "2"} + mpiOptions;
     if (geteuid() == 0) mpi.prepend("--allow-run-as-root");
     p.start(QStandardPaths::findExecutable("mpirun"), mpi + QStringList{TESSERA_CLI} + args + QStringList{"--distributed"});
   } else {
@@ -103,6 +103,20 @@ class TestDistributedTune : public QObject {
     Outcome spread = tune(dir.path(), true, {"TESSERA_TEST_RANK_FAILS=1"});
     QVERIFY2(spread.report.is_object(), qPrintable(spread.err));
     QVERIFY2(spread.err.contains("rank 1 could not measure"), qPrintable(spread.err));
+    for (const auto& k : spread.report["kernels"]) {
+      QVERIFY2(k["status"] == "tuned", k.dump().c_str());
+      for (const auto& m : k["measurements"]) QVERIFY2(m["ms"].get<double>() > 0, m.dump().c_str());
+    }
+  }
+
+  // A rank whose process dies (killed when its first share arrives) under `mpirun --enable-recovery`: rank 0 sees
+  // the process gone, measures its candidates itself, and the tune ends normally with every kernel tuned.
+  void aDeadRanksCandidatesAreRetried() {
+    QTemporaryDir dir;
+    Outcome spread = tune(dir.path(), true, {"TESSERA_TEST_RANK_DIES=1"}, {"--enable-recovery"});
+    QVERIFY2(spread.report.is_object(), qPrintable(spread.err));
+    QVERIFY2(spread.err.contains("rank 1 could not measure (its process died)"), qPrintable(spread.err));
+    QVERIFY(!spread.report["kernels"].empty());
     for (const auto& k : spread.report["kernels"]) {
       QVERIFY2(k["status"] == "tuned", k.dump().c_str());
       for (const auto& m : k["measurements"]) QVERIFY2(m["ms"].get<double>() > 0, m.dump().c_str());

@@ -6,10 +6,12 @@
 // fails (its device lost, or it cannot run kernels) gives its candidates back, and they are measured again by
 // the ranks still healthy. Ranks on one host take its GPUs round-robin (CUDA_VISIBLE_DEVICES).
 //
-// OpenMPI ends the whole job when a rank's process dies (a signal, an exit): what is retried is a rank that is
-// alive but cannot measure. A generated kernel that crashes ends the cpu worker process, not the rank.
+// A rank whose process dies (a signal, an exit) is retried the same way when mpirun keeps the job going
+// (`--enable-recovery`) and the rank ran on rank 0's host, where rank 0 sees its process gone; without that flag
+// OpenMPI ends the whole job. A generated kernel that crashes ends the cpu worker process, not the rank.
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "runtime/execute/compiled_model.h"
 #include "runtime/execute/measure.h"
@@ -31,10 +33,15 @@ class Session {
   int rank() const { return rank_; }
   int size() const { return size_; }
   const std::string& gpuNote() const { return gpuNote_; }  // "rank 1 uses GPU 1 of 8", or ""
+  // False once `rank`'s process is known to be gone: a rank on this host whose process no longer exists. A rank
+  // on another host counts as alive.
+  bool alive(int rank) const;
 
  private:
   int rank_ = 0, size_ = 1;
   std::string gpuNote_;
+  std::vector<int> pids_;       // each rank's process id
+  std::vector<bool> sameHost_;  // each rank on this rank's host
 };
 
 // Per-rank progress: (rank, candidates measured, of its share).

@@ -2,8 +2,16 @@
 // other ranks' loop.
 #include <mpi.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
+#include <thread>
 #include <filesystem>
 #include <map>
 #include <numeric>
@@ -20,6 +28,19 @@ constexpr int kTagShare = 1, kTagResult = 2;
 
 void sendText(int to, int tag, const std::string& s) {
   MPI_Send(s.data(), int(s.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD);
+}
+
+// Rank 0's send to a rank that may die: a large message waits for the receiver, so it is sent without blocking
+// and abandoned when the rank's process goes. False when it did.
+bool sendWhileAlive(const Session& session, int to, int tag, const std::string& s) {
+  MPI_Request request;
+  MPI_Isend(s.data(), int(s.size()), MPI_CHAR, to, tag, MPI_COMM_WORLD, &request);
+  for (int done = 0;;) {
+    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (done) return true;
+    if (!session.alive(to)) return false;  // the request is left behind: its receiver will never take it
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
 }
 
 std::string receiveText(int from, int tag) {
@@ -62,6 +83,12 @@ std::string pickGpu(int rank, int local) {
 }
 
 bool gInitializedHere = false;
+
+// Where a rank runs: its process id and host name, exchanged once so rank 0 can tell a dead process on its host.
+struct Place {
+  int pid = 0;
+  char host[64] = {};
+};
 
 // A rank's share measured here; a failure to measure at all is the result's error.
 ShareResult measureShare(int rank, const execute::CompiledModel& m, const std::vector<execute::KernelVariant>& variants,
@@ -109,7 +136,22 @@ Session::Session() {
   }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);  // a send to a dead rank must not end this one
   gpuNote_ = pickGpu(rank_, localRank());
+  Place mine;
+  mine.pid = int(getpid());
+  gethostname(mine.host, sizeof mine.host - 1);
+  std::vector<Place> all(static_cast<size_t>(size_));
+  MPI_Allgather(&mine, int(sizeof mine), MPI_BYTE, all.data(), int(sizeof mine), MPI_BYTE, MPI_COMM_WORLD);
+  for (const Place& p : all) {
+    pids_.push_back(p.pid);
+    sameHost_.push_back(std::strncmp(p.host, mine.host, sizeof mine.host) == 0);
+  }
+}
+
+bool Session::alive(int rank) const {
+  if (rank < 0 || rank >= size_ || !sameHost_[size_t(rank)]) return true;
+  return kill(pid_t(pids_[size_t(rank)]), 0) == 0 || errno != ESRCH;
 }
 
 Session::~Session() {
@@ -119,7 +161,8 @@ Session::~Session() {
 }
 
 void stopWorkers(const Session& s) {
-  for (int r = 1; r < s.size(); ++r) sendText(r, kTagShare, nlohmann::json{{"stop", true}}.dump());
+  for (int r = 1; r < s.size(); ++r)
+    if (s.alive(r)) sendWhileAlive(s, r, kTagShare, nlohmann::json{{"stop", true}}.dump());
 }
 
 void serveRank(const Session& s, const execute::CompiledModel& model, execute::BackendKind backend,
@@ -127,6 +170,7 @@ void serveRank(const Session& s, const execute::CompiledModel& model, execute::B
   for (;;) {
     const nlohmann::json j = nlohmann::json::parse(receiveText(0, kTagShare));
     if (j.contains("stop")) return;
+    if (const char* d = std::getenv("TESSERA_TEST_RANK_DIES"); d && std::atoi(d) == s.rank()) raise(SIGKILL);
     ShareResult r;
     try {
       execute::MeasureOptions o;
@@ -144,27 +188,51 @@ namespace {
 
 // One round: the pending variants split over the healthy ranks, measured, merged; returns those of the ranks
 // that failed (which leave `healthy`).
-std::vector<size_t> measureRound(const execute::CompiledModel& m, const std::vector<execute::KernelVariant>& variants,
-                          const std::vector<kernel::Trace>& traces, const std::vector<size_t>& pending,
-                          std::vector<int>& healthy, execute::BackendKind backend, const execute::MeasureOptions& o,
-                          const RankProgress& progress, const std::function<void(const std::string&)>& note,
-                          execute::MeasureReport& out) {
+// The results of `ranks`, polled: a rank whose process goes meanwhile gets an error result instead.
+std::map<int, ShareResult> gather(const Session& session, std::vector<int> ranks) {
+  std::map<int, ShareResult> results;
+  while (!ranks.empty()) {
+    for (auto it = ranks.begin(); it != ranks.end();) {
+      int flag = 0;
+      MPI_Iprobe(*it, kTagResult, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        results[*it] = resultFromJson(nlohmann::json::parse(receiveText(*it, kTagResult)));
+      } else if (!session.alive(*it)) {
+        results[*it].error = "its process died";
+      } else {
+        ++it;
+        continue;
+      }
+      it = ranks.erase(it);
+    }
+    if (!ranks.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return results;
+}
+
+std::vector<size_t> measureRound(const Session& session, const execute::CompiledModel& m,
+                                 const std::vector<execute::KernelVariant>& variants,
+                                 const std::vector<kernel::Trace>& traces, const std::vector<size_t>& pending,
+                                 std::vector<int>& healthy, execute::BackendKind backend,
+                                 const execute::MeasureOptions& o, const RankProgress& progress,
+                                 const std::function<void(const std::string&)>& note, execute::MeasureReport& out) {
   std::map<int, std::vector<size_t>> shares;
   for (size_t i = 0; i < pending.size(); ++i) shares[healthy[i % healthy.size()]].push_back(pending[i]);
+  std::vector<int> sent;
+  std::map<int, ShareResult> results;
   for (int r : healthy) {
     if (r == 0) continue;
     std::vector<ShareItem> items;
     for (size_t v : shares[r]) items.push_back({v, variants[v].kernel, traces.at(v)});
-    sendText(r, kTagShare, shareToJson(items, o).dump());
+    if (sendWhileAlive(session, r, kTagShare, shareToJson(items, o).dump())) sent.push_back(r);
+    else results[r].error = "its process died";
   }
-  std::map<int, ShareResult> results;
   if (std::find(healthy.begin(), healthy.end(), 0) != healthy.end()) {
     std::vector<execute::KernelVariant> own;
     for (size_t v : shares[0]) own.push_back(variants[v]);
     results[0] = measureShare(0, m, own, shares[0], backend, o, progress);
   }
-  for (int r : healthy)
-    if (r != 0) results[r] = resultFromJson(nlohmann::json::parse(receiveText(r, kTagResult)));
+  results.merge(gather(session, sent));
   std::vector<size_t> failed;
   for (auto& [r, result] : results) {
     if (result.error.empty()) {
@@ -193,8 +261,9 @@ decltype(TuneOptions::measure) coordinator(const Session& s, RankProgress progre
     std::iota(pending.begin(), pending.end(), size_t(0));
     std::vector<int> healthy(size_t(s.size()));
     std::iota(healthy.begin(), healthy.end(), 0);
+    std::erase_if(healthy, [&s](int r) { return !s.alive(r); });  // gone in an earlier batch: said then
     while (!pending.empty() && !healthy.empty())
-      pending = measureRound(m, variants, traces, pending, healthy, backend, o, progress, note, out);
+      pending = measureRound(s, m, variants, traces, pending, healthy, backend, o, progress, note, out);
     for (size_t v : pending) out.timings[v].message = "no rank could measure it";
     out.device = std::to_string(s.size()) + " ranks";
     return out;
