@@ -34,6 +34,14 @@ std::string laneMask(unsigned width) {
   std::snprintf(buf, sizeof buf, "%xu", (1u << width) - 1);
   return "0x" + std::string(buf);
 }
+// A lane's `part` from the lane `o` apart. bool and the integers under 32 bits travel as int (CUDA's shuffle has
+// no overload for them), so they are cast back to the partial's type, which the merge's template needs.
+std::string shuffled(DType t, const std::string& type, const std::string& mask, const std::string& part) {
+  std::string s = "__shfl_xor_sync(" + mask + ", " + part + ", o)";
+  bool narrow = t == DType::Bool || (isInteger(t) && dtypeSize(t) < 4);
+  return narrow ? "static_cast<" + type + ">(" + s + ")" : s;
+}
+
 }  // namespace
 
 // One reduction's partial in a thread: one value, or online softmax's pair (m, s) merged by tsr_maxsumexp_merge.
@@ -90,7 +98,7 @@ void Generator::combineReduce(const Partial& p) {
     std::string mask = laneMask(width);
     if (width > 1)
       line("for (int o = " + std::to_string(width / 2) + "; o > 0; o >>= 1) " + (p.pair() ? "{ " : "") +
-               p.merge([&](const std::string& part) { return "__shfl_xor_sync(" + mask + ", " + part + ", o)"; }, target_) +
+               p.merge([&](const std::string& part) { return shuffled(p.dtype, p.type, mask, part); }, target_) +
                (p.pair() ? " }" : ""),
            prov);
     if (bx > 32) combineThroughShared(p, bx / 32, "threadIdx.x / 32", "if ((threadIdx.x & 31) == 0) ");
