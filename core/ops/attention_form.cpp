@@ -12,7 +12,7 @@ bool reducesLastAxis(const Node& n, const char* op) {
   if (n.op() != op || !n.input(0) || n.attrInt("keepdims", 1) != 1) return false;
   int64_t rank = int64_t(n.input(0)->shape().size());
   std::optional<std::vector<int64_t>> axes;
-  if (n.numInputs() > 1 && n.input(1)) axes = constantInts(n.input(1));
+  if (n.numInputs() > 1 && n.input(1)) axes = tessera::constantInts(n.input(1));
   else if (n.hasAttr("axes")) axes = n.attrInts("axes");
   return rank >= 1 && axes && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == rank - 1);
 }

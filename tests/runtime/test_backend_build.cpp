@@ -41,6 +41,22 @@ codegen::GeneratedKernel cudaKernel(const std::string& entry, const std::string&
   return k;
 }
 
+// c = a + b over 4 floats; the fake driver (fake_libcuda.cpp) imitates its module entry the same way.
+codegen::GeneratedKernel vaddKernel() {
+  codegen::GeneratedKernel add = cudaKernel("vadd", "");
+  add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
+               "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
+  add.launch.block[0] = 4;
+  return add;
+}
+
+// A GPU test runs on a GPU or on the fake driver; where TESSERA_EXPECT_GPU says one is there, its absence fails.
+#define REQUIRE_GPU_OR_FAKE()                                                                                      \
+  if (!cuda::cudaAvailability().available) {                                                                    \
+    if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str()); \
+    QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());                                         \
+  }
+
 std::vector<const codegen::GeneratedKernel*> pointers(const std::vector<codegen::GeneratedKernel>& ks) {
   std::vector<const codegen::GeneratedKernel*> out;
   for (const auto& k : ks) out.push_back(&k);
@@ -258,14 +274,8 @@ class TestBackendBuild : public QObject {
 
   // On a GPU, or on tests/runtime's fake driver (test_backend_build_fake), which imitates the module entry as c = a + b.
   void cudaValuesStayResidentBetweenKernels() {
-    if (!cuda::cudaAvailability().available) {
-      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
-      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
-    }
-    codegen::GeneratedKernel add = cudaKernel("vadd", "");
-    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
-                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
-    add.launch.block[0] = 4;
+    REQUIRE_GPU_OR_FAKE();
+    codegen::GeneratedKernel add = vaddKernel();
     auto be = detail::makeCudaBackend("", modcache::ModuleCache());
     std::vector<detail::KernelBuild> b = be->build({&add, &add});
     QVERIFY2(b[0].error.empty(), b[0].error.c_str());
@@ -287,14 +297,8 @@ class TestBackendBuild : public QObject {
   // The driver acts on the context current on the calling thread, so each call must make the backend's current
   // (on the H200 a worker's runs failed with CUDA_ERROR_INVALID_CONTEXT before). Also on the fake driver.
   void cudaBackendWorksFromAnyThread() {
-    if (!cuda::cudaAvailability().available) {
-      if (qEnvironmentVariableIsSet("TESSERA_EXPECT_GPU")) QFAIL(("no GPU: " + cuda::cudaAvailability().reason).c_str());
-      QSKIP(("needs a GPU: " + cuda::cudaAvailability().reason).c_str());
-    }
-    codegen::GeneratedKernel add = cudaKernel("vadd", "");
-    add.source = "extern \"C\" __global__ void vadd(const float* a, const float* b, float* c) {\n"
-                 "  c[threadIdx.x] = a[threadIdx.x] + b[threadIdx.x];\n}\n";
-    add.launch.block[0] = 4;
+    REQUIRE_GPU_OR_FAKE();
+    codegen::GeneratedKernel add = vaddKernel();
     auto be = detail::makeCudaBackend("", modcache::ModuleCache());
     std::vector<detail::KernelBuild> b;
     std::thread([&] { b = be->build({&add}); }).join();

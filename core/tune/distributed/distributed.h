@@ -40,8 +40,7 @@ class Session {
  private:
   int rank_ = 0, size_ = 1;
   std::string gpuNote_;
-  std::vector<int> pids_;       // each rank's process id
-  std::vector<bool> sameHost_;  // each rank on this rank's host
+  std::vector<int> localPids_;  // each rank's process id when it runs on this rank's host, else 0
 };
 
 // Per-rank progress: (rank, candidates measured, of its share).

@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -143,15 +142,12 @@ Session::Session() {
   gethostname(mine.host, sizeof mine.host - 1);
   std::vector<Place> all(static_cast<size_t>(size_));
   MPI_Allgather(&mine, int(sizeof mine), MPI_BYTE, all.data(), int(sizeof mine), MPI_BYTE, MPI_COMM_WORLD);
-  for (const Place& p : all) {
-    pids_.push_back(p.pid);
-    sameHost_.push_back(std::strncmp(p.host, mine.host, sizeof mine.host) == 0);
-  }
+  for (const Place& p : all) localPids_.push_back(std::strncmp(p.host, mine.host, sizeof mine.host) == 0 ? p.pid : 0);
 }
 
 bool Session::alive(int rank) const {
-  if (rank < 0 || rank >= size_ || !sameHost_[size_t(rank)]) return true;
-  return kill(pid_t(pids_[size_t(rank)]), 0) == 0 || errno != ESRCH;
+  if (rank < 0 || rank >= size_ || localPids_[size_t(rank)] == 0) return true;
+  return kill(pid_t(localPids_[size_t(rank)]), 0) == 0 || errno != ESRCH;
 }
 
 Session::~Session() {
@@ -161,8 +157,7 @@ Session::~Session() {
 }
 
 void stopWorkers(const Session& s) {
-  for (int r = 1; r < s.size(); ++r)
-    if (s.alive(r)) sendWhileAlive(s, r, kTagShare, nlohmann::json{{"stop", true}}.dump());
+  for (int r = 1; r < s.size(); ++r) sendWhileAlive(s, r, kTagShare, nlohmann::json{{"stop", true}}.dump());
 }
 
 void serveRank(const Session& s, const execute::CompiledModel& model, execute::BackendKind backend,
