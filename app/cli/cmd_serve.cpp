@@ -9,6 +9,7 @@
 
 #include "app/cli/commands.h"
 #include "app/remote/link.h"
+#include "app/remote/remote_backend.h"
 #include "app/remote/worker_server.h"
 #include "ir/error.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -19,7 +20,7 @@ namespace {
 struct ServeArgs {
   std::string listen = "127.0.0.1:" + std::to_string(remote::kDefaultPort), tokenFile, tlsCert, tlsKey, backend, arch;
   double maxRequestMb = 1024, maxJobMb = 4096, jobTimeoutS = 600;
-  bool insecure = false;
+  bool insecure = false, privateWorker = false;
 };
 
 void splitListen(const std::string& listen, remote::ServeOptions& o) {
@@ -43,12 +44,14 @@ int runServe(const ServeArgs& a) {
   o.tlsCert = a.tlsCert;
   o.tlsKey = a.tlsKey;
   o.insecure = a.insecure;
+  o.privateWorker = a.privateWorker;
   o.arch = a.arch;
   const std::string backend = a.backend.empty() ? (cuda::cudaAvailability().available ? "cuda" : "cpu") : a.backend;
   o.backend = execute::parseBackend(backend);
   o.limits.maxRequestBytes = uint64_t(a.maxRequestMb * (1 << 20));
   o.limits.maxJobBytes = uint64_t(a.maxJobMb * (1 << 20));
   o.limits.jobTimeoutS = a.jobTimeoutS;
+  remote::installRemoteConnector();  // a worker runs its kernels itself, whatever $TESSERA_GPU_WORKER says
   remote::ensureQtApplication();
   spdlog::flush_on(spdlog::level::info);
   remote::WorkerServer server(o);
@@ -56,9 +59,9 @@ int runServe(const ServeArgs& a) {
   std::printf("tessera-cli serve: listening on %s:%u\n", o.host.c_str(), unsigned(server.port()));
   std::fflush(stdout);
   for (int sig : {SIGINT, SIGTERM}) std::signal(sig, [](int) { QCoreApplication::quit(); });
-  QCoreApplication::exec();
+  const int code = QCoreApplication::exec();
   spdlog::info("serve: stopped");
-  return 0;
+  return code;
 }
 
 }  // namespace
@@ -71,6 +74,9 @@ void addServeCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--tls-cert", a->tlsCert, "PEM certificate: clients connect with TLS (wss://)");
   cmd->add_option("--tls-key", a->tlsKey, "PEM private key of the certificate");
   cmd->add_flag("--insecure", a->insecure, "Allow plain ws:// on an address other than loopback");
+  cmd->add_flag("--private", a->privateWorker,
+                "The worker of the program that started it (the window's GPU worker): ends when its standard input "
+                "ends, and with exit code 3 when a fault leaves its device unusable");
   cmd->add_option("--backend", a->backend, "cpu or cuda (default: cuda when it can run here, else cpu)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's");
   cmd->add_option("--max-request-mb", a->maxRequestMb, "Largest request (a run's inputs)")->check(CLI::PositiveNumber)->capture_default_str();

@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <string>
 
 #include "app/cli/commands.h"
 #include "ir/error.h"
@@ -31,7 +33,13 @@ int main(int argc, char** argv) {
   tessera::cli::addLessonCommand(app, exitCode);
 #ifdef TESSERA_HAS_REMOTE
   tessera::cli::addServeCommand(app, exitCode);
-  tessera::remote::installRemoteConnector();
+  // cuda runs in-process: the program ends after its run ($TESSERA_GPU_WORKER=1: in a worker process, as the window).
+  tessera::remote::ConnectorOptions remote;
+  remote.cudaInWorker = [] {
+    const char* env = std::getenv("TESSERA_GPU_WORKER");
+    return env && std::string(env) == "1";
+  }();
+  tessera::remote::installRemoteConnector(remote);
 #endif
   app.parse_complete_callback([&] {
     spdlog::set_level(verbose ? spdlog::level::debug : quiet ? spdlog::level::err : spdlog::level::info);

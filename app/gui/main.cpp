@@ -16,7 +16,11 @@
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
 #ifdef TESSERA_HAS_REMOTE
-  tessera::remote::installRemoteConnector();  // remote workers in the Run panel (docs/remote.md)
+  // Remote workers in the Run panel (docs/remote.md), and local cuda runs in a worker process of the window's own,
+  // so that a kernel's GPU fault cannot leave the window unable to run on the GPU ($TESSERA_GPU_WORKER=0: in-process).
+  tessera::remote::ConnectorOptions remote;
+  remote.cudaInWorker = qEnvironmentVariable("TESSERA_GPU_WORKER") != "0";
+  tessera::remote::installRemoteConnector(remote);
 #endif
   QApplication::setOrganizationName("Tessera");
   QApplication::setApplicationName("Tessera");

@@ -70,11 +70,11 @@ std::string clientToken() {
   return t ? t : "";
 }
 
-Link::Link(std::string address, double connectTimeoutS) : address_(std::move(address)) {
+Link::Link(std::string address, LinkOptions options) : address_(std::move(address)) {
   ensureQtApplication();
   const size_t colon = address_.rfind(':');
   const std::string host = address_.substr(0, colon);
-  const bool tls = useTls(host);
+  const bool tls = !options.plain && useTls(host);
   socket_ = std::make_unique<QWebSocket>();
   if (tls) socket_->setSslConfiguration(tlsConfiguration());
   QUrl url(QString::fromStdString((tls ? "wss://" : "ws://") + address_));
@@ -87,14 +87,14 @@ Link::Link(std::string address, double connectTimeoutS) : address_(std::move(add
   QObject::connect(socket_.get(), &QWebSocket::sslErrors, &loop, [&](const QList<QSslError>& es) {
     error = es.isEmpty() ? "TLS error" : es.front().errorString();
   });
-  QTimer::singleShot(int(connectTimeoutS * 1000), &loop, [&] { error = "no answer"; loop.quit(); });
+  QTimer::singleShot(int(options.connectTimeoutS * 1000), &loop, [&] { error = "no answer"; loop.quit(); });
   socket_->open(url);
   loop.exec();
   if (socket_->state() != QAbstractSocket::ConnectedState)
     fail("cannot reach the worker at " + address_ + " (" + (tls ? "wss" : "ws") + "): " +
          (error.isEmpty() ? std::string("connection closed") : error.toStdString()));
-  Message hello{{{"op", "hello"}, {"token", clientToken()}, {"client", "tessera"}}, {}};
-  Message reply = request(hello, {}, connectTimeoutS);
+  Message hello{{{"op", "hello"}, {"token", options.token.empty() ? clientToken() : options.token}, {"client", "tessera"}}, {}};
+  Message reply = request(hello, {}, options.connectTimeoutS);
   info_ = workerInfo(address_, reply.header.value("worker", nlohmann::json::object()));
   info_.latencyMs = msSince(start);
 }

@@ -5,7 +5,7 @@
 //
 // ws:// for a loopback address, wss:// (TLS) for any other; $TESSERA_REMOTE_TLS=1 or 0 says otherwise, and
 // $TESSERA_REMOTE_CA names a CA certificate file to trust (a worker's self-signed certificate). The token is
-// $TESSERA_REMOTE_TOKEN.
+// LinkOptions::token, else $TESSERA_REMOTE_TOKEN.
 #include <memory>
 #include <string>
 
@@ -20,11 +20,17 @@ namespace tessera::remote {
 // A QCoreApplication for a program that made none (tessera-cli), so Qt's network code has its event dispatcher.
 void ensureQtApplication();
 
+struct LinkOptions {
+  double connectTimeoutS = 10;
+  std::string token;   // "" : clientToken()
+  bool plain = false;  // ws:// whatever $TESSERA_REMOTE_TLS says: this program's own worker on loopback
+};
+
 class Link {
  public:
   // Connects to `address` ("HOST:PORT") and greets it; throws Error naming the address when the worker cannot be
-  // reached, refuses the token, or does not answer as a Tessera worker within `connectTimeoutS`.
-  explicit Link(std::string address, double connectTimeoutS = 10);
+  // reached, refuses the token, or does not answer as a Tessera worker within the connect timeout.
+  explicit Link(std::string address, LinkOptions options = {});
   ~Link();
   Link(const Link&) = delete;
   Link& operator=(const Link&) = delete;

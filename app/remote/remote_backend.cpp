@@ -5,10 +5,14 @@
 
 #include <chrono>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "app/remote/link.h"
+#include "app/remote/own_worker.h"
 #include "ir/error.h"
+#include "runtime/cuda/cuda_driver.h"
 
 namespace tessera::remote {
 namespace {
@@ -21,16 +25,21 @@ constexpr double kBuildTimeoutS = 1800;
 
 class RemoteBackend : public execute::detail::KernelBackend {
  public:
-  RemoteBackend(std::string address, execute::BackendKind kind) : address_(std::move(address)), kind_(kind) {
+  // `where` follows the worker's device in device() (" on HOST:PORT"); `options` as Link's.
+  RemoteBackend(std::string address, execute::BackendKind kind, LinkOptions options = {}, std::string where = {})
+      : address_(std::move(address)), kind_(kind), where_(where.empty() ? " on " + address_ : std::move(where)) {
     try {
-      connect();
+      connect(std::move(options));
     } catch (const std::exception& e) {
       cannotRun_ = e.what();
     }
   }
+  // A backend that cannot run, saying why (a worker that did not start).
+  RemoteBackend(execute::BackendKind kind, std::string cannotRun, std::string where)
+      : kind_(kind), where_(std::move(where)), cannotRun_(std::move(cannotRun)) {}
 
   std::string device() const override {
-    return (link_ ? link_->worker().device : std::string("unreachable worker")) + " on " + address_;
+    return (link_ ? link_->worker().device : std::string("unreachable worker")) + where_;
   }
   std::string cannotRun() const override { return cannotRun_; }
 
@@ -89,8 +98,8 @@ class RemoteBackend : public execute::detail::KernelBackend {
   }
 
  private:
-  void connect() {
-    link_ = std::make_unique<Link>(address_);
+  void connect(LinkOptions options) {
+    link_ = std::make_unique<Link>(address_, std::move(options));
     owner_ = std::this_thread::get_id();
     if (link_->worker().kind != kind_)
       fail("the worker at " + address_ + " runs the " + (kind_ == execute::BackendKind::Cuda ? "cpu" : "cuda") +
@@ -118,6 +127,7 @@ class RemoteBackend : public execute::detail::KernelBackend {
 
   std::string address_;
   execute::BackendKind kind_;
+  std::string where_;
   std::unique_ptr<Link> link_;
   std::thread::id owner_;
   std::string cannotRun_;
@@ -126,16 +136,55 @@ class RemoteBackend : public execute::detail::KernelBackend {
 
 class Connector : public execute::RemoteConnector {
  public:
+  explicit Connector(ConnectorOptions options) : options_(options) {}
+
   execute::WorkerInfo describe(const std::string& address) override { return Link(address).worker(); }
   std::unique_ptr<execute::detail::KernelBackend> backend(const std::string& address, execute::BackendKind kind) override {
     return std::make_unique<RemoteBackend>(address, kind);
   }
+
+  // Without a GPU the in-process backend says why it cannot run; no worker is started for that.
+  std::unique_ptr<execute::detail::KernelBackend> isolated(execute::BackendKind kind, const std::string& arch) override {
+    if (kind != execute::BackendKind::Cuda || !options_.cudaInWorker || !cuda::cudaAvailability().available) return nullptr;
+    const std::string where = ", in a worker process";
+    OwnWorker& worker = ownWorker(kind, arch);
+    std::string why;
+    // A worker that cannot be reached may be ending (a lost device) or have crashed: a fresh one, once.
+    for (bool fresh : {false, true}) {
+      try {
+        const OwnWorker::Endpoint e = worker.endpoint(fresh);
+        LinkOptions link;
+        link.token = e.token;
+        link.plain = true;
+        auto b = std::make_unique<RemoteBackend>(e.address, kind, link, where + " (pid " + std::to_string(e.pid) + ")");
+        if (b->cannotRun().empty()) return b;
+        why = b->cannotRun() + " (the worker's log: " + worker.logTail() + ")";
+      } catch (const std::exception& error) {
+        why = error.what();
+      }
+    }
+    return std::make_unique<RemoteBackend>(kind, why, where);
+  }
+
+ private:
+  OwnWorker& ownWorker(execute::BackendKind kind, const std::string& arch) {
+    std::lock_guard lock(mutex_);
+    std::unique_ptr<OwnWorker>& w = workers_[arch];
+    if (!w) w = std::make_unique<OwnWorker>(kind, arch);
+    return *w;
+  }
+
+  ConnectorOptions options_;
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<OwnWorker>> workers_;  // by architecture
 };
 
 }  // namespace
 
-std::shared_ptr<execute::RemoteConnector> makeRemoteConnector() { return std::make_shared<Connector>(); }
+std::shared_ptr<execute::RemoteConnector> makeRemoteConnector(ConnectorOptions options) {
+  return std::make_shared<Connector>(options);
+}
 
-void installRemoteConnector() { execute::setRemoteConnector(makeRemoteConnector()); }
+void installRemoteConnector(ConnectorOptions options) { execute::setRemoteConnector(makeRemoteConnector(options)); }
 
 }  // namespace tessera::remote

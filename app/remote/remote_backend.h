@@ -8,8 +8,15 @@
 
 namespace tessera::remote {
 
-std::shared_ptr<execute::RemoteConnector> makeRemoteConnector();
-// setRemoteConnector(makeRemoteConnector()).
-void installRemoteConnector();
+struct ConnectorOptions {
+  // Local cuda runs in a worker process of this program's own (own_worker.h): the window's choice, so that a
+  // kernel's GPU fault cannot leave it unable to run on the GPU again. tessera-cli runs in-process (it ends
+  // after its run anyway).
+  bool cudaInWorker = false;
+};
+
+std::shared_ptr<execute::RemoteConnector> makeRemoteConnector(ConnectorOptions options = {});
+// setRemoteConnector(makeRemoteConnector(options)).
+void installRemoteConnector(ConnectorOptions options = {});
 
 }  // namespace tessera::remote

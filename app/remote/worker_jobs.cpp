@@ -32,6 +32,8 @@ Message ClientJobs::handle(const Message& request, const CancelToken& cancel) {
   }
 }
 
+std::string ClientJobs::lostDevice() const { return backend_ && couldRun_ ? backend_->cannotRun() : ""; }
+
 // A fresh backend for the new kernels: the modules come from the worker's module cache when it has them.
 Message ClientJobs::build(const Message& request) {
   const nlohmann::json& list = request.header.at("kernels");
@@ -41,6 +43,7 @@ Message ClientJobs::build(const Message& request) {
   std::vector<const codegen::GeneratedKernel*> ptrs;
   for (const auto& k : kernels_) ptrs.push_back(k ? &*k : nullptr);
   backend_ = execute::detail::makeKernelBackend(kind_, arch_, "", modcache::defaultModuleCache());
+  couldRun_ = backend_->cannotRun().empty();
   backend_->cancel = cancel_;
   std::vector<execute::detail::KernelBuild> builds = backend_->build(ptrs);
   cancel_.check();

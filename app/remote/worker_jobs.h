@@ -28,6 +28,9 @@ class ClientJobs {
   // A build or run request: its reply (an error reply for a bad request or a failure). Throws Cancelled when
   // `cancel` fires (the client left, or the job went over its time).
   Message handle(const Message& request, const CancelToken& cancel);
+  // Why the backend, which could run kernels when it was built, can no longer (a GPU fault CUDA does not
+  // recover from); "" while it can. Asked on the job's thread after handle.
+  std::string lostDevice() const;
 
  private:
   Message build(const Message& request);
@@ -38,6 +41,7 @@ class ClientJobs {
   WorkerLimits limits_;
   CancelToken cancel_;  // the job in flight's
   std::unique_ptr<execute::detail::KernelBackend> backend_;
+  bool couldRun_ = false;  // backend_ could run kernels when it was made
   std::vector<std::optional<codegen::GeneratedKernel>> kernels_;
 };
 

@@ -7,10 +7,15 @@
 #include <QHostAddress>
 #include <QSslCertificate>
 #include <QSslKey>
+#include <QSocketNotifier>
 #include <QTimer>
 #include <QWebSocket>
 #include <QWebSocketServer>
 #include <thread>
+
+#include <unistd.h>
+
+#include <cerrno>
 
 #include "ir/error.h"
 #include "runtime/cache/module_cache.h"
@@ -90,6 +95,21 @@ WorkerServer::WorkerServer(ServeOptions options) : options_(std::move(options)) 
   if (tls) server_->setSslConfiguration(tlsFrom(options_.tlsCert, options_.tlsKey));
   info_ = describeLocal(options_);
   connect(server_.get(), &QWebSocketServer::newConnection, this, &WorkerServer::accept);
+  if (options_.privateWorker) watchParent();
+}
+
+// A private worker outlives no one: its standard input is a pipe the program that started it holds open, so an
+// end of file there (that program ended, even by a crash) ends the worker too.
+void WorkerServer::watchParent() {
+  auto* lifeline = new QSocketNotifier(STDIN_FILENO, QSocketNotifier::Read, this);
+  connect(lifeline, &QSocketNotifier::activated, this, [lifeline] {
+    char byte;
+    const ssize_t n = read(STDIN_FILENO, &byte, 1);
+    if (n > 0 || (n < 0 && errno == EINTR)) return;
+    lifeline->setEnabled(false);
+    spdlog::info("serve: the program that started this private worker ended; so does the worker");
+    QCoreApplication::exit(0);
+  });
 }
 
 WorkerServer::~WorkerServer() {
@@ -206,18 +226,29 @@ void WorkerServer::startJob(Client& c, Message m) {
     } catch (const std::exception& e) {
       reply = errorReply(e.what());
     }
+    std::string lost = jobs->lostDevice();
     // Delivered on the application's thread, where the server lives and dies: a server gone by then is not called.
     QMetaObject::invokeMethod(
         QCoreApplication::instance(),
-        [this, alive, s, reply = std::move(reply), cancelled] {
-          if (alive.lock()) finished(s, reply, cancelled);
+        [this, alive, s, reply = std::move(reply), cancelled, lost = std::move(lost)] {
+          if (alive.lock()) finished(s, reply, cancelled, lost);
         },
         Qt::QueuedConnection);
   }).detach();
 }
 
-void WorkerServer::finished(QWebSocket* socket, Message reply, bool cancelled) {
+void WorkerServer::finished(QWebSocket* socket, Message reply, bool cancelled, const std::string& lostDevice) {
   Client* c = find(socket);
+  if (!lostDevice.empty() && options_.privateWorker) {
+    // Nothing in this process can use the device again: the reply says so, and the process ends.
+    if (c && !reply.header.value("ok", false))
+      reply.header["error"] = reply.header.value("error", std::string()) +
+                              "; the GPU worker process ends with it, and the next run starts a fresh one";
+    if (c) send(socket, reply), socket->flush();
+    spdlog::warn("serve: the device is lost ({}); this private worker ends", lostDevice);
+    QCoreApplication::exit(kDeviceLostExit);
+    return;
+  }
   if (!c) return;  // it left; its job is over now
   c->busy = false;
   c->jobTimer.reset();

@@ -28,7 +28,14 @@ struct ServeOptions {
   execute::BackendKind backend = execute::BackendKind::Cpu;
   std::string arch;
   WorkerLimits limits;
+  // A worker of the program that started it (remote/own_worker.h): it ends when its standard input ends (that
+  // program holds the pipe's other end) and after a fault that left its device unusable (the program starts a
+  // fresh one for its next run).
+  bool privateWorker = false;
 };
+
+// The exit code of a private worker whose device was lost.
+constexpr int kDeviceLostExit = 3;
 
 class WorkerServer : public QObject {
  public:
@@ -46,7 +53,8 @@ class WorkerServer : public QObject {
   void received(Client& c, const QByteArray& bytes);
   void greet(Client& c, const Message& m);
   void startJob(Client& c, Message m);
-  void finished(QWebSocket* socket, Message reply, bool cancelled);
+  void finished(QWebSocket* socket, Message reply, bool cancelled, const std::string& lostDevice);
+  void watchParent();
   void refuse(Client& c, const std::string& why, int closeCode);
   void left(QWebSocket* socket);
   Client* find(QWebSocket* socket);

@@ -48,6 +48,13 @@ class WorkerProcess {
     return out_ + err_;
   }
   bool running() const { return process_.state() == QProcess::Running; }
+  // Ends its standard input (what a private worker's program does by ending) and waits up to `ms` for it to end:
+  // its exit code, or -1 when it is still running.
+  int endInputAndWait(int ms) {
+    process_.closeWriteChannel();
+    if (!process_.waitForFinished(ms)) return -1;
+    return process_.exitStatus() == QProcess::NormalExit ? process_.exitCode() : -1;
+  }
   // SIGKILL to the worker and its cpu workers.
   void kill() {
     if (process_.state() == QProcess::NotRunning) return;

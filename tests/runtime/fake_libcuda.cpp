@@ -92,10 +92,20 @@ CUresult cuDeviceGetAttribute(int* v, CUdevice_attribute a, CUdevice) {
 }
 
 CUresult cuDeviceTotalMem(size_t* bytes, CUdevice) { *bytes = size_t(141) << 30; return CUDA_SUCCESS; }
-CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) { ++retained; *c = &primary; return CUDA_SUCCESS; }
+CUresult cuDevicePrimaryCtxRetain(CUcontext* c, CUdevice) {
+  if (sticky != CUDA_SUCCESS) return sticky;  // only after a reset that did not clear it ($TESSERA_FAKE_CUDA_STICKY)
+  ++retained;
+  *c = &primary;
+  return CUDA_SUCCESS;
+}
 CUresult cuDevicePrimaryCtxRelease(CUdevice) { return retained-- > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
 CUresult cuCtxSetCurrent(CUcontext c) { current = c; return CUDA_SUCCESS; }
-CUresult cuDevicePrimaryCtxReset(CUdevice) { sticky = CUDA_SUCCESS; return CUDA_SUCCESS; }  // a clean context again
+// A clean context again; with $TESSERA_FAKE_CUDA_STICKY set, the fault outlives the reset, as on the H200's driver
+// (the retain after it fails with the same error).
+CUresult cuDevicePrimaryCtxReset(CUdevice) {
+  if (!std::getenv("TESSERA_FAKE_CUDA_STICKY")) sticky = CUDA_SUCCESS;
+  return CUDA_SUCCESS;
+}
 CUresult cuMemGetInfo(size_t* freeBytes, size_t* total) {
   if (CUresult r = needContext()) return r;
   *total = size_t(141) << 30;

@@ -58,7 +58,10 @@ class CudaBackend : public KernelBackend {
   std::string device() const override {
     return avail_.available ? context_->device().name + " (" + arch_ + ")" : "no GPU (compiling for " + arch_ + ")";
   }
-  std::string cannotRun() const override { return avail_.available ? "" : "CUDA cannot run here: " + avail_.reason; }
+  // A fault CUDA could not recover from (lostDevice_) leaves nothing this process can run on the device.
+  std::string cannotRun() const override {
+    return !avail_.available ? "CUDA cannot run here: " + avail_.reason : lostDevice_;
+  }
 
   std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
     makeCurrent();
@@ -101,9 +104,9 @@ class CudaBackend : public KernelBackend {
       } catch (const std::exception& e) {
         // The real driver keeps an illegal address or a launch failure sticky for the whole process (on the
         // H200 the retain after the reset failed with the same error): nothing in this process can run there.
-        lostDevice_ = fault + "; CUDA cannot recover from this fault in the same process (" + e.what() +
-                      "): GPU runs fail until Tessera is started again";
-        fail(lostDevice_);
+        const std::string why = fault + "; CUDA cannot recover from this fault in the same process (" + e.what() + ")";
+        lostDevice_ = why + ": GPU runs fail until Tessera is started again";
+        fail(why);
       }
       fail(fault + "; the context was reset and its modules loaded again");
     }

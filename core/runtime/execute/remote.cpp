@@ -17,6 +17,11 @@ std::shared_ptr<RemoteConnector>& connectorSlot() {
   return c;
 }
 
+std::shared_ptr<RemoteConnector> installedConnector() {
+  std::lock_guard lock(connectorMutex());
+  return connectorSlot();
+}
+
 }  // namespace
 
 void setRemoteConnector(std::shared_ptr<RemoteConnector> connector) {
@@ -47,6 +52,8 @@ std::unique_ptr<KernelBackend> makeKernelBackend(BackendKind kind, const std::st
                                                  modcache::ModuleCache cache) {
   if (kind == BackendKind::Reference) fail("the reference backend runs no generated kernels (cpu, cuda)");
   if (!remote.empty()) return remoteConnector()->backend(remote, kind);
+  if (std::shared_ptr<RemoteConnector> c = installedConnector())
+    if (std::unique_ptr<KernelBackend> own = c->isolated(kind, arch)) return own;
   return kind == BackendKind::Cuda ? makeCudaBackend(arch, std::move(cache)) : makeCpuBackend(std::move(cache));
 }
 

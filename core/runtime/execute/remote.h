@@ -35,6 +35,13 @@ class RemoteConnector {
   virtual WorkerInfo describe(const std::string& address) = 0;
   // A backend whose build and run go to the worker at `address` (which must run `kind`).
   virtual std::unique_ptr<detail::KernelBackend> backend(const std::string& address, BackendKind kind) = 0;
+  // Local runs of `kind` in a worker process of their own: a backend whose kernels a worker on this machine,
+  // started for this program, builds and runs; a kernel that faults there cannot harm this process, and the
+  // next backend gets a fresh worker when the last one ended. Null when this program runs `kind` in-process.
+  virtual std::unique_ptr<detail::KernelBackend> isolated(BackendKind kind, const std::string& arch) {
+    (void)kind, (void)arch;
+    return nullptr;
+  }
 };
 
 // Set once by a program that can reach workers (tessera, tessera-cli: app/remote); null clears it.
@@ -46,7 +53,8 @@ std::shared_ptr<RemoteConnector> remoteConnector();
 std::string remoteAddress(const std::string& backendName);
 
 namespace detail {
-// The backend RunOptions or MeasureOptions ask for: the worker's at `remote`, else the local cpu or cuda one.
+// The backend RunOptions or MeasureOptions ask for: the worker's at `remote`, else the local cpu or cuda one
+// (in a worker process when the program's connector isolates that kind: RemoteConnector::isolated).
 std::unique_ptr<KernelBackend> makeKernelBackend(BackendKind kind, const std::string& arch, const std::string& remote,
                                                  modcache::ModuleCache cache);
 }  // namespace detail
