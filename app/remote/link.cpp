@@ -48,6 +48,7 @@ execute::WorkerInfo workerInfo(const std::string& address, const nlohmann::json&
     info.cannotRun = w.value("cannot_run", std::string());
     info.target = w.at("target");
     info.maxRequestBytes = w.at("max_request_bytes").get<uint64_t>();
+    info.freeDeviceBytes = w.value("free_device_bytes", uint64_t(0));  // older workers do not say
   } catch (const std::exception& e) {
     fail("the worker at " + address + " sent a greeting this client cannot read: " + e.what());
   }

@@ -42,6 +42,7 @@ class RemoteBackend : public execute::detail::KernelBackend {
     return (link_ ? link_->worker().device : std::string("unreachable worker")) + where_;
   }
   std::string cannotRun() const override { return cannotRun_; }
+  uint64_t freeDeviceBytes() const override { return link_ ? link_->worker().freeDeviceBytes : 0; }
 
   std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
     std::vector<KernelBuild> out(kernels.size());

@@ -47,14 +47,13 @@ QSslConfiguration tlsFrom(const std::string& certFile, const std::string& keyFil
   return c;
 }
 
-// What the worker tells its clients: its backend, device and tuning target.
-execute::WorkerInfo describeLocal(const ServeOptions& o) {
+// What the worker tells its clients: its backend, device and tuning target. `be` is the local backend.
+execute::WorkerInfo describeLocal(const ServeOptions& o, const execute::detail::KernelBackend& be) {
   execute::WorkerInfo w;
   w.kind = o.backend;
   w.arch = o.arch;
-  auto be = execute::detail::makeKernelBackend(o.backend, o.arch, "", modcache::ModuleCache());
-  w.device = be->device();
-  w.cannotRun = be->cannotRun();
+  w.device = be.device();
+  w.cannotRun = be.cannotRun();
   w.target = tune::targetToJson(tune::describeTarget(o.backend, {o.arch, "", true, false, ""}));
   w.maxRequestBytes = o.limits.maxRequestBytes;
   return w;
@@ -62,7 +61,8 @@ execute::WorkerInfo describeLocal(const ServeOptions& o) {
 
 nlohmann::json infoJson(const execute::WorkerInfo& w) {
   return {{"backend", w.kind == execute::BackendKind::Cuda ? "cuda" : "cpu"}, {"device", w.device}, {"arch", w.arch},
-          {"cannot_run", w.cannotRun}, {"target", w.target}, {"max_request_bytes", w.maxRequestBytes}};
+          {"cannot_run", w.cannotRun}, {"target", w.target}, {"max_request_bytes", w.maxRequestBytes},
+          {"free_device_bytes", w.freeDeviceBytes}};
 }
 
 void send(QWebSocket* s, const Message& m) {
@@ -93,7 +93,8 @@ WorkerServer::WorkerServer(ServeOptions options) : options_(std::move(options)) 
          "--tls-cert and --tls-key (or --insecure on a network you trust)");
   server_ = std::make_unique<QWebSocketServer>("tessera", tls ? QWebSocketServer::SecureMode : QWebSocketServer::NonSecureMode);
   if (tls) server_->setSslConfiguration(tlsFrom(options_.tlsCert, options_.tlsKey));
-  info_ = describeLocal(options_);
+  local_ = execute::detail::makeKernelBackend(options_.backend, options_.arch, "", modcache::ModuleCache());
+  info_ = describeLocal(options_, *local_);
   connect(server_.get(), &QWebSocketServer::newConnection, this, &WorkerServer::accept);
   if (options_.privateWorker) watchParent();
 }
@@ -201,7 +202,9 @@ void WorkerServer::greet(Client& c, const Message& m) {
   c.greeted = true;
   c.name = *name;
   spdlog::info("serve: {} greeted", c.who());
-  send(c.socket, {{{"ok", true}, {"worker", infoJson(info_)}}, {}});
+  execute::WorkerInfo now = info_;
+  now.freeDeviceBytes = local_->freeDeviceBytes();  // what the client's run may use, as a local run asks
+  send(c.socket, {{{"ok", true}, {"worker", infoJson(now)}}, {}});
 }
 
 void WorkerServer::startJob(Client& c, Message m) {

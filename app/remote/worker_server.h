@@ -61,6 +61,7 @@ class WorkerServer : public QObject {
 
   ServeOptions options_;
   Tokens tokens_;
+  std::unique_ptr<execute::detail::KernelBackend> local_;  // the device's description and its free memory
   execute::WorkerInfo info_;
   std::unique_ptr<QWebSocketServer> server_;
   std::map<QWebSocket*, std::shared_ptr<Client>> clients_;

@@ -9,6 +9,8 @@
 #include <fstream>
 
 #include "app/remote/remote_backend.h"
+#include "driver/driver.h"
+#include "frontend/model_io.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/remote.h"
 #include "tests/remote/worker_process.h"
@@ -126,6 +128,32 @@ class TestGpuWorker : public QObject {
     QVERIFY_THROWS_EXCEPTION(std::exception, be->run(1, params, 0, 1));
     remote::ConnectorOptions o;
     o.cudaInWorker = true;
+    remote::installRemoteConnector(o);
+  }
+
+  // A run whose device buffers exceed the worker's free device memory is refused before it starts, as in-process:
+  // the worker's greeting says how much its device has free (the stand-in driver's device: 1 KiB).
+  void deviceMemoryIsTheWorkersDevice() {
+    if (!qEnvironmentVariableIsSet("TESSERA_FAKE_CUDA_STICKY")) QSKIP("needs the stand-in driver's full device");
+    ScopedEnv full("TESSERA_FAKE_CUDA_FREE_BYTES", "1024");
+    remote::ConnectorOptions o;
+    o.cudaInWorker = true;
+    remote::installRemoteConnector(o);  // a new connector: a new worker, which sees the full device
+    driver::DriverOptions d;
+    d.backend = execute::BackendKind::Cuda;
+    d.useTuned = false;
+    driver::Driver driver(std::make_shared<const Graph>(loadModel(std::string(TESSERA_SOURCE_DIR) + "/samples/mlp.tsr")), d);
+    driver::RunRequest request;
+    request.baseline = false;
+    request.verify = false;
+    try {
+      const execute::RunReport r = driver.run(request)->report;
+      QFAIL(("a run over the worker's free device memory ran: " + r.toJson().dump()).c_str());
+    } catch (const std::exception& e) {
+      QVERIFY2(std::string(e.what()).find("of device memory") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("in a worker process") != std::string::npos, e.what());
+      QVERIFY2(std::string(e.what()).find("has 1.0 KiB free") != std::string::npos, e.what());
+    }
     remote::installRemoteConnector(o);
   }
 

@@ -24,6 +24,7 @@ struct WorkerInfo {
   std::string cannotRun;           // its backend's reason it cannot run kernels; "" when it can
   nlohmann::json target;           // its tune::Target (device, toolkit, cost device), read by tune/target.h
   uint64_t maxRequestBytes = 0;    // the largest request it takes
+  uint64_t freeDeviceBytes = 0;    // cuda: the device's free memory when this client greeted it; 0: not known
   double latencyMs = -1;           // the greeting's round trip
 };
 
