@@ -40,5 +40,25 @@ for path in "${expected[@]}"; do
   fi
 done
 echo "$(basename "$deb"): $(grep -c . <<<"$listing") entries, $(stat -c %s "$deb") bytes"
-dpkg-deb -f "$deb" Package Version Architecture Depends
+dpkg-deb -f "$deb" Package Version Architecture Depends Recommends Suggests
+# What the backends need at run time and no binary links: the compiler the cpu backend runs, NVIDIA's driver.
+recommends=$(dpkg-deb -f "$deb" Recommends)
+suggests=$(dpkg-deb -f "$deb" Suggests)
+grep -qw "g++" <<<"$recommends" || { echo "FAIL: Recommends ('$recommends') does not name g++"; missing=1; }
+grep -qw "libcuda1" <<<"$suggests" || { echo "FAIL: Suggests ('$suggests') does not name libcuda1"; missing=1; }
+# Installed, it runs: the package's files unpacked into an empty root, its CLI runs a sample on cpu and verifies.
+root="$out/root"
+dpkg-deb -x "$deb" "$root"
+if ! run=$(TESSERA_CACHE_DIR="$out/cache" "$root/usr/bin/tessera-cli" run "$root/usr/share/tessera/samples/mlp.tsr" \
+              --backend cpu --no-baseline --reps 1 2>&1); then
+  echo "$run"
+  echo "FAIL: the unpacked package's tessera-cli could not run samples/mlp.tsr on cpu"
+  missing=1
+elif ! grep -q "outputs verified" <<<"$run"; then
+  echo "$run"
+  echo "FAIL: the unpacked package's run of samples/mlp.tsr on cpu was not verified"
+  missing=1
+else
+  echo "unpacked package: $(grep '^backend' <<<"$run"); outputs verified"
+fi
 exit $missing

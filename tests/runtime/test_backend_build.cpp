@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "frontend/model_io.h"
+#include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
@@ -101,6 +102,18 @@ RunOptions cachedIn(const QTemporaryDir& dir) {
 class TestBackendBuild : public QObject {
   Q_OBJECT
  private slots:
+  // Installed without a C++ compiler (the package only recommends one), the cpu backend says it cannot run and
+  // what to install, instead of failing each kernel's build.
+  void cpuBackendWithoutACompilerSaysWhatToInstall() {
+    QTemporaryDir empty;
+    const QByteArray path = qgetenv("PATH");
+    qputenv("PATH", empty.path().toUtf8());
+    const std::string why = detail::makeCpuBackend(modcache::ModuleCache())->cannotRun();
+    qputenv("PATH", path);
+    QVERIFY2(why.find("sudo apt-get install g++") != std::string::npos, why.c_str());
+    QVERIFY(detail::makeCpuBackend(modcache::ModuleCache())->cannotRun().empty() == !cpu::CpuCompiler::findCompiler().empty());
+  }
+
   void cpuSecondBuildRunsNoCompiler() {
     QTemporaryDir dir;
     modcache::ModuleCache cache(dir.path().toStdString());

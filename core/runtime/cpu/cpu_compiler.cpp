@@ -75,12 +75,18 @@ std::vector<std::string> CpuCompiler::defaultFlags() {
   return {"-std=c++17", "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-Wl,-z,nodelete"};
 }
 
-CpuCompiler::CpuCompiler() : flags_(defaultFlags()) {
-  for (const char* name : {"c++", "g++", "clang++"}) {
-    path_ = findOnPath(name);
-    if (!path_.empty()) return;
-  }
-  fail("no C++ compiler on PATH (looked for c++, g++ and clang++); the cpu backend needs one");
+const char* CpuCompiler::kNoCompiler =
+    "the cpu backend compiles its kernels with the system's C++ compiler, and there is none on PATH (looked for c++, "
+    "g++ and clang++): install one (on Debian: sudo apt-get install g++)";
+
+std::string CpuCompiler::findCompiler() {
+  for (const char* name : {"c++", "g++", "clang++"})
+    if (std::string path = findOnPath(name); !path.empty()) return path;
+  return "";
+}
+
+CpuCompiler::CpuCompiler() : path_(findCompiler()), flags_(defaultFlags()) {
+  if (path_.empty()) fail(kNoCompiler);
 }
 
 CpuCompiler::CpuCompiler(std::string compilerPath, std::vector<std::string> flags)

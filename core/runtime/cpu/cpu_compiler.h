@@ -39,7 +39,11 @@ class CpuCompiler {
   // it pulls in) mapped after dlclose, so a parked OpenMP thread can never run unmapped code.
   static std::vector<std::string> defaultFlags();
 
-  // The first of c++, g++, clang++ on $PATH; throws tessera::Error when there is none.
+  // The first of c++, g++, clang++ on $PATH; "" when there is none.
+  static std::string findCompiler();
+  // What to tell a user who has none: what is missing and which package brings it.
+  static const char* kNoCompiler;
+  // findCompiler(); throws tessera::Error (kNoCompiler) when there is none.
   CpuCompiler();
   CpuCompiler(std::string compilerPath, std::vector<std::string> flags);
 

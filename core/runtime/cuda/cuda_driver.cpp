@@ -54,6 +54,9 @@ struct LoadResult {
   std::unique_ptr<CudaDriver::Api> api;
 };
 
+// What a user without NVIDIA's driver reads in the backend list: what is missing and which packages bring it.
+constexpr const char* kNoDriver = "no libcuda.so.1 (NVIDIA's driver; on Debian: the nvidia-driver and libcuda1 packages of non-free)";
+
 LoadResult unavailable(std::string reason) { return {{false, std::move(reason)}, nullptr}; }
 
 std::string errorName(const CudaDriver::Api& api, CUresult r) {
@@ -116,7 +119,7 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
 LoadResult load() {
   // Never closed: the driver stays mapped for the life of the process.
   void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return unavailable("no libcuda.so.1");
+  if (!lib) return unavailable(kNoDriver);
   auto api = std::make_unique<CudaDriver::Api>();
   api->getErrorName = reinterpret_cast<decltype(&::cuGetErrorName)>(dlsym(lib, "cuGetErrorName"));
   api->getErrorString = reinterpret_cast<decltype(&::cuGetErrorString)>(dlsym(lib, "cuGetErrorString"));

@@ -45,9 +45,10 @@ class CpuBackend : public KernelBackend {
     return "host CPU, " + std::to_string(std::thread::hardware_concurrency()) + " threads";
   }
   std::string cannotRun() const override {
-    return worker_.program().empty() ? "the cpu backend cannot run kernels here: no tessera-cpu-worker beside this "
-                                       "program, and $TESSERA_CPU_WORKER names none"
-                                     : "";
+    if (worker_.program().empty())
+      return "the cpu backend cannot run kernels here: no tessera-cpu-worker beside this program, and "
+             "$TESSERA_CPU_WORKER names none";
+    return cpu::CpuCompiler::findCompiler().empty() ? cpu::CpuCompiler::kNoCompiler : "";
   }
 
   std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) override {
