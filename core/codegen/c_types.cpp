@@ -115,7 +115,8 @@ std::string ExprPrinter::swizzled(const Buffer& b, const std::vector<Expr>& idx,
 std::string ExprPrinter::element(const std::string& name, const std::vector<Expr>& idx) const {
   std::string at = linear(name, idx);
   if (!isVectorArray(name)) return identifier(name) + "[" + at + "]";
-  return identifier(name) + "[(" + at + ") / TSR_VF][(" + at + ") % TSR_VF]";
+  const std::string lanes = vectorName("TSR_VF");
+  return identifier(name) + "[(" + at + ") / " + lanes + "][(" + at + ") % " + lanes + "]";
 }
 
 std::string ExprPrinter::fn(const std::string& base, DType t) const {

@@ -4,6 +4,7 @@
 // loops around are unrolled, GCC keeps it in vector registers, which it does not do for a float array (a gemm's
 // register tile measured 85 against 228 GFLOP/s on the build machine, docs/codegen.md). Any other loop keeps the
 // generator's scalar form (`#pragma omp simd`).
+#include <algorithm>
 #include <functional>
 
 #include "codegen/generator.h"
@@ -16,20 +17,28 @@ using namespace kernel;
 
 namespace {
 
-// f32 lanes of the widest vector (AVX-512): extents and vector arrays' offsets are multiples of it, so every
-// width the module may be compiled for (4, 8 or 16 lanes) divides them.
+// f32 lanes of the widest vector (AVX-512). A kernel's vector loops' extents and its vector arrays' offsets are
+// multiples of its lanes (cpuVectorLanes: 16, else 8 or 4), so every width the module may be compiled for
+// (4, 8 or 16 lanes, capped at the kernel's) divides them.
 constexpr int64_t kMaxLanes = 16;
+
+// The most lanes (16, 8, 4) that divide `extent`; 0 for none.
+int64_t lanesDividing(int64_t extent) {
+  for (int64_t lanes = kMaxLanes; lanes >= 4; lanes /= 2)
+    if (extent > 0 && extent % lanes == 0) return lanes;
+  return 0;
+}
 
 int64_t countOf(const Buffer& b) { return numElements(b.shape); }
 
 // Whether loop `f`'s body can be written on vectors, `arrays` being the register buffers declared as vectors.
 class VectorForm {
  public:
-  VectorForm(const Kernel& k, const ForStmt& f, const std::set<std::string>& arrays)
-      : k_(k), lane_(f.h.var), width_(f.h.extent), arrays_(arrays) {}
+  VectorForm(const Kernel& k, const ForStmt& f, const std::set<std::string>& arrays, int64_t lanes)
+      : k_(k), lane_(f.h.var), width_(f.h.extent), lanes_(lanes), arrays_(arrays) {}
 
   bool ok(const ForStmt& f) {
-    if (f.h.reduction || width_ % kMaxLanes != 0 || width_ == 0) return false;
+    if (f.h.reduction || width_ % lanes_ != 0 || width_ == 0) return false;
     return collectWrites(f.body) && stmt(f.body);
   }
   const std::set<std::string>& registerBuffers() const { return registers_; }
@@ -56,7 +65,7 @@ class VectorForm {
     auto form = laneOffset(*b, indices, lane_, width_);
     if (!form || form->coef != 1) return false;
     if (b->scope == MemScope::Register) registers_.insert(buffer);
-    return !arrays_.count(buffer) || form->divisor == 0 || form->divisor % kMaxLanes == 0;
+    return !arrays_.count(buffer) || form->divisor == 0 || form->divisor % lanes_ == 0;
   }
   // Each buffer the body writes is written by one statement and read only at the element it writes, so the
   // lanes do not depend on each other.
@@ -137,20 +146,20 @@ class VectorForm {
 
   const Kernel& k_;
   std::string lane_;
-  int64_t width_;
+  int64_t width_, lanes_;
   std::set<std::string> arrays_;
   std::set<std::string> vectors_, registers_;
   std::map<std::string, std::vector<Expr>> written_;
 };
 
-std::set<std::string> candidateArrays(const Kernel& k) {
+std::set<std::string> candidateArrays(const Kernel& k, int64_t lanes) {
   std::set<std::string> pairs, out;
   walk(k.body, [&](StmtNode& n) {
     if (n.kind == StmtKind::Reduce && static_cast<ReduceStmt&>(n).op == ReduceOp::MaxSumExp)
       pairs.insert(static_cast<ReduceStmt&>(n).buffer);
   });
   for (const Buffer& b : k.buffers)
-    if (b.scope == MemScope::Register && b.dtype == DType::F32 && countOf(b) > 0 && countOf(b) % kMaxLanes == 0 &&
+    if (b.scope == MemScope::Register && b.dtype == DType::F32 && countOf(b) > 0 && countOf(b) % lanes == 0 &&
         !pairs.count(b.name))
       out.insert(b.name);
   return out;
@@ -158,12 +167,22 @@ std::set<std::string> candidateArrays(const Kernel& k) {
 
 }  // namespace
 
+int64_t cpuVectorLanes(const Kernel& k) {
+  int64_t lanes = kMaxLanes;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::For || static_cast<ForStmt&>(n).h.loopKind != LoopKind::Vectorized) return;
+    if (int64_t fits = lanesDividing(static_cast<ForStmt&>(n).h.extent)) lanes = std::min(lanes, fits);
+  });
+  return lanes;
+}
+
 std::set<std::string> cpuVectorArrays(const Kernel& k) {
-  std::set<std::string> candidates = candidateArrays(k), out;
+  const int64_t lanes = cpuVectorLanes(k);
+  std::set<std::string> candidates = candidateArrays(k, lanes), out;
   walk(k.body, [&](StmtNode& n) {
     if (n.kind != StmtKind::For || static_cast<ForStmt&>(n).h.loopKind != LoopKind::Vectorized) return;
     auto& f = static_cast<ForStmt&>(n);
-    VectorForm form(k, f, candidates);
+    VectorForm form(k, f, candidates, lanes);
     if (!form.ok(f)) return;
     for (const std::string& b : form.registerBuffers())
       if (candidates.count(b)) out.insert(b);
@@ -175,13 +194,13 @@ std::set<std::string> cpuVectorArrays(const Kernel& k) {
 // operand of a vector operation), splat when it stands alone.
 namespace {
 std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr& e, bool alone) {
-  if (form.uniform(e)) return alone ? "tsr_vsplat(" + ep.print(e) + ")" : ep.print(e);
+  if (form.uniform(e)) return alone ? ep.vectorName("tsr_vsplat") + "(" + ep.print(e) + ")" : ep.print(e);
   switch (e->kind) {
     case ExprKind::Load: {
       const auto& l = static_cast<const Load&>(*e);
       std::string at = ep.linear(l.buffer, l.indices);
-      if (ep.isVectorArray(l.buffer)) return identifier(l.buffer) + "[(" + at + ") / TSR_VF]";
-      return "tsr_vload(&" + identifier(l.buffer) + "[" + at + "])";
+      if (ep.isVectorArray(l.buffer)) return identifier(l.buffer) + "[(" + at + ") / " + ep.vectorName("TSR_VF") + "]";
+      return ep.vectorName("tsr_vload") + "(&" + identifier(l.buffer) + "[" + at + "])";
     }
     case ExprKind::Var: return identifier(static_cast<const Var&>(*e).name);
     case ExprKind::Unary: return "(-" + vectorExpr(ep, form, static_cast<const Unary&>(*e).a, false) + ")";
@@ -196,12 +215,14 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
 
 bool Generator::cpuVectorLoop(const ForStmt& f) {
   if (target_ != Target::Cpu) return false;
-  VectorForm form(k_, f, ep_.vectorArrays());  // decided once, in the Generator's constructor
+  const int64_t lanes = cpuVectorLanes(k_);
+  VectorForm form(k_, f, ep_.vectorArrays(), lanes);  // the arrays: decided once, in the Generator's constructor
   if (!form.ok(f)) return false;
   std::string v = identifier(f.h.var);
+  const std::string step = ep_.vectorName("TSR_VF"), type = ep_.vectorName("tsr_vf");
   line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(f.h.extent / 4, 64)), f.provenance);
   line("for (" + indexType(target_) + " " + v + " = 0; " + v + " < " + std::to_string(f.h.extent) + "; " + v +
-           " += TSR_VF) {  // vectorized: TSR_VF f32 lanes a step",
+           " += " + step + ") {  // vectorized: " + step + " f32 lanes a step",
        f.provenance);
   ++indent_;
   std::function<void(const Stmt&)> emit = [&](const Stmt& s) {
@@ -212,7 +233,7 @@ bool Generator::cpuVectorLoop(const ForStmt& f) {
     const auto& prov = s->provenance;
     if (s->kind == StmtKind::Compute) {
       auto& c = static_cast<ComputeStmt&>(*s);
-      line("const tsr_vf " + identifier(c.name) + " = " + vectorExpr(ep_, form, c.value, true) + ";" + comment(prov), prov);
+      line("const " + type + " " + identifier(c.name) + " = " + vectorExpr(ep_, form, c.value, true) + ";" + comment(prov), prov);
       return;
     }
     bool reduce = s->kind == StmtKind::Reduce;
@@ -221,10 +242,10 @@ bool Generator::cpuVectorLoop(const ForStmt& f) {
     std::string value = vectorExpr(ep_, form, reduce ? static_cast<ReduceStmt&>(*s).value : static_cast<StoreStmt&>(*s).value, true);
     std::string at = ep_.linear(buffer, idx), name = identifier(buffer);
     if (ep_.isVectorArray(buffer)) {
-      line(name + "[(" + at + ") / TSR_VF]" + (reduce ? " += " : " = ") + value + ";" + comment(prov), prov);
+      line(name + "[(" + at + ") / " + step + "]" + (reduce ? " += " : " = ") + value + ";" + comment(prov), prov);
     } else {
-      std::string sum = reduce ? "tsr_vload(&" + name + "[" + at + "]) + " : "";
-      line("tsr_vstore(&" + name + "[" + at + "], " + sum + value + ");" + comment(prov), prov);
+      std::string sum = reduce ? ep_.vectorName("tsr_vload") + "(&" + name + "[" + at + "]) + " : "";
+      line(ep_.vectorName("tsr_vstore") + "(&" + name + "[" + at + "], " + sum + value + ");" + comment(prov), prov);
     }
   };
   emit(f.body);

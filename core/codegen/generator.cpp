@@ -25,7 +25,10 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
     : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
-  if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k));
+  if (target == Target::Cpu) {
+    const int64_t lanes = cpuVectorLanes(k);
+    ep_.setVectorArrays(cpuVectorArrays(k), lanes == 16 ? "" : std::to_string(lanes));
+  }
   planTma();
 }
 
@@ -260,7 +263,9 @@ void Generator::allocate(const AllocateStmt& n) {
   }
   std::string qual = target_ == Target::Cpu ? "alignas(64) " : "";
   if (ep_.isVectorArray(n.buffer)) {
-    line(qual + "tsr_vf " + identifier(n.buffer) + "[" + std::to_string(count) + " / TSR_VF];  // f32 vectors" + comment(prov), prov);
+    line(qual + ep_.vectorName("tsr_vf") + " " + identifier(n.buffer) + "[" + std::to_string(count) + " / " +
+             ep_.vectorName("TSR_VF") + "];  // f32 vectors" + comment(prov),
+         prov);
     return;
   }
   line(qual + type + " " + identifier(n.buffer) + "[" + std::to_string(count) + "];" + comment(prov), prov);

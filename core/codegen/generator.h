@@ -15,6 +15,9 @@ struct PipelineShape;  // pipeline.cpp
 // CPU: the register buffers declared as arrays of f32 vectors (cpu_vector.cpp): those the kernel's vectorized
 // loops access in vector form, which GCC then keeps in vector registers.
 std::set<std::string> cpuVectorArrays(const kernel::Kernel& k);
+// CPU: the lanes every vectorized loop of the kernel is a multiple of (16, 8 or 4; loops of no such width stay
+// scalar): the vector type its loops and arrays use (prelude.cpp: tsr_vf, tsr_vf8, tsr_vf4).
+int64_t cpuVectorLanes(const kernel::Kernel& k);
 
 // Shared arrays holding swizzled tiles (Buffer::swizzleBytes) start at multiples of this many bytes.
 inline constexpr int64_t kSwizzleAlign = 1024;

@@ -80,6 +80,19 @@ typedef float tsr_vf __attribute__((vector_size(TSR_VBYTES)));
 static inline tsr_vf tsr_vload(const float* p) { tsr_vf v; std::memcpy(&v, p, sizeof v); return v; }
 static inline void tsr_vstore(float* p, tsr_vf v) { std::memcpy(p, &v, sizeof v); }
 static inline tsr_vf tsr_vsplat(float x) { return x - (tsr_vf){}; }
+// Narrower vectors for a kernel whose vectorized loops are multiples of 8 (or 4) lanes but not of 16, such as
+// a 56-wide image row in tiles of 8: at most 8 (or 4) lanes a step, the host's width where it is narrower.
+#define TSR_VBYTES8 (TSR_VBYTES < 32 ? TSR_VBYTES : 32)
+#define TSR_VF8 (TSR_VBYTES8 / 4)
+typedef float tsr_vf8 __attribute__((vector_size(TSR_VBYTES8)));
+static inline tsr_vf8 tsr_vload8(const float* p) { tsr_vf8 v; std::memcpy(&v, p, sizeof v); return v; }
+static inline void tsr_vstore8(float* p, tsr_vf8 v) { std::memcpy(p, &v, sizeof v); }
+static inline tsr_vf8 tsr_vsplat8(float x) { return x - (tsr_vf8){}; }
+#define TSR_VF4 4
+typedef float tsr_vf4 __attribute__((vector_size(16)));
+static inline tsr_vf4 tsr_vload4(const float* p) { tsr_vf4 v; std::memcpy(&v, p, sizeof v); return v; }
+static inline void tsr_vstore4(float* p, tsr_vf4 v) { std::memcpy(p, &v, sizeof v); }
+static inline tsr_vf4 tsr_vsplat4(float x) { return x - (tsr_vf4){}; }
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
 // Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmax drops it).

@@ -83,14 +83,6 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
                                            " bytes of shared memory (limit " + sharedLimitText() + ")");
 }
 
-// The implicit-GEMM form needs a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
-// chunk of channels is a box: no groups (a grouped conv's channel is oc / ... + ic).
-bool gemmApplies(Kernel& k) {
-  if (k.kind != "conv" || outerChain(k).size() != 4) return false;
-  for (const char* l : {"ic", "kh", "kw"})
-    if (!detail::findLoop(k, l)) return false;
-  return !dividedIndexIn(k, "ic");
-}
 
 // gemm = 1: the conv as a GEMM with M = output pixels (n, oh, ow), N = output channels, K = ic x kh x kw.
 // A block computes a tile_h x tile_w pixel tile of block_n channels (blockIdx.x: the pixel tiles, y: the
@@ -102,7 +94,7 @@ bool gemmApplies(Kernel& k) {
 // cache_read moves the padding select into the input's fill (0 outside the input): one fma per tap.
 void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
-  if (!gemmApplies(k)) rejectParams(k, "conv", "gemm", "the implicit-GEMM form needs a 2-D convolution without groups: set gemm = 0");
+  if (!plainConv2d(k)) rejectParams(k, "conv", "gemm", "the implicit-GEMM form needs a 2-D convolution without groups: set gemm = 0");
   std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
   int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
   int64_t th = std::min(p.at("tile_h"), extentOf(k, loops[2])), tw = std::min(p.at("tile_w"), extentOf(k, loops[3]));
@@ -176,7 +168,7 @@ void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn
 // mma tile with the rest (docs/codegen.md, Tensor cores).
 void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
-  if (!gemmApplies(k)) rejectParams(k, "conv", "mma", "the mma form needs a 2-D convolution without groups: set mma = 0");
+  if (!plainConv2d(k)) rejectParams(k, "conv", "mma", "the mma form needs a 2-D convolution without groups: set mma = 0");
   std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
   int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
   int64_t th = p.at("tile_h"), tw = p.at("tile_w");
@@ -391,7 +383,7 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
 // channels per step.
 TemplateParams convDefaults(Kernel& k) {
   TemplateParams p = windowedDefaults(k);
-  bool gemm = gemmApplies(k);
+  bool gemm = plainConv2d(k);
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = gemm ? extentOf(k, loops[1]) : 64, ow = gemm ? extentOf(k, loops[3]) : 16;
   int64_t tw = ow <= 16 ? ow : pickDividing({8, 14, 16}, ow, 16);
@@ -412,6 +404,16 @@ TemplateParams convDefaults(Kernel& k) {
 }
 
 }  // namespace
+
+// The implicit-GEMM forms need a 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) whose input tile for a
+// chunk of channels is a box: no groups (a grouped conv's channel is oc / ... + ic).
+bool plainConv2d(Kernel& k) {
+  if (k.kind != "conv" || outerChain(k).size() != 4) return false;
+  for (const char* l : {"ic", "kh", "kw"})
+    if (!detail::findLoop(k, l)) return false;
+  return !dividedIndexIn(k, "ic");
+}
+
 
 const TemplateDef& convTemplate() {
   static const TemplateDef def = {

@@ -31,29 +31,6 @@ bool columnsContiguous(Kernel& k, const std::string& b, const std::string& j) {
   return true;
 }
 
-// A vectorized loop is at most kVectorLanes long (the vectorize primitive's limit, AVX-512's f32 lanes): a
-// longer one is split, its steps unrolled. Returns the {steps, lanes} loops ("" for no steps).
-constexpr int64_t kVectorLanes = 16;
-std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop) {
-  if (extentOf(s.kernel(), loop) <= kVectorLanes) return {"", loop};
-  return splitBy(s, loop, kVectorLanes);
-}
-
-// The loops of the register tile, and the copies hoistReduction made of them (<loop>_init, <loop>_epi): rows
-// and vector steps unrolled, lanes vectorized (unrolled where a split left guards, which vectorize refuses).
-void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
-                        const std::string& lanes, bool guarded) {
-  auto each = [&](const std::string& loop, bool vectorized) {
-    if (loop.empty()) return;
-    auto apply = [&](const std::string& l) { vectorized && !guarded ? s.vectorize(l) : s.unroll(l); };
-    apply(loop);
-    for (const std::string& c : copies)
-      if (c == loop + "_init" || c == loop + "_epi") apply(c);
-  };
-  for (const std::string& l : unrolled) each(l, false);
-  each(lanes, true);
-}
-
 void gemmCpu(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
   std::vector<std::string> loops = outerChain(k);

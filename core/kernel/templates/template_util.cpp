@@ -153,4 +153,22 @@ void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplatePara
   if (stages > 1) s.pipeline(ko, int(stages));
 }
 
+std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop) {
+  if (extentOf(s.kernel(), loop) <= kVectorLanes) return {"", loop};
+  return splitBy(s, loop, kVectorLanes);
+}
+
+void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
+                        const std::string& lanes, bool guarded) {
+  auto each = [&](const std::string& loop, bool vectorized) {
+    if (loop.empty()) return;
+    auto apply = [&](const std::string& l) { vectorized && !guarded ? s.vectorize(l) : s.unroll(l); };
+    apply(loop);
+    for (const std::string& c : copies)
+      if (c == loop + "_init" || c == loop + "_epi") apply(c);
+  };
+  for (const std::string& l : unrolled) each(l, false);
+  each(lanes, true);
+}
+
 }  // namespace tessera::kernel::templ

@@ -28,6 +28,11 @@ const TemplateDef& rowReductionTemplate();
 const TemplateDef& gemmTemplate();
 const TemplateDef& gemmCpuTemplate();  // the gemm kernels of Machine::Cpu
 const TemplateDef& convTemplate();
+const TemplateDef& convCpuTemplate();  // the 2-D ungrouped conv kernels of Machine::Cpu
+// A 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) without groups: the implicit-GEMM forms' kernels.
+bool plainConv2d(Kernel& k);
+// plainConv2d with NCHW output (its rows along ow): the kernels conv-cpu schedules on Machine::Cpu.
+bool convCpuApplies(Kernel& k);
 const TemplateDef& poolTemplate();
 const TemplateDef& transposeTemplate();
 const TemplateDef& dataMovementTemplate();
@@ -54,6 +59,16 @@ void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, Th
 std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop);
 // Some input is read inside `loop` and every one has one of `types` (the tensor-core forms' operand checks).
 bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType> types);
+
+// --- the CPU forms' register tiles (gemm-cpu, conv-cpu) ---
+// A vectorized loop is at most kVectorLanes long (the vectorize primitive's limit, AVX-512's f32 lanes).
+inline constexpr int64_t kVectorLanes = 16;
+// A longer loop is split, its steps to be unrolled. Returns the {steps, lanes} loops ("" for no steps).
+std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop);
+// The loops of the register tile, and the copies hoistReduction made of them (<loop>_init, <loop>_epi): rows
+// and vector steps unrolled, lanes vectorized (unrolled where a split left guards, which vectorize refuses).
+void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
+                        const std::string& lanes, bool guarded);
 
 // The data-movement kernels whose innermost output loop is not the input's innermost index: transposes.
 bool isTransposeLike(Kernel& k);

@@ -14,7 +14,7 @@ const TemplateDef& templateFor(const std::string& name) {
   static const std::map<std::string, const TemplateDef*> table = {
       {"pointwise", &templ::pointwiseTemplate()},       {"row-reduction", &templ::rowReductionTemplate()},
       {"gemm", &templ::gemmTemplate()},                 {"gemm-cpu", &templ::gemmCpuTemplate()},
-      {"conv", &templ::convTemplate()},
+      {"conv", &templ::convTemplate()},                 {"conv-cpu", &templ::convCpuTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
       {"data-movement", &templ::dataMovementTemplate()}, {"attention", &templ::attentionTemplate()},
   };
@@ -27,6 +27,7 @@ std::string templateName(const Kernel& k) {
   if (k.kind == "reduction") return "row-reduction";
   if (k.kind == "data-movement") return templ::isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
   if (k.kind == "gemm" && k.machine == Machine::Cpu) return "gemm-cpu";
+  if (k.kind == "conv" && k.machine == Machine::Cpu && templ::convCpuApplies(const_cast<Kernel&>(k))) return "conv-cpu";
   if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool" || k.kind == "attention") return k.kind;
   return "pointwise";
 }

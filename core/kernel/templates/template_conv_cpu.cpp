@@ -1,0 +1,120 @@
+// The conv template's CPU form (Kernel::machine == cpu, a 2-D convolution without groups): a direct
+// convolution with the structure of gemm-cpu's micro-kernel. Each thread takes work items from one OpenMP loop:
+// an image, block_m output channels, tile_h output rows and tile_w output columns. The input patch the item
+// reads (every input channel, its rows and columns with the window's halo, zeros where the padding lies) is
+// copied once into a contiguous local array, so the inner loads have no padding test; each register tile of
+// tile_m channels x tile_h rows x tile_w columns accumulates over the input channels and the window's taps,
+// its channels and rows unrolled and its columns one vectorized loop (vector registers when tile_w is a
+// multiple of 16 f32 lanes, docs/codegen.md; GCC's `omp simd` otherwise). The weights are read as one scalar
+// per channel and tap, the same for every column.
+#include "kernel/templates/template_util.h"
+
+#include <algorithm>
+
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::templ {
+namespace {
+
+// Every store into an output buffer, and every read of the data input, has `var` in its last index.
+bool rowsAlong(Kernel& k, const std::string& var) {
+  bool all = true, stored = false;
+  const std::string input = k.buffers.front().name;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind == StmtKind::Store) {
+      const auto& st = static_cast<StoreStmt&>(n);
+      const Buffer* b = k.findBuffer(st.buffer);
+      if (!b || b->role != BufferRole::Output) return;
+      stored = true;
+      all = all && !st.indices.empty() && usesVar(st.indices.back(), var);
+    }
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind != ExprKind::Load) return;
+        const auto& ld = static_cast<const Load&>(x);
+        if (ld.buffer == input) all = all && !ld.indices.empty() && usesVar(ld.indices.back(), var);
+      });
+      return e;
+    });
+  });
+  return stored && all;
+}
+
+void convCpu(TracedSchedule& s, const TemplateParams& p) {
+  Kernel& k = s.kernel();
+  if (!convCpuApplies(k)) rejectParams(k, "conv-cpu", "tile_w", "the CPU form needs a 2-D NCHW convolution without groups");
+  std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
+  const int64_t OC = extentOf(k, loops[1]), OH = extentOf(k, loops[2]), OW = extentOf(k, loops[3]);
+  if (OC == 0 || OH == 0 || OW == 0 || extentOf(k, "ic") == 0) return;  // nothing to compute
+  const int64_t mr = std::min(p.at("tile_m"), OC), mc = std::min(p.at("block_m"), OC);
+  const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), OW);
+  if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
+  const std::string input = k.buffers.front().name;  // the data input; the weights follow it
+  // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
+  auto t = s.tile({loops[1], loops[2], loops[3]}, {mc, th, tw});
+  auto [io, ii] = splitBy(s, t[3], mr);  // register tiles of the block, channels of one tile
+  // Tiles that do not divide their loops leave guards inside the register tile, which vectorize refuses.
+  const bool guarded = OC % mc != 0 || OH % th != 0 || OW % tw != 0 || (tw > kVectorLanes && tw % kVectorLanes != 0);
+  auto [steps, lanes] = splitLanes(s, t[5]);
+  auto copies = s.hoistReduction("ic", io);  // accumulate each register tile over every channel and tap
+  std::vector<std::string> order = {"kh", "kw"};  // the taps outside the register tile, inside the channels
+  for (const std::string& l : {ii, t[4], steps, lanes})
+    if (!l.empty()) order.push_back(l);
+  s.reorder(order);
+  if (extentOf(k, "kw") <= 8) s.unroll("kw");
+  unrollAndVectorize(s, copies, {ii, t[4], steps}, lanes, guarded);
+  std::string work = fuseAll(s, {loops[0], t[0], t[1], t[2]});
+  if (p.at("pack_input")) {
+    auto fill = s.cacheRead(work, input, MemScope::Shared);
+    if (fill.size() > 1) {
+      auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
+      unrollAndVectorize(s, {}, {fillSteps}, fillLanes, true);
+    }
+  }
+  s.parallel(work);
+}
+
+// Columns: the most of 16, 8 or 4 that divide the output's width (the vector path's types, no guards; a width
+// none divides keeps the widest divisor up to 16, in scalar form); rows: two where they divide; channels: four
+// (4 x 2 vectors of accumulators), a work item up to 64 of them. Measured on the build machine (one thread,
+// conv_bn_relu's 3 x 3 conv of 32 to 64 channels on 56 x 56): 44 GFLOP/s at 4 x 2 x 8, 24 at 4 x 1 x 8, 30 at
+// 2 x 2 x 8; guarded tiles (8 columns of 28) ran at 4.
+TemplateParams convCpuDefaults(Kernel& k) {
+  std::vector<std::string> outer = outerChain(k);
+  if (outer.size() != 4) return {{"tile_m", 1}, {"tile_h", 1}, {"tile_w", 4}, {"block_m", 8}, {"pack_input", 1}};
+  const int64_t OC = extentOf(k, outer[1]), OH = extentOf(k, outer[2]), OW = extentOf(k, outer[3]);
+  int64_t tw = 0;
+  for (int64_t lanes : {16, 8, 4})
+    if (tw == 0 && OW % lanes == 0) tw = lanes;
+  if (tw == 0) tw = pickDividing({4, 7, 8, 14, 16}, OW, 16);
+  const int64_t th = OH % 2 == 0 ? 2 : 1;
+  int64_t mr = 1;
+  for (int64_t c : {4, 3, 2, 1})
+    if (OC % c == 0) { mr = c; break; }
+  int64_t mc = mr;
+  while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
+  return {{"tile_m", mr}, {"tile_h", th}, {"tile_w", tw}, {"block_m", mc}, {"pack_input", 1}};
+}
+
+}  // namespace
+
+// The register tile's columns run along the input's and the output's rows: NCHW, not NHWC (whose channels are
+// innermost: its lanes would be strided).
+bool convCpuApplies(Kernel& k) {
+  return plainConv2d(k) && rowsAlong(k, outerChain(k)[3]);
+}
+
+const TemplateDef& convCpuTemplate() {
+  static const TemplateDef def = {
+      convCpu,
+      {{"tile_m", {1, 2, 3, 4, 6, 8}, "output channels of the register tile (unrolled)"},
+       {"tile_h", {1, 2, 4}, "output rows of the register tile (unrolled)"},
+       {"tile_w", {4, 7, 8, 14, 16, 28, 32}, "output columns of the register tile (one vectorized loop)"},
+       {"block_m", {1, 2, 3, 4, 6, 8, 16, 32, 64, 128}, "output channels of one work item (a multiple of tile_m)"},
+       {"pack_input", {0, 1}, "copy the work item's input patch (with the padding's zeros) into a contiguous local array"}},
+      convCpuDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ

@@ -1,0 +1,161 @@
+// The conv template's CPU form (conv-cpu: a 2-D NCHW conv without groups on Machine::Cpu) and the vector path's
+// narrower types: the cpu machine gets the form where it applies (not grouped or NHWC convs, not the GPU);
+// every point of a small space with edge tiles schedules to a kernel that means the conv or is refused; a row
+// 56 wide accumulates in 8-lane vectors (tsr_vf8), one 32 wide in the host's; and generated, compiled and run
+// on the cpu backend the kernels agree with the reference, strided, 1 x 1 and with guards included.
+#include <QtTest>
+
+#include "codegen/codegen.h"
+#include "kernel/templates/templates.h"
+#include "runtime/execute/executor.h"
+#include "cpu_run.h"
+#include "reference_check.h"
+#include "schedule_check.h"
+
+using namespace tessera;
+using namespace tessera::kernel;
+using namespace tessera::kernel::fixtures;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct Shape2d {
+  int64_t N = 1, C = 3, OC = 8, H = 8, W = 8, k = 3, stride = 1, groups = 1;
+  bool nhwcInput = false;  // x given NHWC and transposed to NCHW inside the group
+};
+
+// relu(conv(x, w) + bias) with "same" padding for a k x k window.
+Case convOn(Machine machine, Shape2d d) {
+  GraphBuilder b("cv");
+  Value* x = b.input("x", {DType::F32, d.nhwcInput ? Shape{d.N, d.H, d.W, d.C} : Shape{d.N, d.C, d.H, d.W}});
+  std::vector<double> wv(size_t(d.OC * d.C / d.groups * d.k * d.k));
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = double(int64_t(i % 7) - 3) * 0.1;
+  Value* w = b.constant("w", Tensor::fromDoubles(DType::F32, {d.OC, d.C / d.groups, d.k, d.k}, wv));
+  Value* bias = b.constant("bias", filled(DType::F32, {d.OC}, 0.05));
+  std::vector<std::string> ids;
+  Value* in = x;
+  if (d.nhwcInput) {
+    in = b.op("Transpose", {x}, {{"perm", Ints{0, 3, 1, 2}}}, "to_nchw");
+    ids.push_back("to_nchw");
+  }
+  const int64_t pad = d.k / 2;
+  Value* y = b.op("Conv", {in, w, bias},
+                  {{"pads", Ints{pad, pad, pad, pad}}, {"strides", Ints{d.stride, d.stride}}, {"group", d.groups}}, "conv");
+  b.output(b.op("Relu", {y}, {}, "relu"));
+  ids.insert(ids.end(), {"conv", "relu"});
+  return {b.finish(), {"g0", "conv+epilogue", ids, {}, machine}};
+}
+
+Case cpuConv(Shape2d d = {}) { return convOn(Machine::Cpu, d); }
+
+std::string cpuRun(const Case& c, const TemplateParams& params = {}) {
+  execute::ScheduleSet saved;
+  saved.traces[execute::ScheduleSet::keyOf(c.spec.nodeIds)] = traceWithParams(c.graph, c.spec, params);
+  return cpuRunFails(c, &saved);
+}
+
+std::string generatedCpp(const Case& c) {
+  Kernel k = lower(c);
+  applyDefaultSchedule(k);
+  return codegen::generateCpp(k).body;
+}
+
+}  // namespace
+
+class TestConvCpu : public QObject {
+  Q_OBJECT
+ private slots:
+  void theCpuMachineGetsTheCpuForm() {
+    QCOMPARE(templateName(lower(convOn(Machine::Gpu, {}))), std::string("conv"));
+    QCOMPARE(templateName(lower(cpuConv({.C = 4, .groups = 2}))), std::string("conv"));  // grouped
+    Kernel k = lower(cpuConv());
+    QCOMPARE(templateName(k), std::string("conv-cpu"));
+    applyDefaultSchedule(k);
+    std::string t = printKernel(k);
+    QVERIFY2(has(t, " parallel {"), t.c_str());
+    QVERIFY2(has(t, " vectorized {"), t.c_str());
+    QCOMPARE(agreesWithReference(cpuConv().graph, k), std::string());
+  }
+
+  // An input read NHWC (its rows along the channels) would make the lanes strided: the GPU form schedules it.
+  void nhwcInputKeepsTheGenericForm() {
+    Shape2d d;
+    d.nhwcInput = true;
+    QCOMPARE(templateName(lower(cpuConv(d))), std::string("conv"));
+  }
+
+  void defaultsLeaveNoGuards() {
+    Shape2d d;
+    d.C = 32, d.OC = 64, d.H = 56, d.W = 56;
+    TemplateParams p = defaultParams(lower(cpuConv(d)));
+    QCOMPARE(p.at("tile_w"), int64_t(8));
+    QCOMPARE(p.at("tile_h"), int64_t(2));
+    QVERIFY(p.at("block_m") % p.at("tile_m") == 0 && 64 % p.at("block_m") == 0);
+    d.W = 28;
+    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(4));
+    d.W = 32;
+    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(16));
+  }
+
+  void theRegisterTileIsDeclaredAsVectors() {
+    Shape2d d;
+    d.W = 56;
+    std::string narrow = generatedCpp(cpuConv(d));
+    QVERIFY2(has(narrow, "tsr_vf8 acc0["), narrow.c_str());
+    QVERIFY2(has(narrow, "tsr_vload8(&in0_shared["), narrow.c_str());
+    QVERIFY2(has(narrow, "+= TSR_VF8) {"), narrow.c_str());
+    d.W = 32;
+    std::string host = generatedCpp(cpuConv(d));
+    QVERIFY2(has(host, "tsr_vf acc0["), host.c_str());
+    QVERIFY2(has(host, "+= TSR_VF) {"), host.c_str());
+  }
+
+  void everyCpuPointIsCorrectOrRefused() {
+    Shape2d d;
+    d.C = 5, d.OC = 6, d.H = 7, d.W = 9;  // no tile divides them all: edge tiles and guards
+    Case c = cpuConv(d);
+    int scheduled = 0, refused = 0;
+    for (int64_t tm : {1, 2, 4})
+      for (int64_t th : {1, 2})
+        for (int64_t tw : {4, 7, 8, 16})
+          for (int64_t bm : {2, 4, 6}) {
+            Kernel k = lower(c);
+            TracedSchedule s(k);
+            try {
+              applyTemplate(s, {{"tile_m", tm}, {"tile_h", th}, {"tile_w", tw}, {"block_m", bm}, {"pack_input", (tm + tw) % 2}});
+            } catch (const ScheduleError&) {
+              ++refused;
+              continue;
+            }
+            std::string why = interpretedInSweep(scheduled) ? agreesWithReference(c.graph, k) : "";
+            QVERIFY2(why.empty(), (std::to_string(tm) + "x" + std::to_string(th) + "x" + std::to_string(tw) + " block " +
+                                   std::to_string(bm) + ": " + why).c_str());
+            ++scheduled;
+          }
+    qInfo() << scheduled << "scheduled and checked," << refused << "refused";
+    QVERIFY(scheduled >= 40);
+    QVERIFY(refused >= 8);  // block_m not a multiple of tile_m
+  }
+
+  void generatedKernelsRunOnTheCpuBackend() {
+    Shape2d wide;
+    wide.C = 8, wide.OC = 16, wide.H = 6, wide.W = 56;
+    QCOMPARE(cpuRun(cpuConv(wide)), std::string());  // 8-lane vectors
+    Shape2d square;
+    square.N = 2, square.W = 32, square.H = 4;
+    QCOMPARE(cpuRun(cpuConv(square)), std::string());  // the host's vectors
+    Shape2d strided;
+    strided.stride = 2, strided.H = 9, strided.W = 17;
+    QCOMPARE(cpuRun(cpuConv(strided)), std::string());
+    Shape2d pointwise;
+    pointwise.k = 1, pointwise.C = 16, pointwise.W = 16;
+    QCOMPARE(cpuRun(cpuConv(pointwise)), std::string());
+    Shape2d odd;
+    odd.C = 5, odd.OC = 6, odd.H = 7, odd.W = 9;
+    QCOMPARE(cpuRun(cpuConv(odd), {{"tile_m", 4}, {"tile_h", 2}, {"tile_w", 8}, {"block_m", 4}}), std::string());  // guards
+  }
+};
+
+QTEST_GUILESS_MAIN(TestConvCpu)
+#include "test_conv_cpu.moc"
