@@ -36,10 +36,13 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # Qt, protobuf, graphviz, NVRTC… found from the binaries with dpkg-shlibdeps
 # What the backends need at run time that no binary links: the cpu backend runs the system's C++ compiler (with
-# OpenMP, which g++ brings); the cuda backend opens NVIDIA's driver (libcuda.so.1) with dlopen. Without them the
-# backend list says what is missing and what to install.
+# OpenMP, which g++ brings); the cuda backend opens NVIDIA's driver (libcuda.so.1) and NVRTC with dlopen. Without
+# them the backend list and the compile errors say what is missing and what to install.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "g++")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libcuda1")
+if(TESSERA_HAVE_CUDA)  # NVRTC is opened at run time too (runtime/cuda/nvrtc_compiler.cpp), from NVIDIA's repository
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libcuda1, cuda-nvrtc-${CUDAToolkit_VERSION_MAJOR}-0")
+endif()
 set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://tessera.example.org")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_GENERATOR "DEB")

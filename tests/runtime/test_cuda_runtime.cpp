@@ -28,6 +28,22 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 class TestCudaRuntime : public QObject {
   Q_OBJECT
  private slots:
+  // NVRTC is opened at run time: without it (test_cuda_runtime_no_nvrtc names a missing file) a compile fails
+  // saying what to install, and the program itself started.
+  void missingNvrtcSaysWhatToInstall() {
+    if (!qEnvironmentVariableIsSet("TESSERA_NVRTC")) QSKIP("for test_cuda_runtime_no_nvrtc ($TESSERA_NVRTC names a missing library)");
+#if !TESSERA_HAVE_CUDA
+    QSKIP("built without CUDA: there is no NVRTC to open");
+#endif
+    try {
+      NvrtcCompiler().compile("extern \"C\" __global__ void k() {}", "k.cu");
+      QFAIL("compiled without NVRTC");
+    } catch (const Error& e) {
+      QVERIFY2(contains(e.what(), "is not installed, so CUDA kernels cannot be compiled here"), e.what());
+      QVERIFY2(contains(e.what(), "cuda-nvrtc-"), e.what());
+    }
+  }
+
   void availabilityHasAReason() {
     Availability a = cudaAvailability();
     qInfo("CUDA available: %s (%s)", a.available ? "yes" : "no", a.reason.c_str());
