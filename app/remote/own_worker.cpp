@@ -8,7 +8,6 @@
 
 #include <chrono>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "ir/error.h"
+#include "runtime/cpu/process.h"
 
 extern char** environ;
 
@@ -24,8 +24,6 @@ namespace {
 
 constexpr const char* kProgramName = "tessera-cli";
 constexpr double kStartTimeoutS = 60;  // cuInit and the device query of a cold GPU take seconds
-
-bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
 
 // 48 hexadecimal digits from the system's random source.
 std::string freshToken() {
@@ -55,14 +53,12 @@ std::string readFile(const std::string& path) {
 }  // namespace
 
 std::string workerProgram() {
-  if (const char* told = std::getenv("TESSERA_CLI"); told && *told) return executable(told) ? told : "";
-  std::error_code ec;
-  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && executable((self.parent_path() / kProgramName).string())) return (self.parent_path() / kProgramName).string();
 #ifdef TESSERA_CLI_BUILT
-  if (executable(TESSERA_CLI_BUILT)) return TESSERA_CLI_BUILT;
+  const std::string built = TESSERA_CLI_BUILT;
+#else
+  const std::string built;
 #endif
-  return "";
+  return cpu::findCompanionProgram(kProgramName, "TESSERA_CLI", built);
 }
 
 OwnWorker::OwnWorker(execute::BackendKind kind, std::string arch) : kind_(kind), arch_(std::move(arch)) {}

@@ -42,14 +42,15 @@ class ExprPrinter {
   // reads its lanes from registers it filled with one wide load).
   void setLoadText(std::map<const kernel::ExprNode*, std::string> text) { loadText_ = std::move(text); }
   // CPU: register buffers declared as arrays of f32 vectors (cpu_vector.cpp); an element of one is
-  // `name[offset / TSR_VF][offset % TSR_VF]`. `suffix` names the kernel's vector type: "" for the host's width
-  // (tsr_vf, TSR_VF, tsr_vload...), "8" or "4" for the narrower ones (tsr_vf8, TSR_VF8, tsr_vload8...).
-  void setVectorArrays(std::set<std::string> names, std::string suffix = "") {
+  // `name[offset / TSR_VF][offset % TSR_VF]`. `lanes` (cpuVectorLanes) picks the kernel's vector type: 16 the
+  // host's width (tsr_vf, TSR_VF, tsr_vload...), 8 or 4 the narrower ones (tsr_vf8, TSR_VF8, tsr_vload8...).
+  void setVectorArrays(std::set<std::string> names, int64_t lanes = 16) {
     vectorArrays_ = std::move(names);
-    vectorSuffix_ = std::move(suffix);
+    vectorLanes_ = lanes;
   }
-  // "tsr_vf" + suffix, "TSR_VF" + suffix, ... for `base` "tsr_vf", "TSR_VF", "tsr_vload", "tsr_vstore", "tsr_vsplat".
-  std::string vectorName(const std::string& base) const { return base + vectorSuffix_; }
+  int64_t vectorLanes() const { return vectorLanes_; }
+  // `base` ("tsr_vf", "TSR_VF", "tsr_vload", "tsr_vstore", "tsr_vsplat") for the kernel's vector type.
+  std::string vectorName(const std::string& base) const { return vectorLanes_ == 16 ? base : base + std::to_string(vectorLanes_); }
   bool isVectorArray(const std::string& buffer) const { return vectorArrays_.count(buffer) != 0; }
   const std::set<std::string>& vectorArrays() const { return vectorArrays_; }
   // The C lvalue of buffer[indices].
@@ -67,7 +68,7 @@ class ExprPrinter {
   Target target_;
   std::map<const kernel::ExprNode*, std::string> loadText_;
   std::set<std::string> vectorArrays_;
-  std::string vectorSuffix_;
+  int64_t vectorLanes_ = 16;
 };
 
 std::string reduceCombine(kernel::ReduceOp op, DType t, Target target, const std::string& a, const std::string& b);

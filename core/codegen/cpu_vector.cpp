@@ -215,8 +215,7 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
 
 bool Generator::cpuVectorLoop(const ForStmt& f) {
   if (target_ != Target::Cpu) return false;
-  const int64_t lanes = cpuVectorLanes(k_);
-  VectorForm form(k_, f, ep_.vectorArrays(), lanes);  // the arrays: decided once, in the Generator's constructor
+  VectorForm form(k_, f, ep_.vectorArrays(), ep_.vectorLanes());  // decided once, in the Generator's constructor
   if (!form.ok(f)) return false;
   std::string v = identifier(f.h.var);
   const std::string step = ep_.vectorName("TSR_VF"), type = ep_.vectorName("tsr_vf");

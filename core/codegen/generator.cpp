@@ -25,10 +25,7 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
     : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
-  if (target == Target::Cpu) {
-    const int64_t lanes = cpuVectorLanes(k);
-    ep_.setVectorArrays(cpuVectorArrays(k), lanes == 16 ? "" : std::to_string(lanes));
-  }
+  if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k), cpuVectorLanes(k));
   planTma();
 }
 

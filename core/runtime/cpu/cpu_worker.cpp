@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "ir/error.h"
+#include "runtime/cpu/process.h"
 #include "runtime/cpu/worker_protocol.h"
 
 extern char** environ;
@@ -26,8 +27,6 @@ namespace tessera::cpu {
 namespace {
 
 constexpr const char* kWorkerName = "tessera-cpu-worker";
-
-bool executable(const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; }
 
 std::string errnoText(const std::string& what) { return what + ": " + std::strerror(errno); }
 
@@ -50,14 +49,12 @@ std::string signalText(int sig) {
 }  // namespace
 
 std::string cpuWorkerProgram() {
-  if (const char* told = std::getenv("TESSERA_CPU_WORKER"); told && *told) return executable(told) ? told : "";
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec && executable((self.parent_path() / kWorkerName).string())) return (self.parent_path() / kWorkerName).string();
 #ifdef TESSERA_CPU_WORKER_BUILT
-  if (executable(TESSERA_CPU_WORKER_BUILT)) return TESSERA_CPU_WORKER_BUILT;
+  const std::string built = TESSERA_CPU_WORKER_BUILT;
+#else
+  const std::string built;
 #endif
-  return "";
+  return findCompanionProgram(kWorkerName, "TESSERA_CPU_WORKER", built);
 }
 
 CpuWorker::CpuWorker(std::string program) : program_(std::move(program)) {}

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -81,6 +83,15 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
   waitFor(pid, timeoutSeconds, cancel, r);
   r.output = readBounded(outputFile);
   return r;
+}
+
+std::string findCompanionProgram(const std::string& name, const char* envVar, const std::string& built) {
+  auto executable = [](const std::string& path) { return !path.empty() && access(path.c_str(), X_OK) == 0; };
+  if (const char* told = std::getenv(envVar); told && *told) return executable(told) ? told : "";
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec && executable((self.parent_path() / name).string())) return (self.parent_path() / name).string();
+  return executable(built) ? built : "";
 }
 
 std::string findOnPath(const std::string& name) {

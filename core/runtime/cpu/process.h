@@ -24,4 +24,8 @@ ProcessResult runProcess(const std::vector<std::string>& argv, const std::string
 // The first executable named `name` in $PATH, or "" when there is none.
 std::string findOnPath(const std::string& name);
 
+// A program Tessera starts itself (the cpu worker, the window's GPU worker): the one $envVar names (when it is
+// executable), else `name` beside this program, else `built` (where this build made it); "" when none is.
+std::string findCompanionProgram(const std::string& name, const char* envVar, const std::string& built);
+
 }  // namespace tessera::cpu
