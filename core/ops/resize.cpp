@@ -8,9 +8,12 @@
 #include <cmath>
 #include <optional>
 
+#include "ir/constant.h"
+
 #include "ops/families.h"
 #include "ops/op_support.h"
 #include "ops/registry.h"
+#include "ops/resize_form.h"
 
 namespace tessera {
 namespace {
@@ -119,27 +122,44 @@ ResizeAttrs resizeAttrs(const Node& node) {
   return a;
 }
 
-// The input coordinate of output coordinate x along one axis; nullopt when it falls outside the crop.
-std::optional<double> sourceCoordinate(const Node& node, const ResizeAttrs& a, double scale, int64_t inLen,
-                                       int64_t outLen, int64_t x, double roi0, double roi1) {
-  double outWidth = scale * double(inLen), xd = double(x), in1 = double(inLen - 1);
+// The map from output to input coordinates along one axis, for every transform but tf_crop_and_resize (which
+// also clips to its roi: sourceCoordinate).
+ResizeCoordinate coordinateMap(const Node& node, const ResizeAttrs& a, double scale, int64_t inLen, int64_t outLen) {
+  double outWidth = scale * double(inLen), in1 = double(inLen - 1);
   const std::string& m = a.transform;
-  if (m == "half_pixel") return (xd + 0.5) / scale - 0.5;
-  if (m == "asymmetric") return xd / scale;
-  if (m == "align_corners") return outWidth == 1 ? 0.0 : xd * in1 / (outWidth - 1);
-  if (m == "pytorch_half_pixel") return outWidth == 1 ? -0.5 : (xd + 0.5) / scale - 0.5;
-  if (m == "tf_half_pixel_for_nn") return (xd + 0.5) / scale;  // opsets 11-12
-  if (m == "half_pixel_symmetric") {
-    double offset = double(inLen) / 2 * (1 - double(outLen) / outWidth);
-    return offset + (xd + 0.5) / scale - 0.5;
+  ResizeCoordinate c;
+  if (m == "half_pixel" || m == "pytorch_half_pixel" || m == "tf_half_pixel_for_nn" || m == "half_pixel_symmetric") {
+    c.shift = 0.5;
+    c.divisor = scale;
+    c.offset = m == "tf_half_pixel_for_nn" ? 0.0 : -0.5;
+    if (m == "pytorch_half_pixel" && outWidth == 1) c = {0, 0, 1, -0.5, 0};
+    if (m == "half_pixel_symmetric") {
+      c.offset = double(inLen) / 2 * (1 - double(outLen) / outWidth);
+      c.last = -0.5;
+    }
+    return c;
   }
-  if (m == "tf_crop_and_resize") {
-    double c = outWidth == 1 ? (roi1 - roi0) * in1 / 2 : xd * (roi1 - roi0) * in1 / (outWidth - 1);
-    c += roi0 * in1;
-    if (c < 0 || c > in1) return std::nullopt;
+  if (m == "asymmetric") {
+    c.divisor = scale;
+    return c;
+  }
+  if (m == "align_corners") {
+    c.stretch = outWidth == 1 ? 0.0 : in1;
+    c.divisor = outWidth == 1 ? 1.0 : outWidth - 1;
     return c;
   }
   failNode(node, "coordinate_transformation_mode '" + m + "' is not supported");
+}
+
+// The input coordinate of output coordinate x along one axis; nullopt when it falls outside the crop.
+std::optional<double> sourceCoordinate(const Node& node, const ResizeAttrs& a, double scale, int64_t inLen,
+                                       int64_t outLen, int64_t x, double roi0, double roi1) {
+  if (a.transform != "tf_crop_and_resize") return coordinateMap(node, a, scale, inLen, outLen).at(double(x));
+  double outWidth = scale * double(inLen), xd = double(x), in1 = double(inLen - 1);
+  double c = outWidth == 1 ? (roi1 - roi0) * in1 / 2 : xd * (roi1 - roi0) * in1 / (outWidth - 1);
+  c += roi0 * in1;
+  if (c < 0 || c > in1) return std::nullopt;
+  return c;
 }
 
 // Weights of the taps at offsets (1 - n/2 ... n/2) from floor(x), where ratio = x - floor(x) in (0, 1].
@@ -277,7 +297,50 @@ std::vector<Tensor> evalResize(const Node& node, const std::vector<const Tensor*
   return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
 }
 
+// Why a node has no generated form, or "": the filters whose taps the lowering does not compute.
+std::string unsupportedForm(const ResizeAttrs& a, const ResizePlan& p) {
+  if (a.mode == "cubic") return "cubic interpolation";
+  if (a.excludeOutside) return "exclude_outside";
+  if (a.transform == "tf_crop_and_resize") return "tf_crop_and_resize";
+  if (a.antialias && a.mode == "linear")
+    for (double s : p.scales)
+      if (s < 1) return "antialiasing a downscale";
+  return "";
+}
+
 }  // namespace
+
+namespace ops {
+
+ResizeForm resizeForm(const Node& node) {
+  auto input = [&](size_t i) { return i < node.numInputs() && node.input(i) ? constantValue(node.input(i)) : nullptr; };
+  const Shape& x = node.input(0)->shape();
+  ResizeAttrs a = resizeAttrs(node);
+  ResizePlan p;
+  if (isUpsample(node)) {
+    std::vector<double> attr = node.attrFloats("scales");
+    Tensor fromAttr = Tensor::fromDoubles(DType::F32, {int64_t(attr.size())}, attr);
+    p = resizePlan(node, x, input(1) ? input(1) : &fromAttr, nullptr);
+  } else {
+    p = resizePlan(node, x, input(2), input(3));
+  }
+  ResizeForm form;
+  form.taps = a.mode == "linear" ? ResizeTaps::Linear : ResizeTaps::Nearest;
+  form.nearestMode = a.nearest;
+  form.unsupported = unsupportedForm(a, p);
+  for (size_t d = 0; d < x.size(); ++d) {
+    ResizeAxis axis{x[d], p.out[d], true, {}};
+    // As evalResize and evalUpsample: an axis kept at scale 1 reads each coordinate where it is.
+    axis.identity = isUpsample(node) ? p.scales[d] == 1
+                                     : p.out[d] == x[d] && p.scales[d] == 1 && a.transform != "tf_crop_and_resize" &&
+                                           a.transform != "tf_half_pixel_for_nn";
+    if (!axis.identity && form.unsupported.empty()) axis.map = coordinateMap(node, a, p.scales[d], x[d], p.out[d]);
+    form.axes.push_back(axis);
+  }
+  return form;
+}
+
+}  // namespace ops
 
 void registerResizeOps(OpRegistry& r) {
   addOp(r, {"Resize", OpCategory::Other, "resample by scales or to sizes (nearest, linear, cubic; coordinate "

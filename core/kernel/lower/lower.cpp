@@ -14,7 +14,11 @@ bool isPoolOp(const std::string& op) {
   return t.pool != PoolKind::None && hasReductionKernel(t);
 }
 // Views and reindexing ops: lower_movement maps each output index onto the input (Pad, which fills, is not one).
-bool isDataMovementOp(const std::string& op) { return opTraits(op).movement != MovementKind::None; }
+// Resize and Upsample are fusion's opaque ops (a group alone) whose nest is a data-movement one: each output
+// element reads its taps of the input.
+bool isDataMovementOp(const std::string& op) {
+  return opTraits(op).movement != MovementKind::None || op == "Resize" || op == "Upsample";
+}
 
 // The node that decides the kernel's structure, and the kind it gives.
 std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {

@@ -102,6 +102,14 @@ Expr inBounds(const Expr& i, int64_t begin, int64_t end);
 // Names of the spatial loops: ow; oh, ow; od, oh, ow; beyond three axes o0, o1, ...
 std::vector<std::string> spatialNames(const std::string& prefix, size_t rank);
 
+// Shared by the data-movement lowerings (lower_movement.cpp). The value of `v` at indices `idx`, through an
+// emitter at that point: in-group producers (a pointwise prologue, another data-movement op) are computed there.
+Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx);
+// i clamped into 0..extent-1.
+Expr clampIndex(const Expr& i, int64_t extent);
+// A Resize or Upsample node's output at the emitter's point (lower_resize.cpp).
+Expr resizeExpr(LowerCtx& ctx, const Node& n, Emitter& em);
+
 void lowerPointwise(LowerCtx& ctx);
 void lowerRowReduction(LowerCtx& ctx);
 void lowerGemm(LowerCtx& ctx, const Node& anchor);

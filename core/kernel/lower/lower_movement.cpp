@@ -15,6 +15,17 @@ std::vector<Expr> transposeIndex(const Node& n, const Shape& in, const std::vect
   return out;
 }
 
+Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
+  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
+  return sub.value(v);
+}
+
+// Selects: the generators' integer max and min want operands of one C type.
+Expr clampIndex(const Expr& i, int64_t extent) {
+  Expr upper = Select::make(Binary::make(BinaryOp::Lt, i, intImm(extent)), i, intImm(extent - 1));
+  return Select::make(Binary::make(BinaryOp::Lt, i, intImm(0)), intImm(0), upper);
+}
+
 namespace {
 
 // Same elements in row-major order: linearize the output index, split it by the input's strides.
@@ -70,13 +81,6 @@ int64_t normalizeAxisOf(LowerCtx& ctx, const Node& n, int64_t axis, size_t rank)
   return axis;
 }
 
-// The value of `v` (of shape `shape`) at indices `idx`, through an emitter at that point: in-group producers
-// (a pointwise prologue, another data-movement op) are computed there.
-Expr valueAt(Emitter& em, const Value* v, std::vector<Expr> idx) {
-  Emitter sub(em.ctx(), v->shape(), std::move(idx), em.out());
-  return sub.value(v);
-}
-
 Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const Shape& in = n.input(0)->shape();
   auto starts = constantInts(n.input(1));
@@ -92,12 +96,6 @@ Expr sliceExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
     idx[size_t(axis)] = add(intImm(s), mul(idx[size_t(axis)], intImm(step)));
   }
   return valueAt(em, n.input(0), idx);
-}
-
-// i clamped into 0..extent-1 (selects: the generators' integer max and min want operands of one C type).
-Expr clampIndex(const Expr& i, int64_t extent) {
-  Expr upper = Select::make(Binary::make(BinaryOp::Lt, i, intImm(extent)), i, intImm(extent - 1));
-  return Select::make(Binary::make(BinaryOp::Lt, i, intImm(0)), intImm(0), upper);
 }
 
 Expr concatExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
@@ -170,6 +168,7 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
   if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
+  if (op == "Resize" || op == "Upsample") return resizeExpr(ctx, n, em);
   if (opTraits(op).movement == MovementKind::View)
     return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));
   ctx.fail(n, "not supported in a data-movement kernel");  // Pad, ...: fusion may chain them to the ops above
