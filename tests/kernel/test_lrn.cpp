@@ -10,7 +10,7 @@
 #include "ir/error.h"
 #include "kernel/templates/templates.h"
 #include "kernel_fixtures.h"
-#include "reference_check.h"
+#include "cpu_run.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 
@@ -39,38 +39,8 @@ Attributes window(int64_t size, double alpha, double beta, double bias) {
   return {{"size", size}, {"alpha", alpha}, {"beta", beta}, {"bias", bias}};
 }
 
-// "" when the lowered kernel, the default-scheduled one and the cpu backend's run agree with the reference
-// and NVRTC compiles the scheduled CUDA; else what failed.
-std::string agrees(const Case& c) {
-  ReferenceOptions opt;
-  opt.keepAll = true;
-  ReferenceResult ref = runReference(c.graph, randomInputs(c.graph, 7), opt);
-  Kernel plain = lower(c);
-  if (plain.kind != "pool") return "kind " + plain.kind + ", not pool";
-  if (std::string why = agreesWithReference(c.graph, plain, ref); !why.empty()) return "lowered: " + why;
-  Kernel scheduled = lower(c);
-  applyDefaultSchedule(scheduled);
-  if (std::string why = agreesWithReference(c.graph, scheduled, ref); !why.empty()) return "scheduled: " + why;
-  cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(scheduled).source, "lrn.cu", {}, "sm_90");
-  if (!r.ok) return "NVRTC: " + r.error;
-  auto graph = std::make_shared<const Graph>(c.graph.clone());
-  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  o.seed = 7;
-  execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
-  std::string why;
-  for (const std::string& msg : run.messages) why += msg + "; ";
-  if (run.kernels.size() != 1 || run.kernels[0].status != execute::KernelStatus::Ok || !run.outputsVerified) return "cpu backend: " + why;
-  return "";
-}
-
-bool has(const std::string& text, const std::string& fragment) {
-  if (text.find(fragment) != std::string::npos) return true;
-  qInfo().noquote() << "missing:" << QString::fromStdString(fragment) << "\nin:\n" << QString::fromStdString(text);
-  return false;
-}
+// Interpreter, NVRTC and the cpu backend against the reference (cpu_run.h).
+std::string agrees(const Case& c) { return agreesEverywhere(c, "pool", 7); }
 
 }  // namespace
 

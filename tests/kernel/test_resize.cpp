@@ -12,8 +12,7 @@
 #include "ir/error.h"
 #include "kernel/templates/templates.h"
 #include "kernel_fixtures.h"
-#include "reference_check.h"
-#include "schedule_check.h"
+#include "cpu_run.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/executor.h"
 
@@ -46,36 +45,8 @@ Case resize(const Resample& r, const std::string& op = "Resize") {
   return {b.finish(), {"g0", "opaque", {"resize"}}};
 }
 
-// "" when the lowered kernel, the default-scheduled one and the cpu backend's kernel agree with the reference
-// and NVRTC compiles the scheduled CUDA; else what failed.
-std::string agrees(const Case& c) {
-  ReferenceOptions opt;
-  opt.keepAll = true;
-  ReferenceResult ref = runReference(c.graph, randomInputs(c.graph, 5), opt);
-  Kernel plain = lower(c);
-  if (plain.kind != "data-movement") return "kind " + plain.kind + ", not data-movement";
-  if (std::string why = agreesWithReference(c.graph, plain, ref); !why.empty()) return "lowered: " + why;
-  Kernel scheduled = lower(c);
-  applyDefaultSchedule(scheduled);
-  if (std::string why = agreesWithReference(c.graph, scheduled, ref); !why.empty()) return "scheduled: " + why;
-  cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(scheduled).source, "resize.cu", {}, "sm_90");
-  if (!r.ok) return "NVRTC: " + r.error;
-  auto graph = std::make_shared<const Graph>(c.graph.clone());
-  execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
-  execute::RunOptions o;
-  o.reps = 1;
-  o.warmup = 0;
-  o.seed = 5;
-  execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
-  std::string why;
-  for (const std::string& msg : run.messages) why += msg + "; ";
-  if (run.kernels.size() != 1 || run.kernels[0].status != execute::KernelStatus::Ok || !run.outputsVerified) return "cpu backend: " + why;
-  if (!run.kernels[0].host.empty()) return "ran on the host: " + run.kernels[0].host;
-  return "";
-}
-
 void check(const Resample& r, const std::string& op = "Resize") {
-  std::string why = agrees(resize(r, op));
+  std::string why = agreesEverywhere(resize(r, op), "data-movement", 5);
   QVERIFY2(why.empty(), why.c_str());
 }
 
