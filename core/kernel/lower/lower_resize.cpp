@@ -51,10 +51,16 @@ std::vector<Tap> axisTaps(LowerCtx& ctx, Emitter& em, const Node& n, const ops::
                           const ops::ResizeAxis& axis, const Expr& x, DType at) {
   Expr c = bind(ctx, em, n, DType::F64, coordinate(axis.map, x));
   Expr fl = bind(ctx, em, n, DType::F64, Unary::make(UnaryOp::Floor, c));
-  auto index = [&](Expr e) { return clampIndex(bind(ctx, em, n, DType::I64, Cast::make(DType::I64, e)), axis.inLen); };
-  if (form.taps == ops::ResizeTaps::Nearest) return {{index(nearestIndex(form.nearestMode, c, fl)), nullptr}};
+  // Clamped while still a double: converting one outside i64's range would be undefined (a coordinate can be
+  // huge where align_corners divides by an output width just over 1).
+  auto toIndex = [&](Expr e, double lo, double hi) {
+    e = binary(BinaryOp::Min, binary(BinaryOp::Max, std::move(e), f64(lo)), f64(hi));
+    return bind(ctx, em, n, DType::I64, Cast::make(DType::I64, e));
+  };
+  double last = double(axis.inLen - 1);
+  if (form.taps == ops::ResizeTaps::Nearest) return {{toIndex(nearestIndex(form.nearestMode, c, fl), 0, last), nullptr}};
   Expr r = bind(ctx, em, n, at, Cast::make(at, binary(BinaryOp::Sub, c, fl)));
-  Expr i0 = bind(ctx, em, n, DType::I64, Cast::make(DType::I64, fl));
+  Expr i0 = toIndex(fl, -1, last + 1);
   return {{clampIndex(i0, axis.inLen), binary(BinaryOp::Sub, FloatImm::make(1, at), r)},
           {clampIndex(binary(BinaryOp::Add, i0, intImm(1)), axis.inLen), r}};
 }
