@@ -79,6 +79,18 @@ Value* layerNorm(Graph& g, const Node& n) {
   return n.input(2) ? e.op("bias", "Add", {y, n.input(2)}) : y;
 }
 
+// x / sqrt(mean(x², over [axis, rank)) + eps) · scale: the row kernel's reduction, as layer normalization's.
+Value* rmsNorm(Graph& g, const Node& n) {
+  Emitter e(g, n);
+  Value* x = n.input(0);
+  int64_t rank = int64_t(x->shape().size());
+  std::vector<int64_t> axes;
+  for (int64_t a = axisOf(n, -1); a < rank; ++a) axes.push_back(a);
+  Value* ms = e.op("ms", "ReduceMean", {e.op("sq", "Mul", {x, x}), e.axes(axes)}, {{"keepdims", 1}});
+  Value* rms = e.op("rms", "Sqrt", {e.op("addeps", "Add", {ms, e.scalar("eps", n.attrFloat("epsilon", 1e-5))})});
+  return e.op("scale", "Mul", {e.op("norm", "Div", {x, rms}), n.input(1)});
+}
+
 Value* gelu(Graph& g, const Node& n) {
   Emitter e(g, n);
   Value* x = n.input(0);
@@ -156,7 +168,7 @@ class DecomposePass : public Pass {
 
  private:
   static bool isComposite(const std::string& op) {
-    return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "Gelu" ||
+    return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "RMSNormalization" || op == "Gelu" ||
            op == "BatchNormalization" || op == "HardSigmoid" || op == "HardSwish";
   }
 
@@ -170,6 +182,7 @@ class DecomposePass : public Pass {
       if (!registered({"ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"})) return nullptr;
       return layerNorm(g, n);
     }
+    if (op == "RMSNormalization") return registered({"ReduceMean", "Mul", "Add", "Sqrt", "Div"}) ? rmsNorm(g, n) : nullptr;
     if (op == "Gelu") return registered({"Mul", "Add", "Erf", "Tanh"}) ? gelu(g, n) : nullptr;
     if (op == "BatchNormalization") {
       if (n.attrInt("training_mode", 0) != 0) return nullptr;
