@@ -256,17 +256,29 @@ void inferUpsample(InferContext& ctx) {
   ctx.outputs[0] = {ctx.input(0).dtype, resizePlan(ctx.node(), ctx.input(0).shape, &scales, nullptr).out};
 }
 
+// Upsample-7's scales attribute as a tensor (Upsample-9 gives them as input 1 instead).
+Tensor attributeScales(const Node& node) {
+  std::vector<double> attr = node.attrFloats("scales");
+  return Tensor::fromDoubles(DType::F32, {int64_t(attr.size())}, attr);
+}
+
+// Whether axis d is kept as it is: output coordinate x reads input coordinate x. Upsample resamples every axis
+// whose scale is not 1; Resize keeps one of the same length at scale 1, unless its transform shifts coordinates.
+bool keptAxis(const Node& node, const ResizeAttrs& a, const ResizePlan& p, const Shape& in, size_t d) {
+  if (isUpsample(node)) return p.scales[d] == 1;
+  return p.out[d] == in[d] && p.scales[d] == 1 && a.transform != "tf_crop_and_resize" &&
+         a.transform != "tf_half_pixel_for_nn";
+}
+
 std::vector<Tensor> evalUpsample(const Node& node, const std::vector<const Tensor*>& in,
                                  const std::vector<TensorType>& types) {
-  std::vector<double> attr = node.attrFloats("scales");
-  Tensor fromAttr = Tensor::fromDoubles(DType::F32, {int64_t(attr.size())}, attr);
-  const Tensor* scales = in.size() > 1 && in[1] ? in[1] : &fromAttr;
-  ResizePlan p = resizePlan(node, in[0]->shape(), scales, nullptr);
+  Tensor fromAttr = attributeScales(node);
+  ResizePlan p = resizePlan(node, in[0]->shape(), in.size() > 1 && in[1] ? in[1] : &fromAttr, nullptr);
   ResizeAttrs a = resizeAttrs(node);
   std::vector<double> v = in[0]->toDoubles();
   Shape shape = in[0]->shape();
   for (size_t d = 0; d < shape.size(); ++d)
-    if (p.scales[d] != 1) v = resizeAxis(node, a, v, shape, d, p.out[d], p.scales[d], 0, 1);
+    if (!keptAxis(node, a, p, in[0]->shape(), d)) v = resizeAxis(node, a, v, shape, d, p.out[d], p.scales[d], 0, 1);
   return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
 }
 
@@ -288,12 +300,8 @@ std::vector<Tensor> evalResize(const Node& node, const std::vector<const Tensor*
   int64_t rank = int64_t(x.size());
   std::vector<double> roi = roiOf(node, input(1), rank), v = in[0]->toDoubles();
   Shape shape = x;
-  for (size_t d = 0; d < x.size(); ++d) {
-    // Same length at scale 1 maps every coordinate onto itself, except where the transform shifts it.
-    bool identity = p.out[d] == x[d] && p.scales[d] == 1 && a.transform != "tf_crop_and_resize" &&
-                    a.transform != "tf_half_pixel_for_nn";
-    if (!identity) v = resizeAxis(node, a, v, shape, d, p.out[d], p.scales[d], roi[d], roi[size_t(rank) + d]);
-  }
+  for (size_t d = 0; d < x.size(); ++d)
+    if (!keptAxis(node, a, p, x, d)) v = resizeAxis(node, a, v, shape, d, p.out[d], p.scales[d], roi[d], roi[size_t(rank) + d]);
   return {fromDoublesRounded(types[0].dtype, types[0].shape, v)};
 }
 
@@ -318,8 +326,7 @@ ResizeForm resizeForm(const Node& node) {
   ResizeAttrs a = resizeAttrs(node);
   ResizePlan p;
   if (isUpsample(node)) {
-    std::vector<double> attr = node.attrFloats("scales");
-    Tensor fromAttr = Tensor::fromDoubles(DType::F32, {int64_t(attr.size())}, attr);
+    Tensor fromAttr = attributeScales(node);
     p = resizePlan(node, x, input(1) ? input(1) : &fromAttr, nullptr);
   } else {
     p = resizePlan(node, x, input(2), input(3));
@@ -329,11 +336,7 @@ ResizeForm resizeForm(const Node& node) {
   form.nearestMode = a.nearest;
   form.unsupported = unsupportedForm(a, p);
   for (size_t d = 0; d < x.size(); ++d) {
-    ResizeAxis axis{x[d], p.out[d], true, {}};
-    // As evalResize and evalUpsample: an axis kept at scale 1 reads each coordinate where it is.
-    axis.identity = isUpsample(node) ? p.scales[d] == 1
-                                     : p.out[d] == x[d] && p.scales[d] == 1 && a.transform != "tf_crop_and_resize" &&
-                                           a.transform != "tf_half_pixel_for_nn";
+    ResizeAxis axis{x[d], p.out[d], keptAxis(node, a, p, x, d), {}};
     if (!axis.identity && form.unsupported.empty()) axis.map = coordinateMap(node, a, p.scales[d], x[d], p.out[d]);
     form.axes.push_back(axis);
   }

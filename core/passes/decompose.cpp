@@ -64,13 +64,17 @@ Value* softmax(Graph& g, const Node& n, bool log) {
   return e.op("out", "Sub", {shifted, e.op("log", "Log", {sum})});
 }
 
+// The axes a normalization reduces over: from its `axis` (default -1) to the last.
+std::vector<int64_t> axesFromAxisOn(const Node& n) {
+  std::vector<int64_t> axes;
+  for (int64_t a = axisOf(n, -1); a < int64_t(n.input(0)->shape().size()); ++a) axes.push_back(a);
+  return axes;
+}
+
 Value* layerNorm(Graph& g, const Node& n) {
   Emitter e(g, n);
   Value* x = n.input(0);
-  int64_t rank = int64_t(x->shape().size());
-  std::vector<int64_t> axes;
-  for (int64_t a = axisOf(n, -1); a < rank; ++a) axes.push_back(a);
-  Value* ax = e.axes(axes);
+  Value* ax = e.axes(axesFromAxisOn(n));
   Value* mean = e.op("mean", "ReduceMean", {x, ax}, {{"keepdims", 1}});
   Value* d = e.op("sub", "Sub", {x, mean});
   Value* var = e.op("var", "ReduceMean", {e.op("sq", "Mul", {d, d}), ax}, {{"keepdims", 1}});
@@ -83,10 +87,7 @@ Value* layerNorm(Graph& g, const Node& n) {
 Value* rmsNorm(Graph& g, const Node& n) {
   Emitter e(g, n);
   Value* x = n.input(0);
-  int64_t rank = int64_t(x->shape().size());
-  std::vector<int64_t> axes;
-  for (int64_t a = axisOf(n, -1); a < rank; ++a) axes.push_back(a);
-  Value* ms = e.op("ms", "ReduceMean", {e.op("sq", "Mul", {x, x}), e.axes(axes)}, {{"keepdims", 1}});
+  Value* ms = e.op("ms", "ReduceMean", {e.op("sq", "Mul", {x, x}), e.axes(axesFromAxisOn(n))}, {{"keepdims", 1}});
   Value* rms = e.op("rms", "Sqrt", {e.op("addeps", "Add", {ms, e.scalar("eps", n.attrFloat("epsilon", 1e-5))})});
   return e.op("scale", "Mul", {e.op("norm", "Div", {x, rms}), n.input(1)});
 }
