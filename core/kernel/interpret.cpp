@@ -181,7 +181,7 @@ std::vector<Tensor> interpretKernel(const Kernel& k, const std::vector<const Ten
     if (b.role == BufferRole::Input) {
       if (next >= inputs.size() || !inputs[next]) fail("kernel '" + k.id + "': no tensor for input '" + b.name + "'");
       const Tensor& t = *inputs[next++];
-      if (t.shape() != b.shape) fail("kernel '" + k.id + "': input '" + b.name + "' has shape " + shapeToString(t.shape()));
+      if (t.shape() != b.graphShape()) fail("kernel '" + k.id + "': input '" + b.name + "' has shape " + shapeToString(t.shape()));
       in.buffers[b.name] = t.toDoubles();
     } else if (b.role == BufferRole::Output) {
       in.buffers[b.name].assign(size_t(numElements(b.shape)), 0.0);
@@ -190,7 +190,8 @@ std::vector<Tensor> interpretKernel(const Kernel& k, const std::vector<const Ten
   in.run(k.body);
   std::vector<Tensor> out;
   for (const Buffer& b : k.buffers)
-    if (b.role == BufferRole::Output) out.push_back(Tensor::fromDoubles(b.dtype, b.shape, in.buffers[b.name]));
+    if (b.role == BufferRole::Output)
+      out.push_back(Tensor::fromDoubles(b.dtype, b.graphShape(), in.buffers[b.name]));
   return out;
 }
 

@@ -310,6 +310,10 @@ struct Buffer {
   // (chunk-major), and in row r the 16-byte pieces of a chunk permuted by XOR with r % 8, so that the 8 rows
   // of an atom spread one piece over all banks. Only addresses change: the buffer is indexed as its shape says.
   int64_t swizzleBytes = 0;
+  // The value's shape where the kernel indexes the same elements, row-major, in another shape (`shape`): a
+  // batched matmul's [batch, M, K] operand read as one [batch·M, K] matrix. Empty: the value's shape is `shape`.
+  Shape valueShape;
+  const Shape& graphShape() const { return valueShape.empty() ? shape : valueShape; }  // the value's shape
 };
 
 // What a CheckedIndex checks: the node and input its index comes from, for the error's message.

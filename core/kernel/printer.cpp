@@ -172,6 +172,7 @@ std::string printKernel(const Kernel& k) {
     os << "  " << role << " " << b.name << ": " << memScopeName(b.scope) << " " << dtypeName(b.dtype)
        << shapeText(b.shape);
     if (!b.value.empty()) os << "  # value '" << b.value << "'";
+    if (!b.valueShape.empty()) os << " of shape " << shapeText(b.valueShape);
     if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
     if (b.cachePad) os << ", rows padded by " << b.cachePad;
     if (b.cacheZeroOutside) os << ", zero outside " << b.cacheOf;

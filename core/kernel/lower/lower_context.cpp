@@ -114,7 +114,8 @@ Expr Emitter::value(const Value* v) {
   if (!ctx_.produced(v)) {
     auto it = ctx_.inputBuffer.find(v);
     if (it == ctx_.inputBuffer.end()) tessera::fail("kernel '" + ctx_.k.id + "': value '" + v->name() + "' has no buffer");
-    Expr load = Load::make(it->second, v->dtype(), broadcastIndex(v->shape(), domain_, idx_));
+    // The buffer's shape, which a lowering may have made a view of the value's (lowerGemm's merged batch).
+    Expr load = Load::make(it->second, v->dtype(), broadcastIndex(ctx_.k.findBuffer(it->second)->shape, domain_, idx_));
     return known[v] = load;
   }
   const Node& p = *v->producer();
@@ -192,11 +193,12 @@ void storeOutputs(Emitter& em, const std::set<const Value*>& skip) {
   for (const Value* v : ctx.outputs) {
     if (skip.count(v)) continue;
     const Shape& d = em.domain();
-    size_t lead = d.size() > v->shape().size() ? d.size() - v->shape().size() : 0;
+    const Shape& shape = ctx.k.findBuffer(ctx.outputBuffer.at(v))->shape;  // the value's, or a view of it
+    size_t lead = d.size() > shape.size() ? d.size() - shape.size() : 0;
     bool leadingOnes = lead > 0 && std::all_of(d.begin(), d.begin() + long(lead), [](int64_t e) { return e == 1; }) &&
-                       std::equal(v->shape().begin(), v->shape().end(), d.begin() + long(lead));
-    if (v->shape() != d && !leadingOnes)
-      ctx.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(v->shape()) +
+                       std::equal(shape.begin(), shape.end(), d.begin() + long(lead));
+    if (shape != d && !leadingOnes)
+      ctx.fail(*v->producer(), "output '" + v->name() + "' has shape " + shapeToString(shape) +
                                    ", not the kernel's domain " + shapeToString(d));
     std::vector<Expr> idx(em.idx().begin() + long(lead), em.idx().end());  // the domain without its leading 1s
     Stmt s = StoreStmt::make(ctx.outputBuffer.at(v), idx, em.value(v));

@@ -123,7 +123,7 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
   for (const auto& b : k.buffers) {
     if (b.role == BufferRole::Temp) continue;
     if (b.role == BufferRole::Output) {
-      outputs.emplace_back(b.value, Tensor(b.dtype, b.shape));
+      outputs.emplace_back(b.value, Tensor(b.dtype, b.graphShape()));
       params.push_back({outputs.back().second.mutableBytes().data(), bytesOf(b), true, "", true});  // fresh: no value
       continue;
     }
