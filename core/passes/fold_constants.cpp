@@ -19,6 +19,17 @@ bool foldable(const Node& n) {
 // Shape and Size need only the static type of their input, not its data.
 bool dependsOnTypeOnly(const Node& n) { return opTraits(n.op()).shapeOnly; }
 
+// A data-movement node (Reshape, Transpose, Slice, ...) whose data input is a constant nothing else reads, and
+// whose result is no larger: folded, its result replaces that constant, so the model does not grow however
+// large it is (a patch conv's weights made a matmul's operand by decompose, a conv's weights cut to its live
+// taps by canonicalize).
+bool rearrangesDeadConstant(const Node& n) {
+  if (opTraits(n.op()).movement == MovementKind::None || n.numOutputs() != 1) return false;
+  const Value* data = n.input(0);
+  return data && data->uses().size() == 1 && !data->isGraphOutput() &&
+         n.output(0)->type().numElements() <= data->type().numElements();
+}
+
 class FoldConstantsPass : public Pass {
  public:
   explicit FoldConstantsPass(int64_t maxElements) : maxElements_(maxElements) {}
@@ -36,7 +47,7 @@ class FoldConstantsPass : public Pass {
       if (!schema || (!schema->eval && !dependsOnTypeOnly(*n))) continue;
       int64_t elements = 0;
       for (Value* out : n->outputs()) elements += out->type().numElements();
-      if (elements > maxElements_) {
+      if (elements > maxElements_ && !rearrangesDeadConstant(*n)) {
         ctx.count("too-large");
         continue;
       }

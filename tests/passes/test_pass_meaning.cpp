@@ -1,4 +1,4 @@
-// Meaning preservation: every sample and every light ONNX model goes through the default pipeline with a step
+// Meaning preservation: every sample, every graph of tests/passes/meaning and every light ONNX model goes through the default pipeline with a step
 // recorder, and the reference interpreter must give the same outputs (compare.h tolerances) after each changed
 // step as before the pipeline. A model whose single run is slow is compared after the last step only, and
 // stepped through only when that comparison fails, to name the first bad pass; a model over 10 GFLOPs (vgg19)
@@ -73,11 +73,12 @@ class TestPassMeaning : public QObject {
   void pipelineKeepsOutputs_data() {
     QTest::addColumn<QString>("path");
     QTest::addColumn<QString>("pipeline");
-    fs::path samples = fs::path(TESSERA_SOURCE_DIR) / "samples";
     std::vector<fs::path> files;
-    if (fs::is_directory(samples))
-      for (const auto& e : fs::directory_iterator(samples))
-        if (e.path().extension() == ".tsr") files.push_back(e.path());
+    // The samples, and graphs written for the rewrites of one pass (tests/passes/meaning).
+    for (fs::path dir : {fs::path(TESSERA_SOURCE_DIR) / "samples", fs::path(TESSERA_SOURCE_DIR) / "tests" / "passes" / "meaning"})
+      if (fs::is_directory(dir))
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.path().extension() == ".tsr") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     for (const fs::path& f : files)
       for (const char* pipeline : {"default", "nhwc"})
