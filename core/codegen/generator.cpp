@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "codegen/mma_match.h"
 #include "codegen/prelude.h"
 #include "ir/error.h"
 #include "kernel/launch.h"
@@ -26,6 +27,9 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
     : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
   if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k), cpuVectorLanes(k));
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.reduction) reductionVars_.insert(static_cast<ForStmt&>(n).h.var);
+  });
   planTma();
 }
 
@@ -216,6 +220,14 @@ void Generator::stmt(const Stmt& s) {
     } else if constexpr (std::is_same_v<N, ReduceStmt>) {
       reduce(n);
     } else if constexpr (std::is_same_v<N, IfThenStmt>) {
+      if (target_ == Target::Cuda && detail::guardOnlySkipsTileWork(n, ep_, reductionVars_)) {
+        line("{  // unguarded (" + ep_.print(n.cond) + "): the rows past it are computed on registers, never stored", prov);
+        ++indent_;
+        body(n.body);
+        --indent_;
+        line("}", prov);
+        return;
+      }
       line("if (" + ep_.print(n.cond) + ") {" + comment(prov), prov);
       ++indent_;
       body(n.body);

@@ -116,6 +116,28 @@ class TestCodegen : public QObject {
     }
   }
 
+  // A block tile overhanging M (100 rows in 64-row tiles): inside the k loop the rows past M are computed on
+  // registers from the zero-filled shared tiles, unguarded; the stores keep the guard. A guard on a reduction
+  // step (K = 20 in steps of 8) is kept: it leaves out products, not rows. Both compile for sm_90.
+  void overhangingTileComputesUnguarded() {
+    struct Shape {
+      int m, k;
+      int64_t blockK;
+      bool unguarded;
+    };
+    for (Shape c : {Shape{100, 32, 16, true}, Shape{64, 20, 8, false}}) {
+      CompileResult cr = gemmModel("f32", c.m, c.k, 64);
+      execute::CompiledModel m = withParams(cr, {{"block_m", 64}, {"block_n", 64}, {"thread_m", 4}, {"thread_n", 4},
+                                                 {"block_k", c.blockK}, {"stages", 1}});
+      std::string src = codegen::generateCuda(m.kernels[0].kernel).source;
+      QCOMPARE(src.find("unguarded (") != std::string::npos, c.unguarded);
+      if (c.unguarded) QVERIFY(src.find(" < 100)) {") != std::string::npos);  // the stores' guard
+      else QVERIFY(src.find(" < 20)) {") != std::string::npos);
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(src, "gemm.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+    }
+  }
+
   // tf32 = 1 on an f32 gemm: CUDA rounds the operands (cvt.rna) and runs m16n8k8 tf32 mma.sync, says so in its
   // precision, and NVRTC compiles it for sm_90; the C++ keeps exact f32 (with a note) and runs verified at f32's
   // tolerance; on a GPU the CUDA kernel runs verified at tf32's.
