@@ -56,15 +56,6 @@ bool dividedIndexIn(Kernel& k, const std::string& loop) {
   return found;
 }
 
-// Some read of `buffer` inside `loop` has `var` in its last index.
-bool lastIndexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var) {
-  bool found = false;
-  forEachLoadIn(k, loop, [&](const Load& ld) {
-    if (ld.buffer == buffer && usesVar(ld.indices.back(), var)) found = true;
-  });
-  return found;
-}
-
 // Stages the input and the weights read inside `ko` in shared memory, filled by the block's threads, each
 // cache's rows padded by padOf(operand); refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
 void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
@@ -137,7 +128,7 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   stageInShared(s, ko, dims, [&](const std::string& operand) -> int64_t {
     // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
     // row of block_k floats would put them in few banks; one element of padding spreads them.
-    return !inner0.empty() && lastIndexUses(k, outer, operand, inner0) ? 1 : 0;
+    return !inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0;
   });
 }
 

@@ -43,7 +43,15 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
     if (inner.size() >= 2) s.reorder(inner);
     s.unroll(ki);
   }
-  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, 0, copyBytes(p));
+  // A transposed B ([N, K], Gemm's transB: a Linear layer's weight) is staged as rows of k, one row per column
+  // of the output: the lanes of a warp, a column apart, read a row apart, block_k floats, into two banks (16
+  // rows at 16 words). Rows padded by 16 bytes (the copies stay 16-byte runs) spread them over eight.
+  const std::string column = tx, depth = ki;
+  auto padOf = [&](const std::string& operand) -> int64_t {
+    bool rowsAlongK = !column.empty() && !depth.empty() && indexUses(k, ko, operand, depth, false) && indexUses(k, ko, operand, column, true);
+    return rowsAlongK ? 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype)) : 0;
+  };
+  stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, padOf, copyBytes(p));
   pipelineStages(s, ko, p);
 }
 

@@ -136,14 +136,36 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
 
 std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad,
                                        int64_t copyBytes) {
+  return stageOperands(s, ko, dims, [pad](const std::string&) { return pad; }, copyBytes);
+}
+
+std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, const PadOf& padOf,
+                                       int64_t copyBytes) {
   std::vector<std::string> caches;
   for (const std::string& operand : inputsReadIn(s.kernel(), ko)) {
     int64_t lanes = copyBytes / int64_t(dtypeSize(s.kernel().findBuffer(operand)->dtype));
-    auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad);
+    auto fill = s.cacheRead(ko, operand, MemScope::Shared, padOf(operand));
     caches.push_back(fill[0]);
     bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
   }
   return caches;
+}
+
+bool indexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var, bool front) {
+  auto site = detail::findLoop(k, loop);
+  if (!site) return false;
+  bool found = false;
+  walk(site->loop->body, [&](StmtNode& n) {
+    mapDirectExprs(n, [&](const Expr& e) {
+      walkExpr(e, [&](const ExprNode& x) {
+        if (x.kind != ExprKind::Load) return;
+        const auto& ld = static_cast<const Load&>(x);
+        if (ld.buffer == buffer && !ld.indices.empty() && usesVar(front ? ld.indices.front() : ld.indices.back(), var)) found = true;
+      });
+      return e;
+    });
+  });
+  return found;
 }
 
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {

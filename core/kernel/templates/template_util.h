@@ -1,6 +1,7 @@
 #pragma once
 // Internal to the templates (template_*.cpp): the loop lookups and schedule idioms they share, and the
 // definition each template file gives of itself. Not part of the library's interface.
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <utility>
@@ -87,6 +88,12 @@ void bindFill(TracedSchedule& s, const std::vector<std::string>& fillLoops, cons
 // Returns the caches made, in operand order.
 std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, int64_t pad = 0,
                                        int64_t copyBytes = 0);
+// The same with each operand's rows padded by padOf(operand).
+using PadOf = std::function<int64_t(const std::string&)>;
+std::vector<std::string> stageOperands(TracedSchedule& s, const std::string& ko, const ThreadDims& dims, const PadOf& padOf,
+                                       int64_t copyBytes);
+// Some read of `buffer` inside `loop` has `var` in its first (front = true) or last index.
+bool indexUses(Kernel& k, const std::string& loop, const std::string& buffer, const std::string& var, bool front);
 // stages = S > 1: the k-outer loop software-pipelined (docs/kernel-ir.md, Pipelines): the copies of the next
 // S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
 // is an upper bound: fewer stages where the k steps or a block's shared memory (kSharedBytesLimit) do not allow S.
