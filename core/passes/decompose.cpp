@@ -6,6 +6,7 @@
 #include "ops/broadcast.h"
 #include "ops/window.h"
 #include "ops/registry.h"
+#include "passes/decompose_einsum.h"
 #include "passes/rewrite.h"
 
 namespace tessera {
@@ -180,6 +181,13 @@ Value* patchConv(Graph& g, const Node& n) {
   return e.transpose("out", e.reshape("pixels", y, {N, oh, ow, M}), {0, 3, 1, 2});
 }
 
+// The element types an Einsum is decomposed in: those MatMul and ReduceSum lower for every backend.
+bool einsumDecomposes(const Node& n) {
+  DType t = n.output(0)->dtype();
+  bool typed = t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16 || t == DType::I32 || t == DType::I64;
+  return typed && registered({"Transpose", "Reshape", "ReduceSum", "MatMul"});
+}
+
 class DecomposePass : public Pass {
  public:
   std::string name() const override { return "decompose"; }
@@ -193,6 +201,11 @@ class DecomposePass : public Pass {
     for (Node* n : graph.topoOrder()) {
       if (n->op() == "Conv") {
         if (isPatchConv(*n) && ctx.tryRewrite()) replace(graph, ctx, n, [&] { return patchConv(graph, *n); });
+        continue;
+      }
+      if (n->op() == "Einsum") {
+        if (!einsumDecomposes(*n) || !ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return einsumAsMatMul(graph, *n); }))
+          ctx.count("skipped");
         continue;
       }
       if (!isComposite(n->op())) continue;
