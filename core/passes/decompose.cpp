@@ -210,9 +210,11 @@ class DecomposePass : public Pass {
       }
       if (!isComposite(n->op())) continue;
       DType t = n->output(0)->dtype();
-      // Other float types round differently once split into several ops; they stay whole.
-      if ((t != DType::F32 && t != DType::F64) || !onlyFirstOutputUsed(*n) || !ctx.tryRewrite() ||
-          !replace(graph, ctx, n, [&] { return expand(graph, *n); }))
+      bool half = (t == DType::F16 || t == DType::BF16) && !hasOwnLowering(n->op());
+      // Other float types round differently once split into several ops; they stay whole, but for the 16-bit
+      // ops nothing lowers whole, which are computed in f32 and rounded once.
+      if ((t != DType::F32 && t != DType::F64 && !half) || !onlyFirstOutputUsed(*n) || !ctx.tryRewrite() ||
+          !replace(graph, ctx, n, [&] { return half ? expandInF32(graph, *n) : expand(graph, *n); }))
         ctx.count("skipped");
     }
   }
@@ -230,6 +232,28 @@ class DecomposePass : public Pass {
     ctx.count("decomposed");
     ctx.count("added-nodes", int64_t(graph.numNodes() - before + 1));
     return true;
+  }
+
+  // Composites the row or pointwise lowerings take whole (docs/kernel-ir.md), in any float type: all but
+  // RMSNormalization.
+  static bool hasOwnLowering(const std::string& op) { return op != "RMSNormalization"; }
+
+  // A 16-bit composite no lowering takes whole (RMSNormalization of a bf16 model):
+  // its 16-bit inputs cast to f32, the same op in f32 split as above, the result cast back once, as the reference
+  // computes in double and rounds once. Fusion puts the casts into the kernel the primitives make.
+  static Value* expandInF32(Graph& g, const Node& n) {
+    std::vector<Value*> inputs;
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+      Value* v = n.input(i);
+      if (v && (v->dtype() == DType::F16 || v->dtype() == DType::BF16))
+        v = addInferredNode(g, "Cast", {v}, {{"to", int64_t(1)}}, n.id() + ".f32_in" + std::to_string(i));  // 1: float
+      inputs.push_back(v);
+    }
+    Value* wide = addInferredNode(g, n.op(), inputs, n.attrs(), n.id() + ".f32");
+    Node* wideNode = wide->producer();
+    Value* result = expand(g, *wideNode);
+    if (!result || !forwardOutput(g, wideNode, 0, result)) return nullptr;
+    return addInferredNode(g, "Cast", {result}, {{"to", int64_t(n.output(0)->dtype() == DType::F16 ? 10 : 16)}}, n.id() + ".round");
   }
 
   static bool isComposite(const std::string& op) {
