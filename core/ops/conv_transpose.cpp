@@ -10,6 +10,7 @@
 #include "ops/families.h"
 #include "ops/op_support.h"
 #include "ops/registry.h"
+#include "ops/window.h"
 
 namespace tessera {
 namespace {
@@ -79,6 +80,22 @@ ConvTransposeShapes convTransposeShapes(const Node& node, const Shape& x, const 
     failNode(node, "B " + shapeToString(*bias) + " must be [" + std::to_string(s.M) + "]");
   return s;
 }
+
+}  // namespace
+
+WindowGeometry ops::convTransposeGeometry(const Node& node, const Shape& x, const Shape& w) {
+  ConvTransposeShapes s = convTransposeShapes(node, x, w, nullptr);
+  WindowGeometry g;
+  g.input = s.in;
+  g.kernel = s.kernel;
+  g.output = s.out;
+  g.strides = s.strides;
+  g.dilations = s.dilations;
+  g.padsBegin = s.padsBegin;
+  return g;
+}
+
+namespace {
 
 void inferConvTranspose(InferContext& ctx) {
   const Shape* bias = requireWeightOperands(ctx, DTypeClass::Float);

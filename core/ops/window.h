@@ -20,6 +20,12 @@ struct WindowGeometry {
 // window that would start in the end padding is dropped).
 WindowGeometry windowGeometry(const Node& node, const Shape& inputSpatial, const Shape& kernel, bool ceilMode);
 
+// A ConvTranspose's geometry, X [N, C, spatial...] and W [C, M / group, kernel...]: input, kernel, output,
+// strides, dilations and padsBegin resolved (output_shape, auto_pad, output_padding) as the reference resolves
+// them; output element o on an axis gathers input i and tap k where i·stride + k·dilation − padBegin = o.
+// padsEnd is left empty. Throws an Error naming the node on bad attributes.
+WindowGeometry convTransposeGeometry(const Node& node, const Shape& x, const Shape& w);
+
 // For pools: per spatial axis and output position, the input positions the window covers inside the input,
 // and how many window taps lie inside the explicitly padded input (the count_include_pad divisor).
 struct AxisTaps {

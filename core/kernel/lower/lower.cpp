@@ -26,7 +26,7 @@ std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
   for (const Node* n : ctx.nodes)
     if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
   for (const Node* n : ctx.nodes)
-    if (n->op() == "Conv") return {n, "conv"};
+    if (n->op() == "Conv" || n->op() == "ConvTranspose") return {n, "conv"};
   for (const Node* n : ctx.nodes)  // LRN is a window over the channels: a pool's nest and template
     if (isPoolOp(n->op()) || n->op() == "LRN") return {n, "pool"};
   for (const Node* n : ctx.nodes)
@@ -65,6 +65,7 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   k.machine = spec.machine;
   if (kind == "attention") lowerAttention(ctx);
   else if (kind == "gemm") lowerGemm(ctx, *anchor);
+  else if (kind == "conv" && anchor->op() == "ConvTranspose") lowerConvTranspose(ctx, *anchor);
   else if (kind == "conv") lowerConv(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);
   else if (kind == "pool") lowerPool(ctx, *anchor);

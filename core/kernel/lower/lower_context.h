@@ -114,6 +114,7 @@ void lowerPointwise(LowerCtx& ctx);
 void lowerRowReduction(LowerCtx& ctx);
 void lowerGemm(LowerCtx& ctx, const Node& anchor);
 void lowerConv(LowerCtx& ctx, const Node& anchor);
+void lowerConvTranspose(LowerCtx& ctx, const Node& anchor);
 void lowerPool(LowerCtx& ctx, const Node& anchor);
 void lowerLrn(LowerCtx& ctx, const Node& anchor);
 void lowerDataMovement(LowerCtx& ctx, const Node& anchor);

@@ -273,6 +273,45 @@ void lowerConv(LowerCtx& ctx, const Node& anchor) {
   finish(ctx, anchor, concat({"n", "oc"}, win.out), out, body, result);
 }
 
+// ConvTranspose as a gather: output o on an axis sums input i = (o + padBegin − k·dilation) / stride over the
+// taps k where that divides exactly and falls inside the input (the scatter of the definition, turned around so
+// that each output element is one thread's sum). The channels of a group as Conv's; W is [C, M / group, k...].
+void lowerConvTranspose(LowerCtx& ctx, const Node& anchor) {
+  requireExternalInputs(ctx, anchor);
+  const Value* x = anchor.input(0);
+  const Value* w = anchor.input(1);
+  const Shape& out = anchor.output(0)->shape();
+  ops::WindowGeometry g = ops::convTransposeGeometry(anchor, x->shape(), w->shape());
+  int64_t groups = anchor.attrInt("group", 1);
+  int64_t cPerGroup = x->shape()[1] / std::max<int64_t>(groups, 1), mPerGroup = w->shape()[1];
+  std::vector<std::string> outs = spatialNames("o", g.rank()), taps = spatialNames("k", g.rank());
+  std::vector<Expr> coords, valid;
+  for (size_t a = 0; a < g.rank(); ++a) {
+    Expr t = sub(add(var(outs[a]), intImm(g.padsBegin[a])), mul(var(taps[a]), intImm(g.dilations[a])));
+    Expr i = g.strides[a] == 1 ? t : idiv(t, intImm(g.strides[a]));
+    valid.push_back(Binary::make(BinaryOp::Ge, t, intImm(0)));
+    if (g.strides[a] != 1) valid.push_back(Binary::make(BinaryOp::Eq, imod(t, intImm(g.strides[a])), intImm(0)));
+    valid.push_back(Binary::make(BinaryOp::Lt, i, intImm(g.input[a])));
+    coords.push_back(i);
+  }
+  DType at = accType(anchor.output(0)->dtype());
+  auto body = BlockStmt::make();
+  std::string acc = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
+  Expr group = idiv(var("oc"), intImm(mPerGroup));
+  Expr c = groups == 1 ? var("ic") : add(mul(group, intImm(cPerGroup)), var("ic"));
+  Expr m = groups == 1 ? var("oc") : imod(var("oc"), intImm(mPerGroup));
+  Expr ex = Cast::make(at, loadInput(ctx, x, concat({var("n"), c}, coords)));
+  Expr ew = Cast::make(at, loadInput(ctx, w, concat({c, m}, vars(taps))));
+  Expr product = Select::make(allOf(valid), Binary::make(BinaryOp::Mul, ex, ew), FloatImm::make(0, at));
+  Stmt red = ReduceStmt::make(ReduceOp::Sum, acc, {intImm(0)}, product);
+  red->provenance = {anchor.id()};
+  body->stmts.push_back(loopNest(concat({"ic"}, taps), concat({cPerGroup}, g.kernel), red, true));
+  Expr result = Load::make(acc, at, {intImm(0)});
+  if (const Value* bias = anchor.input(2))
+    result = Binary::make(BinaryOp::Add, result, Cast::make(at, loadInput(ctx, bias, {var("oc")})));
+  finish(ctx, anchor, concat({"n", "oc"}, outs), out, body, result);
+}
+
 // Max or average over the window taps (the taps outside the input skipped); MaxPool's Indices output
 // tracks the first maximum's input offset next to the max.
 void lowerPool(LowerCtx& ctx, const Node& anchor) {
