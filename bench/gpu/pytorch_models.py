@@ -45,6 +45,46 @@ def gpt_stack(blocks):
     return torch.nn.Sequential(*[Block() for _ in range(blocks)])
 
 
+def bert_encoder(layers, vocab=30522, d=768, heads=12, max_len=512):
+    """BERT-base's shape written out: token, position and segment embeddings (Gather), post-norm blocks with an
+    additive padding mask from the token ids (id 0 is padding), GELU MLPs, and the pooler's Tanh."""
+    import torch
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv, self.proj = torch.nn.Linear(d, 3 * d), torch.nn.Linear(d, d)
+            self.ln1, self.ln2 = torch.nn.LayerNorm(d, eps=1e-12), torch.nn.LayerNorm(d, eps=1e-12)
+            self.fc, self.out = torch.nn.Linear(d, 4 * d), torch.nn.Linear(4 * d, d)
+
+        def forward(self, x, bias):
+            b, t, _ = x.shape
+            q, k, v = (z.reshape(b, t, heads, d // heads).transpose(1, 2) for z in self.qkv(x).split(d, dim=2))
+            s = q @ k.transpose(-2, -1) * (1.0 / (d // heads) ** 0.5) + bias
+            a = (torch.softmax(s, dim=-1) @ v).transpose(1, 2).reshape(b, t, d)
+            x = self.ln1(x + self.proj(a))
+            return self.ln2(x + self.out(torch.nn.functional.gelu(self.fc(x))))
+
+    class Bert(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos, self.seg = torch.nn.Embedding(vocab, d), torch.nn.Embedding(max_len, d), torch.nn.Embedding(2, d)
+            self.ln = torch.nn.LayerNorm(d, eps=1e-12)
+            self.layers = torch.nn.ModuleList([Layer() for _ in range(layers)])
+            self.pool = torch.nn.Linear(d, d)
+
+        def forward(self, ids):
+            t = ids.shape[1]
+            pos = torch.arange(t, device=ids.device).unsqueeze(0)
+            x = self.ln(self.tok(ids) + self.pos(pos) + self.seg(torch.zeros_like(ids)))
+            bias = ((ids == 0).to(x.dtype) * -10000.0)[:, None, None, :]
+            for layer in self.layers:
+                x = layer(x, bias)
+            return torch.tanh(self.pool(x[:, 0]))
+
+    return Bert()
+
+
 def build(name):
     import torch
     import torchvision
@@ -53,6 +93,9 @@ def build(name):
         m, shape = torchvision.models.resnet50(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
     elif name.startswith("mobilenet_v2"):
         m, shape = torchvision.models.mobilenet_v2(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
+    elif name.startswith("bert_encoder"):  # name: bert_encoder_l4_b8_s128 (layers, batch, sequence)
+        parts = dict((p[0], int(p[1:])) for p in name.split("_")[2:])
+        m, shape = bert_encoder(parts["l"]), (parts["b"], parts["s"])
     elif name.startswith("gpt_block"):  # pre-norm causal attention and a GELU MLP, written out (GPT-2's shape)
         m, shape = gpt_stack(int(name.split("_x")[1]) if "_x" in name else 1), (8, 256, 768)
     elif name.startswith("vit_b16"):
@@ -73,6 +116,18 @@ def build(name):
                 return self.net(x)["out"]
 
         m, shape = Out(net), (int(name.rsplit("_b", 1)[1]), 3, 224, 224)
+    elif name.startswith("ssdlite"):  # detection: anchors, box decoding, per-class NMS (data-dependent shapes)
+        net = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+
+        class Boxes(torch.nn.Module):  # the detector returns a list of dicts: the first image's boxes
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net(x)[0]["boxes"]
+
+        m, shape = Boxes(net), (int(name.rsplit("_b", 1)[1]), 3, 320, 320)
     elif name == "encoder_layer":
         torch.backends.mha.set_fastpath_enabled(False)  # the fused fast path has no ONNX form
         m = torch.nn.TransformerEncoderLayer(d_model=512, nhead=8, dim_feedforward=2048, batch_first=True, dropout=0.0)
@@ -88,6 +143,9 @@ def build(name):
                 p.normal_(0.0, 0.02)
     g = torch.Generator().manual_seed(1)
     x = torch.randn(*shape, generator=g)
+    if name.startswith("bert_encoder"):  # token ids, the last quarter of each sequence padding (id 0)
+        x = torch.randint(1, 30522, shape, generator=g)
+        x[:, shape[1] * 3 // 4:] = 0
     return m, x
 
 
