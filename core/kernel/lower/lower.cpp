@@ -27,8 +27,8 @@ std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
     if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
   for (const Node* n : ctx.nodes)
     if (n->op() == "Conv" || n->op() == "ConvTranspose") return {n, "conv"};
-  for (const Node* n : ctx.nodes)  // LRN is a window over the channels: a pool's nest and template
-    if (isPoolOp(n->op()) || n->op() == "LRN") return {n, "pool"};
+  for (const Node* n : ctx.nodes)  // LRN is a window over the channels, CumSum one along its axis: a pool's nest
+    if (isPoolOp(n->op()) || n->op() == "LRN" || n->op() == "CumSum") return {n, "pool"};
   for (const Node* n : ctx.nodes)
     if (isReductionNode(*n)) return {n, "reduction"};
   for (const Node* n : ctx.nodes)
@@ -68,6 +68,7 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   else if (kind == "conv" && anchor->op() == "ConvTranspose") lowerConvTranspose(ctx, *anchor);
   else if (kind == "conv") lowerConv(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);
+  else if (kind == "pool" && anchor->op() == "CumSum") lowerCumSum(ctx, *anchor);
   else if (kind == "pool") lowerPool(ctx, *anchor);
   else if (kind == "reduction") lowerRowReduction(ctx);
   else if (kind == "data-movement") lowerDataMovement(ctx, *anchor);

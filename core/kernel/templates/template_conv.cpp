@@ -17,7 +17,13 @@ namespace {
 // block; each thread loops over its output's whole window, reading input and weights from global memory.
 void windowed(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
-  if (loops.size() < 3) return;
+  if (loops.empty()) return;
+  if (loops.size() < 3) {  // a window over fewer axes (CumSum's running sum of a [B, L] tensor): elements over threads
+    auto [b, t] = splitBy(s, fuseAll(s, loops), p.at("threads"));
+    s.bind(t.empty() ? b : t, ThreadTag::ThreadX);
+    if (!t.empty()) s.bind(b, ThreadTag::BlockX);
+    return;
+  }
   std::string hw = fuseAll(s, std::vector<std::string>(loops.begin() + 2, loops.end()));
   auto [b, t] = splitBy(s, hw, p.at("threads"));
   s.bind(t.empty() ? b : t, ThreadTag::ThreadX);
