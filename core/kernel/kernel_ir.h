@@ -312,7 +312,7 @@ struct Buffer {
   int64_t swizzleBytes = 0;
   // The value's shape where the kernel indexes the same elements, row-major, in another shape (`shape`): a
   // batched matmul's [batch, M, K] operand read as one [batch·M, K] matrix. Empty: the value's shape is `shape`.
-  Shape valueShape;
+  Shape valueShape = {};
   const Shape& graphShape() const { return valueShape.empty() ? shape : valueShape; }  // the value's shape
 };
 

@@ -100,10 +100,23 @@ Expr Emitter::fillExpr(const Node& p, DType type) {
 }
 
 // BatchNormalization's scale, bias, mean and variance are per channel (axis 1), not numpy-broadcast.
-Expr Emitter::channelParam(const Node& p, const Value* v) {
+Expr Emitter::channelParam(const Node& p, const Value* v, int64_t axis) {
   if (ctx_.produced(v)) ctx_.fail(p, "per-channel inputs must come from outside the group");
-  if (idx_.size() < 2) ctx_.fail(p, "expects a channel axis");
-  return Load::make(ctx_.inputBuffer.at(v), v->dtype(), {idx_[1]});
+  if (int64_t(idx_.size()) <= axis) ctx_.fail(p, "expects an axis " + std::to_string(axis));
+  return Load::make(ctx_.inputBuffer.at(v), v->dtype(), {idx_[size_t(axis)]});
+}
+
+// Input i of QuantizeLinear or DequantizeLinear: a scale or zero point of one element is broadcast; one per
+// element of `axis` is read at the point's index there. Blocked scales have no kernel form.
+Expr Emitter::quantParam(const Node& p, size_t i) {
+  const Value* v = p.input(i);
+  if (!v || i == 0 || numElements(v->shape()) == 1) return value(v);
+  if (p.attrInt("block_size", 0) > 0) ctx_.fail(p, "blocked scales (block_size) have no kernel form");
+  int64_t rank = int64_t(p.input(0)->shape().size());
+  if (rank != int64_t(domain_.size())) ctx_.fail(p, "a per-axis scale needs the kernel's domain to be x's shape");
+  int64_t axis = p.attrInt("axis", 1);
+  if (axis < 0) axis += rank;
+  return channelParam(p, v, axis);
 }
 
 Expr Emitter::value(const Value* v) {
@@ -129,7 +142,9 @@ Expr Emitter::value(const Value* v) {
   if (p.op() == "ConstantOfShape") return compute(v, p, fillExpr(p, v->dtype()));
   std::vector<Expr> ins;
   for (size_t i = 0; i < p.numInputs(); ++i)
-    ins.push_back(p.op() == "BatchNormalization" && i > 0 ? channelParam(p, p.input(i)) : value(p.input(i)));
+    ins.push_back(p.op() == "BatchNormalization" && i > 0                           ? channelParam(p, p.input(i), 1)
+                  : p.op() == "QuantizeLinear" || p.op() == "DequantizeLinear" ? quantParam(p, i)
+                                                                                 : value(p.input(i)));
   auto e = pointwiseExpr(p, ins, v->dtype());
   if (!e) ctx_.fail(p, "not supported in a " + ctx_.k.kind + " kernel");
   return compute(v, p, *e);

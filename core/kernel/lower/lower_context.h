@@ -58,7 +58,8 @@ class Emitter {
   Expr compute(const Value* v, const Node& producer, Expr e);
   Expr rangeExpr(const Node& p);
   Expr fillExpr(const Node& p, DType type);
-  Expr channelParam(const Node& p, const Value* v);
+  Expr channelParam(const Node& p, const Value* v, int64_t axis);
+  Expr quantParam(const Node& p, size_t input);
   LowerCtx& ctx_;
   Shape domain_;
   std::vector<Expr> idx_;

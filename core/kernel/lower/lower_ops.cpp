@@ -3,6 +3,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "ir/error.h"
 #include "kernel/lower/lower_context.h"
 
 namespace tessera::kernel {
@@ -125,6 +126,44 @@ Expr mod(const Node& n, const Ins& in, DType) {
   return Select::make(adjust, bin(BinaryOp::Add, r, divisor), r);
 }
 
+// The integer range QuantizeLinear saturates to; the float8, float4 and 2- and 4-bit types have no kernel form.
+std::pair<double, double> quantizedRange(const Node& n, DType t) {
+  switch (t) {
+    case DType::I8: return {-128.0, 127.0};
+    case DType::U8: return {0.0, 255.0};
+    case DType::I16: return {-32768.0, 32767.0};
+    case DType::U16: return {0.0, 65535.0};
+    case DType::I32: return {-2147483648.0, 2147483647.0};
+    case DType::U32: return {0.0, 4294967295.0};
+    default:
+      tessera::fail("node '" + n.id() + "' (QuantizeLinear): quantizing to " + std::string(dtypeName(t)) +
+                    " has no kernel form; the 8-, 16- and 32-bit integers have");
+  }
+}
+
+// DequantizeLinear: (x - zero_point) * scale, the difference exact (in f64 for 32-bit integers), then one rounding
+// in the scale's type as the reference rounds its double once. Scale and zero point come per tensor or, through
+// Emitter::channelParam, per element of the axis.
+Expr dequantize(const Node& n, const Ins& in, DType out) {
+  if (!isFloat(out)) tessera::fail("node '" + n.id() + "' (DequantizeLinear): output " + std::string(dtypeName(out)) + " is no float");
+  DType wide = in[0]->dtype == DType::I32 || in[0]->dtype == DType::U32 ? DType::F64 : accType(out);
+  Expr x = Cast::make(wide, in[0]);
+  if (in.size() > 2 && in[2]) x = bin(BinaryOp::Sub, x, Cast::make(wide, in[2]));
+  quantizedRange(n, in[0]->dtype);  // the same integer types only
+  return bin(BinaryOp::Mul, x, Cast::make(wide, in[1]));
+}
+
+// QuantizeLinear to an integer type: x / scale in the input's precision (f32 unless f64, as the reference
+// divides), rounded half to even, plus the zero point, clamped into the type's range.
+Expr quantize(const Node& n, const Ins& in, DType out) {
+  DType q = in[0]->dtype == DType::F64 ? DType::F64 : DType::F32;
+  Expr v = un(UnaryOp::Round, bin(BinaryOp::Div, Cast::make(q, in[0]), Cast::make(q, in[1])));
+  if (in.size() > 2 && in[2]) v = bin(BinaryOp::Add, Cast::make(DType::F64, v), Cast::make(DType::F64, in[2]));
+  auto [lo, hi] = quantizedRange(n, out);
+  v = Cast::make(DType::F64, v);
+  return bin(BinaryOp::Min, bin(BinaryOp::Max, v, FloatImm::make(lo, DType::F64)), FloatImm::make(hi, DType::F64));
+}
+
 const std::unordered_map<std::string, Builder>& table() {
   static const std::unordered_map<std::string, Builder> t = {
       {"Add", binary(BinaryOp::Add)}, {"Sub", binary(BinaryOp::Sub)}, {"Mul", binary(BinaryOp::Mul)},
@@ -170,6 +209,8 @@ const std::unordered_map<std::string, Builder>& table() {
       {"Range", firstInput},            // built by the Emitter (needs the index)
       {"ConstantOfShape", firstInput},  // built by the Emitter
       {"IsInf", isInf},
+      {"DequantizeLinear", dequantize},
+      {"QuantizeLinear", quantize},
   };
   return t;
 }
