@@ -9,6 +9,7 @@
 
 #include "ops/families.h"
 #include "ops/op_support.h"
+#include "ops/quantize.h"
 #include "ops/registry.h"
 
 namespace tessera {
@@ -111,22 +112,6 @@ void inferQuantize(InferContext& ctx) {
   ctx.outputs[0] = {out, ctx.input(0).shape};
 }
 
-// The representable range of an integer dtype, as doubles.
-std::pair<double, double> integerRange(DType t) {
-  switch (t) {
-    case DType::I8: return {-128.0, 127.0};
-    case DType::U8: return {0.0, 255.0};
-    case DType::I16: return {-32768.0, 32767.0};
-    case DType::U16: return {0.0, 65535.0};
-    case DType::I32: return {-2147483648.0, 2147483647.0};
-    case DType::I4: return {-8.0, 7.0};
-    case DType::U4: return {0.0, 15.0};
-    case DType::I2: return {-2.0, 1.0};
-    case DType::U2: return {0.0, 3.0};
-    default: return {0.0, 4294967295.0};  // u32
-  }
-}
-
 std::vector<Tensor> evalQuantize(const Node& node, const std::vector<const Tensor*>& in,
                                  const std::vector<TensorType>& types) {
   const Tensor& x = *in[0];
@@ -134,7 +119,7 @@ std::vector<Tensor> evalQuantize(const Node& node, const std::vector<const Tenso
   std::vector<int64_t> at = scaleIndex(node, x.shape(), in[1]->shape());
   std::vector<double> scale = in[1]->toDoubles();
   DType out = types[0].dtype;
-  auto [lo, hi] = integerRange(out);
+  auto [lo, hi] = quantizedIntegerRange(out).value_or(std::pair<double, double>{0.0, 0.0});
   bool saturate = node.attrInt("saturate", 1) != 0;
   Tensor y(out, types[0].shape);
   auto* bits = reinterpret_cast<uint8_t*>(y.mutableBytes().data());
@@ -151,6 +136,22 @@ std::vector<Tensor> evalQuantize(const Node& node, const std::vector<const Tenso
 }
 
 }  // namespace
+
+std::optional<std::pair<double, double>> ops::quantizedIntegerRange(DType t) {
+  switch (t) {
+    case DType::I8: return std::pair{-128.0, 127.0};
+    case DType::U8: return std::pair{0.0, 255.0};
+    case DType::I16: return std::pair{-32768.0, 32767.0};
+    case DType::U16: return std::pair{0.0, 65535.0};
+    case DType::I32: return std::pair{-2147483648.0, 2147483647.0};
+    case DType::U32: return std::pair{0.0, 4294967295.0};
+    case DType::I4: return std::pair{-8.0, 7.0};
+    case DType::U4: return std::pair{0.0, 15.0};
+    case DType::I2: return std::pair{-2.0, 1.0};
+    case DType::U2: return std::pair{0.0, 3.0};
+    default: return std::nullopt;
+  }
+}
 
 void registerQuantizeOps(OpRegistry& r) {
   addOp(r, {"QuantizeLinear", OpCategory::Other, "y = saturate(round_half_even(x / scale) + zero_point), per tensor, "

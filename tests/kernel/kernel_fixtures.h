@@ -66,6 +66,15 @@ inline Case gemm(int64_t M = 64, int64_t N = 64, int64_t K = 32) {
   return {b.finish(), {"g0", "gemm+epilogue", {"matmul", "add", "relu"}}};
 }
 
+// x [M, K] · w [K, N], both inputs, no epilogue.
+inline Case gemmWithoutEpilogue(int64_t M, int64_t N, int64_t K, DType t = DType::F32) {
+  GraphBuilder b("mm");
+  Value* x = b.input("x", {t, {M, K}});
+  Value* w = b.input("w", {t, {K, N}});
+  b.output(b.op("MatMul", {x, w}, {}, "matmul"));
+  return {b.finish(), {"g0", "gemm", {"matmul"}}};
+}
+
 inline Case conv() {
   GraphBuilder b("cv");
   Value* x = b.input("x", {DType::F32, {1, 3, 8, 8}});

@@ -14,17 +14,6 @@ using namespace tessera;
 using namespace tessera::kernel;
 using namespace tessera::kernel::fixtures;
 
-namespace {
-
-Case gemmWithoutEpilogue(int64_t M, int64_t N, int64_t K, DType t = DType::F32) {
-  GraphBuilder b("mm");
-  Value* x = b.input("x", {t, {M, K}});
-  Value* w = b.input("w", {t, {K, N}});
-  b.output(b.op("MatMul", {x, w}, {}, "matmul"));
-  return {b.finish(), {"g0", "gemm", {"matmul"}}};
-}
-
-}  // namespace
 
 class TestGemm : public QObject {
   Q_OBJECT

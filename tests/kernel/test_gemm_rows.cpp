@@ -22,13 +22,6 @@ Case batchedLinear(Shape extra = {3, 7, 12}) {
   return {b.finish(), {"g0", "gemm", {"matmul", "bias", "res"}}};
 }
 
-Case plainGemm(int64_t M, int64_t N, int64_t K) {
-  GraphBuilder b("mm");
-  Value* x = b.input("x", {DType::F32, {M, K}});
-  Value* w = b.input("w", {DType::F32, {K, N}});
-  b.output(b.op("MatMul", {x, w}, {}, "matmul"));
-  return {b.finish(), {"g0", "gemm", {"matmul"}}};
-}
 
 }  // namespace
 
@@ -58,10 +51,10 @@ class TestGemmRows : public QObject {
   // ViT's 32 x 197 token rows take 128-row tiles (the last overhanging), not the 32-row ones that divide 6304;
   // such a tile, guarded past M in the fill, the reduction and the stores, computes what the reference does.
   void blockTileOverhangsRows() {
-    TemplateParams p = defaultParams(lower(plainGemm(197 * 32, 768, 64)));
+    TemplateParams p = defaultParams(lower(gemmWithoutEpilogue(197 * 32, 768, 64)));
     QCOMPARE(p.at("block_m"), int64_t(128));
     QCOMPARE(p.at("block_n"), int64_t(128));
-    Case c = plainGemm(197, 100, 24);
+    Case c = gemmWithoutEpilogue(197, 100, 24);
     for (int64_t stages : {1, 2}) {
       Kernel k = lower(c);
       TracedSchedule s(k);

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "kernel/lower/lower_context.h"
+#include "ops/quantize.h"
 
 namespace tessera::kernel {
 namespace {
@@ -126,19 +127,14 @@ Expr mod(const Node& n, const Ins& in, DType) {
   return Select::make(adjust, bin(BinaryOp::Add, r, divisor), r);
 }
 
-// The integer range QuantizeLinear saturates to; the float8, float4 and 2- and 4-bit types have no kernel form.
+// The integer range QuantizeLinear saturates to; the float8 and float4 types, and the 2- and 4-bit integers
+// (which the code generators do not hold), have no kernel form.
 std::pair<double, double> quantizedRange(const Node& n, DType t) {
-  switch (t) {
-    case DType::I8: return {-128.0, 127.0};
-    case DType::U8: return {0.0, 255.0};
-    case DType::I16: return {-32768.0, 32767.0};
-    case DType::U16: return {0.0, 65535.0};
-    case DType::I32: return {-2147483648.0, 2147483647.0};
-    case DType::U32: return {0.0, 4294967295.0};
-    default:
-      tessera::fail("node '" + n.id() + "' (QuantizeLinear): quantizing to " + std::string(dtypeName(t)) +
-                    " has no kernel form; the 8-, 16- and 32-bit integers have");
-  }
+  auto range = ops::quantizedIntegerRange(t);
+  if (!range || dtypeSize(t) < 1 || t == DType::I4 || t == DType::U4 || t == DType::I2 || t == DType::U2)
+    tessera::fail("node '" + n.id() + "' (" + n.op() + "): quantized type " + std::string(dtypeName(t)) +
+                  " has no kernel form; the 8-, 16- and 32-bit integers have");
+  return *range;
 }
 
 // DequantizeLinear: (x - zero_point) * scale, the difference exact (in f64 for 32-bit integers), then one rounding
