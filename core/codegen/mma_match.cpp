@@ -63,7 +63,10 @@ bool guardOnlySkipsTileWork(const IfThenStmt& guard, const ExprPrinter& ep, cons
   };
   walk(guard.body, [&](StmtNode& n) {
     switch (n.kind) {
-      case StmtKind::For: case StmtKind::Block: case StmtKind::IfThen: case StmtKind::Compute: break;
+      // A loop bound to threads or lanes inside would let threads the guard kept out join its work (a
+      // cross-thread reduction, an mma tile, which matchMma judges itself).
+      case StmtKind::For: onlyRegisters &= static_cast<ForStmt&>(n).h.loopKind != LoopKind::Bound; break;
+      case StmtKind::Block: case StmtKind::IfThen: case StmtKind::Compute: break;
       case StmtKind::Store: onlyRegisters &= scopeOf(static_cast<StoreStmt&>(n).buffer) == MemScope::Register; break;
       case StmtKind::Reduce: onlyRegisters &= scopeOf(static_cast<ReduceStmt&>(n).buffer) == MemScope::Register; break;
       default: onlyRegisters = false;  // barriers, copies, allocations: not work on registers alone
