@@ -46,9 +46,11 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
   // A transposed B ([N, K], Gemm's transB: a Linear layer's weight) is staged as rows of k, one row per column
   // of the output: the lanes of a warp, a column apart, read a row apart, block_k floats, into two banks (16
   // rows at 16 words). Rows padded by 16 bytes (the copies stay 16-byte runs) spread them over eight.
-  const std::string column = tx, depth = ki;
+  // Named copies: clang 14 (the sanitize preset's compiler) cannot capture structured bindings in a lambda.
+  const std::string column = tx, depth = ki, outer = ko;
   auto padOf = [&](const std::string& operand) -> int64_t {
-    bool rowsAlongK = !column.empty() && !depth.empty() && indexUses(k, ko, operand, depth, false) && indexUses(k, ko, operand, column, true);
+    bool rowsAlongK = !column.empty() && !depth.empty() && indexUses(k, outer, operand, depth, false) &&
+                      indexUses(k, outer, operand, column, true);
     return rowsAlongK ? 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype)) : 0;
   };
   stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, padOf, copyBytes(p));
