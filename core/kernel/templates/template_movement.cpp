@@ -43,6 +43,8 @@ namespace {
 void transpose(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(s.kernel());
   std::string a = loops[loops.size() - 2], b = loops.back();
+  // An empty transpose (a [0, 0] tensor; diff_fuzz seed 214) moves nothing: its loops run zero times, untiled.
+  if (extentOf(s.kernel(), a) == 0 || extentOf(s.kernel(), b) == 0) return;
   int64_t tile = p.at("tile");
   auto t = s.tile({a, b}, {std::min(tile, extentOf(s.kernel(), a)), std::min(tile, extentOf(s.kernel(), b))});
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
