@@ -7,41 +7,12 @@
 #include "ops/window.h"
 #include "ops/registry.h"
 #include "passes/decompose_einsum.h"
+#include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
 
 namespace tessera {
 namespace {
-
-// Adds the primitive nodes of one decomposition; ids and names extend the original node's id ("sm.max").
-class Emitter {
- public:
-  Emitter(Graph& graph, const Node& node) : g_(graph), base_(node.id()), dtype_(node.output(0)->dtype()) {}
-  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& inputs,
-            Attributes attrs = {}) {
-    return addInferredNode(g_, op, inputs, std::move(attrs), base_ + "." + suffix);
-  }
-  Value* scalar(const std::string& suffix, double v) {
-    return addConstant(g_, base_ + "." + suffix, Tensor::scalar(dtype_, v));
-  }
-  Value* axes(const std::vector<int64_t>& axes) {
-    return addConstant(g_, base_ + ".axes", Tensor::fromInts(DType::I64, {int64_t(axes.size())}, axes));
-  }
-  Value* tensor(const std::string& suffix, const Shape& shape, const std::vector<double>& v) {
-    return addConstant(g_, base_ + "." + suffix, Tensor::fromDoubles(dtype_, shape, v));
-  }
-  Value* reshape(const std::string& suffix, Value* x, const Shape& shape) {
-    Value* to = addConstant(g_, base_ + "." + suffix + "_shape", Tensor::fromInts(DType::I64, {int64_t(shape.size())}, shape));
-    return op(suffix, "Reshape", {x, to});
-  }
-  Value* transpose(const std::string& suffix, Value* x, const std::vector<int64_t>& perm) {
-    return op(suffix, "Transpose", {x}, {{"perm", perm}});
-  }
-
- private:
-  Graph& g_;
-  std::string base_;
-  DType dtype_;
-};
+using decompose::Emitter;
 
 bool registered(std::initializer_list<const char*> ops) {
   for (const char* op : ops)

@@ -5,7 +5,7 @@
 #include <map>
 #include <optional>
 
-#include "passes/rewrite.h"
+#include "passes/decompose_emitter.h"
 
 namespace tessera {
 namespace {
@@ -98,31 +98,17 @@ std::optional<Plan> planOf(const Node& n) {
   return p;
 }
 
-class Builder {
- public:
-  Builder(Graph& g, const Node& n) : g_(g), base_(n.id()) {}
-  Value* ints(const std::string& suffix, const std::vector<int64_t>& v) {
-    return addConstant(g_, base_ + "." + suffix, Tensor::fromInts(DType::I64, {int64_t(v.size())}, v));
-  }
-  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& in, Attributes a = {}) {
-    return addInferredNode(g_, op, in, std::move(a), base_ + "." + suffix);
-  }
-  // x (labelled `from`) with its dims in the order of `to`, a permutation of them.
-  Value* arrange(const std::string& suffix, Value* x, const Labels& from, const Labels& to) {
-    if (from == to) return x;
-    std::vector<int64_t> perm;
-    for (char c : to) perm.push_back(int64_t(from.find(c)));
-    return op(suffix, "Transpose", {x}, {{"perm", perm}});
-  }
-  Value* reshape(const std::string& suffix, Value* x, const Shape& shape) {
-    if (x->shape() == shape) return x;
-    return op(suffix, "Reshape", {x, ints(suffix + "_shape", shape)});
-  }
+// x (labelled `from`) with its dims in the order of `to`, a permutation of them.
+Value* arrange(decompose::Emitter& e, const std::string& suffix, Value* x, const Labels& from, const Labels& to) {
+  if (from == to) return x;
+  std::vector<int64_t> perm;
+  for (char c : to) perm.push_back(int64_t(from.find(c)));
+  return e.transpose(suffix, x, perm);
+}
 
- private:
-  Graph& g_;
-  std::string base_;
-};
+Value* reshapeTo(decompose::Emitter& e, const std::string& suffix, Value* x, const Shape& shape) {
+  return x->shape() == shape ? x : e.reshape(suffix, x, shape);
+}
 
 int64_t product(const Labels& l, const std::map<char, int64_t>& extent) {
   int64_t p = 1;
@@ -138,7 +124,7 @@ Value* einsumAsMatMul(Graph& graph, const Node& einsum) {
   auto plan = planOf(einsum);
   if (!plan) return nullptr;
   Plan& p = *plan;
-  Builder b(graph, einsum);
+  decompose::Emitter b(graph, einsum);
   // Labels only one operand has and the output lacks are summed out of that operand first.
   std::vector<Value*> x;
   for (size_t t = 0; t < p.in.size(); ++t) {
@@ -156,7 +142,7 @@ Value* einsumAsMatMul(Graph& graph, const Node& einsum) {
     p.in[t] = kept;
     x.push_back(v);
   }
-  if (x.size() == 1) return b.arrange("out", x[0], p.in[0], p.out);
+  if (x.size() == 1) return arrange(b, "out", x[0], p.in[0], p.out);
   Labels batch, m, n, k;
   for (char c : p.in[0]) (has(p.in[1], c) ? (has(p.out, c) ? batch : k) : m) += c;
   for (char c : p.in[1])
@@ -171,14 +157,14 @@ Value* einsumAsMatMul(Graph& graph, const Node& einsum) {
     s.push_back(product(cols, p.extent));
     return s;
   };
-  Value* a = b.arrange("a_order", x[0], p.in[0], batch + m + k);
-  if (m.size() != 1 || k.size() != 1) a = b.reshape("a", a, matrix(m, k));
-  Value* w = b.arrange("b_order", x[1], p.in[1], batch + k + n);
-  if (k.size() != 1 || n.size() != 1) w = b.reshape("b", w, matrix(k, n));
+  Value* a = arrange(b, "a_order", x[0], p.in[0], batch + m + k);
+  if (m.size() != 1 || k.size() != 1) a = reshapeTo(b, "a", a, matrix(m, k));
+  Value* w = arrange(b, "b_order", x[1], p.in[1], batch + k + n);
+  if (k.size() != 1 || n.size() != 1) w = reshapeTo(b, "b", w, matrix(k, n));
   Value* y = b.op("matmul", "MatMul", {a, w});
   Shape grouped = batchShape;
   for (char c : m + n) grouped.push_back(p.extent.at(c));
-  return b.arrange("out", b.reshape("ungroup", y, grouped), batch + m + n, p.out);
+  return arrange(b, "out", reshapeTo(b, "ungroup", y, grouped), batch + m + n, p.out);
 }
 
 }  // namespace tessera

@@ -1,0 +1,42 @@
+#pragma once
+// Internal to the decompose pass (decompose.cpp, decompose_einsum.cpp): the one way its rewrites add nodes.
+#include <string>
+#include <vector>
+
+#include "passes/rewrite.h"
+
+namespace tessera::decompose {
+
+// Adds the primitive nodes of one decomposition; ids and names extend the original node's id ("sm.max").
+class Emitter {
+ public:
+  Emitter(Graph& graph, const Node& node) : g_(graph), base_(node.id()), dtype_(node.output(0)->dtype()) {}
+  Value* op(const std::string& suffix, const std::string& op, const std::vector<Value*>& inputs,
+            Attributes attrs = {}) {
+    return addInferredNode(g_, op, inputs, std::move(attrs), base_ + "." + suffix);
+  }
+  Value* scalar(const std::string& suffix, double v) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::scalar(dtype_, v));
+  }
+  // A 1-D i64 constant named base.suffix (axes, shapes, starts).
+  Value* ints(const std::string& suffix, const std::vector<int64_t>& v) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::fromInts(DType::I64, {int64_t(v.size())}, v));
+  }
+  Value* axes(const std::vector<int64_t>& axes) { return ints("axes", axes); }
+  Value* tensor(const std::string& suffix, const Shape& shape, const std::vector<double>& v) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::fromDoubles(dtype_, shape, v));
+  }
+  Value* reshape(const std::string& suffix, Value* x, const Shape& shape) {
+    return op(suffix, "Reshape", {x, ints(suffix + "_shape", shape)});
+  }
+  Value* transpose(const std::string& suffix, Value* x, const std::vector<int64_t>& perm) {
+    return op(suffix, "Transpose", {x}, {{"perm", perm}});
+  }
+
+ private:
+  Graph& g_;
+  std::string base_;
+  DType dtype_;
+};
+
+}  // namespace tessera::decompose
