@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "ir/error.h"
+#include "ops/broadcast.h"
 
 namespace tessera::kernel {
 
@@ -114,9 +115,9 @@ Expr Emitter::quantParam(const Node& p, size_t i) {
   if (p.attrInt("block_size", 0) > 0) ctx_.fail(p, "blocked scales (block_size) have no kernel form");
   int64_t rank = int64_t(p.input(0)->shape().size());
   if (rank != int64_t(domain_.size())) ctx_.fail(p, "a per-axis scale needs the kernel's domain to be x's shape");
-  int64_t axis = p.attrInt("axis", 1);
-  if (axis < 0) axis += rank;
-  return channelParam(p, v, axis);
+  std::optional<int64_t> axis = normalizeAxis(p.attrInt("axis", 1), rank);
+  if (!axis) ctx_.fail(p, "attribute axis " + std::to_string(p.attrInt("axis", 1)) + " is outside x's rank");
+  return channelParam(p, v, *axis);
 }
 
 Expr Emitter::value(const Value* v) {

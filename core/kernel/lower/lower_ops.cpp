@@ -131,7 +131,7 @@ Expr mod(const Node& n, const Ins& in, DType) {
 // (which the code generators do not hold), have no kernel form.
 std::pair<double, double> quantizedRange(const Node& n, DType t) {
   auto range = ops::quantizedIntegerRange(t);
-  if (!range || dtypeSize(t) < 1 || t == DType::I4 || t == DType::U4 || t == DType::I2 || t == DType::U2)
+  if (!range || t == DType::I4 || t == DType::U4 || t == DType::I2 || t == DType::U2)
     tessera::fail("node '" + n.id() + "' (" + n.op() + "): quantized type " + std::string(dtypeName(t)) +
                   " has no kernel form; the 8-, 16- and 32-bit integers have");
   return *range;
@@ -142,10 +142,10 @@ std::pair<double, double> quantizedRange(const Node& n, DType t) {
 // Emitter::channelParam, per element of the axis.
 Expr dequantize(const Node& n, const Ins& in, DType out) {
   if (!isFloat(out)) tessera::fail("node '" + n.id() + "' (DequantizeLinear): output " + std::string(dtypeName(out)) + " is no float");
+  quantizedRange(n, in[0]->dtype);  // the same integer types only
   DType wide = in[0]->dtype == DType::I32 || in[0]->dtype == DType::U32 ? DType::F64 : accType(out);
   Expr x = Cast::make(wide, in[0]);
   if (in.size() > 2 && in[2]) x = bin(BinaryOp::Sub, x, Cast::make(wide, in[2]));
-  quantizedRange(n, in[0]->dtype);  // the same integer types only
   return bin(BinaryOp::Mul, x, Cast::make(wide, in[1]));
 }
 
