@@ -138,10 +138,43 @@ std::vector<std::string> tf32OperandLines(const MmaTile& m, const ExprPrinter& e
   return out;
 }
 
+// The depth of the element in half `half` of register `reg` of this lane's fragment (the PTX ISA layouts:
+// m16n8k16 for 16-bit operands, by tsr_lane; m16n8k8 .tf32, by tsr_t, one element a register).
+Expr fragmentDepth(const MmaTile& m, MmaOperand op, int reg, int half) {
+  if (!m.tf32) return fragmentElement<Expr>(op, var("tsr_lane"), reg, half).depth;
+  return add(var("tsr_t"), intImm(4 * (op == MmaOperand::A ? reg >> 1 : reg)));
+}
+
+// Lines that zero the elements of `regs` (an operand's fragment registers, `perTile` a tile, tiles one after
+// another) whose depth the tile's depth guards leave out (MmaTile::depthGuards): a 16-bit half is cleared by a
+// mask, a tf32 register whole.
+std::vector<std::string> depthMaskLines(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs) {
+  std::vector<std::string> out;
+  if (m.depthGuards.empty()) return out;
+  int perTile = m.tf32 ? (op == MmaOperand::A ? 4 : 2) : fragmentRegisters(op);
+  auto inside = [&](Expr depth) {
+    std::string cond;
+    for (const Expr& g : m.depthGuards) cond += (cond.empty() ? "" : " && ") + ("(" + ep.print(substitute(g, {{m.depth->h.var, depth}})) + ")");
+    return cond;
+  };
+  for (size_t i = 0; i < regs.size(); ++i) {
+    int reg = int(i) % perTile;
+    if (m.tf32) {
+      out.push_back("if (!(" + inside(fragmentDepth(m, op, reg, 0)) + ")) " + regs[i] + " = 0u;");
+      continue;
+    }
+    for (int h = 0; h < 2; ++h)
+      out.push_back("if (!(" + inside(fragmentDepth(m, op, reg, h)) + ")) " + regs[i] + " &= " + (h ? "0x0000FFFFu;" : "0xFFFF0000u;"));
+  }
+  return out;
+}
+
 // One operand's fragment lines, for either kind of tile.
 std::vector<std::string> fragmentOf(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs,
                                     bool ldmatrix) {
-  return m.tf32 ? tf32OperandLines(m, ep, op, regs) : operandLines(m, ep, op, regs, ldmatrix);
+  std::vector<std::string> out = m.tf32 ? tf32OperandLines(m, ep, op, regs) : operandLines(m, ep, op, regs, ldmatrix);
+  for (const std::string& l : depthMaskLines(m, ep, op, regs)) out.push_back(l);
+  return out;
 }
 
 // The lines that fill registers aRegs (4) and bRegs (2), declared by the caller, with this lane's fragments.
@@ -296,6 +329,7 @@ bool Generator::mmaNest(const ForStmt& outer) {
     regs.insert(regs.end(), next.begin(), next.end());
     const std::string& j = n->bLoop->h.var;
     line(ldmatrixLine(m, ep_, MmaOperand::B, *bTrans, regs, {{j, add(var(j), pairedTile<Expr>(var("tsr_lane")))}}), prov);
+    for (const std::string& l : depthMaskLines(m, ep_, MmaOperand::B, regs)) line(l, prov);
     close(*n->bLoop);
   } else {
     header(*n->bLoop);

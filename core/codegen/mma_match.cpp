@@ -39,14 +39,15 @@ namespace {
 
 // Guards inside a tile (a pixel tile overhanging the output) leave some of its rows or columns out. The mma
 // computes all 16 x 8: the rows left out accumulate products of operands read inside their shared tiles
-// (whose boxes span the loops' whole extents), into accumulators whose stores the same guards skip. So a
-// guarded tile is one mma when its operands are shared tiles and no guard depends on the depth.
-bool guardsAllowMma(const std::vector<Expr>& guards, const std::string& depthVar, const ExprPrinter& ep, const Load& a,
-                    const Load& b) {
+// (whose boxes span the loops' whole extents), into accumulators whose stores the same guards skip. Guards on
+// the depth (a K the 16-deep steps do not divide) must not involve the rows or columns: the fragments' elements
+// they leave out are zeroed (MmaTile::depthGuards). Either kind needs both operands in shared tiles, which the
+// fragments may read at every position.
+bool guardsAllowMma(const std::vector<Expr>& guards, const MmaTile& m, const ExprPrinter& ep) {
   if (guards.empty()) return true;
   for (const Expr& g : guards)
-    if (usesVar(g, depthVar)) return false;
-  return ep.buffer(a.buffer).scope == MemScope::Shared && ep.buffer(b.buffer).scope == MemScope::Shared;
+    if (usesVar(g, m.depth->h.var) && (usesVar(g, m.row->h.var) || usesVar(g, m.col->h.var))) return false;
+  return ep.buffer(m.a->buffer).scope == MemScope::Shared && ep.buffer(m.b->buffer).scope == MemScope::Shared;
 }
 
 }  // namespace
@@ -103,8 +104,11 @@ std::optional<MmaTile> matchMma(const ForStmt& row, const ExprPrinter& ep, const
   // A is indexed by the rows and the depth, B by the depth and the columns: a matrix product.
   if (usesAnyVar(a->indices, col->h.var) || usesAnyVar(b->indices, row.h.var)) return std::nullopt;
   if (usesAnyVar(red.indices, depth->h.var)) return std::nullopt;
-  if (!guardsAllowMma(guards, depth->h.var, ep, *a, *b)) return std::nullopt;
-  return MmaTile{&row, col, depth, &red, a, b, f32};
+  MmaTile tile{&row, col, depth, &red, a, b, f32, {}};
+  if (!guardsAllowMma(guards, tile, ep)) return std::nullopt;
+  for (const Expr& g : guards)
+    if (usesVar(g, depth->h.var)) tile.depthGuards.push_back(g);
+  return tile;
 }
 
 

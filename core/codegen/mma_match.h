@@ -18,6 +18,10 @@ struct MmaTile {
   const kernel::ReduceStmt* red;
   const kernel::Load *a, *b;
   bool tf32;  // f32 operands rounded to tf32 (m16n8k8); else f16/bf16 operands (m16n8k16)
+  // Guards on the depth (the last k step of a K that the steps do not divide: `k < K`). The mma computes all
+  // its depth positions, so the fragments' elements at positions a guard leaves out are set to 0 in both
+  // operands (their shared tiles hold stale values there): those products add nothing, as the IR says.
+  std::vector<kernel::Expr> depthGuards;
 };
 
 // The tile whose row loop (bound to mma.row) is `row`: its column loop, the depth loop directly inside, and

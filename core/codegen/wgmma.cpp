@@ -6,6 +6,7 @@
 // from the 128-byte-swizzled shared tiles (Buffer::swizzleBytes) through descriptors. The kernel IR is the mma
 // form's; only the instructions differ. Anything that does not match exactly runs as the mma form.
 #include <optional>
+#include <set>
 
 #include "codegen/generator.h"
 #include "codegen/mma_match.h"
@@ -43,10 +44,34 @@ bool plainTileLoop(const ForStmt* f) {
          f->h.pipelineStages <= 1;
 }
 
-// The loop directly inside `body`, through blocks only (a guard means a tile overhangs: not matched).
-const ForStmt* directLoop(const Stmt& body) {
+// The variables of the kernel's reduction loops.
+std::set<std::string> reductionVars(const Kernel& k) {
+  std::set<std::string> vars;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.reduction) vars.insert(static_cast<ForStmt&>(n).h.var);
+  });
+  return vars;
+}
+
+// The statement inside `body`, through blocks and through guards on no reduction variable (null where a guard
+// uses one): a block tile overhanging M leaves its last rows out. The warpgroup computes them anyway (the rows
+// of a product are independent, so they only read their own shared rows, whatever those hold) into
+// accumulators whose stores the epilogue's own guards skip; every thread joins the wgmma, as it must.
+Stmt throughTileGuards(const Stmt& body, const std::set<std::string>& reduction) {
   Stmt s = unwrapBlocks(body);
-  return s->kind == StmtKind::For ? static_cast<const ForStmt*>(s.get()) : nullptr;
+  while (s->kind == StmtKind::IfThen) {
+    const auto& guard = static_cast<const IfThenStmt&>(*s);
+    for (const std::string& v : reduction)
+      if (usesVar(guard.cond, v)) return nullptr;
+    s = unwrapBlocks(guard.body);
+  }
+  return s;
+}
+
+// The loop directly inside `body`, through blocks and tile guards (throughTileGuards).
+const ForStmt* directLoop(const Stmt& body, const std::set<std::string>& reduction) {
+  Stmt s = throughTileGuards(body, reduction);
+  return s && s->kind == StmtKind::For ? static_cast<const ForStmt*>(s.get()) : nullptr;
 }
 
 // `e` steps by `coef` per unit of `loopVar` over its `extent` values (an affine index).
@@ -85,19 +110,23 @@ std::optional<WgmmaNest> matchWgmma(const ForStmt& f, const Kernel& k, const Exp
   auto param = k.params.find("wgmma");
   if (param == k.params.end() || param->second == 0 || blockX != 32) return std::nullopt;
   WgmmaNest w;
+  const std::set<std::string> reduction = reductionVars(k);
   const ForStmt* outer = &f;
   if (f.h.reduction && f.h.loopKind == LoopKind::Unrolled && f.h.pipelineStages <= 1) {
     w.steps = &f;
-    outer = directLoop(f.body);
+    outer = directLoop(f.body, reduction);
   }
   w.rowTiles = outer;
-  w.colTiles = plainTileLoop(outer) ? directLoop(outer->body) : nullptr;
+  w.colTiles = plainTileLoop(outer) ? directLoop(outer->body, reduction) : nullptr;
   if (!plainTileLoop(w.rowTiles) || w.rowTiles->h.extent != 1 || !plainTileLoop(w.colTiles)) return std::nullopt;
-  const ForStmt* row = directLoop(w.colTiles->body);
+  const ForStmt* row = directLoop(w.colTiles->body, reduction);
   if (!row || row->h.loopKind != LoopKind::Bound || row->h.tag != ThreadTag::MmaRow) return std::nullopt;
   std::optional<MmaTile> m = matchMma(*row, ep, k.params);
-  if (!m || m->tf32 || directLoop(row->body) != m->col || directLoop(m->col->body) != m->depth) return std::nullopt;
-  if (unwrapBlocks(m->depth->body)->kind != StmtKind::Reduce) return std::nullopt;
+  if (!m || m->tf32 || !m->depthGuards.empty() || directLoop(row->body, reduction) != m->col ||
+      directLoop(m->col->body, reduction) != m->depth)
+    return std::nullopt;
+  Stmt product = throughTileGuards(m->depth->body, reduction);
+  if (!product || product->kind != StmtKind::Reduce) return std::nullopt;
   w.tile = *m;
   w.n = 8 * w.colTiles->h.extent;
   const Load& a = *w.tile.a;

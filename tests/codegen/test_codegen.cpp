@@ -138,6 +138,42 @@ class TestCodegen : public QObject {
     }
   }
 
+  // A K the mma steps do not divide (ViT's attention · V: 197 keys) still runs on the tensor cores: the default
+  // schedule takes the mma form, and the last step's fragment elements past K are zeroed in both operands
+  // (16-bit halves by mask, tf32 registers whole). NVRTC compiles both for sm_90; on a GPU both run verified
+  // against the interpreter (the C++ and the interpreter keep the guard as the IR has it).
+  void depthRemainderMasksFragments() {
+    struct Case {
+      std::string type;
+      int k;
+      kernel::TemplateParams params;
+      std::string instruction, mask;
+    };
+    std::vector<Case> cases = {
+        {"bf16", 197, {}, "mma.sync.aligned.m16n8k16", "&= 0xFFFF0000u;"},
+        {"f32", 20, {{"block_m", 32}, {"block_n", 16}, {"warp_m", 32}, {"warp_n", 16}, {"block_k", 16}, {"mma", 1}, {"tf32", 1}},
+         "mma.sync.aligned.m16n8k8", " = 0u;"}};
+    for (const Case& c : cases) {
+      CompileResult cr = gemmModel(c.type, 100, c.k, 64);
+      execute::CompiledModel m = c.params.empty() ? execute::compileKernels(cr, nullptr) : withParams(cr, c.params);
+      QCOMPARE(m.kernels[0].kernel.params.at("mma"), int64_t(1));
+      std::string src = codegen::generateCuda(m.kernels[0].kernel).source;
+      QVERIFY2(src.find(c.instruction) != std::string::npos, c.type.c_str());
+      QVERIFY2(src.find(c.mask) != std::string::npos, c.type.c_str());
+      QVERIFY(src.find(" < " + std::to_string(c.k) + "))))") != std::string::npos);  // the mask's condition
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(src, "gemm.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+      QVERIFY(execute::executeModel(m, execute::BackendKind::Cpu, testing::once()).outputsVerified);
+      cuda::Availability gpu = cuda::cudaAvailability();
+      if (!gpu.available) {
+        qInfo("no GPU to run the masked mma on: %s", gpu.reason.c_str());
+        continue;
+      }
+      execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cuda, testing::once());
+      QVERIFY2(run.outputsVerified, testing::messages(run).c_str());
+    }
+  }
+
   // tf32 = 1 on an f32 gemm: CUDA rounds the operands (cvt.rna) and runs m16n8k8 tf32 mma.sync, says so in its
   // precision, and NVRTC compiles it for sm_90; the C++ keeps exact f32 (with a note) and runs verified at f32's
   // tolerance; on a GPU the CUDA kernel runs verified at tf32's.

@@ -143,15 +143,32 @@ class TestWgmma : public QObject {
     for (const execute::CompiledModel& m : models) gpuRunVerified(m);
   }
 
-  // Sides the tiles do not divide keep the mma form; asking for wgmma there is refused naming the parameter.
+  // N or K sides the tiles do not divide keep the mma form; asking for wgmma there is refused naming the parameter.
   void unevenShapesKeepTheMmaForm() {
     CompileResult cr = gemmModel("bf16", 96, 64, 80);
     execute::CompiledModel m = execute::compileKernels(cr, nullptr);
     QCOMPARE(m.kernels[0].kernel.params.at("wgmma"), int64_t(0));
-    QVERIFY(refusal(cr, {{"wgmma", 1}, {"mma", 1}, {"block_m", 64}, {"block_n", 64}, {"warp_n", 64}, {"block_k", 64}}).find("block_m") !=
+    QVERIFY(refusal(cr, {{"wgmma", 1}, {"mma", 1}, {"block_m", 64}, {"block_n", 64}, {"warp_n", 64}, {"block_k", 64}}).find("block_n") !=
             std::string::npos);
     std::string f32 = refusal(gemmModel("f32", 128, 64, 128), {{"wgmma", 1}, {"mma", 1}, {"tf32", 1}});
     QVERIFY2(f32.find("wgmma") != std::string::npos, f32.c_str());
+  }
+
+  // M need not divide (ViT's 6304 token rows): the warpgroups compute the last block's rows past M from
+  // whatever their shared rows hold (rows of a product are independent; the TMA fills them with zeros) and the
+  // epilogue does not store them. The default takes the form, unguarded in its k steps.
+  void overhangingRowsTakeWgmma() {
+    execute::CompiledModel m = execute::compileKernels(gemmModel("bf16", 200, 128, 128), nullptr);
+    QCOMPARE(m.kernels[0].kernel.params.at("wgmma"), int64_t(1));
+    QCOMPARE(m.kernels[0].kernel.params.at("block_m"), int64_t(128));
+    codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
+    QVERIFY(g.source.find("wgmma.mma_async.sync.aligned.m64n128k16") != std::string::npos);
+    QVERIFY(g.source.find("mma.sync") == std::string::npos);
+    QVERIFY(g.source.find(" < 200") != std::string::npos);  // the stores' guard
+    compilesForSm90a(g);
+    cpuRunVerified(m);
+    if (!gpuHere()) QSKIP(noGpu());
+    gpuRunVerified(m);
   }
 
   // A kernel that needs sm_90a has no form on other architectures: the message names it and the way out.

@@ -141,7 +141,9 @@ void checkWgmma(Kernel& k, const TemplateParams& p, int64_t M, int64_t N) {
     if (!ok) rejectParams(k, "gemm", param, what);
   };
   need(p.at("mma") != 0 && !p.at("tf32") && sixteenBitOperands(k), "wgmma", "wgmma is the tensor-core form of f16 or bf16 operands: set mma = 1, tf32 = 0");
-  need(p.at("block_m") % 64 == 0 && M % p.at("block_m") == 0, "block_m", "wgmma needs block_m a multiple of 64 (whole warpgroups) that divides M = " + std::to_string(M));
+  // M may overhang the last block: the rows past M are computed from whatever their shared rows hold (rows
+  // are independent in a product) and never stored.
+  need(p.at("block_m") % 64 == 0, "block_m", "wgmma needs block_m a multiple of 64 (whole warpgroups)");
   need(p.at("warp_n") % 64 == 0 && p.at("warp_n") <= 256, "warp_n", "wgmma needs warp_n (a warpgroup's columns) 64, 128, 192 or 256");
   need(p.at("block_n") % p.at("warp_n") == 0 && N % p.at("block_n") == 0, "block_n", "wgmma needs block_n a multiple of warp_n that divides N = " + std::to_string(N));
   need(p.at("block_k") % 64 == 0 && extentOf(k, "k") % p.at("block_k") == 0, "block_k",
@@ -251,19 +253,35 @@ int64_t pickStages(Kernel& k, const TemplateParams& p) {
   return std::max<int64_t>(1, stages);
 }
 
-// The group writes one output, of f16 or bf16 (store_tile's measured case).
+// Whether a buffer's rows are whole 16-byte runs: then its tile fills and stores move 16 bytes a thread;
+// otherwise (ViT's 197-wide attention rows) element by element.
+bool rowsOf16Bytes(const Buffer& b) {
+  int64_t lanes = 16 / int64_t(dtypeSize(b.dtype));
+  return !b.shape.empty() && b.graphShape().back() % lanes == 0;
+}
+
+// The group writes one output, of f16 or bf16 in rows of 16-byte runs (store_tile's measured case: a row of
+// another width keeps scalar stores through the shared tile, which cost more than the direct ones).
 bool oneSixteenBitOutput(const Kernel& k) {
   int outputs = 0;
   bool half = false;
   for (const Buffer& b : k.buffers)
     if (b.role == BufferRole::Output) {
       ++outputs;
-      half = b.dtype == DType::F16 || b.dtype == DType::BF16;
+      half = (b.dtype == DType::F16 || b.dtype == DType::BF16) && rowsOf16Bytes(b);
     }
   return outputs == 1 && half;
 }
 
-// Hopper's warpgroup MMA where the tiles divide the product: 128 x 256 blocks (or 128 x 128), two warpgroups
+// Some operand read in the reduction has rows that are no whole 16-byte runs, so its tiles are filled element
+// by element (no cp.async of 16 bytes).
+bool scalarFills(Kernel& k) {
+  for (const std::string& b : inputsReadIn(k, "k"))
+    if (!rowsOf16Bytes(*k.findBuffer(b))) return true;
+  return false;
+}
+
+// Hopper's warpgroup MMA where the tiles divide N and K: 128 x 256 blocks (or 128 x 128), two warpgroups
 // of 64 x block_n each, 64-deep k steps in as many 48 KiB stages as fit a block's shared memory beside the
 // output tile, which goes through shared memory for a single 16-bit output. On the H200 at 4096^3 bf16
 // (bench/results/2026-12-03-wgmma): 4 stages 0.342 ms, 3 stages 0.346, 128 x 128 blocks 0.364, 3 stages with
@@ -271,7 +289,9 @@ bool oneSixteenBitOutput(const Kernel& k) {
 void wgmmaDefaults(Kernel& k, int64_t M, int64_t N, int64_t K, TemplateParams& p) {
   // One k step (K = 64) leaves nothing to pipeline: attention's scores gemm (2048 x 2048 x 64 a head) took
   // 8.72 ms in the wgmma form against 3.31 in the mma form's defaults on the H200, so it keeps those.
-  if (M % 128 != 0 || N % 128 != 0 || K % 64 != 0 || K < 128) return;
+  // M need not divide (ViT's 6304 token rows: 50 blocks of 128, the last with 32 rows): the rows past it are
+  // computed and not stored.
+  if (M < 128 || N % 128 != 0 || K % 64 != 0 || K < 128) return;
   int64_t bn = N % 256 == 0 ? 256 : 128;
   p["wgmma"] = 1;
   p["tma"] = 1;
@@ -299,11 +319,18 @@ TemplateParams gemmDefaults(Kernel& k) {
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
                       {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}};
-  if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K % 16 == 0) {
+  // A K that 16 does not divide (ViT's attention · V: 197 keys) takes the tensor cores too: the last step's
+  // fragments are zeroed past K (docs/codegen.md, Tensor cores).
+  if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K >= 16) {
     p["mma"] = 1;
-    p["block_k"] = K % 32 == 0 ? 32 : 16;
-    p["warp_m"] = std::min<int64_t>(64, bm);
-    p["warp_n"] = std::min<int64_t>(64, bn);
+    p["block_k"] = K >= 32 && (K % 32 == 0 || K % 16 != 0) ? 32 : 16;
+    // Scalar fills take most of the time, so more warps share them: on the H200, ViT's attention · V (384 x
+    // 197 x 64 x 197 bf16) 0.409 ms with 64 x 64 warp tiles and 32-deep steps, 0.109 with 32 x 32 and 16-deep;
+    // its scores (197 x 197 x 64) 0.209 -> 0.107 with 32 x 32 and no output tile.
+    int64_t warp = scalarFills(k) ? 32 : 64;
+    p["warp_m"] = std::min<int64_t>(warp, bm);
+    p["warp_n"] = std::min<int64_t>(warp, bn);
+    if (scalarFills(k)) p["block_k"] = 16;
     // Measured on the H200 at 4096^3 bf16 (2 stages): ldmatrix 1, unpadded 139.9 TFLOP/s; padded 295.1; B's
     // n-tiles in pairs and padded 299.7 (bench/results/2026-11-29/s3_final).
     p["ldmatrix"] = 2;
