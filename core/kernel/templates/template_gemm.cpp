@@ -274,10 +274,12 @@ bool oneSixteenBitOutput(const Kernel& k) {
 }
 
 // Some operand read in the reduction has rows that are no whole 16-byte runs, so its tiles are filled element
-// by element (no cp.async of 16 bytes).
-bool scalarFills(Kernel& k) {
+// by element (no cp.async of 16 bytes); with `alongK`, one whose rows run along the reduction (its last index
+// is k: A [m][k], or a transposed B [n][k]).
+bool scalarFills(Kernel& k, bool alongK = false) {
+  std::vector<std::string> outer = outerChain(k);
   for (const std::string& b : inputsReadIn(k, "k"))
-    if (!rowsOf16Bytes(*k.findBuffer(b))) return true;
+    if (!rowsOf16Bytes(*k.findBuffer(b)) && (!alongK || (!outer.empty() && indexUses(k, outer.front(), b, "k", false)))) return true;
   return false;
 }
 
@@ -325,12 +327,13 @@ TemplateParams gemmDefaults(Kernel& k) {
     p["mma"] = 1;
     p["block_k"] = K >= 32 && (K % 32 == 0 || K % 16 != 0) ? 32 : 16;
     // Scalar fills take most of the time, so more warps share them: on the H200, ViT's attention · V (384 x
-    // 197 x 64 x 197 bf16) 0.409 ms with 64 x 64 warp tiles and 32-deep steps, 0.109 with 32 x 32 and 16-deep;
-    // its scores (197 x 197 x 64) 0.209 -> 0.107 with 32 x 32 and no output tile.
+    // 197 x 64 x 197 bf16, P's rows along k) 0.409 ms with 64 x 64 warp tiles and 32-deep steps, 0.200 with
+    // 32 x 32, 0.109 with 32 x 32 and 16-deep steps; its scores (197 x 197 x 64, Kᵀ's rows along n) 0.209 ->
+    // 0.107 with 32 x 32 and no output tile, 0.138 with 16-deep steps as well.
     int64_t warp = scalarFills(k) ? 32 : 64;
     p["warp_m"] = std::min<int64_t>(warp, bm);
     p["warp_n"] = std::min<int64_t>(warp, bn);
-    if (scalarFills(k)) p["block_k"] = 16;
+    if (scalarFills(k, /*alongK=*/true)) p["block_k"] = 16;
     // Measured on the H200 at 4096^3 bf16 (2 stages): ldmatrix 1, unpadded 139.9 TFLOP/s; padded 295.1; B's
     // n-tiles in pairs and padded 299.7 (bench/results/2026-11-29/s3_final).
     p["ldmatrix"] = 2;
