@@ -28,6 +28,16 @@ int64_t nodeFlops(const Node& node) {
     for (size_t i = 1; i < w->shape().size(); ++i) perOutput *= w->shape()[i];
     return 2 * outElems(node) * perOutput;
   }
+  if (op == "ConvTranspose") {
+    // Each input element is multiplied into Cout/group x kernel extents outputs (weight [Cin, Cout/group, k...]).
+    const Value* x = node.input(0);
+    const Value* w = node.input(1);
+    if (!x || !w || w->shape().size() < 2) return 0;
+    int64_t perInput = 1;
+    for (size_t i = 1; i < w->shape().size(); ++i) perInput *= w->shape()[i];
+    return 2 * x->type().numElements() * perInput;
+  }
+  if (op == "CumSum") return outElems(node);  // one addition an element
   const OpSchema* s = OpRegistry::instance().find(op);
   if (!s) return 0;
   switch (s->category) {

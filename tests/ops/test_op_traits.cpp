@@ -3,7 +3,11 @@
 // and categories that keep a newly registered op from half-declaring itself.
 #include <QtTest>
 
+#include <map>
+
+#include "ops/builder.h"
 #include "ops/registry.h"
+#include "ops/stats.h"
 
 using namespace tessera;
 
@@ -29,6 +33,25 @@ class TestOpTraits : public QObject {
       QVERIFY2(!opTraits(op).commutative, op);
     QVERIFY(opTraits("Sum").identityWhenUnary);
     QVERIFY(!opTraits("Add").identityWhenUnary);
+  }
+  // The work a node does, which the run report divides by the kernel's time (GFLOP/s): 2 per multiply-add of the
+  // products, one a produced element for pointwise ops and scans.
+  void flopsCountEachOpsWork() {
+    GraphBuilder b("flops");
+    Value* x = b.input("x", {DType::F32, {1, 4, 5, 5}});
+    Value* w = b.constant("w", Tensor(DType::F32, {4, 3, 3, 3}));  // ConvTranspose: [Cin, Cout, kh, kw]
+    Value* up = b.op("ConvTranspose", {x, w});                     // [1, 3, 7, 7]
+    Value* wc = b.constant("wc", Tensor(DType::F32, {6, 3, 3, 3}));
+    Value* conv = b.op("Conv", {up, wc});                           // [1, 6, 5, 5]
+    Value* scan = b.op("CumSum", {conv, b.ints("axis", {3})});
+    b.output(b.op("Relu", {scan}));
+    Graph g = b.finish();
+    std::map<std::string, int64_t> flops;
+    for (Node* n : g.nodes()) flops[n->op()] = nodeFlops(*n);
+    QCOMPARE(flops["ConvTranspose"], int64_t(2 * 100 * 27));  // 100 input elements, 3 x 3 x 3 outputs each
+    QCOMPARE(flops["Conv"], int64_t(2 * 150 * 27));          // 150 outputs, 3 x 3 x 3 products each
+    QCOMPARE(flops["CumSum"], int64_t(150));
+    QCOMPARE(flops["Relu"], int64_t(150));
   }
   void shapeOnlyOps() {
     QVERIFY(opTraits("Shape").shapeOnly);
