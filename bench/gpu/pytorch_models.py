@@ -149,6 +149,12 @@ def build(name):
     return m, x
 
 
+def to_bf16(m, x):
+    """The model's parameters and a floating-point input in bf16; token ids (BERT's) stay integers."""
+    import torch
+    return m.to(torch.bfloat16), x.to(torch.bfloat16) if x.is_floating_point() else x
+
+
 def tensor_proto(t, name):
     """A TensorProto of a CPU tensor; bf16 as raw 16-bit words (numpy has no bf16)."""
     import onnx
@@ -169,7 +175,7 @@ def export(name, folder, dtype="f32"):
     with torch.no_grad():
         y = m(x)  # the f32 model's output on the CPU: the reference for either dtype
         if dtype == "bf16":
-            m, x = m.to(torch.bfloat16), x.to(torch.bfloat16)
+            m, x = to_bf16(m, x)
         torch.onnx.export(m, (x,), path, opset_version=17, dynamo=False, input_names=["x"], output_names=["y"])
     data = os.path.join(folder, name + "_data")
     os.makedirs(data, exist_ok=True)
@@ -185,7 +191,7 @@ def torch_times(name, reps=30, dtype="f32"):
     m, x = build(name)
     m, x = m.cuda(), x.cuda()
     if dtype == "bf16":
-        m, x = m.to(torch.bfloat16), x.to(torch.bfloat16)
+        m, x = to_bf16(m, x)
 
     def median_ms(f):
         with torch.no_grad():
