@@ -151,7 +151,7 @@ Expr fragmentDepth(const MmaTile& m, MmaOperand op, int reg, int half) {
 std::vector<std::string> depthMaskLines(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs) {
   std::vector<std::string> out;
   if (m.depthGuards.empty()) return out;
-  int perTile = m.tf32 ? (op == MmaOperand::A ? 4 : 2) : fragmentRegisters(op);
+  int perTile = fragmentRegisters(op);  // a tile's registers: 4 of A, 2 of B, in either kind of tile
   auto inside = [&](Expr depth) {
     std::string cond;
     for (const Expr& g : m.depthGuards) cond += (cond.empty() ? "" : " && ") + ("(" + ep.print(substitute(g, {{m.depth->h.var, depth}})) + ")");

@@ -330,10 +330,11 @@ TemplateParams gemmDefaults(Kernel& k) {
     // 197 x 64 x 197 bf16, P's rows along k) 0.409 ms with 64 x 64 warp tiles and 32-deep steps, 0.200 with
     // 32 x 32, 0.109 with 32 x 32 and 16-deep steps; its scores (197 x 197 x 64, Kᵀ's rows along n) 0.209 ->
     // 0.107 with 32 x 32 and no output tile, 0.138 with 16-deep steps as well.
-    int64_t warp = scalarFills(k) ? 32 : 64;
+    bool scalar = scalarFills(k);
+    int64_t warp = scalar ? 32 : 64;
     p["warp_m"] = std::min<int64_t>(warp, bm);
     p["warp_n"] = std::min<int64_t>(warp, bn);
-    if (scalarFills(k, /*alongK=*/true)) p["block_k"] = 16;
+    if (scalar && scalarFills(k, /*alongK=*/true)) p["block_k"] = 16;
     // Measured on the H200 at 4096^3 bf16 (2 stages): ldmatrix 1, unpadded 139.9 TFLOP/s; padded 295.1; B's
     // n-tiles in pairs and padded 299.7 (bench/results/2026-11-29/s3_final).
     p["ldmatrix"] = 2;
