@@ -309,6 +309,7 @@ void Generator::forLoop(const ForStmt& f) {
   } else if (asyncFill_ && copyGroup(f)) {                                          // lanes of a pipelined fill
   } else if (h.loopKind == LoopKind::Vectorized && vectorLoop(f)) {  // emitted there: wide loads and stores
   } else if (h.loopKind == LoopKind::Vectorized && cpuVectorLoop(f)) {  // cpu_vector.cpp: vector registers
+  } else if (target_ == Target::Cuda && flashAttentionRows(f)) {     // flash_attention.cpp: a warp's query rows
   } else if (target_ == Target::Cuda && wgmmaLoop(f)) {              // wgmma.cpp: a warpgroup's k steps
   } else if (target_ == Target::Cuda && mmaNest(f)) {                // mma.cpp: a warp's tiles
   } else {

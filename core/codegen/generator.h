@@ -7,6 +7,10 @@
 
 #include "codegen/c_types.h"
 
+namespace tessera::kernel {
+struct AttentionNest;  // kernel/attention_nest.h
+}
+
 namespace tessera::codegen::detail {
 
 struct VectorPlan;     // vector_access.h
@@ -52,6 +56,20 @@ class Generator {
   bool tryMma(const kernel::ForStmt& rowLoop);   // the whole tile as one mma instruction, when it is one
   bool mmaNest(const kernel::ForStmt& outer);    // two loops of mma tiles, each fragment loaded once, when they are
   bool wgmmaLoop(const kernel::ForStmt& f);      // a warpgroup's k steps of mma tiles as wgmma, when they are (wgmma.cpp)
+  // CUDA, flash_attention.cpp: a warp's rows of the attention template's tensor-core form, when they are; the
+  // pieces it generates.
+  bool flashAttentionRows(const kernel::ForStmt& rows);
+  std::string flashRowValid(const kernel::ForStmt& rows, const kernel::AttentionNest& nest);
+  void flashFill(const kernel::Load& load, const std::string& rowVar, const std::string& rowValue, const std::string& colVar,
+                 int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& first,
+                 const std::string& step, const std::string& inside);
+  void flashScores(const kernel::AttentionNest& a, int64_t depth, int64_t qs, const std::vector<std::string>& prov);
+  void flashChain(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const std::string& valid, int64_t keys,
+                  const std::vector<std::string>& prov);
+  void flashSoftmax(const kernel::AttentionNest& a, const std::vector<std::string>& prov);
+  void flashValues(const kernel::AttentionNest& a, int64_t width, int64_t vs, const std::vector<std::string>& prov,
+                   const std::string& cvt);
+  void flashOutput(const kernel::ForStmt& rows, const kernel::AttentionNest& a, int64_t width, const std::string& valid);
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   bool cpuVectorLoop(const kernel::ForStmt& f);  // CPU: a vectorized loop on f32 vectors, when it can be (cpu_vector.cpp)
   void cpuVectorStmt(const kernel::Stmt& s, const kernel::ForStmt& f);

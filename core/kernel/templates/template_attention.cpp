@@ -1,10 +1,12 @@
 // The attention kernel (lower_attention.cpp: one nest over the query rows, the keys visited once with the
 // softmax online). A thread owns a query row: its q row and its row of outputs stay in registers, the keys and
 // values are read by every thread of the block at the same address (one broadcast read a warp). On the CPU the
-// rows are spread over OpenMP threads. This is the CUDA-core form; the tensor-core form (key tiles in shared
-// memory, both products as mma tiles) is docs/performance.md's next step.
+// rows are spread over OpenMP threads. That is the CUDA-core form. The tensor-core form (tensor_cores = 1, the
+// default where it applies) gives each warp 16 rows: the row loop split into a loop bound to `warp` and one of
+// at most 16 rows, which the CUDA generator runs as FlashAttention-2 does (codegen/flash_attention.cpp).
 #include "kernel/templates/template_util.h"
 
+#include "kernel/attention_nest.h"
 #include "kernel/visit.h"
 
 namespace tessera::kernel::templ {
@@ -39,6 +41,29 @@ std::string queryBuffer(Kernel& k) {
   return q;
 }
 
+// Why the kernel cannot take the tensor-core form, "" when it can.
+std::string tensorCoreRefusal(Kernel& k) {
+  const ForStmt* row = attentionRowLoop(k);
+  std::optional<AttentionNest> nest = row ? attentionNest(k, row->body) : std::nullopt;
+  if (!nest) return "the kernel is not the lowered attention row";
+  if (row->h.extent < 2) return "a single query row";
+  return kernel::tensorCoreRefusal(k, *nest);
+}
+
+// Blocks of rows_per_block query rows (the batch fused in front, so that neighbouring blocks share a head's
+// keys), 16 rows a warp.
+void tensorCoreRows(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& outer) {
+  if (std::string why = tensorCoreRefusal(s.kernel()); !why.empty()) rejectParams(s.kernel(), "attention", "tensor_cores", why);
+  if (p.at("rows_per_block") % 16)
+    rejectParams(s.kernel(), "attention", "rows_per_block", "the tensor-core form takes rows in warps of 16");
+  auto [tiles, blockRows] = splitBy(s, outer.back(), p.at("rows_per_block"));
+  std::vector<std::string> blocks(outer.begin(), outer.end() - 1);
+  blocks.push_back(tiles);
+  s.bind(fuseAll(s, blocks), ThreadTag::BlockX);
+  auto [warps, rows] = splitBy(s, blockRows, 16);
+  s.bind(warps, ThreadTag::Warp);
+}
+
 void attention(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> outer = outerChain(s.kernel());  // b..., i
   if (outer.empty()) rejectParams(s.kernel(), "attention", "rows_per_block", "the kernel has no row loop");
@@ -48,6 +73,7 @@ void attention(TracedSchedule& s, const TemplateParams& p) {
     s.parallel(fuseAll(s, outer));
     return;
   }
+  if (p.at("tensor_cores")) return tensorCoreRows(s, p, outer);
   auto [blockRows, threadRows] = splitBy(s, rows, p.at("rows_per_block"));
   std::vector<std::string> blocks(outer.begin(), outer.end() - 1);
   blocks.push_back(blockRows);
@@ -66,10 +92,13 @@ void attention(TracedSchedule& s, const TemplateParams& p) {
 
 // 128 rows a block where that still gives every SM of the H200 (132) a block, else fewer: a row is a thread's
 // whole work, so small attentions need small blocks to spread at all.
+// The tensor-core form where it applies, 64 rows (4 warps) a block.
 TemplateParams attentionDefaults(Kernel& k) {
+  if (k.machine == Machine::Gpu && tensorCoreRefusal(k).empty())
+    return {{"rows_per_block", 64}, {"q_registers", 0}, {"tensor_cores", 1}};
   int64_t rows = chainExtent(k, outerChain(k)), perBlock = 128;
   while (perBlock > 32 && (rows + perBlock - 1) / perBlock < 132) perBlock /= 2;
-  return {{"rows_per_block", perBlock}, {"q_registers", 1}};
+  return {{"rows_per_block", perBlock}, {"q_registers", 1}, {"tensor_cores", 0}};
 }
 
 }  // namespace
@@ -78,7 +107,8 @@ const TemplateDef& attentionTemplate() {
   static const TemplateDef def = {
       attention,
       {{"rows_per_block", {32, 64, 128, 256}, "query rows per block, one a thread"},
-       {"q_registers", {0, 1}, "keep each thread's q row in registers (else read it again for every key)"}},
+       {"q_registers", {0, 1}, "keep each thread's q row in registers (else read it again for every key)"},
+       {"tensor_cores", {0, 1}, "GPU: 16 rows a warp, both products on the tensor cores (FlashAttention-2's form)"}},
       attentionDefaults};
   return def;
 }
