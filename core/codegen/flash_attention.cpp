@@ -1,8 +1,8 @@
 // Flash attention on the tensor cores (docs/codegen.md, Flash attention). The attention template's
 // tensor_cores = 1 form splits the query rows into warps of 16 (a loop bound to `warp`, then a loop of at most
 // 16 rows); that row loop's body is the lowered online-softmax row (kernel/attention_nest.h), which this file
-// generates for the warp's rows together, FlashAttention-2's way: the keys and values in tiles of 64 rows in
-// shared memory (two stages, cp.async), S = Q·Kᵀ for the tile as mma.sync m16n8k16 with Q's fragments kept in
+// generates for the warp's rows together, FlashAttention-2's way: the keys and values in tiles of key_tile rows
+// in shared memory (`stages` copies, cp.async), S = Q·Kᵀ for the tile as mma.sync m16n8k16 with Q's fragments kept in
 // registers, the graph's own chain between the products (a scale, a mask) on each score, the tile's row maxima
 // across the four lanes of a quad, one rescale of the output per tile, and P·V with P taken from the score
 // accumulators as the A fragments (the m16n8 accumulator layout of two adjacent tiles is the m16k16 A layout),
@@ -19,11 +19,9 @@ using namespace kernel;
 
 namespace {
 
-constexpr int64_t kKeyTile = 64;  // keys a tile: S is 16 x 64 a warp, 32 registers a lane
-
-bool tensorCoreParam(const Kernel& k) {
-  auto p = k.params.find("tensor_cores");
-  return p != k.params.end() && p->second == 1;
+int64_t param(const Kernel& k, const std::string& name, int64_t absent) {
+  auto p = k.params.find(name);
+  return p == k.params.end() ? absent : p->second;
 }
 
 // A copy of `s` with the loads of the named register accumulators read as the given locals instead.
@@ -49,16 +47,25 @@ std::string n(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-// `rowValid`: this lane's row (tsr_row) is one of the loop's rows and passes the guards around the row body.
+// The sizes of one kernel's form: the head of q and k, v's head, the keys, the keys a tile (S is 16 x tile a
+// warp, tile / 2 registers a lane), the copies of the key and value tiles in flight, and the padded rows of the shared tiles (16 bytes more than the head, so
+// that ldmatrix's 8 rows fall in distinct banks).
+struct FlashShape {
+  int64_t depth = 0, width = 0, keys = 0, tile = 64, stages = 2, qs = 0, vs = 0;
+};
+
+// `rowValid`: this lane's row (the row loop's variable) is one of the loop's rows and passes the guards around
+// the row body.
 std::string Generator::flashRowValid(const ForStmt& rows, const AttentionNest& nest) {
   std::string valid = identifier(rows.h.var) + " < " + n(rows.h.extent);
   for (const Expr& g : nest.guards) valid += " && (" + ep_.print(g) + ")";
   return valid;
 }
 
-// The 16-byte copies of one operand tile: `rowsText` rows of `width` elements from `load` (its row variable
-// `rowVar` and its head variable `colVar`) into the shared array `dst` with rows of `stride` elements, by
-// threads `first` stepping `step`; rows where `inside` fails are zero-filled.
+// The 16-byte copies of one operand tile: `rows` rows of `width` elements from `load` (its row variable
+// `rowVar` = `rowValue`, its head variable `colVar`) into the shared array `dst` with rows of `stride`
+// elements, by threads `first` stepping `step`; rows where `inside` fails are zero-filled (cp.async reading 0
+// bytes), so no NaN of memory past the keys reaches a product.
 void Generator::flashFill(const Load& load, const std::string& rowVar, const std::string& rowValue, const std::string& colVar,
                           int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& first,
                           const std::string& step, const std::string& inside) {
@@ -76,37 +83,20 @@ void Generator::flashFill(const Load& load, const std::string& rowVar, const std
   line("}");
 }
 
-bool Generator::flashAttentionRows(const ForStmt& rows) {
-  if (target_ != Target::Cuda || warpDepth_ == 0 || rows.h.extent > 16 || rows.h.loopKind != LoopKind::Serial ||
-      !tensorCoreParam(k_) || out_.launch.block[1] != 1 || out_.launch.block[2] != 1)
-    return false;
-  std::optional<AttentionNest> nest = attentionNest(k_, rows.body);
-  if (!nest || !tensorCoreRefusal(k_, *nest).empty()) return false;
-  const AttentionNest& a = *nest;
-  const std::vector<std::string> prov = rows.provenance;
-  DType t = k_.findBuffer(a.q->buffer)->dtype;
-  std::string st = t == DType::BF16 ? "__nv_bfloat16" : "__half", mt = t == DType::BF16 ? "bf16" : "f16";
-  std::string cvt = t == DType::BF16 ? "__float2bfloat16" : "__float2half";
-  int64_t depth = a.depth->h.extent, width = a.values->h.extent, keys = a.keys->h.extent;
-  int64_t qs = depth + 8, vs = width + 8;  // rows padded by 16 bytes: ldmatrix's 8 rows fall in distinct banks
-  int64_t warps = out_.launch.block[0] / 32, tiles = (keys + kKeyTile - 1) / kKeyTile;
-  std::string row = identifier(rows.h.var), j = identifier(a.keys->h.var), valid = flashRowValid(rows, a);
-  std::string mma = "asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + mt + "." + mt +
-                    ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\\n\" : \"+f\"(C[0]), \"+f\"(C[1]), "
-                    "\"+f\"(C[2]), \"+f\"(C[3]) : \"r\"(A[0]), \"r\"(A[1]), \"r\"(A[2]), \"r\"(A[3]), \"r\"(B0), \"r\"(B1));";
-  line("{  // flash attention on the tensor cores: this warp's " + n(rows.h.extent) + " query rows, the " + n(keys) +
-           " keys in tiles of " + n(kKeyTile) + comment(prov),
-       prov);
-  ++indent_;
-  line("const int tsr_lane = threadIdx.x % 32, tsr_warp = threadIdx.x / 32;");
-  line(sharedArray(st, "tsr_qs", n(warps * 16 * qs), warps * 16 * qs, 2));
-  line(sharedArray(st, "tsr_ks", n(2 * kKeyTile * qs), 2 * kKeyTile * qs, 2));
-  line(sharedArray(st, "tsr_vs", n(2 * kKeyTile * vs), 2 * kKeyTile * vs, 2));
+// The helpers the form's lines call: a 16-byte cp.async, one mma.sync, an ldmatrix.x4, two floats rounded into
+// one register of the operands' type, and 2^x on the special function unit.
+void Generator::flashHelpers(DType t) {
+  bool bf = t == DType::BF16;
+  std::string mt = bf ? "bf16" : "f16";
   line("auto tsr_cp16 = [](void* dst, const void* src, bool in) {");
   line("  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"((unsigned)__cvta_generic_to_shared(dst)), "
        "\"l\"(src), \"r\"(in ? 16 : 0) : \"memory\");");
   line("};");
-  line("auto tsr_mma = [](float* C, const unsigned* A, unsigned B0, unsigned B1) { " + mma + " };");
+  line("auto tsr_mma = [](float* C, const unsigned* A, unsigned B0, unsigned B1) {");
+  line("  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32." + mt + "." + mt +
+       ".f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\\n\" : \"+f\"(C[0]), \"+f\"(C[1]), \"+f\"(C[2]), "
+       "\"+f\"(C[3]) : \"r\"(A[0]), \"r\"(A[1]), \"r\"(A[2]), \"r\"(A[3]), \"r\"(B0), \"r\"(B1));");
+  line("};");
   line("auto tsr_ldm4 = [](unsigned* R, const void* p, bool trans) {");
   line("  unsigned s = (unsigned)__cvta_generic_to_shared(p);");
   line("  if (trans) asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\\n\" : \"=r\"(R[0]), "
@@ -114,39 +104,79 @@ bool Generator::flashAttentionRows(const ForStmt& rows) {
   line("  else asm volatile(\"ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\\n\" : \"=r\"(R[0]), \"=r\"(R[1]), "
        "\"=r\"(R[2]), \"=r\"(R[3]) : \"r\"(s));");
   line("};");
-  line(st + "* const tsr_q = tsr_qs + tsr_warp * " + n(16 * qs) + ";  // this warp's rows of q");
+  line(std::string("auto tsr_pk = [](float lo, float hi) { ") + (bf ? "__nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);"
+                                                                      : "__half2 h = __floats2half2_rn(lo, hi);") +
+       " return *reinterpret_cast<unsigned*>(&h); };");
+  line("auto tsr_ex2 = [](float x) { float y; asm(\"ex2.approx.ftz.f32 %0, %1;\" : \"=f\"(y) : \"f\"(x)); return y; };");
+}
+
+bool Generator::flashAttentionRows(const ForStmt& rows) {
+  if (target_ != Target::Cuda || warpDepth_ == 0 || rows.h.extent > 16 || rows.h.loopKind != LoopKind::Serial ||
+      param(k_, "tensor_cores", 0) != 1 || out_.launch.block[1] != 1 || out_.launch.block[2] != 1)
+    return false;
+  std::optional<AttentionNest> nest = attentionNest(k_, rows.body);
+  if (!nest || !tensorCoreRefusal(k_, *nest).empty()) return false;
+  const AttentionNest& a = *nest;
+  const std::vector<std::string> prov = rows.provenance;
+  DType t = k_.findBuffer(a.q->buffer)->dtype;
+  std::string st = t == DType::BF16 ? "__nv_bfloat16" : "__half";
+  FlashShape f;
+  f.depth = a.depth->h.extent, f.width = a.values->h.extent, f.keys = a.keys->h.extent;
+  f.tile = param(k_, "key_tile", 64), f.stages = param(k_, "stages", 2), f.qs = f.depth + 8, f.vs = f.width + 8;
+  int64_t warps = out_.launch.block[0] / 32, tiles = (f.keys + f.tile - 1) / f.tile;
+  std::string row = identifier(rows.h.var), valid = flashRowValid(rows, a);
+  line("{  // flash attention on the tensor cores: this warp's " + n(rows.h.extent) + " query rows, the " + n(f.keys) +
+           " keys in tiles of " + n(f.tile) + comment(prov),
+       prov);
+  ++indent_;
+  line("const int tsr_lane = threadIdx.x % 32, tsr_warp = threadIdx.x / 32;");
+  line(sharedArray(st, "tsr_qs", n(warps * 16 * f.qs), warps * 16 * f.qs, 2));
+  line(sharedArray(st, "tsr_ks", n(f.stages * f.tile * f.qs), f.stages * f.tile * f.qs, 2));
+  line(sharedArray(st, "tsr_vs", n(f.stages * f.tile * f.vs), f.stages * f.tile * f.vs, 2));
+  flashHelpers(t);
+  line(st + "* const tsr_q = tsr_qs + tsr_warp * " + n(16 * f.qs) + ";  // this warp's rows of q");
   // q: this warp's rows, zero where a row is past the loop or its guards.
-  flashFill(*a.q, rows.h.var, "tsr_r", a.depth->h.var, 16, depth, "tsr_q", qs, "tsr_lane", "32", valid);
+  flashFill(*a.q, rows.h.var, "tsr_r", a.depth->h.var, 16, f.depth, "tsr_q", f.qs, "tsr_lane", "32", valid);
+  line("bool tsr_rows[2];  // this lane's rows g and g + 8 are rows of the loop");
+  line("#pragma unroll");
+  line("for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {");
+  line("  const long long " + row + " = tsr_lane / 4 + tsr_h * 8;");
+  line("  tsr_rows[tsr_h] = " + valid + ";");
+  line("}");
   line("auto tsr_fill = [&](int tsr_kt, int tsr_stage) {  // one tile of keys and values into a stage");
   ++indent_;
-  std::string keyRow = "tsr_kt * " + n(kKeyTile) + " + tsr_r", inKeys = j + " < " + n(keys);
-  flashFill(*a.k, a.keys->h.var, keyRow, a.depth->h.var, kKeyTile, depth, "tsr_ks + tsr_stage * " + n(kKeyTile * qs), qs,
+  std::string keyRow = "tsr_kt * " + n(f.tile) + " + tsr_r", inKeys = identifier(a.keys->h.var) + " < " + n(f.keys);
+  flashFill(*a.k, a.keys->h.var, keyRow, a.depth->h.var, f.tile, f.depth, "tsr_ks + tsr_stage * " + n(f.tile * f.qs), f.qs,
             "threadIdx.x", n(warps * 32), inKeys);
-  flashFill(*a.v, a.keys->h.var, keyRow, a.values->h.var, kKeyTile, width, "tsr_vs + tsr_stage * " + n(kKeyTile * vs), vs,
+  flashFill(*a.v, a.keys->h.var, keyRow, a.values->h.var, f.tile, f.width, "tsr_vs + tsr_stage * " + n(f.tile * f.vs), f.vs,
             "threadIdx.x", n(warps * 32), inKeys);
   --indent_;
   line("};");
-  line("float tsr_o[" + n(width / 8) + "][4] = {}, tsr_m[2] = {-INFINITY, -INFINITY}, tsr_l[2] = {0.f, 0.f};");
-  line("unsigned tsr_qf[" + n(depth / 16) + "][4];");
-  line("tsr_fill(0, 0);");
-  line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+  line("float tsr_o[" + n(f.width / 8) + "][4] = {}, tsr_m[2] = {-INFINITY, -INFINITY}, tsr_l[2] = {0.f, 0.f};");
+  line("unsigned tsr_qf[" + n(f.depth / 16) + "][4];");
+  // The first stages - 1 tiles in flight before the loop; in iteration kt, once tile kt has landed and every
+  // warp is past iteration kt - 1 (one barrier), the copy of tile kt + stages - 1 goes into the stage kt - 1 used.
+  for (int64_t stage = 0; stage + 1 < f.stages; ++stage) {
+    line("if (" + n(stage) + " < " + n(tiles) + ") tsr_fill(" + n(stage) + ", " + n(stage) + ");");
+    line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
+  }
   line("for (int tsr_kt = 0; tsr_kt < " + n(tiles) + "; ++tsr_kt) {", prov);
   ++indent_;
-  line("if (tsr_kt + 1 < " + n(tiles) + ") tsr_fill(tsr_kt + 1, (tsr_kt + 1) & 1);");
-  line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
-  line("asm volatile(\"cp.async.wait_group 1;\\n\" ::: \"memory\");");
+  line("asm volatile(\"cp.async.wait_group " + n(f.stages - 2) + ";\\n\" ::: \"memory\");  // tile kt has landed");
   line("__syncthreads();");
+  line("if (tsr_kt + " + n(f.stages - 1) + " < " + n(tiles) + ") tsr_fill(tsr_kt + " + n(f.stages - 1) + ", (tsr_kt + " +
+       n(f.stages - 1) + ") % " + n(f.stages) + ");");
+  line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
   line("if (tsr_kt == 0)");
   line("#pragma unroll");
-  line("  for (int tsr_kk = 0; tsr_kk < " + n(depth / 16) + "; ++tsr_kk)");
-  line("    tsr_ldm4(tsr_qf[tsr_kk], tsr_q + (tsr_lane % 16) * " + n(qs) + " + tsr_kk * 16 + tsr_lane / 16 * 8, false);");
-  line("const " + st + "* const tsr_k = tsr_ks + (tsr_kt & 1) * " + n(kKeyTile * qs) + ";");
-  line("const " + st + "* const tsr_v = tsr_vs + (tsr_kt & 1) * " + n(kKeyTile * vs) + ";");
-  flashScores(a, depth, qs, prov);
-  flashChain(rows, a, valid, keys, prov);
-  flashSoftmax(a, prov);
-  flashValues(a, width, vs, prov, cvt);
-  line("__syncthreads();  // the stage is filled again two tiles on");
+  line("  for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)");
+  line("    tsr_ldm4(tsr_qf[tsr_kk], tsr_q + (tsr_lane % 16) * " + n(f.qs) + " + tsr_kk * 16 + tsr_lane / 16 * 8, false);");
+  line("const " + st + "* const tsr_k = tsr_ks + (tsr_kt % " + n(f.stages) + ") * " + n(f.tile * f.qs) + ";");
+  line("const " + st + "* const tsr_v = tsr_vs + (tsr_kt % " + n(f.stages) + ") * " + n(f.tile * f.vs) + ";");
+  flashScores(a, f, prov);
+  flashChain(rows, a, f, prov);
+  flashSoftmax(a, f, prov);
+  flashValues(a, f, prov);
   --indent_;
   line("}");
   line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
@@ -155,74 +185,86 @@ bool Generator::flashAttentionRows(const ForStmt& rows) {
   line("  tsr_l[tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_h], 1);");
   line("  tsr_l[tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_h], 2);");
   line("}");
-  flashOutput(rows, a, width, valid);
+  flashOutput(rows, a, f);
   --indent_;
   line("}", prov);
   return true;
 }
 
-// S = Q · Kᵀ for the tile: 16 x 64 a warp, B's n-tiles in pairs from one ldmatrix.x4 of K's rows.
-void Generator::flashScores(const AttentionNest& a, int64_t depth, int64_t qs, const std::vector<std::string>& prov) {
-  line("float tsr_s[" + n(kKeyTile / 8) + "][4] = {};", a.depth->provenance);
+// S = Q · Kᵀ for the tile: 16 x tile a warp, B's n-tiles in pairs from one ldmatrix.x4 of K's rows.
+void Generator::flashScores(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
+  line("float tsr_s[" + n(f.tile / 8) + "][4] = {};", a.depth->provenance);
   line("#pragma unroll");
-  line("for (int tsr_kk = 0; tsr_kk < " + n(depth / 16) + "; ++tsr_kk)", prov);
+  line("for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)", prov);
   line("#pragma unroll");
-  line("  for (int tsr_np = 0; tsr_np < " + n(kKeyTile / 16) + "; ++tsr_np) {");
+  line("  for (int tsr_np = 0; tsr_np < " + n(f.tile / 16) + "; ++tsr_np) {");
   line("    unsigned tsr_b[4];");
-  line("    tsr_ldm4(tsr_b, tsr_k + (tsr_np * 16 + tsr_lane % 8 + tsr_lane / 16 * 8) * " + n(qs) +
+  line("    tsr_ldm4(tsr_b, tsr_k + (tsr_np * 16 + tsr_lane % 8 + tsr_lane / 16 * 8) * " + n(f.qs) +
        " + tsr_kk * 16 + (tsr_lane / 8) % 2 * 8, false);");
   line("    tsr_mma(tsr_s[2 * tsr_np], tsr_qf[tsr_kk], tsr_b[0], tsr_b[1]);");
   line("    tsr_mma(tsr_s[2 * tsr_np + 1], tsr_qf[tsr_kk], tsr_b[2], tsr_b[3]);");
   line("  }");
 }
 
-// f(s) on each score as the graph computes it; -inf for keys past the end and rows outside the loop.
-void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const std::string& valid, int64_t keys,
+// f(s) on each score as the graph computes it. A whole tile of keys on rows of the loop runs it unguarded; the
+// last tile and the rows past the loop give -inf where a key or a row is outside, without reading there.
+void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const FlashShape& f,
                            const std::vector<std::string>& prov) {
   std::map<std::string, std::string> locals = {{a.score, "tsr_sv"}};
+  std::string j = identifier(a.keys->h.var);
+  auto chain = [&](const std::string& guard) {
+    line(guard.empty() ? "{" : "if (" + guard + ") {");
+    ++indent_;
+    for (const Stmt& s : a.chain) stmt(withLocals(s, locals));
+    line("tsr_s[tsr_nt][tsr_x] = (float)(" + ep_.print(exprWithLocals(a.x, locals)) + ");");
+    --indent_;
+    line("}");
+  };
+  line("const bool tsr_whole = (tsr_kt + 1) * " + n(f.tile) + " <= " + n(f.keys) + " && tsr_rows[0] && tsr_rows[1];");
   line("#pragma unroll");
-  line("for (int tsr_nt = 0; tsr_nt < " + n(kKeyTile / 8) + "; ++tsr_nt)", prov);
+  line("for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)", prov);
   line("#pragma unroll");
   line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
   indent_ += 2;
   line("const long long " + identifier(rows.h.var) + " = tsr_lane / 4 + tsr_x / 2 * 8;");
-  line("const long long " + identifier(a.keys->h.var) + " = tsr_kt * " + n(kKeyTile) +
-       " + tsr_nt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
+  line("const long long " + j + " = tsr_kt * " + n(f.tile) + " + tsr_nt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
   line("const float tsr_sv = tsr_s[tsr_nt][tsr_x];");
-  line("tsr_s[tsr_nt][tsr_x] = -INFINITY;");
-  line("if (" + identifier(a.keys->h.var) + " < " + n(keys) + " && " + valid + ") {");
+  line("if (tsr_whole)");
+  chain("");
+  line("else {");
   ++indent_;
-  for (const Stmt& s : a.chain) stmt(withLocals(s, locals));
-  line("tsr_s[tsr_nt][tsr_x] = (float)(" + ep_.print(exprWithLocals(a.x, locals)) + ");");
+  line("tsr_s[tsr_nt][tsr_x] = -INFINITY;");
+  chain(j + " < " + n(f.keys) + " && tsr_rows[tsr_x / 2]");
   --indent_;
   line("}");
   indent_ -= 2;
   line("  }");
 }
 
-// The tile's row maxima (each lane holds rows g and g + 8; a row's 64 scores lie in the quad's four lanes),
-// the rescale of what was summed under the old maxima, P = exp(S - m) and its partial row sums.
-void Generator::flashSoftmax(const AttentionNest& a, const std::vector<std::string>& prov) {
-  std::vector<std::string> sp = a.keys->provenance;
-  line("float tsr_alpha[2];", sp);
+// The tile's row maxima (each lane holds rows g and g + 8; a row's scores lie in the quad's four lanes), the
+// rescale of what was summed under the old maxima, P = exp(S - m) as 2^(S·log2 e - m·log2 e) (one fma and
+// one ex2 a score) and its partial row sums. While a row's scores are all -inf its maximum counts as 0, so
+// its P is 0 and its alpha 1, not NaN.
+void Generator::flashSoftmax(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
+  line("float tsr_alpha[2];", a.keys->provenance);
   line("#pragma unroll");
   line("for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {", prov);
   line("  float tsr_mx = tsr_m[tsr_h];");
   line("#pragma unroll");
-  line("  for (int tsr_nt = 0; tsr_nt < " + n(kKeyTile / 8) + "; ++tsr_nt)");
+  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
   line("    tsr_mx = fmaxf(tsr_mx, fmaxf(tsr_s[tsr_nt][2 * tsr_h], tsr_s[tsr_nt][2 * tsr_h + 1]));");
   line("  tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 1));");
   line("  tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 2));");
-  line("  const bool tsr_none = tsr_mx == -INFINITY;  // every score so far masked: nothing summed, not NaN");
-  line("  tsr_alpha[tsr_h] = tsr_none ? 1.f : __expf(tsr_m[tsr_h] - tsr_mx);");
+  line("  const float tsr_base = tsr_mx == -INFINITY ? 0.f : tsr_mx * 1.4426950408889634f;");
+  line("  tsr_alpha[tsr_h] = tsr_ex2(tsr_m[tsr_h] * 1.4426950408889634f - tsr_base);");
   line("  tsr_m[tsr_h] = tsr_mx;");
   line("  float tsr_sum = 0.f;");
   line("#pragma unroll");
-  line("  for (int tsr_nt = 0; tsr_nt < " + n(kKeyTile / 8) + "; ++tsr_nt)");
+  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
   line("#pragma unroll");
   line("    for (int tsr_c = 0; tsr_c < 2; ++tsr_c) {");
   line("      float& tsr_p = tsr_s[tsr_nt][2 * tsr_h + tsr_c];");
-  line("      tsr_p = tsr_none ? 0.f : __expf(tsr_p - tsr_mx);");
+  line("      tsr_p = tsr_ex2(fmaf(tsr_p, 1.4426950408889634f, -tsr_base));");
   line("      tsr_sum += tsr_p;");
   line("    }");
   line("  tsr_l[tsr_h] = tsr_l[tsr_h] * tsr_alpha[tsr_h] + tsr_sum;");
@@ -230,25 +272,23 @@ void Generator::flashSoftmax(const AttentionNest& a, const std::vector<std::stri
 }
 
 // o = o · alpha + P · V: P's accumulators packed as A fragments, V's pairs of n-tiles by ldmatrix.trans.
-void Generator::flashValues(const AttentionNest& a, int64_t width, int64_t vs, const std::vector<std::string>& prov,
-                            const std::string& cvt) {
-  std::vector<std::string> vp = a.values->provenance;
+void Generator::flashValues(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
+  const std::vector<std::string>& vp = a.values->provenance;
   line("#pragma unroll", vp);
-  line("for (int tsr_dt = 0; tsr_dt < " + n(width / 8) + "; ++tsr_dt)", vp);
+  line("for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)", vp);
   line("#pragma unroll");
   line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) tsr_o[tsr_dt][tsr_x] *= tsr_alpha[tsr_x / 2];");
   line("#pragma unroll", prov);
-  line("for (int tsr_kk = 0; tsr_kk < " + n(kKeyTile / 16) + "; ++tsr_kk) {", vp);
+  line("for (int tsr_kk = 0; tsr_kk < " + n(f.tile / 16) + "; ++tsr_kk) {", vp);
   ++indent_;
-  line("const unsigned tsr_p[4] = {");
-  line("    tsr_pack2(" + cvt + "(tsr_s[2 * tsr_kk][0]), " + cvt + "(tsr_s[2 * tsr_kk][1])),");
-  line("    tsr_pack2(" + cvt + "(tsr_s[2 * tsr_kk][2]), " + cvt + "(tsr_s[2 * tsr_kk][3])),");
-  line("    tsr_pack2(" + cvt + "(tsr_s[2 * tsr_kk + 1][0]), " + cvt + "(tsr_s[2 * tsr_kk + 1][1])),");
-  line("    tsr_pack2(" + cvt + "(tsr_s[2 * tsr_kk + 1][2]), " + cvt + "(tsr_s[2 * tsr_kk + 1][3]))};");
+  line("const unsigned tsr_p[4] = {tsr_pk(tsr_s[2 * tsr_kk][0], tsr_s[2 * tsr_kk][1]), tsr_pk(tsr_s[2 * tsr_kk][2], "
+       "tsr_s[2 * tsr_kk][3]),");
+  line("                           tsr_pk(tsr_s[2 * tsr_kk + 1][0], tsr_s[2 * tsr_kk + 1][1]), "
+       "tsr_pk(tsr_s[2 * tsr_kk + 1][2], tsr_s[2 * tsr_kk + 1][3])};");
   line("#pragma unroll");
-  line("for (int tsr_dp = 0; tsr_dp < " + n(width / 16) + "; ++tsr_dp) {");
+  line("for (int tsr_dp = 0; tsr_dp < " + n(f.width / 16) + "; ++tsr_dp) {");
   line("  unsigned tsr_b[4];");
-  line("  tsr_ldm4(tsr_b, tsr_v + (tsr_kk * 16 + tsr_lane % 8 + (tsr_lane / 8) % 2 * 8) * " + n(vs) +
+  line("  tsr_ldm4(tsr_b, tsr_v + (tsr_kk * 16 + tsr_lane % 8 + (tsr_lane / 8) % 2 * 8) * " + n(f.vs) +
        " + tsr_dp * 16 + tsr_lane / 16 * 8, true);");
   line("  tsr_mma(tsr_o[2 * tsr_dp], tsr_p, tsr_b[0], tsr_b[1]);");
   line("  tsr_mma(tsr_o[2 * tsr_dp + 1], tsr_p, tsr_b[2], tsr_b[3]);");
@@ -258,18 +298,18 @@ void Generator::flashValues(const AttentionNest& a, int64_t width, int64_t vs, c
 }
 
 // y = o / l on each of the lane's outputs, then the group's epilogue and stores as the output loop writes them.
-void Generator::flashOutput(const ForStmt& rows, const AttentionNest& a, int64_t width, const std::string& valid) {
+void Generator::flashOutput(const ForStmt& rows, const AttentionNest& a, const FlashShape& f) {
   std::map<std::string, std::string> locals = {{a.context, "tsr_ov"}, {a.sum, "tsr_lv"}};
-  std::vector<std::string> prov = a.output->provenance;
+  const std::vector<std::string>& prov = a.output->provenance;
   line("#pragma unroll", prov);
-  line("for (int tsr_dt = 0; tsr_dt < " + n(width / 8) + "; ++tsr_dt)", prov);
+  line("for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)", prov);
   line("#pragma unroll");
   line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
   indent_ += 2;
   line("const long long " + identifier(rows.h.var) + " = tsr_lane / 4 + tsr_x / 2 * 8;");
   line("const long long " + identifier(a.output->h.var) + " = tsr_dt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
   line("const float tsr_ov = tsr_o[tsr_dt][tsr_x], tsr_lv = tsr_l[tsr_x / 2];");
-  line("if (" + valid + ") {");
+  line("if (tsr_rows[tsr_x / 2]) {");
   ++indent_;
   Stmt body = unwrapBlocks(a.output->body);
   std::vector<Stmt> stmts = body->kind == StmtKind::Block ? static_cast<BlockStmt&>(*body).stmts : std::vector<Stmt>{body};

@@ -14,6 +14,7 @@ struct AttentionNest;  // kernel/attention_nest.h
 namespace tessera::codegen::detail {
 
 struct VectorPlan;     // vector_access.h
+struct FlashShape;     // flash_attention.cpp
 struct PipelineShape;  // pipeline.cpp
 
 // CPU: the register buffers declared as arrays of f32 vectors (cpu_vector.cpp): those the kernel's vectorized
@@ -63,13 +64,13 @@ class Generator {
   void flashFill(const kernel::Load& load, const std::string& rowVar, const std::string& rowValue, const std::string& colVar,
                  int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& first,
                  const std::string& step, const std::string& inside);
-  void flashScores(const kernel::AttentionNest& a, int64_t depth, int64_t qs, const std::vector<std::string>& prov);
-  void flashChain(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const std::string& valid, int64_t keys,
+  void flashHelpers(DType t);
+  void flashScores(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
+  void flashChain(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const FlashShape& f,
                   const std::vector<std::string>& prov);
-  void flashSoftmax(const kernel::AttentionNest& a, const std::vector<std::string>& prov);
-  void flashValues(const kernel::AttentionNest& a, int64_t width, int64_t vs, const std::vector<std::string>& prov,
-                   const std::string& cvt);
-  void flashOutput(const kernel::ForStmt& rows, const kernel::AttentionNest& a, int64_t width, const std::string& valid);
+  void flashSoftmax(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
+  void flashValues(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
+  void flashOutput(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const FlashShape& f);
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   bool cpuVectorLoop(const kernel::ForStmt& f);  // CPU: a vectorized loop on f32 vectors, when it can be (cpu_vector.cpp)
   void cpuVectorStmt(const kernel::Stmt& s, const kernel::ForStmt& f);

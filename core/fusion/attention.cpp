@@ -94,9 +94,22 @@ std::string AttentionMatch::reason() const {
   double bytes = double(s->type().bytes());
   if (bytes < 1024.0 * 1024.0) std::snprintf(gib, sizeof gib, "%.1f KiB", bytes / 1024.0);
   else std::snprintf(gib, sizeof gib, "%.1f MiB", bytes / (1024.0 * 1024.0));
-  return "flash attention: " + scores->id() + " → " + softmax->id() + " → " + context->id() + " as one kernel, the " +
+  return "flash attention: " + scores->id() + " → " + softmax->id() + " → " + context->id() + " as one kernel" +
+         (tensorCores() ? " on the tensor cores" : "") + ", the " +
          "softmax online over the keys, so the scores %" + s->name() + " " + shapeToString(s->shape()) + " (" + gib +
          ") are never written";
+}
+
+bool AttentionMatch::tensorCores() const {
+  const Node* t = nodes.front()->op() == "Transpose" ? nodes.front() : nullptr;
+  const Value* q = scores->input(0);
+  const Value* v = context->input(1);
+  const Value* k = t ? t->input(0) : nullptr;
+  if (!k || (q->dtype() != DType::BF16 && q->dtype() != DType::F16) || k->dtype() != q->dtype() || v->dtype() != q->dtype())
+    return false;
+  auto head = [](int64_t d) { return d >= 16 && d <= 128 && d % 16 == 0; };
+  const Shape& qs = q->shape();
+  return head(qs.back()) && head(v->shape().back()) && qs[qs.size() - 2] >= 2;
 }
 
 std::vector<AttentionMatch> findAttention(const Graph& g) {

@@ -17,6 +17,10 @@ struct AttentionMatch {
   const Node* context = nullptr;   // MatMul(probabilities, v)
   // Why it fused, said on each of its edges: the scores' shape and the bytes no longer written.
   std::string reason() const;
+  // Whether the GPU template can run it on the tensor cores (kernel/attention_nest.h says the same of the
+  // lowered kernel): q, k and v of one 16-bit type, heads of 16 to 128 in steps of 16, kᵀ a Transpose of k
+  // in the pattern (so k's rows are read along the head), two query rows or more.
+  bool tensorCores() const;
 };
 
 // Head sizes (q's last axis and v's) above this stay unfused: a thread keeps a q row and an output row in

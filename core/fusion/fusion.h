@@ -32,6 +32,10 @@ struct FusionOptions {
   // ... and at least one query row's serial work at this many ns a multiply-add: 6.3 ns made the 128 x 128
   // sample's 0.154 ms on the H200 (2026-12-03), where its three separate kernels took 0.025 ms.
   double attentionRowNsPerOp = 6.3;
+  // ... or, where the pattern takes the tensor-core form (16-bit, heads of 16..128: AttentionMatch::tensorCores),
+  // this rate with no serial row (16 rows a warp): the bench attention (B32 H16 S2048 D64 bf16)
+  // took 2.4 ms on the H200, 115 TFLOP/s (2026-12-04, docs/performance.md).
+  double attentionTensorGflops = 110000;
 };
 
 enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Attention, Opaque };

@@ -20,8 +20,9 @@ bool inPattern(const std::vector<int>& of, const Edge& e, int a) {
 
 }  // namespace
 
-// The fused kernel reads q, k, v (and the masks) and writes y, at the CUDA-core rate of its form, and takes at
-// least one row's serial work (a small attention has too few rows to fill the GPU); the kernels
+// The fused kernel reads q, k, v (and the masks) and writes y, at the rate of its form: the tensor cores' where it
+// takes that form, else the CUDA cores' with at least one row's serial work (a small attention has too few rows
+// to fill the GPU when a thread takes a row); the kernels
 // it replaces add the scores' round trips (written by the MatMul, read and written by the softmax, read by the
 // second MatMul) and run the products at the tensor cores' nominal rate.
 std::string Partitioner::attentionCost(int a) const {
@@ -37,15 +38,18 @@ std::string Partitioner::attentionCost(int a) const {
   // A query row is one thread's serial work: keys × (head + 2 × value columns) dependent multiply-adds.
   const Shape& q = m.scores->input(0)->shape();
   const Shape& s = m.scores->output(0)->shape();
-  double serialUs = double(s.back()) * double(q.back() + 2 * m.context->output(0)->shape().back()) *
-                    options_.attentionRowNsPerOp / 1e3;
-  double fused = options_.launchUs + std::max(double(io) / (options_.bandwidthGBs * 1e3) +
-                                                  double(flops) / (options_.attentionGflops * 1e3),
-                                              serialUs);
+  bool tensorCores = m.tensorCores();
+  double rate = tensorCores ? options_.attentionTensorGflops : options_.attentionGflops;
+  double serialUs = tensorCores ? 0.0
+                                : double(s.back()) * double(q.back() + 2 * m.context->output(0)->shape().back()) *
+                                      options_.attentionRowNsPerOp / 1e3;
+  double fused = options_.launchUs +
+                 std::max(double(io) / (options_.bandwidthGBs * 1e3) + double(flops) / (rate * 1e3), serialUs);
   double apart = 3 * options_.launchUs + double(io + 4 * scores) / (options_.bandwidthGBs * 1e3) +
                  double(flops) / (options_.gflops * 1e3);
   if (fused <= apart) return "";
-  return "the one kernel (CUDA cores, " + std::to_string(int64_t(options_.attentionGflops)) + " GFLOP/s) is estimated at " +
+  return "the one kernel (" + std::string(tensorCores ? "tensor" : "CUDA") + " cores, " + std::to_string(int64_t(rate)) +
+         " GFLOP/s) is estimated at " +
          ms(fused) + " against " + ms(apart) + " for the separate kernels on the tensor cores, which write and read the "
          "scores; force-fuse its edge into " + attention_[size_t(a)].context->id() + " to run it anyway";
 }

@@ -75,6 +75,24 @@ std::string bandedModel(const char* type) {
          "  node probs = Softmax(%m) {axis=-1} -> %p\n  node context = MatMul(%p, %v) -> %y\n  output %y\n}\n";
 }
 
+// softmax(q·kᵀ·0.125, keys after the query masked to -inf)·v, q [1, 2, rows, head], k and v [1, 2, keys, head].
+std::string causalModel(const char* type, int rows, int keys, int head, bool masked = true) {
+  std::string t = type, far;
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < keys; ++j) far += std::string(far.empty() ? "" : ",") + (j > i ? "true" : "false");
+  auto shape = [&](int r) { return t + "[1,2," + std::to_string(r) + "," + std::to_string(head) + "]"; };
+  std::string text = "graph causal {\n  input %q: " + shape(rows) + "\n  input %k: " + shape(keys) + "\n  input %v: " +
+                     shape(keys) + "\n  const %scale: " + t + "[] = [0.125]\n";
+  if (masked)
+    text += "  const %far: bool[" + std::to_string(rows) + "," + std::to_string(keys) + "] = [" + far + "]\n  const %ninf: " + t +
+            "[] = [-inf]\n";
+  text += "  node kt = Transpose(%k) {perm=[0, 1, 3, 2]} -> %kT\n  node scores = MatMul(%q, %kT) -> %s\n"
+          "  node scaling = Mul(%s, %scale) -> %scaled\n";
+  text += masked ? "  node masked = Where(%far, %ninf, %scaled) -> %m\n  node probs = Softmax(%m) {axis=-1} -> %p\n"
+                 : "  node probs = Softmax(%scaled) {axis=-1} -> %p\n";
+  return text + "  node context = MatMul(%p, %v) -> %y\n  output %y\n}\n";
+}
+
 QString writeModel(const QTemporaryDir& dir, const std::string& name, const std::string& text) {
   QString path = dir.filePath(QString::fromStdString(name));
   std::ofstream(path.toStdString()) << text;
@@ -113,14 +131,23 @@ class TestAttention : public QObject {
     QVERIFY(decision(r, "probs", "context").reason.find("attention-cost") != std::string::npos);
   }
 
-  // The bench's shape: the CUDA-core kernel would lose to the tensor cores, so the four kernels stay, and say why.
+  // The bench's shape in bf16 takes the tensor-core form, which wins its estimate against the four kernels.
+  void largeBf16FusesOnTensorCores() {
+    FusionResult r = fuseGraph(attention({32, 16, 2048, 2048, 64, DType::BF16}));
+    QCOMPARE(kernels(r), std::string("k0 attention[kt scores scaling probs context]"));
+    const FusionDecision& d = decision(r, "probs", "context");
+    QVERIFY2(d.reason.find("on the tensor cores") != std::string::npos, d.reason.c_str());
+  }
+
+  // The bench's shape in f32: the CUDA-core kernel would lose to the tensor cores, so the four kernels stay, and say why.
   void largeScoresDeclinedThenForced() {
-    Shapes big{32, 16, 2048, 2048, 64, DType::BF16};
+    Shapes big{32, 16, 2048, 2048, 64, DType::F32};
     FusionResult r = fuseGraph(attention(big));
     QVERIFY(kernels(r).find("attention") == std::string::npos);
     const FusionDecision& d = decision(r, "probs", "context");
     QVERIFY(!d.fused);
     QVERIFY2(d.reason.find("attention-cost") != std::string::npos, d.reason.c_str());
+    QVERIFY2(d.reason.find("CUDA cores") != std::string::npos, d.reason.c_str());  // no tensor-core form in f32
     FusionResult forced = fuseGraph(attention(big), {}, {{OverrideKind::ForceFuse, "probs", "context", "", ""}});
     QCOMPARE(kernels(forced), std::string("k0 attention[kt scores scaling probs context]"));
     QCOMPARE(forced.overrides.at(0).status, OverrideState::Applied);
@@ -162,6 +189,50 @@ class TestAttention : public QObject {
     CliRun run = cli({"run", model, "--backend", "cuda", "--random", "2", "--check", "--overrides", force(dir)});
     if ((run.out + run.err).contains("CUDA cannot run here")) QSKIP("no GPU here: CUDA cannot run (the PTX above compiled)");
     QVERIFY2(run.code == 0 && run.out.contains("outputs verified"), qPrintable(run.out + run.err));
+  }
+
+  // The tensor-core form, fused by default: a causal mask over 37 rows (not a multiple of 16: rows past the
+  // end guarded) and 45 keys (a partial key tile), and an f16 head of 128 with rows of 20 and 70 keys. Its
+  // CUDA is the flash form and compiles for sm_90; the schedule's kernel IR, run by the C++ backend, matches
+  // the reference; on a GPU the CUDA does too.
+  void tensorCoreFormRuns() {
+    QTemporaryDir dir;
+    struct Case {
+      const char* name;
+      std::string text;
+    };
+    std::vector<Case> cases = {{"causal", causalModel("bf16", 37, 45, 32)}, {"wide", causalModel("f16", 20, 70, 128, false)}};
+    for (const Case& c : cases) {
+      QString model = writeModel(dir, std::string(c.name) + ".tsr", c.text);
+      CliRun cuda = cli({"compile", model, "--emit", "cuda"});
+      QVERIFY2(cuda.code == 0 && cuda.out.contains("flash attention on the tensor cores") && cuda.out.contains("mma.sync"),
+               qPrintable(cuda.out.left(2000) + cuda.err));
+      QString schedules = dir.filePath(QString(c.name) + ".json");
+      QVERIFY(cli({"compile", model, "--emit", "kernel", "--save-schedules", schedules}).code == 0);
+      CliRun cpu = cli({"run", model, "--backend", "cpu", "--random", "4", "--check", "--schedules", schedules});
+      QVERIFY2(cpu.code == 0 && cpu.out.contains("outputs verified"), qPrintable(cpu.out + cpu.err));
+      QVERIFY2(cpu.out.contains("  k0 ") && !cpu.out.contains("  k1 "), qPrintable(cpu.out));  // one kernel
+      CliRun ptx = cli({"compile", model, "--emit", "ptx"});
+      if (ptx.code != 0 && ptx.err.contains("NVRTC", Qt::CaseInsensitive)) QSKIP(qPrintable("no NVRTC: " + ptx.err));
+      QVERIFY2(ptx.code == 0 && ptx.out.contains("mma.sync.aligned.m16n8k16"), qPrintable(ptx.err));
+      CliRun run = cli({"run", model, "--backend", "cuda", "--random", "4", "--check"});
+      if ((run.out + run.err).contains("CUDA cannot run here")) {
+        qInfo("no GPU here: the %s case's CUDA compiled, not run", c.name);
+        continue;
+      }
+      QVERIFY2(run.code == 0 && run.out.contains("outputs verified"), qPrintable(run.out + run.err));
+    }
+  }
+
+  // Asked of an f32 attention (forced into one kernel: its softmax is decomposed, so the force names the Div),
+  // the tensor-core form is refused naming the reason.
+  void tensorCoreFormRefusedForF32() {
+    QTemporaryDir dir;
+    QString model = writeModel(dir, "f32.tsr", causalModel("f32", 20, 30, 32));
+    QString force = writeModel(dir, "force_div.json",
+                               R"({"overrides": [{"kind": "force-fuse", "producer": "probs.div", "consumer": "context"}]})");
+    CliRun r = cli({"compile", model, "--emit", "kernel", "--overrides", force, "--param", "k0.tensor_cores=1"});
+    QVERIFY2(r.code != 0 && r.err.contains("tensor_cores") && r.err.contains("q is f32, not bf16 or f16"), qPrintable(r.err));
   }
 };
 
