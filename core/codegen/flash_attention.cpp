@@ -52,6 +52,7 @@ std::string n(int64_t v) { return std::to_string(v); }
 // that ldmatrix's 8 rows fall in distinct banks).
 struct FlashShape {
   int64_t depth = 0, width = 0, keys = 0, tile = 64, stages = 2, qs = 0, vs = 0;
+  int64_t mtiles = 1;  // the warp's rows in m-tiles of 16 (warp_rows 32: two, sharing each K and V fragment)
 };
 
 // `rowValid`: this lane's row (the row loop's variable) is one of the loop's rows and passes the guards around
@@ -63,16 +64,21 @@ std::string Generator::flashRowValid(const ForStmt& rows, const AttentionNest& n
 }
 
 // The 16-byte copies of one operand tile: `rows` rows of `width` elements from `load` (its row variable
-// `rowVar` = `rowValue`, its head variable `colVar`) into the shared array `dst` with rows of `stride`
-// elements, by threads `first` stepping `step`; rows where `inside` fails are zero-filled (cp.async reading 0
-// bytes), so no NaN of memory past the keys reaches a product.
+// `rowVar` = `rowValue` of the tile's row tsr_r, its head variable `colVar`) into the shared array `dst` with
+// rows of `stride` elements, by `threads` threads (`thread` the index of this one), each taking the same
+// column of rows `threads / chunks` apart, so that the copies unroll with their rows and columns known;
+// rows where `inside` fails are zero-filled (cp.async reading 0 bytes), so no NaN of memory past the keys
+// reaches a product.
 void Generator::flashFill(const Load& load, const std::string& rowVar, const std::string& rowValue, const std::string& colVar,
-                          int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& first,
-                          const std::string& step, const std::string& inside) {
-  int64_t chunks = width / 8;
-  line("for (int tsr_e = " + first + "; tsr_e < " + n(rows * chunks) + "; tsr_e += " + step + ") {");
+                          int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& thread,
+                          int64_t threads, const std::string& inside) {
+  int64_t chunks = width / 8, rowStep = threads / chunks, steps = (rows + rowStep - 1) / rowStep;
+  line("#pragma unroll");
+  line("for (int tsr_u = 0; tsr_u < " + n(steps) + "; ++tsr_u) {");
   ++indent_;
-  line("const int tsr_r = tsr_e / " + n(chunks) + ", tsr_c8 = tsr_e % " + n(chunks) + " * 8;");
+  line("const int tsr_r = " + thread + " / " + n(chunks) + " + tsr_u * " + n(rowStep) + ", tsr_c8 = " + thread + " % " +
+       n(chunks) + " * 8;");
+  if (steps * rowStep > rows) line("if (tsr_r >= " + n(rows) + ") break;");
   line("const long long " + identifier(rowVar) + " = " + rowValue + ";");
   line("const long long " + identifier(colVar) + " = tsr_c8;");
   line("const bool tsr_in = " + inside + ";");
@@ -111,7 +117,7 @@ void Generator::flashHelpers(DType t) {
 }
 
 bool Generator::flashAttentionRows(const ForStmt& rows) {
-  if (target_ != Target::Cuda || warpDepth_ == 0 || rows.h.extent > 16 || rows.h.loopKind != LoopKind::Serial ||
+  if (target_ != Target::Cuda || warpDepth_ == 0 || rows.h.extent > 32 || rows.h.loopKind != LoopKind::Serial ||
       param(k_, "tensor_cores", 0) != 1 || out_.launch.block[1] != 1 || out_.launch.block[2] != 1)
     return false;
   std::optional<AttentionNest> nest = attentionNest(k_, rows.body);
@@ -123,37 +129,42 @@ bool Generator::flashAttentionRows(const ForStmt& rows) {
   FlashShape f;
   f.depth = a.depth->h.extent, f.width = a.values->h.extent, f.keys = a.keys->h.extent;
   f.tile = param(k_, "key_tile", 64), f.stages = param(k_, "stages", 2), f.qs = f.depth + 8, f.vs = f.width + 8;
-  int64_t warps = out_.launch.block[0] / 32, tiles = (f.keys + f.tile - 1) / f.tile;
-  std::string row = identifier(rows.h.var), valid = flashRowValid(rows, a);
+  f.mtiles = (rows.h.extent + 15) / 16;
+  int64_t warps = out_.launch.block[0] / 32, tiles = (f.keys + f.tile - 1) / f.tile, warpRows = 16 * f.mtiles;
+  std::string row = identifier(rows.h.var), valid = flashRowValid(rows, a), m = n(f.mtiles);
   line("{  // flash attention on the tensor cores: this warp's " + n(rows.h.extent) + " query rows, the " + n(f.keys) +
            " keys in tiles of " + n(f.tile) + comment(prov),
        prov);
   ++indent_;
   line("const int tsr_lane = threadIdx.x % 32, tsr_warp = threadIdx.x / 32;");
-  line(sharedArray(st, "tsr_qs", n(warps * 16 * f.qs), warps * 16 * f.qs, 2));
+  line(sharedArray(st, "tsr_qs", n(warps * warpRows * f.qs), warps * warpRows * f.qs, 2));
   line(sharedArray(st, "tsr_ks", n(f.stages * f.tile * f.qs), f.stages * f.tile * f.qs, 2));
   line(sharedArray(st, "tsr_vs", n(f.stages * f.tile * f.vs), f.stages * f.tile * f.vs, 2));
   flashHelpers(t);
-  line(st + "* const tsr_q = tsr_qs + tsr_warp * " + n(16 * f.qs) + ";  // this warp's rows of q");
+  line(st + "* const tsr_q = tsr_qs + tsr_warp * " + n(warpRows * f.qs) + ";  // this warp's rows of q");
   // q: this warp's rows, zero where a row is past the loop or its guards.
-  flashFill(*a.q, rows.h.var, "tsr_r", a.depth->h.var, 16, f.depth, "tsr_q", f.qs, "tsr_lane", "32", valid);
-  line("bool tsr_rows[2];  // this lane's rows g and g + 8 are rows of the loop");
+  flashFill(*a.q, rows.h.var, "tsr_r", a.depth->h.var, warpRows, f.depth, "tsr_q", f.qs, "tsr_lane", 32, valid);
+  line("bool tsr_rows[" + m + "][2];  // this lane's rows 16mt + g and 16mt + g + 8 are rows of the loop");
   line("#pragma unroll");
-  line("for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {");
-  line("  const long long " + row + " = tsr_lane / 4 + tsr_h * 8;");
-  line("  tsr_rows[tsr_h] = " + valid + ";");
-  line("}");
+  line("for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt)");
+  line("#pragma unroll");
+  line("  for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {");
+  line("    const long long " + row + " = tsr_mt * 16 + tsr_lane / 4 + tsr_h * 8;");
+  line("    tsr_rows[tsr_mt][tsr_h] = " + valid + ";");
+  line("  }");
   line("auto tsr_fill = [&](int tsr_kt, int tsr_stage) {  // one tile of keys and values into a stage");
   ++indent_;
   std::string keyRow = "tsr_kt * " + n(f.tile) + " + tsr_r", inKeys = identifier(a.keys->h.var) + " < " + n(f.keys);
   flashFill(*a.k, a.keys->h.var, keyRow, a.depth->h.var, f.tile, f.depth, "tsr_ks + tsr_stage * " + n(f.tile * f.qs), f.qs,
-            "threadIdx.x", n(warps * 32), inKeys);
+            "threadIdx.x", warps * 32, inKeys);
   flashFill(*a.v, a.keys->h.var, keyRow, a.values->h.var, f.tile, f.width, "tsr_vs + tsr_stage * " + n(f.tile * f.vs), f.vs,
-            "threadIdx.x", n(warps * 32), inKeys);
+            "threadIdx.x", warps * 32, inKeys);
   --indent_;
   line("};");
-  line("float tsr_o[" + n(f.width / 8) + "][4] = {}, tsr_m[2] = {-INFINITY, -INFINITY}, tsr_l[2] = {0.f, 0.f};");
-  line("unsigned tsr_qf[" + n(f.depth / 16) + "][4];");
+  line("float tsr_o[" + m + "][" + n(f.width / 8) + "][4] = {}, tsr_m[" + m + "][2], tsr_l[" + m + "][2] = {};");
+  line("#pragma unroll");
+  line("for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) tsr_m[tsr_mt][0] = tsr_m[tsr_mt][1] = -INFINITY;");
+  line("unsigned tsr_qf[" + m + "][" + n(f.depth / 16) + "][4];");
   // The first stages - 1 tiles in flight before the loop; in iteration kt, once tile kt has landed and every
   // warp is past iteration kt - 1 (one barrier), the copy of tile kt + stages - 1 goes into the stage kt - 1 used.
   for (int64_t stage = 0; stage + 1 < f.stages; ++stage) {
@@ -169,8 +180,11 @@ bool Generator::flashAttentionRows(const ForStmt& rows) {
   line("asm volatile(\"cp.async.commit_group;\\n\" ::: \"memory\");");
   line("if (tsr_kt == 0)");
   line("#pragma unroll");
-  line("  for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)");
-  line("    tsr_ldm4(tsr_qf[tsr_kk], tsr_q + (tsr_lane % 16) * " + n(f.qs) + " + tsr_kk * 16 + tsr_lane / 16 * 8, false);");
+  line("  for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt)");
+  line("#pragma unroll");
+  line("    for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)");
+  line("      tsr_ldm4(tsr_qf[tsr_mt][tsr_kk], tsr_q + (tsr_mt * 16 + tsr_lane % 16) * " + n(f.qs) +
+       " + tsr_kk * 16 + tsr_lane / 16 * 8, false);");
   line("const " + st + "* const tsr_k = tsr_ks + (tsr_kt % " + n(f.stages) + ") * " + n(f.tile * f.qs) + ";");
   line("const " + st + "* const tsr_v = tsr_vs + (tsr_kt % " + n(f.stages) + ") * " + n(f.tile * f.vs) + ";");
   flashScores(a, f, prov);
@@ -181,19 +195,23 @@ bool Generator::flashAttentionRows(const ForStmt& rows) {
   line("}");
   line("asm volatile(\"cp.async.wait_group 0;\\n\" ::: \"memory\");");
   line("#pragma unroll");
-  line("for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {  // the row sums, from the quad's four partial sums");
-  line("  tsr_l[tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_h], 1);");
-  line("  tsr_l[tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_h], 2);");
-  line("}");
+  line("for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt)");
+  line("#pragma unroll");
+  line("  for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {  // the row sums, from the quad's four partial sums");
+  line("    tsr_l[tsr_mt][tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_mt][tsr_h], 1);");
+  line("    tsr_l[tsr_mt][tsr_h] += __shfl_xor_sync(0xffffffffu, tsr_l[tsr_mt][tsr_h], 2);");
+  line("  }");
   flashOutput(rows, a, f);
   --indent_;
   line("}", prov);
   return true;
 }
 
-// S = Q · Kᵀ for the tile: 16 x tile a warp, B's n-tiles in pairs from one ldmatrix.x4 of K's rows.
+// S = Q · Kᵀ for the tile: 16 x tile for each of the warp's m-tiles, B's n-tiles in pairs from one
+// ldmatrix.x4 of K's rows, used by every m-tile.
 void Generator::flashScores(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
-  line("float tsr_s[" + n(f.tile / 8) + "][4] = {};", a.depth->provenance);
+  std::string m = n(f.mtiles);
+  line("float tsr_s[" + m + "][" + n(f.tile / 8) + "][4] = {};", a.depth->provenance);
   line("#pragma unroll");
   line("for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)", prov);
   line("#pragma unroll");
@@ -201,8 +219,11 @@ void Generator::flashScores(const AttentionNest& a, const FlashShape& f, const s
   line("    unsigned tsr_b[4];");
   line("    tsr_ldm4(tsr_b, tsr_k + (tsr_np * 16 + tsr_lane % 8 + tsr_lane / 16 * 8) * " + n(f.qs) +
        " + tsr_kk * 16 + (tsr_lane / 8) % 2 * 8, false);");
-  line("    tsr_mma(tsr_s[2 * tsr_np], tsr_qf[tsr_kk], tsr_b[0], tsr_b[1]);");
-  line("    tsr_mma(tsr_s[2 * tsr_np + 1], tsr_qf[tsr_kk], tsr_b[2], tsr_b[3]);");
+  line("#pragma unroll");
+  line("    for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) {");
+  line("      tsr_mma(tsr_s[tsr_mt][2 * tsr_np], tsr_qf[tsr_mt][tsr_kk], tsr_b[0], tsr_b[1]);");
+  line("      tsr_mma(tsr_s[tsr_mt][2 * tsr_np + 1], tsr_qf[tsr_mt][tsr_kk], tsr_b[2], tsr_b[3]);");
+  line("    }");
   line("  }");
 }
 
@@ -211,87 +232,108 @@ void Generator::flashScores(const AttentionNest& a, const FlashShape& f, const s
 void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const FlashShape& f,
                            const std::vector<std::string>& prov) {
   std::map<std::string, std::string> locals = {{a.score, "tsr_sv"}};
-  std::string j = identifier(a.keys->h.var);
+  std::string j = identifier(a.keys->h.var), sv = "tsr_s[tsr_mt][tsr_nt][tsr_x]";
   auto chain = [&](const std::string& guard) {
     line(guard.empty() ? "{" : "if (" + guard + ") {");
     ++indent_;
     for (const Stmt& s : a.chain) stmt(withLocals(s, locals));
-    line("tsr_s[tsr_nt][tsr_x] = (float)(" + ep_.print(exprWithLocals(a.x, locals)) + ");");
+    line(sv + " = (float)(" + ep_.print(exprWithLocals(a.x, locals)) + ");");
     --indent_;
     line("}");
   };
-  line("const bool tsr_whole = (tsr_kt + 1) * " + n(f.tile) + " <= " + n(f.keys) + " && tsr_rows[0] && tsr_rows[1];");
+  line("bool tsr_whole = (tsr_kt + 1) * " + n(f.tile) + " <= " + n(f.keys) + ";");
   line("#pragma unroll");
-  line("for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)", prov);
+  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt) tsr_whole = tsr_whole && tsr_rows[tsr_mt][0] && tsr_rows[tsr_mt][1];");
   line("#pragma unroll");
-  line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
-  indent_ += 2;
-  line("const long long " + identifier(rows.h.var) + " = tsr_lane / 4 + tsr_x / 2 * 8;");
+  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt)", prov);
+  line("#pragma unroll");
+  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
+  line("#pragma unroll");
+  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
+  indent_ += 3;
+  line("const long long " + identifier(rows.h.var) + " = tsr_mt * 16 + tsr_lane / 4 + tsr_x / 2 * 8;");
   line("const long long " + j + " = tsr_kt * " + n(f.tile) + " + tsr_nt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
-  line("const float tsr_sv = tsr_s[tsr_nt][tsr_x];");
+  line("const float tsr_sv = " + sv + ";");
   line("if (tsr_whole)");
   chain("");
   line("else {");
   ++indent_;
-  line("tsr_s[tsr_nt][tsr_x] = -INFINITY;");
-  chain(j + " < " + n(f.keys) + " && tsr_rows[tsr_x / 2]");
+  line(sv + " = -INFINITY;");
+  chain(j + " < " + n(f.keys) + " && tsr_rows[tsr_mt][tsr_x / 2]");
   --indent_;
   line("}");
+  indent_ -= 3;
+  line("    }");
+}
+
+// The tile's row maxima (each lane holds rows g and g + 8 of each m-tile; a row's scores lie in the quad's four
+// lanes), the rescale of what was summed under the old maxima, P = exp(S - m) as 2^(S·log2 e - m·log2 e) (one
+// fma and one ex2 a score) and its partial row sums. While a row's scores are all -inf its maximum counts as 0,
+// so its P is 0 and its alpha 1, not NaN.
+void Generator::flashSoftmax(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
+  line("float tsr_alpha[" + n(f.mtiles) + "][2];", a.keys->provenance);
+  line("#pragma unroll");
+  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt)", prov);
+  line("#pragma unroll");
+  line("  for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {");
+  indent_ += 2;
+  line("float (&tsr_sr)[" + n(f.tile / 8) + "][4] = tsr_s[tsr_mt];");
+  line("float tsr_mx = tsr_m[tsr_mt][tsr_h];");
+  line("#pragma unroll");
+  line("for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
+  line("  tsr_mx = fmaxf(tsr_mx, fmaxf(tsr_sr[tsr_nt][2 * tsr_h], tsr_sr[tsr_nt][2 * tsr_h + 1]));");
+  line("tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 1));");
+  line("tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 2));");
+  line("const float tsr_base = tsr_mx == -INFINITY ? 0.f : tsr_mx * 1.4426950408889634f;");
+  line("tsr_alpha[tsr_mt][tsr_h] = tsr_ex2(tsr_m[tsr_mt][tsr_h] * 1.4426950408889634f - tsr_base);");
+  line("tsr_m[tsr_mt][tsr_h] = tsr_mx;");
+  line("float tsr_sum = 0.f;");
+  line("#pragma unroll");
+  line("for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
+  line("#pragma unroll");
+  line("  for (int tsr_c = 0; tsr_c < 2; ++tsr_c) {");
+  line("    float& tsr_p = tsr_sr[tsr_nt][2 * tsr_h + tsr_c];");
+  line("    tsr_p = tsr_ex2(fmaf(tsr_p, 1.4426950408889634f, -tsr_base));");
+  line("    tsr_sum += tsr_p;");
+  line("  }");
+  line("tsr_l[tsr_mt][tsr_h] = tsr_l[tsr_mt][tsr_h] * tsr_alpha[tsr_mt][tsr_h] + tsr_sum;");
   indent_ -= 2;
   line("  }");
 }
 
-// The tile's row maxima (each lane holds rows g and g + 8; a row's scores lie in the quad's four lanes), the
-// rescale of what was summed under the old maxima, P = exp(S - m) as 2^(S·log2 e - m·log2 e) (one fma and
-// one ex2 a score) and its partial row sums. While a row's scores are all -inf its maximum counts as 0, so
-// its P is 0 and its alpha 1, not NaN.
-void Generator::flashSoftmax(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
-  line("float tsr_alpha[2];", a.keys->provenance);
-  line("#pragma unroll");
-  line("for (int tsr_h = 0; tsr_h < 2; ++tsr_h) {", prov);
-  line("  float tsr_mx = tsr_m[tsr_h];");
-  line("#pragma unroll");
-  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
-  line("    tsr_mx = fmaxf(tsr_mx, fmaxf(tsr_s[tsr_nt][2 * tsr_h], tsr_s[tsr_nt][2 * tsr_h + 1]));");
-  line("  tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 1));");
-  line("  tsr_mx = fmaxf(tsr_mx, __shfl_xor_sync(0xffffffffu, tsr_mx, 2));");
-  line("  const float tsr_base = tsr_mx == -INFINITY ? 0.f : tsr_mx * 1.4426950408889634f;");
-  line("  tsr_alpha[tsr_h] = tsr_ex2(tsr_m[tsr_h] * 1.4426950408889634f - tsr_base);");
-  line("  tsr_m[tsr_h] = tsr_mx;");
-  line("  float tsr_sum = 0.f;");
-  line("#pragma unroll");
-  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
-  line("#pragma unroll");
-  line("    for (int tsr_c = 0; tsr_c < 2; ++tsr_c) {");
-  line("      float& tsr_p = tsr_s[tsr_nt][2 * tsr_h + tsr_c];");
-  line("      tsr_p = tsr_ex2(fmaf(tsr_p, 1.4426950408889634f, -tsr_base));");
-  line("      tsr_sum += tsr_p;");
-  line("    }");
-  line("  tsr_l[tsr_h] = tsr_l[tsr_h] * tsr_alpha[tsr_h] + tsr_sum;");
-  line("}");
-}
-
-// o = o · alpha + P · V: P's accumulators packed as A fragments, V's pairs of n-tiles by ldmatrix.trans.
+// o = o · alpha + P · V: P's accumulators packed as A fragments, V's pairs of n-tiles by ldmatrix.trans, each
+// used by every m-tile.
 void Generator::flashValues(const AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov) {
   const std::vector<std::string>& vp = a.values->provenance;
+  std::string m = n(f.mtiles);
   line("#pragma unroll", vp);
-  line("for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)", vp);
+  line("for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt)", vp);
   line("#pragma unroll");
-  line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) tsr_o[tsr_dt][tsr_x] *= tsr_alpha[tsr_x / 2];");
+  line("  for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)");
+  line("#pragma unroll");
+  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) tsr_o[tsr_mt][tsr_dt][tsr_x] *= tsr_alpha[tsr_mt][tsr_x / 2];");
   line("#pragma unroll", prov);
   line("for (int tsr_kk = 0; tsr_kk < " + n(f.tile / 16) + "; ++tsr_kk) {", vp);
   ++indent_;
-  line("const unsigned tsr_p[4] = {tsr_pk(tsr_s[2 * tsr_kk][0], tsr_s[2 * tsr_kk][1]), tsr_pk(tsr_s[2 * tsr_kk][2], "
-       "tsr_s[2 * tsr_kk][3]),");
-  line("                           tsr_pk(tsr_s[2 * tsr_kk + 1][0], tsr_s[2 * tsr_kk + 1][1]), "
-       "tsr_pk(tsr_s[2 * tsr_kk + 1][2], tsr_s[2 * tsr_kk + 1][3])};");
+  line("unsigned tsr_p[" + m + "][4];");
+  line("#pragma unroll");
+  line("for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) {");
+  line("  const float (&tsr_lo)[4] = tsr_s[tsr_mt][2 * tsr_kk], (&tsr_hi)[4] = tsr_s[tsr_mt][2 * tsr_kk + 1];");
+  line("  tsr_p[tsr_mt][0] = tsr_pk(tsr_lo[0], tsr_lo[1]);");
+  line("  tsr_p[tsr_mt][1] = tsr_pk(tsr_lo[2], tsr_lo[3]);");
+  line("  tsr_p[tsr_mt][2] = tsr_pk(tsr_hi[0], tsr_hi[1]);");
+  line("  tsr_p[tsr_mt][3] = tsr_pk(tsr_hi[2], tsr_hi[3]);");
+  line("}");
   line("#pragma unroll");
   line("for (int tsr_dp = 0; tsr_dp < " + n(f.width / 16) + "; ++tsr_dp) {");
   line("  unsigned tsr_b[4];");
   line("  tsr_ldm4(tsr_b, tsr_v + (tsr_kk * 16 + tsr_lane % 8 + (tsr_lane / 8) % 2 * 8) * " + n(f.vs) +
        " + tsr_dp * 16 + tsr_lane / 16 * 8, true);");
-  line("  tsr_mma(tsr_o[2 * tsr_dp], tsr_p, tsr_b[0], tsr_b[1]);");
-  line("  tsr_mma(tsr_o[2 * tsr_dp + 1], tsr_p, tsr_b[2], tsr_b[3]);");
+  line("#pragma unroll");
+  line("  for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) {");
+  line("    tsr_mma(tsr_o[tsr_mt][2 * tsr_dp], tsr_p[tsr_mt], tsr_b[0], tsr_b[1]);");
+  line("    tsr_mma(tsr_o[tsr_mt][2 * tsr_dp + 1], tsr_p[tsr_mt], tsr_b[2], tsr_b[3]);");
+  line("  }");
   line("}");
   --indent_;
   line("}");
@@ -302,22 +344,24 @@ void Generator::flashOutput(const ForStmt& rows, const AttentionNest& a, const F
   std::map<std::string, std::string> locals = {{a.context, "tsr_ov"}, {a.sum, "tsr_lv"}};
   const std::vector<std::string>& prov = a.output->provenance;
   line("#pragma unroll", prov);
-  line("for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)", prov);
+  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt)", prov);
   line("#pragma unroll");
-  line("  for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
-  indent_ += 2;
-  line("const long long " + identifier(rows.h.var) + " = tsr_lane / 4 + tsr_x / 2 * 8;");
+  line("  for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)");
+  line("#pragma unroll");
+  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
+  indent_ += 3;
+  line("const long long " + identifier(rows.h.var) + " = tsr_mt * 16 + tsr_lane / 4 + tsr_x / 2 * 8;");
   line("const long long " + identifier(a.output->h.var) + " = tsr_dt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
-  line("const float tsr_ov = tsr_o[tsr_dt][tsr_x], tsr_lv = tsr_l[tsr_x / 2];");
-  line("if (tsr_rows[tsr_x / 2]) {");
+  line("const float tsr_ov = tsr_o[tsr_mt][tsr_dt][tsr_x], tsr_lv = tsr_l[tsr_mt][tsr_x / 2];");
+  line("if (tsr_rows[tsr_mt][tsr_x / 2]) {");
   ++indent_;
   Stmt body = unwrapBlocks(a.output->body);
   std::vector<Stmt> stmts = body->kind == StmtKind::Block ? static_cast<BlockStmt&>(*body).stmts : std::vector<Stmt>{body};
   for (const Stmt& s : stmts) stmt(withLocals(s, locals));
   --indent_;
   line("}");
-  indent_ -= 2;
-  line("  }");
+  indent_ -= 3;
+  line("    }");
 }
 
 }  // namespace tessera::codegen::detail

@@ -62,8 +62,8 @@ class Generator {
   bool flashAttentionRows(const kernel::ForStmt& rows);
   std::string flashRowValid(const kernel::ForStmt& rows, const kernel::AttentionNest& nest);
   void flashFill(const kernel::Load& load, const std::string& rowVar, const std::string& rowValue, const std::string& colVar,
-                 int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& first,
-                 const std::string& step, const std::string& inside);
+                 int64_t rows, int64_t width, const std::string& dst, int64_t stride, const std::string& thread,
+                 int64_t threads, const std::string& inside);
   void flashHelpers(DType t);
   void flashScores(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
   void flashChain(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const FlashShape& f,

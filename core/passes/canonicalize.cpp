@@ -56,8 +56,9 @@ class Canonicalizer {
     const std::string& op = n->op();
     if (op == "Identity") return forward(n, n->input(0), "identity-ops");
     if (op == "Dropout") return dropout(n);
-    if (opTraits(op).neutral) return neutralOperand(n);
+    if (opTraits(op).neutral && neutralOperand(n)) return true;
     if (op == "Transpose") return transpose(n);
+    if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") return sinkTranspose(n);
     if (op == "Reshape") return reshape(n);
     if (op == "Conv") return deadConvTaps(n);
     if (opTraits(op).movement == MovementKind::View) return toReshape(n);  // Flatten, Squeeze, Unsqueeze
@@ -115,6 +116,29 @@ class Canonicalizer {
     removeIfDead(g_, inner);
     ctx_.count("merged-transposes");
     if (isIdentityPerm(combined)) forward(n, n->input(0), "identity-ops");
+    return true;
+  }
+
+  // op(Transpose(x), c) with c a constant of one element → Transpose(op(x, c)): the same values, the Transpose
+  // moved on to its consumer, where a MatMul reads it as a transposed operand (PyTorch's exporter scales kᵀ
+  // after transposing k: scaled_dot_product_attention's Mul(Transpose(k), sqrt(scale)), which the attention
+  // pattern then finds with its Transpose folded into the key loads).
+  bool sinkTranspose(Node* n) {
+    Value* x = n->input(0);
+    Value* c = n->input(1);
+    Node* t = x ? x->producer() : nullptr;
+    if (!t || t->op() != "Transpose" || x->uses().size() != 1 || x->isGraphOutput() || !c || !constantValue(c) ||
+        c->type().numElements() != 1 || c->shape().size() > x->shape().size() || n->output(0)->type() != x->type() ||
+        !ctx_.tryRewrite())
+      return false;
+    // Each node keeps its id: the op's now names op(x, c), the Transpose's the Transpose after it.
+    std::string opId = n->id(), transposeId = t->id();
+    Value* moved = addInferredNode(g_, n->op(), {t->input(0), c}, n->attrs(), opId + ".moved");
+    Node* after = replaceNode(g_, n, "Transpose", {moved}, {{"perm", permOf(*t)}});
+    removeIfDead(g_, t);
+    g_.renameNode(after, transposeId);
+    g_.renameNode(moved->producer(), opId);
+    ctx_.count("sunk-transposes");
     return true;
   }
 
@@ -201,6 +225,7 @@ class CanonicalizePass : public Pass {
     return {{"identity-ops", "Identity, inference Dropout, no-op Reshape/Transpose/Cast/Expand/Tile/Pad/… removed"},
             {"neutral-operands", "x+0, x-0, x*1, x/1, x^1 removed"},
             {"merged-transposes", "Transpose of a Transpose made one"},
+            {"sunk-transposes", "op(Transpose(x), scalar) made Transpose(op(x, scalar)), the Transpose next to its consumer"},
             {"merged-reshapes", "Reshape of a Reshape made one"},
             {"to-reshape", "Flatten, Squeeze, Unsqueeze turned into Reshape"},
             {"dead-conv-taps", "Conv windows cut to the taps that read the input, not only padding"},

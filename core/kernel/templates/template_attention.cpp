@@ -51,18 +51,22 @@ std::string tensorCoreRefusal(Kernel& k) {
 }
 
 // Blocks of rows_per_block query rows (the batch fused in front, so that neighbouring blocks share a head's
-// keys), 16 rows a warp.
+// keys), warp_rows rows a warp.
 void tensorCoreRows(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& outer) {
   if (std::string why = tensorCoreRefusal(s.kernel()); !why.empty()) rejectParams(s.kernel(), "attention", "tensor_cores", why);
   if (p.at("rows_per_block") % 16)
     rejectParams(s.kernel(), "attention", "rows_per_block", "the tensor-core form takes rows in warps of 16");
+  if (p.at("warp_rows") != 16 && p.at("warp_rows") != 32)
+    rejectParams(s.kernel(), "attention", "warp_rows", "the tensor-core form gives a warp 16 or 32 rows");
+  if (p.at("rows_per_block") % p.at("warp_rows"))
+    rejectParams(s.kernel(), "attention", "rows_per_block", "not a whole number of warps of warp_rows rows");
   if (p.at("stages") < 2) rejectParams(s.kernel(), "attention", "stages", "the tensor-core form keeps 2 or more stages");
   if (p.at("key_tile") % 16) rejectParams(s.kernel(), "attention", "key_tile", "the tensor-core form takes keys in steps of 16");
   auto [tiles, blockRows] = splitBy(s, outer.back(), p.at("rows_per_block"));
   std::vector<std::string> blocks(outer.begin(), outer.end() - 1);
   blocks.push_back(tiles);
   s.bind(fuseAll(s, blocks), ThreadTag::BlockX);
-  auto [warps, rows] = splitBy(s, blockRows, 16);
+  auto [warps, rows] = splitBy(s, blockRows, p.at("warp_rows"));
   s.bind(warps, ThreadTag::Warp);
 }
 
@@ -97,10 +101,10 @@ void attention(TracedSchedule& s, const TemplateParams& p) {
 // The tensor-core form where it applies, 64 rows (4 warps) a block.
 TemplateParams attentionDefaults(Kernel& k) {
   if (k.machine == Machine::Gpu && tensorCoreRefusal(k).empty())
-    return {{"rows_per_block", 64}, {"q_registers", 0}, {"tensor_cores", 1}, {"key_tile", 64}, {"stages", 3}};
+    return {{"rows_per_block", 64}, {"q_registers", 0}, {"tensor_cores", 1}, {"key_tile", 64}, {"stages", 2}, {"warp_rows", 16}};
   int64_t rows = chainExtent(k, outerChain(k)), perBlock = 128;
   while (perBlock > 32 && (rows + perBlock - 1) / perBlock < 132) perBlock /= 2;
-  return {{"rows_per_block", perBlock}, {"q_registers", 1}, {"tensor_cores", 0}, {"key_tile", 64}, {"stages", 3}};
+  return {{"rows_per_block", perBlock}, {"q_registers", 1}, {"tensor_cores", 0}, {"key_tile", 64}, {"stages", 2}, {"warp_rows", 16}};
 }
 
 }  // namespace
@@ -112,7 +116,8 @@ const TemplateDef& attentionTemplate() {
        {"q_registers", {0, 1}, "keep each thread's q row in registers (else read it again for every key)"},
        {"tensor_cores", {0, 1}, "GPU: 16 rows a warp, both products on the tensor cores (FlashAttention-2's form)"},
        {"key_tile", {32, 64, 128}, "tensor-core form: keys and values staged a tile at a time (S is 16 x key_tile a warp)"},
-       {"stages", {2, 3, 4}, "tensor-core form: key and value tiles in shared memory, stages - 1 in flight ahead"}},
+       {"stages", {2, 3, 4}, "tensor-core form: key and value tiles in shared memory, stages - 1 in flight ahead"},
+       {"warp_rows", {16, 32}, "tensor-core form: query rows a warp (32: two m-tiles share each K and V fragment)"}},
       attentionDefaults};
   return def;
 }
