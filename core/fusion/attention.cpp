@@ -76,7 +76,7 @@ std::optional<AttentionMatch> attentionAt(const Node& last) {
   if (!m.scores || onlyReader(m.scores->output(0)) == nullptr) return std::nullopt;
   m.nodes = {m.scores};
   const Value* kt = m.scores->input(1);
-  if (const Node* t = kt ? kt->producer() : nullptr; t && ops::swapsLastTwoAxes(*t) && onlyReader(kt))
+  if (const Node* t = kt ? kt->producer() : nullptr; t && ops::transposesKeyRows(*t) && onlyReader(kt))
     m.nodes.insert(m.nodes.begin(), t);
   m.nodes.insert(m.nodes.end(), chain.rbegin(), chain.rend());
   m.nodes.insert(m.nodes.end(), form->nodes.begin(), form->nodes.end());

@@ -55,14 +55,14 @@ std::optional<SoftmaxForm> lastAxisSoftmax(const Node& last) {
   return SoftmaxForm{{&last}, last.input(0), last.output(0)};
 }
 
-bool swapsLastTwoAxes(const Node& t) {
+bool transposesKeyRows(const Node& t) {
   const Value* in = t.op() == "Transpose" ? t.input(0) : nullptr;
   size_t rank = in ? in->shape().size() : 0;
-  std::vector<int64_t> perm = t.attrInts("perm", {});
-  if (rank < 2 || perm.size() != rank) return false;
-  for (size_t a = 0; a + 2 < rank; ++a)
-    if (perm[a] != int64_t(a)) return false;
-  return perm[rank - 2] == int64_t(rank - 1) && perm[rank - 1] == int64_t(rank - 2);
+  if (rank < 2) return false;
+  std::vector<int64_t> reversed(rank);
+  for (size_t a = 0; a < rank; ++a) reversed[a] = int64_t(rank - 1 - a);
+  std::vector<int64_t> perm = t.attrInts("perm", reversed);
+  return perm.size() == rank && perm[rank - 2] == int64_t(rank - 1);
 }
 
 }  // namespace tessera::ops

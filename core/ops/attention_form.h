@@ -21,7 +21,9 @@ struct SoftmaxForm {
 // values read only inside it. Null for anything else.
 std::optional<SoftmaxForm> lastAxisSoftmax(const Node& last);
 
-// A Transpose whose perm swaps the last two axes of an input of rank 2 or more and keeps the others.
-bool swapsLastTwoAxes(const Node& transpose);
+// A Transpose giving kᵀ from k's rows: its output's second-to-last axis is its input's last (the head), so kᵀ's
+// column j is a row of the input, whatever the perm does with the other axes (k.transpose(-2, -1) alone, or
+// merged with the heads' transpose(1, 2) into one perm [0, 2, 3, 1]). Rank 2 or more.
+bool transposesKeyRows(const Node& transpose);
 
 }  // namespace tessera::ops

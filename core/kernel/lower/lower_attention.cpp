@@ -41,8 +41,8 @@ void checkShape(LowerCtx& ctx, const Attention& a) {
   const Value* kt = a.scores->input(1);
   if (ctx.produced(kt) && kt->producer() != a.transpose)
     ctx.fail(*a.scores, "input 1 is computed inside the group by '" + kt->producer()->id() + "'; only a Transpose folds");
-  if (a.transpose && (ctx.produced(a.transpose->input(0)) || !ops::swapsLastTwoAxes(*a.transpose)))
-    ctx.fail(*a.transpose, "only a Transpose of a group input swapping the last two axes folds into the key loads");
+  if (a.transpose && (ctx.produced(a.transpose->input(0)) || !ops::transposesKeyRows(*a.transpose)))
+    ctx.fail(*a.transpose, "only a Transpose of a group input giving kᵀ from its rows (the head its last axis) folds into the key loads");
 }
 
 Attention findAttention(LowerCtx& ctx) {
