@@ -36,6 +36,9 @@ struct FusionOptions {
   // this rate with no serial row (16 rows a warp): the bench attention (B32 H16 S2048 D64 bf16)
   // took 2.2 ms on the H200: 249 TFLOP/s of its two products (2026-12-04, docs/performance.md).
   double attentionTensorGflops = 240000;
+  // ... reached only with a block of 64 query rows on each of this many SMs (the H200's 132); fewer blocks run
+  // at their share of it (300 rows of 2 heads, 10 blocks: 0.136 ms fused against 0.110 as four kernels).
+  int attentionSms = 132;
 };
 
 enum class GroupKind { Pointwise, Reduction, GemmEpilogue, ConvEpilogue, DataMovement, Attention, Opaque };

@@ -40,6 +40,10 @@ std::string Partitioner::attentionCost(int a) const {
   const Shape& s = m.scores->output(0)->shape();
   bool tensorCores = m.tensorCores();
   double rate = tensorCores ? options_.attentionTensorGflops : options_.attentionGflops;
+  if (tensorCores) {  // the tensor-core form's blocks: 64 query rows of one head each
+    double blocks = double(numElements(s) / s.back() + 63) / 64.0;
+    rate *= std::min(1.0, blocks / double(std::max(1, options_.attentionSms)));
+  }
   double serialUs = tensorCores ? 0.0
                                 : double(s.back()) * double(q.back() + 2 * m.context->output(0)->shape().back()) *
                                       options_.attentionRowNsPerOp / 1e3;

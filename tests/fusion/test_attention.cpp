@@ -154,6 +154,18 @@ class TestAttention : public QObject {
     QVERIFY2(d.reason.find("on the tensor cores") != std::string::npos, d.reason.c_str());
   }
 
+  // One head of 64 query rows over 100000 keys is one block of the tensor-core form, on one SM of 132: its
+  // estimate takes that share of the rate and loses to the four kernels.
+  void fewBlocksDeclined() {
+    FusionResult r = fuseGraph(attention({1, 1, 64, 100000, 64, DType::BF16}));
+    QVERIFY(kernels(r).find("attention") == std::string::npos);
+    const std::string& why = decision(r, "probs", "context").reason;
+    QVERIFY2(why.find("attention-cost") != std::string::npos && why.find("tensor cores") != std::string::npos, why.c_str());
+    FusionOptions wide;
+    wide.attentionSms = 1;  // the same kernel on a one-SM machine fills it
+    QVERIFY(kernels(fuseGraph(attention({1, 1, 64, 100000, 64, DType::BF16}), wide)).find("attention") != std::string::npos);
+  }
+
   // The bench's shape in f32: the CUDA-core kernel would lose to the tensor cores, so the four kernels stay, and say why.
   void largeScoresDeclinedThenForced() {
     Shapes big{32, 16, 2048, 2048, 64, DType::F32};
