@@ -214,17 +214,26 @@ void Generator::flashScores(const AttentionNest& a, const FlashShape& f, const s
   line("float tsr_s[" + m + "][" + n(f.tile / 8) + "][4] = {};", a.depth->provenance);
   line("#pragma unroll");
   line("for (int tsr_kk = 0; tsr_kk < " + n(f.depth / 16) + "; ++tsr_kk)", prov);
+  ++indent_;
+  flashTilePairs("tsr_np", f.tile / 16, "tsr_k + (tsr_np * 16 + tsr_lane % 8 + tsr_lane / 16 * 8) * " + n(f.qs) +
+                     " + tsr_kk * 16 + (tsr_lane / 8) % 2 * 8", false, "tsr_s", "tsr_qf[tsr_mt][tsr_kk]", f.mtiles);
+  --indent_;
+}
+
+// for each pair `loop` of n-tiles: one ldmatrix.x4 at `address` (its two 16 x 8 B fragments), then for each of
+// the warp's m-tiles the two mma.sync accumulating into acc[mt][2 loop] and acc[mt][2 loop + 1] with A `a`.
+void Generator::flashTilePairs(const std::string& loop, int64_t pairs, const std::string& address, bool trans,
+                               const std::string& acc, const std::string& a, int64_t mtiles) {
   line("#pragma unroll");
-  line("  for (int tsr_np = 0; tsr_np < " + n(f.tile / 16) + "; ++tsr_np) {");
-  line("    unsigned tsr_b[4];");
-  line("    tsr_ldm4(tsr_b, tsr_k + (tsr_np * 16 + tsr_lane % 8 + tsr_lane / 16 * 8) * " + n(f.qs) +
-       " + tsr_kk * 16 + (tsr_lane / 8) % 2 * 8, false);");
+  line("for (int " + loop + " = 0; " + loop + " < " + n(pairs) + "; ++" + loop + ") {");
+  line("  unsigned tsr_b[4];");
+  line("  tsr_ldm4(tsr_b, " + address + ", " + (trans ? "true" : "false") + ");");
   line("#pragma unroll");
-  line("    for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) {");
-  line("      tsr_mma(tsr_s[tsr_mt][2 * tsr_np], tsr_qf[tsr_mt][tsr_kk], tsr_b[0], tsr_b[1]);");
-  line("      tsr_mma(tsr_s[tsr_mt][2 * tsr_np + 1], tsr_qf[tsr_mt][tsr_kk], tsr_b[2], tsr_b[3]);");
-  line("    }");
+  line("  for (int tsr_mt = 0; tsr_mt < " + n(mtiles) + "; ++tsr_mt) {");
+  line("    tsr_mma(" + acc + "[tsr_mt][2 * " + loop + "], " + a + ", tsr_b[0], tsr_b[1]);");
+  line("    tsr_mma(" + acc + "[tsr_mt][2 * " + loop + " + 1], " + a + ", tsr_b[2], tsr_b[3]);");
   line("  }");
+  line("}");
 }
 
 // f(s) on each score as the graph computes it. A whole tile of keys on rows of the loop runs it unguarded; the
@@ -324,17 +333,8 @@ void Generator::flashValues(const AttentionNest& a, const FlashShape& f, const s
   line("  tsr_p[tsr_mt][2] = tsr_pk(tsr_hi[0], tsr_hi[1]);");
   line("  tsr_p[tsr_mt][3] = tsr_pk(tsr_hi[2], tsr_hi[3]);");
   line("}");
-  line("#pragma unroll");
-  line("for (int tsr_dp = 0; tsr_dp < " + n(f.width / 16) + "; ++tsr_dp) {");
-  line("  unsigned tsr_b[4];");
-  line("  tsr_ldm4(tsr_b, tsr_v + (tsr_kk * 16 + tsr_lane % 8 + (tsr_lane / 8) % 2 * 8) * " + n(f.vs) +
-       " + tsr_dp * 16 + tsr_lane / 16 * 8, true);");
-  line("#pragma unroll");
-  line("  for (int tsr_mt = 0; tsr_mt < " + m + "; ++tsr_mt) {");
-  line("    tsr_mma(tsr_o[tsr_mt][2 * tsr_dp], tsr_p[tsr_mt], tsr_b[0], tsr_b[1]);");
-  line("    tsr_mma(tsr_o[tsr_mt][2 * tsr_dp + 1], tsr_p[tsr_mt], tsr_b[2], tsr_b[3]);");
-  line("  }");
-  line("}");
+  flashTilePairs("tsr_dp", f.width / 16, "tsr_v + (tsr_kk * 16 + tsr_lane % 8 + (tsr_lane / 8) % 2 * 8) * " + n(f.vs) +
+                     " + tsr_dp * 16 + tsr_lane / 16 * 8", true, "tsr_o", "tsr_p[tsr_mt]", f.mtiles);
   --indent_;
   line("}");
 }

@@ -66,6 +66,8 @@ class Generator {
                  int64_t threads, const std::string& inside);
   void flashHelpers(DType t);
   void flashScores(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
+  void flashTilePairs(const std::string& loop, int64_t pairs, const std::string& address, bool trans,
+                      const std::string& acc, const std::string& a, int64_t mtiles);
   void flashChain(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const FlashShape& f,
                   const std::vector<std::string>& prov);
   void flashSoftmax(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
