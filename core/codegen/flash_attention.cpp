@@ -253,15 +253,7 @@ void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const Fl
   line("bool tsr_whole = (tsr_kt + 1) * " + n(f.tile) + " <= " + n(f.keys) + ";");
   line("#pragma unroll");
   line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt) tsr_whole = tsr_whole && tsr_rows[tsr_mt][0] && tsr_rows[tsr_mt][1];");
-  line("#pragma unroll");
-  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt)", prov);
-  line("#pragma unroll");
-  line("  for (int tsr_nt = 0; tsr_nt < " + n(f.tile / 8) + "; ++tsr_nt)");
-  line("#pragma unroll");
-  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
-  indent_ += 3;
-  line("const long long " + identifier(rows.h.var) + " = tsr_mt * 16 + tsr_lane / 4 + tsr_x / 2 * 8;");
-  line("const long long " + j + " = tsr_kt * " + n(f.tile) + " + tsr_nt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
+  openElements(f.mtiles, "tsr_nt", f.tile / 8, rows.h.var, a.keys->h.var, "tsr_kt * " + n(f.tile) + " + ", prov);
   line("const float tsr_sv = " + sv + ";");
   line("if (tsr_whole)");
   chain("");
@@ -271,8 +263,7 @@ void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const Fl
   chain(j + " < " + n(f.keys) + " && tsr_rows[tsr_mt][tsr_x / 2]");
   --indent_;
   line("}");
-  indent_ -= 3;
-  line("    }");
+  closeElements();
 }
 
 // The tile's row maxima (each lane holds rows g and g + 8 of each m-tile; a row's scores lie in the quad's four
@@ -343,15 +334,7 @@ void Generator::flashValues(const AttentionNest& a, const FlashShape& f, const s
 void Generator::flashOutput(const ForStmt& rows, const AttentionNest& a, const FlashShape& f) {
   std::map<std::string, std::string> locals = {{a.context, "tsr_ov"}, {a.sum, "tsr_lv"}};
   const std::vector<std::string>& prov = a.output->provenance;
-  line("#pragma unroll", prov);
-  line("for (int tsr_mt = 0; tsr_mt < " + n(f.mtiles) + "; ++tsr_mt)", prov);
-  line("#pragma unroll");
-  line("  for (int tsr_dt = 0; tsr_dt < " + n(f.width / 8) + "; ++tsr_dt)");
-  line("#pragma unroll");
-  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
-  indent_ += 3;
-  line("const long long " + identifier(rows.h.var) + " = tsr_mt * 16 + tsr_lane / 4 + tsr_x / 2 * 8;");
-  line("const long long " + identifier(a.output->h.var) + " = tsr_dt * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
+  openElements(f.mtiles, "tsr_dt", f.width / 8, rows.h.var, a.output->h.var, "", prov);
   line("const float tsr_ov = tsr_o[tsr_mt][tsr_dt][tsr_x], tsr_lv = tsr_l[tsr_mt][tsr_x / 2];");
   line("if (tsr_rows[tsr_mt][tsr_x / 2]) {");
   ++indent_;
@@ -360,6 +343,27 @@ void Generator::flashOutput(const ForStmt& rows, const AttentionNest& a, const F
   for (const Stmt& s : stmts) stmt(withLocals(s, locals));
   --indent_;
   line("}");
+  closeElements();
+}
+
+// Loops over the lane's elements of an accumulator of m-tiles x `tiles` tiles of 16 x 8 (its four elements of
+// each: rows g and g + 8, columns 2t and 2t + 1), declaring the row loop's variable (the element's row of the
+// warp's rows) and `columnVar` (`columnStart` plus the element's column); closeElements ends them.
+void Generator::openElements(int64_t mtiles, const std::string& tile, int64_t tiles, const std::string& rowVar,
+                             const std::string& columnVar, const std::string& columnStart,
+                             const std::vector<std::string>& prov) {
+  line("#pragma unroll", prov);
+  line("for (int tsr_mt = 0; tsr_mt < " + n(mtiles) + "; ++tsr_mt)", prov);
+  line("#pragma unroll");
+  line("  for (int " + tile + " = 0; " + tile + " < " + n(tiles) + "; ++" + tile + ")");
+  line("#pragma unroll");
+  line("    for (int tsr_x = 0; tsr_x < 4; ++tsr_x) {");
+  indent_ += 3;
+  line("const long long " + identifier(rowVar) + " = tsr_mt * 16 + tsr_lane / 4 + tsr_x / 2 * 8;");
+  line("const long long " + identifier(columnVar) + " = " + columnStart + tile + " * 8 + tsr_lane % 4 * 2 + tsr_x % 2;");
+}
+
+void Generator::closeElements() {
   indent_ -= 3;
   line("    }");
 }

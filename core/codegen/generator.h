@@ -73,6 +73,9 @@ class Generator {
   void flashSoftmax(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
   void flashValues(const kernel::AttentionNest& a, const FlashShape& f, const std::vector<std::string>& prov);
   void flashOutput(const kernel::ForStmt& rows, const kernel::AttentionNest& a, const FlashShape& f);
+  void openElements(int64_t mtiles, const std::string& tile, int64_t tiles, const std::string& rowVar,
+                    const std::string& columnVar, const std::string& columnStart, const std::vector<std::string>& prov);
+  void closeElements();
   bool vectorLoop(const kernel::ForStmt& f);     // CUDA: a vectorized loop as wide loads and stores, when it can be (vector.cpp)
   bool cpuVectorLoop(const kernel::ForStmt& f);  // CPU: a vectorized loop on f32 vectors, when it can be (cpu_vector.cpp)
   void cpuVectorStmt(const kernel::Stmt& s, const kernel::ForStmt& f);
