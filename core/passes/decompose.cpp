@@ -6,6 +6,7 @@
 #include "ops/broadcast.h"
 #include "ops/window.h"
 #include "ops/registry.h"
+#include "passes/decompose_attention.h"
 #include "passes/decompose_einsum.h"
 #include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
@@ -172,6 +173,12 @@ class DecomposePass : public Pass {
     for (Node* n : graph.topoOrder()) {
       if (n->op() == "Conv") {
         if (isPatchConv(*n) && ctx.tryRewrite()) replace(graph, ctx, n, [&] { return patchConv(graph, *n); });
+        continue;
+      }
+      if (n->op() == "Attention") {  // in its own type: the attention pattern's kernel rounds as the graph does
+        if (!attentionDecomposes(*n) || !ctx.tryRewrite() ||
+            !replace(graph, ctx, n, [&] { return attentionAsPrimitives(graph, *n); }))
+          ctx.count("skipped");
         continue;
       }
       if (n->op() == "Einsum") {

@@ -1,0 +1,92 @@
+#include "passes/decompose_attention.h"
+
+#include <cmath>
+
+#include "passes/decompose_emitter.h"
+
+namespace tessera {
+namespace {
+using decompose::Emitter;
+
+bool usedOutput(const Node& n, size_t i) {
+  return i < n.numOutputs() && n.output(i) && (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput());
+}
+
+bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
+
+}  // namespace
+
+bool attentionDecomposes(const Node& n) {
+  for (size_t i = 4; i < n.numInputs(); ++i)
+    if (n.input(i)) return false;  // past_key, past_value, nonpad_kv_seqlen
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (usedOutput(n, i)) return false;  // present_key, present_value, qk_matmul_output
+  DType t = n.input(0)->dtype();
+  if (!isFloatType(t) || n.input(1)->dtype() != t || n.input(2)->dtype() != t || n.attrFloat("softcap", 0.0) != 0.0)
+    return false;
+  const Value* mask = n.numInputs() > 3 ? n.input(3) : nullptr;
+  if (!mask) return true;
+  const Shape& k = n.input(1)->shape();
+  int64_t keys = k.size() == 4 ? k[2] : k[1];
+  return (mask->dtype() == DType::Bool || mask->dtype() == t) && !mask->shape().empty() && mask->shape().size() <= 4 &&
+         mask->shape().back() == keys;
+}
+
+namespace {
+
+// A 3-D [batch, seq, heads · head] input as 4-D [batch, heads, seq, head].
+Value* toHeads(Emitter& e, const std::string& name, Value* x, int64_t heads) {
+  const Shape& s = x->shape();
+  return e.transpose(name, e.reshape(name + "_split", x, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
+}
+
+// K or V of kvHeads heads read by qHeads query heads: each KV head repeated for its qHeads / kvHeads query heads.
+Value* repeatHeads(Emitter& e, const std::string& name, Value* x, int64_t qHeads) {
+  const Shape& s = x->shape();  // [batch, kvHeads, seq, head]
+  int64_t group = qHeads / s[1];
+  if (group == 1) return x;
+  Value* wide = e.op(name + "_repeat", "Expand", {e.reshape(name + "_group", x, {s[0], s[1], 1, s[2], s[3]}),
+                                                  e.ints(name + "_to", {s[0], s[1], group, s[2], s[3]})});
+  return e.reshape(name + "_heads", wide, {s[0], qHeads, s[2], s[3]});
+}
+
+// Query i sees keys j <= i: true where a key is hidden.
+Value* causalMask(Graph& g, const std::string& id, int64_t rows, int64_t keys) {
+  std::vector<int64_t> hidden;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < keys; ++j) hidden.push_back(j > i ? 1 : 0);
+  return addConstant(g, id + ".causal", Tensor::fromInts(DType::Bool, {rows, keys}, hidden));
+}
+
+}  // namespace
+
+Value* attentionAsPrimitives(Graph& g, const Node& n) {
+  if (!attentionDecomposes(n)) return nullptr;
+  Emitter e(g, n);
+  Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
+  bool threeD = q->shape().size() == 3;
+  int64_t qHeads = threeD ? n.attrInt("q_num_heads", 0) : q->shape()[1];
+  int64_t kvHeads = threeD ? n.attrInt("kv_num_heads", 0) : k->shape()[1];
+  if (threeD) {
+    q = toHeads(e, "q", q, qHeads);
+    k = toHeads(e, "k", k, kvHeads);
+    v = toHeads(e, "v", v, kvHeads);
+  }
+  k = repeatHeads(e, "k", k, qHeads);
+  v = repeatHeads(e, "v", v, qHeads);
+  int64_t rows = q->shape()[2], keys = k->shape()[2], head = q->shape()[3];
+  Value* s = e.op("scores", "MatMul", {q, e.transpose("kT", k, {0, 1, 3, 2})});
+  s = e.op("scale", "Mul", {s, e.scalar("scale_value", n.attrFloat("scale", 1.0 / std::sqrt(double(head))))});
+  Value* ninf = e.scalar("ninf", -INFINITY);
+  if (const Value* mask = n.numInputs() > 3 ? n.input(3) : nullptr) {
+    Value* m = const_cast<Value*>(mask);
+    s = mask->dtype() == DType::Bool ? e.op("mask", "Where", {m, s, ninf}) : e.op("mask", "Add", {s, m});
+  }
+  if (n.attrInt("is_causal", 0)) s = e.op("causal", "Where", {causalMask(g, n.id(), rows, keys), ninf, s});
+  Value* y = e.op("context", "MatMul", {e.op("probs", "Softmax", {s}, {{"axis", int64_t(-1)}}), v});
+  if (!threeD) return y;
+  const Shape& ys = y->shape();  // [batch, heads, seq, v head]
+  return e.reshape("merge", e.transpose("tokens", y, {0, 2, 1, 3}), {ys[0], ys[2], ys[1] * ys[3]});
+}
+
+}  // namespace tessera
