@@ -8,6 +8,7 @@
 #include "ops/registry.h"
 #include "passes/decompose_attention.h"
 #include "passes/decompose_einsum.h"
+#include "passes/decompose_rotary.h"
 #include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
 
@@ -213,8 +214,8 @@ class DecomposePass : public Pass {
   }
 
   // Composites the row or pointwise lowerings take whole (docs/kernel-ir.md), in any float type: all but
-  // RMSNormalization.
-  static bool hasOwnLowering(const std::string& op) { return op != "RMSNormalization"; }
+  // RMSNormalization and RotaryEmbedding.
+  static bool hasOwnLowering(const std::string& op) { return op != "RMSNormalization" && op != "RotaryEmbedding"; }
 
   // A 16-bit composite no lowering takes whole (RMSNormalization of a bf16 model):
   // its 16-bit inputs cast to f32, the same op in f32 split as above, the result cast back once, as the reference
@@ -236,7 +237,7 @@ class DecomposePass : public Pass {
 
   static bool isComposite(const std::string& op) {
     return op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" || op == "RMSNormalization" || op == "Gelu" ||
-           op == "BatchNormalization" || op == "HardSigmoid" || op == "HardSwish";
+           op == "BatchNormalization" || op == "HardSigmoid" || op == "HardSwish" || op == "RotaryEmbedding";
   }
 
   static Value* expand(Graph& g, const Node& n) {
@@ -251,6 +252,8 @@ class DecomposePass : public Pass {
     }
     if (op == "RMSNormalization") return registered({"ReduceMean", "Mul", "Add", "Sqrt", "Div"}) ? rmsNorm(g, n) : nullptr;
     if (op == "Gelu") return registered({"Mul", "Add", "Erf", "Tanh"}) ? gelu(g, n) : nullptr;
+    if (op == "RotaryEmbedding")
+      return registered({"Gather", "Slice", "Reshape", "Mul", "Sub", "Add", "Concat"}) ? rotaryAsPrimitives(g, n) : nullptr;
     if (op == "BatchNormalization") {
       if (n.attrInt("training_mode", 0) != 0) return nullptr;
       return batchNorm(g, n);

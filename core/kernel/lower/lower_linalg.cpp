@@ -169,6 +169,7 @@ int64_t mergeBatchRows(LowerCtx& ctx, const Node& anchor) {
     if (n != &anchor && (!isPointwiseOp(n->op()) || n->op() == "Range" || n->op() == "ConstantOfShape")) return 0;
   std::vector<std::pair<Buffer*, Shape>> views;
   int64_t merged = numElements(rows);
+  if (merged == 0) return 0;  // no rows at all: 0 also means "stays batched", so no buffer may become a view
   for (Buffer& b : ctx.k.buffers) {
     if (b.scope != MemScope::Global) continue;
     if (b.value == anchor.input(1)->name()) views.push_back({&b, {b.shape.end()[-2], b.shape.back()}});
