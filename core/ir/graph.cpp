@@ -67,6 +67,7 @@ Value* Graph::newValue(const std::string& name) {
   v->name_ = uniqueValueName(name);
   Value* raw = v.get();
   valueByName_[raw->name_] = raw;
+  raw->slot_ = values_.size();
   values_.push_back(std::move(v));
   return raw;
 }
@@ -119,6 +120,7 @@ Node* Graph::addNode(const std::string& op, const std::vector<Value*>& inputs,
   n->attrs_ = std::move(attrs);
   Node* raw = n.get();
   nodeById_[raw->id_] = raw;
+  raw->slot_ = nodes_.size();
   nodes_.push_back(std::move(n));
   for (size_t i = 0; i < inputs.size(); ++i) {
     raw->inputs_.push_back(inputs[i]);
@@ -176,10 +178,13 @@ void Graph::removeNode(Node* n) {
     if (n->inputs_[i]) dropUse(n->inputs_[i], n, int(i));
   for (Value* out : n->outputs_) {
     valueByName_.erase(out->name_);
-    std::erase_if(values_, [&](const auto& p) { return p.get() == out; });
+    values_[out->slot_].reset();
+    ++deadValues_;
   }
   nodeById_.erase(n->id_);
-  std::erase_if(nodes_, [&](const auto& p) { return p.get() == n; });
+  nodes_[n->slot_].reset();
+  ++deadNodes_;
+  compact();
 }
 
 void Graph::removeValue(Value* v) {
@@ -189,7 +194,28 @@ void Graph::removeValue(Value* v) {
   if (input != inputs_.end() && size_t(inputs_.end() - input) <= numCaptures_) numCaptures_--;
   std::erase(inputs_, v);
   valueByName_.erase(v->name_);
-  std::erase_if(values_, [&](const auto& p) { return p.get() == v; });
+  values_[v->slot_].reset();
+  ++deadValues_;
+  compact();
+}
+
+void Graph::compact() {
+  auto squeeze = [](auto& list, size_t& dead) {
+    if (dead * 2 < list.size()) return;
+    std::erase_if(list, [](const auto& p) { return !p; });
+    for (size_t i = 0; i < list.size(); ++i) list[i]->slot_ = i;
+    dead = 0;
+  };
+  squeeze(nodes_, deadNodes_);
+  squeeze(values_, deadValues_);
+}
+
+std::vector<Node*> Graph::liveNodes() const {
+  std::vector<Node*> out;
+  out.reserve(nodes_.size() - deadNodes_);
+  for (const auto& n : nodes_)
+    if (n) out.push_back(n.get());
+  return out;
 }
 
 void Graph::renameNode(Node* n, const std::string& id) {
@@ -211,20 +237,16 @@ void Graph::renameValue(Value* v, const std::string& name) {
 std::vector<Value*> Graph::initializers() const {
   std::vector<Value*> out;
   for (const auto& v : values_)
-    if (v->initializer_) out.push_back(v.get());
+    if (v && v->initializer_) out.push_back(v.get());
   return out;
 }
 
-std::vector<Node*> Graph::nodes() const {
-  std::vector<Node*> out;
-  out.reserve(nodes_.size());
-  for (const auto& n : nodes_) out.push_back(n.get());
-  return out;
-}
+std::vector<Node*> Graph::nodes() const { return liveNodes(); }
 
 std::vector<Value*> Graph::values() const {
   std::vector<Value*> out;
-  for (const auto& v : values_) out.push_back(v.get());
+  for (const auto& v : values_)
+    if (v) out.push_back(v.get());
   return out;
 }
 
@@ -240,28 +262,29 @@ Value* Graph::findValue(const std::string& name) const {
 
 std::vector<Node*> Graph::topoOrder() const {
   // Kahn's algorithm over insertion order; a min-heap on insertion index keeps the order stable.
+  std::vector<Node*> nodes = liveNodes();
   std::unordered_map<const Node*, size_t> position;
-  for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
-  std::vector<int> pending(nodes_.size(), 0);
-  for (size_t i = 0; i < nodes_.size(); ++i)
-    for (Value* in : nodes_[i]->inputs_)
+  for (size_t i = 0; i < nodes.size(); ++i) position[nodes[i]] = i;
+  std::vector<int> pending(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (Value* in : nodes[i]->inputs_)
       if (in && in->producer_) pending[i]++;
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
-  for (size_t i = 0; i < nodes_.size(); ++i)
+  for (size_t i = 0; i < nodes.size(); ++i)
     if (pending[i] == 0) ready.push(i);
   std::vector<Node*> order;
-  order.reserve(nodes_.size());
+  order.reserve(nodes.size());
   while (!ready.empty()) {
-    Node* n = nodes_[ready.top()].get();
+    Node* n = nodes[ready.top()];
     ready.pop();
     order.push_back(n);
     for (Value* out : n->outputs_)
       for (const Use& u : out->uses_)
         if (--pending[position[u.node]] == 0) ready.push(position[u.node]);
   }
-  if (order.size() != nodes_.size()) {
-    for (size_t i = 0; i < nodes_.size(); ++i)
-      if (pending[i] > 0) fail("graph has a cycle through node '" + nodes_[i]->id_ + "'");
+  if (order.size() != nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (pending[i] > 0) fail("graph has a cycle through node '" + nodes[i]->id_ + "'");
   }
   return order;
 }
@@ -270,7 +293,7 @@ Graph Graph::clone() const {
   Graph g(name_);
   std::unordered_map<const Value*, Value*> map;
   for (const auto& v : values_) {
-    if (v->producer_) continue;
+    if (!v || v->producer_) continue;
     Value* c = g.newValue(v->name_);
     c->type_ = v->type_;
     c->initializer_ = v->initializer_;
@@ -281,13 +304,15 @@ Graph Graph::clone() const {
     g.inputs_.push_back(map[in]);
   }
   g.numCaptures_ = numCaptures_;
-  for (const auto& n : nodes_) {
+  std::vector<Node*> nodes = liveNodes();
+  for (const Node* n : nodes) {
     auto c = std::make_unique<Node>();
     c->id_ = n->id_;
     c->op_ = n->op_;
     c->attrs_ = n->attrs_;
     Node* raw = c.get();
     g.nodeById_[raw->id_] = raw;
+    raw->slot_ = g.nodes_.size();
     g.nodes_.push_back(std::move(c));
     for (size_t i = 0; i < n->outputs_.size(); ++i) {
       Value* v = g.newValue(n->outputs_[i]->name_);
@@ -298,8 +323,8 @@ Graph Graph::clone() const {
       map[n->outputs_[i]] = v;
     }
   }
-  for (size_t k = 0; k < nodes_.size(); ++k) {
-    const Node* n = nodes_[k].get();
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const Node* n = nodes[k];
     Node* c = g.nodes_[k].get();
     for (size_t i = 0; i < n->inputs_.size(); ++i) {
       Value* in = n->inputs_[i] ? map.at(n->inputs_[i]) : nullptr;
