@@ -6,7 +6,9 @@
 #include "ir/error.h"
 
 namespace tessera::codegen {
-bool hasGeneratedForm(DType t) { return !isFloat8(t) && t != DType::F4E2M1 && packedBits(t) == 0; }
+bool hasGeneratedForm(DType t) {
+  return detail::float8Code(t) >= 0 || (!isFloat8(t) && t != DType::F4E2M1 && packedBits(t) == 0);
+}
 }  // namespace tessera::codegen
 
 namespace tessera::codegen::detail {
@@ -15,11 +17,32 @@ using namespace kernel;
 
 bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
+int float8Code(DType t) {
+  switch (t) {
+    case DType::F8E4M3FN: return 0;
+    case DType::F8E4M3FNUZ: return 1;
+    case DType::F8E5M2: return 2;
+    case DType::F8E5M2FNUZ: return 3;
+    default: return -1;
+  }
+}
+
+namespace {
+// A float8 value's storage byte as the f32 it holds, and an f32 (or double) rounded into the byte, saturating
+// (Cast's default; saturate = 0 stays on the host: kernel/lower/lower_ops.cpp).
+std::string float8Decode(DType t, const std::string& bits) {
+  return "tsr_f8_decode(" + bits + ", " + std::to_string(float8Code(t)) + ")";
+}
+std::string float8Encode(DType t, const std::string& v) {
+  return "tsr_f8_encode((double)(" + v + "), " + std::to_string(float8Code(t)) + ", 1)";
+}
+}  // namespace
+
 std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
   if (!hasGeneratedForm(t))
     fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
-         "backends do not take float8, float4 or 2- and 4-bit integers");
+         "backends do not take float8 e8m0, float4 or 2- and 4-bit integers");
   switch (t) {
     case DType::F32: return "float";
     case DType::F64: return "double";
@@ -30,6 +53,8 @@ std::string storageType(DType t, Target target) {
     case DType::I16: return cuda ? "short" : "int16_t";
     case DType::I8: return cuda ? "signed char" : "int8_t";
     case DType::U8: return cuda ? "unsigned char" : "uint8_t";
+    case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+      return cuda ? "unsigned char" : "uint8_t";
     case DType::Bool: return "bool";
     default: break;
   }
@@ -39,7 +64,9 @@ std::string storageType(DType t, Target target) {
   return "uint" + bits + "_t";
 }
 
-std::string computeType(DType t, Target target) { return isHalf(t) ? "float" : storageType(t, target); }
+std::string computeType(DType t, Target target) {
+  return isHalf(t) || float8Code(t) >= 0 ? "float" : storageType(t, target);
+}
 std::string indexType(Target target) { return target == Target::Cuda ? "long long" : "int64_t"; }
 
 const Buffer& ExprPrinter::buffer(const std::string& name) const {
@@ -54,6 +81,7 @@ bool ExprPrinter::storedAsStorage(const std::string& name) const {
 
 std::string ExprPrinter::toStorage(const std::string& name, const std::string& v) const {
   const Buffer& b = buffer(name);
+  if (float8Code(b.dtype) >= 0 && b.scope != MemScope::Register) return float8Encode(b.dtype, v);
   if (!isHalf(b.dtype) || b.scope == MemScope::Register) return v;
   if (target_ == Target::Cuda) return (b.dtype == DType::F16 ? "__float2half(" : "__float2bfloat16(") + v + ")";
   return (b.dtype == DType::F16 ? "tsr_f2h(" : "tsr_f2bf(") + v + ")";
@@ -61,6 +89,7 @@ std::string ExprPrinter::toStorage(const std::string& name, const std::string& v
 
 std::string ExprPrinter::fromStorage(const std::string& name, const std::string& v) const {
   const Buffer& b = buffer(name);
+  if (float8Code(b.dtype) >= 0 && b.scope != MemScope::Register) return float8Decode(b.dtype, v);
   if (!isHalf(b.dtype) || b.scope == MemScope::Register) return v;
   if (target_ == Target::Cuda) return (b.dtype == DType::F16 ? "__half2float(" : "__bfloat162float(") + v + ")";
   return (b.dtype == DType::F16 ? "tsr_h2f(" : "tsr_bf2f(") + v + ")";
@@ -223,6 +252,7 @@ std::string ExprPrinter::cast(const Cast& c) const {
   std::string a = print(c.a);
   DType to = c.dtype, from = c.a->dtype;
   if (to == DType::Bool) return std::string("(") + a + " != 0)";
+  if (float8Code(to) >= 0) return float8Decode(to, float8Encode(to, a));  // the value rounded into the format
   if (isHalf(to)) {
     std::string f = "(float)(" + a + ")";
     if (target_ == Target::Cuda)

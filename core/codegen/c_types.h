@@ -10,10 +10,13 @@ namespace tessera::codegen::detail {
 
 // How a buffer element of `t` is stored in memory (f16 as __half on the GPU, uint16_t bits on the CPU).
 std::string storageType(DType t, Target target);
-// The type locals and register buffers of `t` compute in: 16-bit floats compute in float.
+// The type locals and register buffers of `t` compute in: 16-bit floats and float8 compute in float.
 std::string computeType(DType t, Target target);
 std::string indexType(Target target);  // int64_t / long long
 bool isHalf(DType t);                  // f16 or bf16
+// The float8 format code of the prelude's tsr_f8_decode/tsr_f8_encode (e4m3fn 0, e4m3fnuz 1, e5m2 2,
+// e5m2fnuz 3); -1 for every other type (e8m0 has no generated form).
+int float8Code(DType t);
 
 struct BufferInfo {
   DType dtype;

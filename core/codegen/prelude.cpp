@@ -2,6 +2,64 @@
 
 namespace tessera::codegen::detail {
 
+namespace {
+
+// ONNX's four sign-exponent-mantissa float8 formats in generated code (codes tsr_f8 0..3: e4m3fn, e4m3fnuz, e5m2,
+// e5m2fnuz), stored as a byte: decoded by fields, encoded by rounding to the nearest multiple of the value's
+// binade quantum (ties to even), exactly as the reference (ir/float8.cpp) does in double. `Q` qualifies each
+// function for the target.
+std::string float8Helpers(const std::string& q) {
+  return "// float8 (ONNX's e4m3fn 0, e4m3fnuz 1, e5m2 2, e5m2fnuz 3) in a byte; encode rounds to nearest even.\n" + q +
+         R"( void tsr_f8_format(int f, int& eb, int& mb, int& bias, bool& inf, bool& uz) {
+  eb = f < 2 ? 4 : 5; mb = f < 2 ? 3 : 2; bias = f == 0 ? 7 : f == 1 ? 8 : f == 2 ? 15 : 16;
+  inf = f == 2; uz = f == 1 || f == 3;
+}
+)" + q + R"( double tsr_f8_magnitude(int e, int m, int mb, int bias) {
+  return e == 0 ? ldexp((double)m, 1 - bias - mb) : ldexp(1.0 + ldexp((double)m, -mb), e - bias);
+}
+)" + q + R"( float tsr_f8_decode(unsigned b, int f) {
+  int eb, mb, bias; bool inf, uz; tsr_f8_format(f, eb, mb, bias, inf, uz);
+  const unsigned sign = 1u << (eb + mb), emax = (1u << eb) - 1u, mfull = (1u << mb) - 1u;
+  b &= 0xFFu;
+  const unsigned e = (b >> mb) & emax, m = b & mfull;
+  if (uz && b == sign) return NAN;
+  if (inf && e == emax) return m ? NAN : (b & sign) ? -INFINITY : INFINITY;
+  if (!inf && !uz && e == emax && m == mfull) return NAN;
+  const double v = tsr_f8_magnitude((int)e, (int)m, mb, bias);
+  return (float)((b & sign) ? -v : v);
+}
+)" + q + R"( unsigned tsr_f8_fields(double a, int mb, int bias) {
+  const double minNormal = ldexp(1.0, 1 - bias);
+  if (a < minNormal) return (unsigned)llround(a / ldexp(minNormal, -mb));
+  const int x = ilogb(a);
+  return (unsigned)(((x + bias) << mb) | (int)llround((ldexp(a, -x) - 1.0) * (double)(1 << mb)));
+}
+)" + q + R"( unsigned char tsr_f8_encode(double v, int f, int saturate) {
+  int eb, mb, bias; bool inf, uz; tsr_f8_format(f, eb, mb, bias, inf, uz);
+  const unsigned sign = 1u << (eb + mb), emax = (1u << eb) - 1u, mfull = (1u << mb) - 1u;
+  if (v != v) return (unsigned char)(uz ? sign : sign - 1u);
+  const unsigned s = copysign(1.0, v) < 0 ? sign : 0u;
+  double a = fabs(v);
+  const double top = inf ? tsr_f8_magnitude((int)emax - 1, (int)mfull, mb, bias)
+                         : tsr_f8_magnitude((int)emax, (int)(uz ? mfull : mfull - 1u), mb, bias);
+  if (a != 0 && a <= 1.7976931348623157e308) {
+    const double minNormal = ldexp(1.0, 1 - bias);
+    const double quantum = ldexp(1.0, (a < minNormal ? 1 - bias : ilogb(a)) - mb);
+    a = nearbyint(a / quantum) * quantum;
+  }
+  if (a > top) {
+    if (saturate) return (unsigned char)(s | tsr_f8_fields(top, mb, bias));
+    if (inf) return (unsigned char)(s | (emax << mb));
+    return (unsigned char)(uz ? sign : sign - 1u);
+  }
+  if (a == 0) return (unsigned char)(uz ? 0u : s);
+  return (unsigned char)(s | tsr_f8_fields(a, mb, bias));
+}
+)";
+}
+
+}  // namespace
+
 std::string cudaPrelude(bool halfTypes) {
   std::string s;
   if (halfTypes)
@@ -58,7 +116,7 @@ __device__ __forceinline__ long long tsr_index(long long* err, int check, long l
   return 0;
 }
 )";
-  return s;
+  return s + float8Helpers("__device__ __forceinline__");
 }
 
 // The C++ prelude is fixed text: every generated C++ module starts with it.
@@ -147,6 +205,6 @@ static inline uint16_t tsr_f2bf(float f) {
 }
 )";
 
-std::string cppPrelude() { return kCppPrelude; }
+std::string cppPrelude() { return kCppPrelude + float8Helpers("static inline"); }
 
 }  // namespace tessera::codegen::detail

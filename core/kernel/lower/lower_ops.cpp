@@ -127,6 +127,15 @@ Expr mod(const Node& n, const Ins& in, DType) {
   return Select::make(adjust, bin(BinaryOp::Add, r, divisor), r);
 }
 
+// Cast and CastLike. Into a float8 type the generated code rounds saturating, Cast's default; saturate = 0
+// (out-of-range values to infinity or NaN) stays with the reference.
+Expr castTo(const Node& n, const Ins& in, DType t) {
+  if (isFloat8(t) && n.attrInt("saturate", 1) == 0)
+    tessera::fail("node '" + n.id() + "' (" + n.op() + "): a cast to " + std::string(dtypeName(t)) +
+                  " with saturate = 0 has no kernel form (the saturating one has)");
+  return Cast::make(t, in[0]);
+}
+
 // The integer range QuantizeLinear saturates to; the float8 and float4 types, and the 2- and 4-bit integers
 // (which the code generators do not hold), have no kernel form.
 std::pair<double, double> quantizedRange(const Node& n, DType t) {
@@ -177,8 +186,8 @@ const std::unordered_map<std::string, Builder>& table() {
       {"Not", unary(UnaryOp::Not)}, {"IsNaN", unary(UnaryOp::IsNan)},
       {"Identity", firstInput},
       {"Dropout", firstInput},  // inference: identity
-      {"Cast", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
-      {"CastLike", [](const Node&, const Ins& in, DType t) { return Cast::make(t, in[0]); }},
+      {"Cast", castTo},
+      {"CastLike", castTo},
       {"Relu", [](const Node&, const Ins& in, DType) { return bin(BinaryOp::Max, in[0], fimm(0, in[0])); }},
       {"Gelu", gelu},
       {"Where", [](const Node&, const Ins& in, DType) { return Select::make(in[0], in[1], Cast::make(in[1]->dtype, in[2])); }},
