@@ -1,7 +1,7 @@
 // QuantizeLinear and DequantizeLinear as pointwise kernels (kernel/lower/lower_ops.cpp): per-tensor and per-axis
 // scales and zero points, the 8- and 16-bit integer types, ties rounded half to even and saturation. Each kernel
 // runs in the kernel interpreter against the reference, its CUDA compiles with NVRTC for sm_90, and the cpu
-// backend runs it as a kernel, verified. Blocked scales and the float8 and 4-bit types are refused naming the
+// backend runs it as a kernel, verified (float8 too, saturating). Blocked scales, saturate = 0 and the 4-bit types are refused naming the
 // node (they stay host groups).
 #include <QtTest>
 
@@ -76,8 +76,22 @@ class TestQuantize : public QObject {
     QCOMPARE(agreesEverywhere(quant({"DequantizeLinear", DType::I16, DType::I16, {3, 7}, {3}, {{"axis", int64_t(0)}}, false}), "pointwise", 9),
              std::string());
   }
+  // Float8: the quotient plus the zero point rounds once into the format (nearest even, saturating); the
+  // dequantized difference is exact in f32. Per tensor and per axis, e4m3fn and e5m2.
+  void float8QuantizeAndDequantize() {
+    auto agrees = [](const Quant& q, int seed) {
+      std::string why = agreesEverywhere(quant(q), "pointwise", seed);
+      QVERIFY2(why.empty(), why.c_str());
+    };
+    agrees({"QuantizeLinear", DType::F32, DType::F8E4M3FN, {4, 33}, {}}, 10);
+    agrees({"QuantizeLinear", DType::F32, DType::F8E5M2, {3, 5}, {5}, {{"axis", int64_t(1)}}}, 11);
+    agrees({"DequantizeLinear", DType::F8E4M3FN, DType::F8E4M3FN, {4, 33}, {}}, 12);
+    agrees({"DequantizeLinear", DType::F8E5M2, DType::F8E5M2, {3, 5}, {3}, {{"axis", int64_t(0)}}, false}, 13);
+  }
   void formsWithoutKernelsAreRefused() {
-    QVERIFY(lowerFails({"QuantizeLinear", DType::F32, DType::F8E4M3FN, {4, 4}, {}}).find("node 'quant' (QuantizeLinear): quantized type") != std::string::npos);
+    QVERIFY(lowerFails({"QuantizeLinear", DType::F32, DType::F8E4M3FN, {4, 4}, {}, {{"saturate", int64_t(0)}}})
+                .find("with saturate = 0 has no kernel form") != std::string::npos);
+    QVERIFY(lowerFails({"QuantizeLinear", DType::F32, DType::I4, {4, 4}, {}}).find("node 'quant' (QuantizeLinear): quantized type") != std::string::npos);
     QVERIFY(lowerFails({"DequantizeLinear", DType::I8, DType::I8, {4, 4}, {4, 2}, {{"axis", int64_t(1)}, {"block_size", int64_t(2)}}})
                 .find("blocked scales") != std::string::npos);
   }

@@ -136,6 +136,9 @@ Expr castTo(const Node& n, const Ins& in, DType t) {
   return Cast::make(t, in[0]);
 }
 
+// The float8 formats generated code holds (codegen's prelude encodes and decodes them): all but f8e8m0.
+bool kernelFloat8(DType t) { return isFloat8(t) && t != DType::F8E8M0; }
+
 // The integer range QuantizeLinear saturates to; the float8 and float4 types, and the 2- and 4-bit integers
 // (which the code generators do not hold), have no kernel form.
 std::pair<double, double> quantizedRange(const Node& n, DType t) {
@@ -151,7 +154,7 @@ std::pair<double, double> quantizedRange(const Node& n, DType t) {
 // Emitter::channelParam, per element of the axis.
 Expr dequantize(const Node& n, const Ins& in, DType out) {
   if (!isFloat(out)) tessera::fail("node '" + n.id() + "' (DequantizeLinear): output " + std::string(dtypeName(out)) + " is no float");
-  quantizedRange(n, in[0]->dtype);  // the same integer types only
+  if (!kernelFloat8(in[0]->dtype)) quantizedRange(n, in[0]->dtype);  // the same integer types, or float8 decoded
   DType wide = in[0]->dtype == DType::I32 || in[0]->dtype == DType::U32 ? DType::F64 : accType(out);
   Expr x = Cast::make(wide, in[0]);
   if (in.size() > 2 && in[2]) x = bin(BinaryOp::Sub, x, Cast::make(wide, in[2]));
@@ -162,6 +165,13 @@ Expr dequantize(const Node& n, const Ins& in, DType out) {
 // divides), rounded half to even, plus the zero point, clamped into the type's range.
 Expr quantize(const Node& n, const Ins& in, DType out) {
   DType q = in[0]->dtype == DType::F64 ? DType::F64 : DType::F32;
+  if (kernelFloat8(out)) {  // no integer rounding: the quotient plus the zero point rounds once into the format
+    if (n.attrInt("saturate", 1) == 0)
+      tessera::fail("node '" + n.id() + "' (QuantizeLinear): quantizing to " + std::string(dtypeName(out)) +
+                    " with saturate = 0 has no kernel form (the saturating one has)");
+    Expr v = Cast::make(DType::F64, bin(BinaryOp::Div, Cast::make(q, in[0]), Cast::make(q, in[1])));
+    return in.size() > 2 && in[2] ? bin(BinaryOp::Add, v, Cast::make(DType::F64, in[2])) : v;
+  }
   Expr v = un(UnaryOp::Round, bin(BinaryOp::Div, Cast::make(q, in[0]), Cast::make(q, in[1])));
   if (in.size() > 2 && in[2]) v = bin(BinaryOp::Add, Cast::make(DType::F64, v), Cast::make(DType::F64, in[2]));
   auto [lo, hi] = quantizedRange(n, out);
