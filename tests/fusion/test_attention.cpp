@@ -108,6 +108,16 @@ std::string bertLikeModel() {
          "  node probs = Softmax(%m) {axis=-1} -> %p\n  node context = MatMul(%p, %v) -> %y\n  output %y\n}\n";
 }
 
+// Keys and values of one batch read by queries of two (broadcast), a head of 80 (five 16-deep steps), 50 rows
+// and 70 keys, and a Relu after the attention (its own kernel).
+std::string broadcastModel() {
+  return "graph odd {\n  input %q: bf16[2,3,50,80]\n  input %k: bf16[1,3,70,80]\n  input %v: bf16[1,3,70,80]\n"
+         "  const %scale: bf16[] = [0.1]\n  node kt = Transpose(%k) {perm=[0, 1, 3, 2]} -> %kT\n"
+         "  node scores = MatMul(%q, %kT) -> %s\n  node scaling = Mul(%s, %scale) -> %scaled\n"
+         "  node probs = Softmax(%scaled) {axis=-1} -> %p\n  node context = MatMul(%p, %v) -> %y\n"
+         "  node out = Relu(%y) -> %z\n  output %z\n}\n";
+}
+
 QString writeModel(const QTemporaryDir& dir, const std::string& name, const std::string& text) {
   QString path = dir.filePath(QString::fromStdString(name));
   std::ofstream(path.toStdString()) << text;
@@ -220,7 +230,8 @@ class TestAttention : public QObject {
 
   // The tensor-core form, fused by default: a causal mask over 37 rows (not a multiple of 16: rows past the
   // end guarded) and 45 keys (a partial key tile), an f16 head of 128 with rows of 20 and 70 keys, and BERT's
-  // export (k's two transposes merged into one perm, an additive padding mask broadcast over heads). Its
+  // export (k's two transposes merged into one perm, an additive padding mask broadcast over heads), and keys
+  // broadcast over the batch with a head of 80. Its
   // CUDA is the flash form and compiles for sm_90; the schedule's kernel IR, run by the C++ backend, matches
   // the reference; on a GPU the CUDA does too.
   void tensorCoreFormRuns() {
@@ -231,7 +242,8 @@ class TestAttention : public QObject {
     };
     std::vector<Case> cases = {{"causal", causalModel("bf16", 37, 45, 32)},
                                {"wide", causalModel("f16", 20, 70, 128, false)},
-                               {"bertlike", bertLikeModel()}};
+                               {"bertlike", bertLikeModel()},
+                               {"broadcast", broadcastModel()}};
     for (const Case& c : cases) {
       QString model = writeModel(dir, std::string(c.name) + ".tsr", c.text);
       CliRun cuda = cli({"compile", model, "--emit", "cuda"});
