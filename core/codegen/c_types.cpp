@@ -23,6 +23,7 @@ int float8Code(DType t) {
     case DType::F8E4M3FNUZ: return 1;
     case DType::F8E5M2: return 2;
     case DType::F8E5M2FNUZ: return 3;
+    case DType::F8E8M0: return 4;
     default: return -1;
   }
 }
@@ -42,7 +43,7 @@ std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
   if (!hasGeneratedForm(t))
     fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
-         "backends do not take float8 e8m0, float4 or 2- and 4-bit integers");
+         "backends do not take float4 or 2- and 4-bit integers");
   switch (t) {
     case DType::F32: return "float";
     case DType::F64: return "double";
@@ -53,7 +54,7 @@ std::string storageType(DType t, Target target) {
     case DType::I16: return cuda ? "short" : "int16_t";
     case DType::I8: return cuda ? "signed char" : "int8_t";
     case DType::U8: return cuda ? "unsigned char" : "uint8_t";
-    case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ: case DType::F8E8M0:
       return cuda ? "unsigned char" : "uint8_t";
     case DType::Bool: return "bool";
     default: break;

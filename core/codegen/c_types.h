@@ -15,7 +15,7 @@ std::string computeType(DType t, Target target);
 std::string indexType(Target target);  // int64_t / long long
 bool isHalf(DType t);                  // f16 or bf16
 // The float8 format code of the prelude's tsr_f8_decode/tsr_f8_encode (e4m3fn 0, e4m3fnuz 1, e5m2 2,
-// e5m2fnuz 3); -1 for every other type (e8m0 has no generated form).
+// e5m2fnuz 3, e8m0 4); -1 for every other type.
 int float8Code(DType t);
 
 struct BufferInfo {

@@ -4,12 +4,14 @@ namespace tessera::codegen::detail {
 
 namespace {
 
-// ONNX's four sign-exponent-mantissa float8 formats in generated code (codes tsr_f8 0..3: e4m3fn, e4m3fnuz, e5m2,
-// e5m2fnuz), stored as a byte: decoded by fields, encoded by rounding to the nearest multiple of the value's
-// binade quantum (ties to even), exactly as the reference (ir/float8.cpp) does in double. `Q` qualifies each
-// function for the target.
-std::string float8Helpers(const std::string& q) {
-  return "// float8 (ONNX's e4m3fn 0, e4m3fnuz 1, e5m2 2, e5m2fnuz 3) in a byte; encode rounds to nearest even.\n" + q +
+// ONNX's float8 formats in generated code (codes 0..4: e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, e8m0), stored as a byte:
+// the first four decoded by fields, encoded by rounding to the nearest multiple of the value's binade quantum
+// (ties to even), exactly as the reference (ir/float8.cpp) does in double; e8m0, a bare exponent, from the f32's
+// exponent field rounded up (Cast's default round_mode). `q` qualifies each function for the target, `bits` is
+// its f32-to-bits function.
+std::string float8Helpers(const std::string& q, const std::string& bits) {
+  return "// float8 (ONNX's e4m3fn 0, e4m3fnuz 1, e5m2 2, e5m2fnuz 3, e8m0 4) in a byte; encode rounds to nearest even\n"
+         "// (e8m0: up).\n" + q +
          R"( void tsr_f8_format(int f, int& eb, int& mb, int& bias, bool& inf, bool& uz) {
   eb = f < 2 ? 4 : 5; mb = f < 2 ? 3 : 2; bias = f == 0 ? 7 : f == 1 ? 8 : f == 2 ? 15 : 16;
   inf = f == 2; uz = f == 1 || f == 3;
@@ -18,6 +20,7 @@ std::string float8Helpers(const std::string& q) {
   return e == 0 ? ldexp((double)m, 1 - bias - mb) : ldexp(1.0 + ldexp((double)m, -mb), e - bias);
 }
 )" + q + R"( float tsr_f8_decode(unsigned b, int f) {
+  if (f == 4) return (b & 0xFFu) == 0xFFu ? NAN : (float)ldexp(1.0, (int)(b & 0xFFu) - 127);
   int eb, mb, bias; bool inf, uz; tsr_f8_format(f, eb, mb, bias, inf, uz);
   const unsigned sign = 1u << (eb + mb), emax = (1u << eb) - 1u, mfull = (1u << mb) - 1u;
   b &= 0xFFu;
@@ -35,6 +38,12 @@ std::string float8Helpers(const std::string& q) {
   return (unsigned)(((x + bias) << mb) | (int)llround((ldexp(a, -x) - 1.0) * (double)(1 << mb)));
 }
 )" + q + R"( unsigned char tsr_f8_encode(double v, int f, int saturate) {
+  if (f == 4) {
+    const unsigned u = )" + bits + R"(((float)v), exponent = (u >> 23) & 0xFFu;
+    if (exponent == 0xFFu) return 0xFF;
+    const bool up = (u & 0x7FFFFFu) != 0 && !(exponent == 0xFEu && saturate);
+    return (unsigned char)(exponent + (up ? 1u : 0u));
+  }
   int eb, mb, bias; bool inf, uz; tsr_f8_format(f, eb, mb, bias, inf, uz);
   const unsigned sign = 1u << (eb + mb), emax = (1u << eb) - 1u, mfull = (1u << mb) - 1u;
   if (v != v) return (unsigned char)(uz ? sign : sign - 1u);
@@ -116,7 +125,7 @@ __device__ __forceinline__ long long tsr_index(long long* err, int check, long l
   return 0;
 }
 )";
-  return s + float8Helpers("__device__ __forceinline__");
+  return s + float8Helpers("__device__ __forceinline__", "__float_as_uint");
 }
 
 // The C++ prelude is fixed text: every generated C++ module starts with it.
@@ -205,6 +214,6 @@ static inline uint16_t tsr_f2bf(float f) {
 }
 )";
 
-std::string cppPrelude() { return kCppPrelude + float8Helpers("static inline"); }
+std::string cppPrelude() { return kCppPrelude + float8Helpers("static inline", "tsr_ubits"); }
 
 }  // namespace tessera::codegen::detail

@@ -16,7 +16,7 @@ double roundTo(DType t, double v) {
     case DType::BF16: return double(bf16ToFloat(floatToBf16(float(v))));
     case DType::F64: return v;
     case DType::Bool: return v != 0 ? 1 : 0;
-    case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ:
+    case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ: case DType::F8E8M0:
       return float8ToDouble(toFloat8(v, t, /*saturate=*/true), t);  // as generated code stores it
     default: return std::isfinite(v) ? std::trunc(v) : 0;
   }

@@ -133,6 +133,9 @@ Expr castTo(const Node& n, const Ins& in, DType t) {
   if (isFloat8(t) && n.attrInt("saturate", 1) == 0)
     tessera::fail("node '" + n.id() + "' (" + n.op() + "): a cast to " + std::string(dtypeName(t)) +
                   " with saturate = 0 has no kernel form (the saturating one has)");
+  if (t == DType::F8E8M0 && n.attrString("round_mode", "up") != "up")
+    tessera::fail("node '" + n.id() + "' (" + n.op() + "): a cast to f8e8m0 with round_mode '" +
+                  n.attrString("round_mode", "up") + "' has no kernel form (round_mode 'up' has)");
   return Cast::make(t, in[0]);
 }
 
