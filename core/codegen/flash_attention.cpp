@@ -24,23 +24,20 @@ int64_t param(const Kernel& k, const std::string& name, int64_t absent) {
   return p == k.params.end() ? absent : p->second;
 }
 
-// A copy of `s` with the loads of the named register accumulators read as the given locals instead.
-Stmt withLocals(const Stmt& s, const std::map<std::string, std::string>& locals) {
-  Stmt c = cloneStmt(s);
-  mapAllExprs(c, [&](const Expr& e) -> Expr {
+// Reads loads of the named register accumulators as the given locals instead (an ExprFn for mapExpr).
+ExprFn loadsAsLocals(const std::map<std::string, std::string>& locals) {
+  return [&locals](const Expr& e) -> Expr {
     if (e->kind != ExprKind::Load) return e;
     auto it = locals.find(static_cast<const Load&>(*e).buffer);
     return it == locals.end() ? e : Var::make(it->second, static_cast<const Load&>(*e).dtype);
-  });
-  return c;
+  };
 }
 
-Expr exprWithLocals(const Expr& e, const std::map<std::string, std::string>& locals) {
-  return mapExpr(e, [&](const Expr& x) -> Expr {
-    if (x->kind != ExprKind::Load) return x;
-    auto it = locals.find(static_cast<const Load&>(*x).buffer);
-    return it == locals.end() ? x : Var::make(it->second, static_cast<const Load&>(*x).dtype);
-  });
+// A copy of `s` with those loads read as the locals.
+Stmt withLocals(const Stmt& s, const std::map<std::string, std::string>& locals) {
+  Stmt c = cloneStmt(s);
+  mapAllExprs(c, loadsAsLocals(locals));
+  return c;
 }
 
 std::string n(int64_t v) { return std::to_string(v); }
@@ -246,7 +243,7 @@ void Generator::flashChain(const ForStmt& rows, const AttentionNest& a, const Fl
     line(guard.empty() ? "{" : "if (" + guard + ") {");
     ++indent_;
     for (const Stmt& s : a.chain) stmt(withLocals(s, locals));
-    line(sv + " = (float)(" + ep_.print(exprWithLocals(a.x, locals)) + ");");
+    line(sv + " = (float)(" + ep_.print(mapExpr(a.x, loadsAsLocals(locals))) + ");");
     --indent_;
     line("}");
   };

@@ -105,11 +105,10 @@ bool AttentionMatch::tensorCores() const {
   const Value* q = scores->input(0);
   const Value* v = context->input(1);
   const Value* k = t ? t->input(0) : nullptr;
-  if (!k || (q->dtype() != DType::BF16 && q->dtype() != DType::F16) || k->dtype() != q->dtype() || v->dtype() != q->dtype())
-    return false;
-  auto head = [](int64_t d) { return d >= 16 && d <= 128 && d % 16 == 0; };
+  if (!k || !ops::tensorCoreAttentionType(q->dtype()) || k->dtype() != q->dtype() || v->dtype() != q->dtype()) return false;
   const Shape& qs = q->shape();
-  return head(qs.back()) && head(v->shape().back()) && qs[qs.size() - 2] >= 2;
+  return ops::tensorCoreAttentionHead(qs.back()) && ops::tensorCoreAttentionHead(v->shape().back()) &&
+         qs[qs.size() - 2] >= 2;
 }
 
 std::vector<AttentionMatch> findAttention(const Graph& g) {

@@ -1,6 +1,7 @@
 #include "kernel/attention_nest.h"
 
 #include "kernel/visit.h"
+#include "ops/attention_form.h"
 
 namespace tessera::kernel {
 namespace {
@@ -92,7 +93,7 @@ bool rowsAlong(const Kernel& k, const Load& load, const ForStmt& loop) {
 }
 
 std::string headRefusal(const char* what, int64_t extent) {
-  if (extent % 16 == 0 && extent >= 16 && extent <= 128) return "";
+  if (ops::tensorCoreAttentionHead(extent)) return "";
   return std::string(what) + " of " + std::to_string(extent) + " is not a multiple of 16 from 16 to 128";
 }
 
@@ -116,7 +117,7 @@ std::optional<AttentionNest> attentionNest(const Kernel& k, const Stmt& rowBody)
 
 std::string tensorCoreRefusal(const Kernel& k, const AttentionNest& n) {
   DType t = k.findBuffer(n.q->buffer)->dtype;
-  if (t != DType::BF16 && t != DType::F16) return "q is " + std::string(dtypeName(t)) + ", not bf16 or f16";
+  if (!ops::tensorCoreAttentionType(t)) return "q is " + std::string(dtypeName(t)) + ", not bf16 or f16";
   if (k.findBuffer(n.k->buffer)->dtype != t || k.findBuffer(n.v->buffer)->dtype != t)
     return "q, k and v are not all " + std::string(dtypeName(t));
   if (std::string r = headRefusal("the head", n.depth->h.extent); !r.empty()) return r;

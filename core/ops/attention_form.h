@@ -26,4 +26,10 @@ std::optional<SoftmaxForm> lastAxisSoftmax(const Node& last);
 // merged with the heads' transpose(1, 2) into one perm [0, 2, 3, 1]). Rank 2 or more.
 bool transposesKeyRows(const Node& transpose);
 
+// The limits of the attention kernel's tensor-core form, which fusion's estimate (AttentionMatch::tensorCores)
+// and the template (kernel/attention_nest.h) both ask: q, k and v of one 16-bit type, each head 16 to 128
+// features in steps of 16 (the mma's depth).
+inline bool tensorCoreAttentionType(DType t) { return t == DType::BF16 || t == DType::F16; }
+inline bool tensorCoreAttentionHead(int64_t features) { return features >= 16 && features <= 128 && features % 16 == 0; }
+
 }  // namespace tessera::ops

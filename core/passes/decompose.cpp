@@ -15,6 +15,7 @@
 namespace tessera {
 namespace {
 using decompose::Emitter;
+using decompose::onlyFirstOutputUsed;
 
 bool registered(std::initializer_list<const char*> ops) {
   for (const char* op : ops)
@@ -22,12 +23,6 @@ bool registered(std::initializer_list<const char*> ops) {
   return true;
 }
 
-// Only the first output may be used (LayerNormalization's Mean/InvStdDev, BatchNormalization's running stats).
-bool onlyFirstOutputUsed(const Node& n) {
-  for (size_t i = 1; i < n.numOutputs(); ++i)
-    if (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput()) return false;
-  return true;
-}
 
 int64_t axisOf(const Node& n, int64_t fallback) {
   int64_t rank = int64_t(n.input(0)->shape().size());

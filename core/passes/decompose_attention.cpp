@@ -8,10 +8,6 @@ namespace tessera {
 namespace {
 using decompose::Emitter;
 
-bool usedOutput(const Node& n, size_t i) {
-  return i < n.numOutputs() && n.output(i) && (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput());
-}
-
 bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16; }
 
 }  // namespace
@@ -19,8 +15,7 @@ bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DT
 bool attentionDecomposes(const Node& n) {
   for (size_t i = 4; i < n.numInputs(); ++i)
     if (n.input(i)) return false;  // past_key, past_value, nonpad_kv_seqlen
-  for (size_t i = 1; i < n.numOutputs(); ++i)
-    if (usedOutput(n, i)) return false;  // present_key, present_value, qk_matmul_output
+  if (!decompose::onlyFirstOutputUsed(n)) return false;  // present_key, present_value, qk_matmul_output
   DType t = n.input(0)->dtype();
   if (!isFloatType(t) || n.input(1)->dtype() != t || n.input(2)->dtype() != t || n.attrFloat("softcap", 0.0) != 0.0)
     return false;

@@ -7,6 +7,14 @@
 
 namespace tessera::decompose {
 
+// Only the first output may be used (LayerNormalization's Mean/InvStdDev, BatchNormalization's running stats,
+// Attention's present key and value): the decompositions compute that one.
+inline bool onlyFirstOutputUsed(const Node& n) {
+  for (size_t i = 1; i < n.numOutputs(); ++i)
+    if (n.output(i) && (!n.output(i)->uses().empty() || n.output(i)->isGraphOutput())) return false;
+  return true;
+}
+
 // Adds the primitive nodes of one decomposition; ids and names extend the original node's id ("sm.max").
 class Emitter {
  public:
