@@ -267,6 +267,21 @@ class TestAttention : public QObject {
     }
   }
 
+  // Parameters the tensor-core form cannot take are refused naming the parameter and why.
+  void tensorCoreParamsRefused() {
+    QTemporaryDir dir;
+    QString model = writeModel(dir, "causal.tsr", causalModel("bf16", 37, 45, 32));
+    const std::pair<const char*, const char*> bad[] = {{"k0.warp_rows=24", "gives a warp 16 or 32 rows"},
+                                                       {"k0.key_tile=24", "keys in steps of 16"},
+                                                       {"k0.rows_per_block=40", "rows in warps of 16"}};
+    for (const auto& [param, why] : bad) {
+      CliRun r = cli({"compile", model, "--emit", "kernel", "--param", param});
+      QVERIFY2(r.code != 0 && r.err.contains(why), qPrintable(QString(param) + ": " + r.err));
+    }
+    CliRun stages = cli({"compile", model, "--emit", "kernel", "--param", "k0.stages=1"});
+    QVERIFY2(stages.code != 0 && stages.err.contains("stages"), qPrintable(stages.err));
+  }
+
   // Asked of an f32 attention (forced into one kernel: its softmax is decomposed, so the force names the Div),
   // the tensor-core form is refused naming the reason.
   void tensorCoreFormRefusedForF32() {

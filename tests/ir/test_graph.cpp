@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ir/graph.h"
+#include "ir/tensor.h"
 
 using namespace tessera;
 
@@ -43,6 +44,40 @@ class TestGraph : public QObject {
     QVERIFY(c.findNode("r")->input(0) == c.inputs()[0]);
     QVERIFY(c.outputs()[0] == c.findNode("r")->output(0));
     QVERIFY(c.outputs()[0] != g.outputs()[0]);
+  }
+  // Removing nodes and values empties their slots (compacted once half are empty): what is left keeps its
+  // insertion order in nodes(), values(), topoOrder() and a clone, and new nodes go after it.
+  void removalKeepsOrder() {
+    Graph g;
+    Value* x = g.addInput("x", {DType::F32, {2}});
+    std::vector<Node*> chain;
+    Value* v = x;
+    for (int i = 0; i < 4; ++i) {
+      chain.push_back(g.addNode("Relu", {v}, {"v" + std::to_string(i)}, {}, "n" + std::to_string(i)));
+      v = chain.back()->output(0);
+    }
+    std::vector<Node*> side;  // readers of x, removed again
+    for (int i = 0; i < 12; ++i) side.push_back(g.addNode("Neg", {x}, {"s" + std::to_string(i)}, {}, "s" + std::to_string(i)));
+    g.addOutput(v);
+    Value* unused = g.addInitializer("w", Tensor::scalar(DType::F32, 1));
+    // 16 nodes: the 8th removal empties half the slots (a compaction); the last two find theirs after it.
+    for (int i : {1, 4, 6, 0, 3, 7, 8, 9, 11, 10}) g.removeNode(side[size_t(i)]);
+    g.removeValue(unused);
+    auto ids = [](const std::vector<Node*>& nodes) {
+      QStringList out;
+      for (const Node* n : nodes) out << QString::fromStdString(n->id());
+      return out.join(" ");
+    };
+    QString expected = "n0 n1 n2 n3 s2 s5";
+    QCOMPARE(ids(g.nodes()), expected);
+    QCOMPARE(ids(g.topoOrder()), expected);  // ready nodes by insertion index
+    QCOMPARE(g.numNodes(), size_t(6));
+    QVERIFY(!g.findValue("w") && !g.findNode("s0") && g.findValue("s5"));
+    QCOMPARE(g.values().size(), size_t(7));  // x and the 6 outputs
+    Graph c = g.clone();
+    QCOMPARE(ids(c.nodes()), expected);
+    g.addNode("Relu", {x}, {"late"}, {}, "late");
+    QCOMPARE(ids(g.nodes()), expected + " late");
   }
   // Captures are the last inputs; clone keeps them, binding one to data turns it into an initializer.
   void capturesFollowInputsAndSurviveClone() {
