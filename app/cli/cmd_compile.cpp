@@ -123,7 +123,12 @@ int emitKernels(driver::Driver& d, const CompileArgs& a) {
   const execute::CompiledModel& m = d.kernels()->model;
   int rc = 0;
   for (const auto& s : m.staleSchedules) std::fprintf(stderr, "stale schedule: %s\n", s.c_str());
-  if (!a.saveSchedules.empty()) writeFileAtomically(a.saveSchedules, m.schedules().save());
+  if (!a.saveSchedules.empty()) {
+    // The shown (GPU) stage's traces, and what --schedules and --param gave, which may be the cpu form's.
+    execute::ScheduleSet out = m.schedules();
+    for (const auto& [key, trace] : saved.traces) out.traces[key] = trace;
+    writeFileAtomically(a.saveSchedules, out.save());
+  }
   const std::optional<driver::Stage> stage = driver::stageNamed(a.emit);
   const auto ptx = stage == driver::Stage::Ptx ? d.ptx(a.arch) : nullptr;
   for (size_t i = 0; i < m.kernels.size(); ++i) {

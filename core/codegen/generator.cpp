@@ -7,6 +7,7 @@
 #include "codegen/prelude.h"
 #include "ir/error.h"
 #include "kernel/launch.h"
+#include "kernel/overhang.h"
 #include "kernel/visit.h"
 
 namespace tessera::codegen::detail {
@@ -27,9 +28,6 @@ std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
     : k_(k), target_(target), ep_(k, target), dynamicShared_(dynamicShared) {
   if (target == Target::Cpu) ep_.setVectorArrays(cpuVectorArrays(k), cpuVectorLanes(k));
-  walk(k.body, [&](StmtNode& n) {
-    if (n.kind == StmtKind::For && static_cast<ForStmt&>(n).h.reduction) reductionVars_.insert(static_cast<ForStmt&>(n).h.var);
-  });
   planTma();
 }
 
@@ -220,7 +218,7 @@ void Generator::stmt(const Stmt& s) {
     } else if constexpr (std::is_same_v<N, ReduceStmt>) {
       reduce(n);
     } else if constexpr (std::is_same_v<N, IfThenStmt>) {
-      if (target_ == Target::Cuda && detail::guardOnlySkipsTileWork(n, ep_, reductionVars_)) {
+      if (target_ == Target::Cuda && guardOnlySkipsRegisterWork(k_, n, OverhangReads::CachesOnly)) {
         line("{  // unguarded (" + ep_.print(n.cond) + "): the rows past it are computed on registers, never stored", prov);
         ++indent_;
         body(n.body);

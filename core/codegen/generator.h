@@ -129,7 +129,6 @@ class Generator {
   std::vector<std::string> lines_;
   int indent_ = 0;
   int reductionDepth_ = 0;  // reduction loops around the statement being generated
-  std::set<std::string> reductionVars_;  // the variables of the kernel's reduction loops
   int parallelDepth_ = 0;   // CPU: loops made OpenMP-parallel around it
   int warpDepth_ = 0;       // CUDA: warp-bound loops around it (threadIdx.x inside is the lane)
   int combineCount_ = 0;

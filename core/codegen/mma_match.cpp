@@ -52,34 +52,6 @@ bool guardsAllowMma(const std::vector<Expr>& guards, const MmaTile& m, const Exp
 
 }  // namespace
 
-bool guardOnlySkipsTileWork(const IfThenStmt& guard, const ExprPrinter& ep, const std::set<std::string>& reductionVars) {
-  for (const std::string& v : reductionVars)
-    if (usesVar(guard.cond, v)) return false;
-  bool onlyRegisters = true;
-  auto scopeOf = [&](const std::string& buffer) { return ep.buffer(buffer).scope; };
-  auto readsFine = [&](const Expr& e) {
-    walkExpr(e, [&](const ExprNode& x) {
-      if (x.kind == ExprKind::Load) onlyRegisters &= scopeOf(static_cast<const Load&>(x).buffer) != MemScope::Global;
-    });
-  };
-  walk(guard.body, [&](StmtNode& n) {
-    switch (n.kind) {
-      // A loop bound to threads or lanes inside would let threads the guard kept out join its work (a
-      // cross-thread reduction, an mma tile, which matchMma judges itself).
-      case StmtKind::For: onlyRegisters &= static_cast<ForStmt&>(n).h.loopKind != LoopKind::Bound; break;
-      case StmtKind::Block: case StmtKind::IfThen: case StmtKind::Compute: break;
-      case StmtKind::Store: onlyRegisters &= scopeOf(static_cast<StoreStmt&>(n).buffer) == MemScope::Register; break;
-      case StmtKind::Reduce: onlyRegisters &= scopeOf(static_cast<ReduceStmt&>(n).buffer) == MemScope::Register; break;
-      default: onlyRegisters = false;  // barriers, copies, allocations: not work on registers alone
-    }
-    mapDirectExprs(n, [&](const Expr& e) {
-      readsFine(e);
-      return e;
-    });
-  });
-  return onlyRegisters;
-}
-
 std::optional<MmaTile> matchMma(const ForStmt& row, const ExprPrinter& ep, const std::map<std::string, int64_t>& params) {
   std::vector<Expr> guards;
   const ForStmt* col = innerLoop(row.body, &guards);

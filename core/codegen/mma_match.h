@@ -33,14 +33,6 @@ const kernel::Load* operandLoad(const kernel::Expr& e);
 bool usesAnyVar(const std::vector<kernel::Expr>& idx, const std::string& name);
 // The statement inside single-statement blocks and guards, the guards' conditions appended to `guards`.
 kernel::Stmt unwrapGuards(const kernel::Stmt& body, std::vector<kernel::Expr>* guards);
-// A guard inside a tile that only leaves out work on registers: its body reads shared and register buffers,
-// writes register ones and binds no loop to threads, and no reduction loop's variable is in its condition (it
-// cuts rows or columns of a tile overhanging the output, not a step of a reduction). The left-out rows
-// accumulate products of operands read inside their shared tiles (whose boxes span the loops' whole extents)
-// into accumulators whose stores the same guard skips, so the body may run unguarded; inside a reduction the
-// branch kept register tiling from the compiler (a 6304 x 2304 x 768 f32 gemm in 128-row tiles: 11.3 ms
-// guarded, against 1.13 for 6272 rows).
-bool guardOnlySkipsTileWork(const kernel::IfThenStmt& guard, const ExprPrinter& ep, const std::set<std::string>& reductionVars);
 // The loop that is the body (through blocks and guards), or null.
 const kernel::ForStmt* innerLoop(const kernel::Stmt& body, std::vector<kernel::Expr>* guards = nullptr);
 

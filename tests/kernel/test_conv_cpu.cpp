@@ -1,8 +1,9 @@
 // The conv template's CPU form (conv-cpu: a 2-D NCHW conv without groups on Machine::Cpu) and the vector path's
 // narrower types: the cpu machine gets the form where it applies (not grouped or NHWC convs, not the GPU);
 // every point of a small space with edge tiles schedules to a kernel that means the conv or is refused; a row
-// 56 wide accumulates in 8-lane vectors (tsr_vf8), one 32 wide in the host's; and generated, compiled and run
-// on the cpu backend the kernels agree with the reference, strided, 1 x 1 and with guards included.
+// 56 wide accumulates in 8-lane vectors (tsr_vf8), one 32 wide in the host's; tiles overhanging an odd image
+// compute the overhang and guard only their stores; and generated, compiled and run on the cpu backend the
+// kernels agree with the reference, strided, 1 x 1 and with guards included.
 #include <QtTest>
 
 #include "codegen/codegen.h"
@@ -85,17 +86,46 @@ class TestConvCpu : public QObject {
     QCOMPARE(templateName(lower(cpuConv(d))), std::string("conv"));
   }
 
-  void defaultsLeaveNoGuards() {
+  // 2 rows of 8 columns or 1 row of 16, whichever leaves less of the image to overhang (16 preferred by 10%).
+  void defaultsPickTheTileThatWastesLeast() {
     Shape2d d;
     d.C = 32, d.OC = 64, d.H = 56, d.W = 56;
     TemplateParams p = defaultParams(lower(cpuConv(d)));
-    QCOMPARE(p.at("tile_w"), int64_t(8));
+    QCOMPARE(p.at("tile_w"), int64_t(8));  // 56 = 7 x 8; 16 would overhang to 64
     QCOMPARE(p.at("tile_h"), int64_t(2));
     QVERIFY(p.at("block_m") % p.at("tile_m") == 0 && 64 % p.at("block_m") == 0);
-    d.W = 28;
-    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(4));
-    d.W = 32;
-    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(16));
+    for (int64_t w : {28, 32, 13}) {  // 28 and 13 overhang 16-lane rows by 4 and 3 columns
+      d.H = d.W = w;
+      p = defaultParams(lower(cpuConv(d)));
+      QCOMPARE(p.at("tile_w"), int64_t(16));
+      QCOMPARE(p.at("tile_h"), int64_t(1));
+    }
+    d.H = d.W = 7;  // 8 columns overhang by 1, 16 by 9
+    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(8));
+  }
+
+  // A 13 x 13 image in 16-column tiles: the register tile computes the 3 columns past the edge from the packed
+  // patch and throws them away; its accumulation is vectorized, and only the stores are guarded.
+  void overhangingColumnsAreComputedNotGuarded() {
+    Shape2d d;
+    d.C = 6, d.OC = 8, d.H = 13, d.W = 13;
+    Kernel k = lower(cpuConv(d));
+    TracedSchedule s(k);
+    applyTemplate(s, defaultParams(k));
+    bool overcomputed = false;
+    for (const Instruction& i : s.trace().instructions) overcomputed |= i.kind == "overcompute";
+    QVERIFY(overcomputed);
+    std::string t = printKernel(k);
+    QVERIFY2(has(t, " vectorized {"), t.c_str());
+    QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
+    std::string cpp = generatedCpp(cpuConv(d));
+    std::string reduction = cpp.substr(cpp.find("for (int64_t ic = 0;"));
+    reduction = reduction.substr(0, reduction.find("_epi = 0;"));
+    QVERIFY2(!has(reduction, "if ("), reduction.c_str());  // the accumulation runs whole
+    QVERIFY2(has(cpp.substr(cpp.find("_epi = 0;")), "if ("), cpp.c_str());  // the stores keep their guard
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
+    d.H = d.W = 7;  // rows overhang too (2 rows of 8 columns over 7 x 7)
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
   }
 
   void theRegisterTileIsDeclaredAsVectors() {

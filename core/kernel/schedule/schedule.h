@@ -36,6 +36,10 @@ void reorder(Kernel& k, const std::vector<std::string>& order);
 // Merges a loop and the loop directly inside it into one loop `outer_inner`.
 std::string fuse(Kernel& k, const std::string& outer, const std::string& inner);
 void vectorize(Kernel& k, const std::string& loop);
+// Computes the overhang of the tiles inside `loop` instead of skipping it: drops each guard inside whose work
+// is on registers only (kernel/overhang.h), so the loops it held may be vectorized; the stores to memory keep
+// theirs, so the overhang is computed and never written.
+void overcompute(Kernel& k, const std::string& loop);
 void unroll(Kernel& k, const std::string& loop);
 void parallel(Kernel& k, const std::string& loop);  // CPU threads
 void bind(Kernel& k, const std::string& loop, ThreadTag tag);

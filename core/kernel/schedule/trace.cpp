@@ -39,6 +39,7 @@ const std::map<std::string, Apply>& primitives() {
       {"reorder", [](Kernel& k, const Instruction& i) { sched::reorder(k, i.inputs); return std::vector<std::string>{}; }},
       {"fuse", [](Kernel& k, const Instruction& i) { return std::vector<std::string>{sched::fuse(k, input(i, 0), input(i, 1))}; }},
       {"vectorize", [](Kernel& k, const Instruction& i) { sched::vectorize(k, input(i, 0)); return std::vector<std::string>{}; }},
+      {"overcompute", [](Kernel& k, const Instruction& i) { sched::overcompute(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"unroll", [](Kernel& k, const Instruction& i) { sched::unroll(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"parallel", [](Kernel& k, const Instruction& i) { sched::parallel(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"bind", [](Kernel& k, const Instruction& i) {
@@ -158,6 +159,7 @@ std::string TracedSchedule::fuse(const std::string& outer, const std::string& in
   return record({"fuse", {outer, inner}, json::object(), {}, nullptr}).at(0);
 }
 void TracedSchedule::vectorize(const std::string& loop) { record({"vectorize", {loop}, json::object(), {}, nullptr}); }
+void TracedSchedule::overcompute(const std::string& loop) { record({"overcompute", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::unroll(const std::string& loop) { record({"unroll", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::parallel(const std::string& loop) { record({"parallel", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {

@@ -13,7 +13,7 @@
 namespace tessera::kernel {
 
 struct Instruction {
-  std::string kind;                  // split, tile, reorder, fuse, vectorize, unroll, parallel, bind,
+  std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
                                      // keep_in_registers, online_softmax, split_reduction,
                                      // pipeline, swizzle, set_param
@@ -50,6 +50,7 @@ class TracedSchedule {
   void reorder(const std::vector<std::string>& order);
   std::string fuse(const std::string& outer, const std::string& inner);
   void vectorize(const std::string& loop);
+  void overcompute(const std::string& loop);
   void unroll(const std::string& loop);
   void parallel(const std::string& loop);
   void bind(const std::string& loop, ThreadTag tag);

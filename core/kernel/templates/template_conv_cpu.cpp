@@ -48,14 +48,13 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   const int64_t OC = extentOf(k, loops[1]), OH = extentOf(k, loops[2]), OW = extentOf(k, loops[3]);
   if (OC == 0 || OH == 0 || OW == 0 || extentOf(k, "ic") == 0) return;  // nothing to compute
   const int64_t mr = std::min(p.at("tile_m"), OC), mc = std::min(p.at("block_m"), OC);
-  const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), OW);
+  // Columns may overhang the width up to a multiple of 16 lanes (split's limit; overcompute below).
+  const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), std::max(OW, (OW + 15) / 16 * 16));
   if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
   const std::string input = k.buffers.front().name;  // the data input; the weights follow it
   // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
   auto t = s.tile({loops[1], loops[2], loops[3]}, {mc, th, tw});
   auto [io, ii] = splitBy(s, t[3], mr);  // register tiles of the block, channels of one tile
-  // Tiles that do not divide their loops leave guards inside the register tile, which vectorize refuses.
-  const bool guarded = OC % mc != 0 || OH % th != 0 || OW % tw != 0 || (tw > kVectorLanes && tw % kVectorLanes != 0);
   auto [steps, lanes] = splitLanes(s, t[5]);
   auto copies = s.hoistReduction("ic", io);  // accumulate each register tile over every channel and tap
   std::vector<std::string> order = {"kh", "kw"};  // the taps outside the register tile, inside the channels
@@ -63,32 +62,44 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
     if (!l.empty()) order.push_back(l);
   s.reorder(order);
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
-  unrollAndVectorize(s, copies, {ii, t[4], steps}, lanes, guarded);
-  std::string work = fuseAll(s, {loops[0], t[0], t[1], t[2]});
-  if (p.at("pack_input")) {
-    auto fill = s.cacheRead(work, input, MemScope::Shared);
+  if (p.at("pack_input")) {  // at the work item's innermost loop, before they are fused into one
+    auto fill = s.cacheRead(t[2], input, MemScope::Shared);
     if (fill.size() > 1) {
       auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
       unrollAndVectorize(s, {}, {fillSteps}, fillLanes, true);
     }
   }
+  // Tiles that do not divide their loops leave guards inside the register tile, which vectorize refuses. Rows
+  // and columns overhanging the image read the packed patch (whose box spans the whole tile) and the weights
+  // (the same for every pixel), so the tile computes them and only their stores stay guarded. Channels past
+  // the last would read past the weights.
+  bool guarded = OC % mc != 0 || OH % th != 0 || OW % tw != 0 || (tw > kVectorLanes && tw % kVectorLanes != 0);
+  if (guarded && p.at("pack_input") && OC % mc == 0) {
+    s.overcompute(t[2]);
+    guarded = false;
+  }
+  unrollAndVectorize(s, copies, {ii, t[4], steps}, lanes, guarded);
+  std::string work = fuseAll(s, {loops[0], t[0], t[1], t[2]});
   s.parallel(work);
 }
 
-// Columns: the most of 16, 8 or 4 that divide the output's width (the vector path's types, no guards; a width
-// none divides keeps the widest divisor up to 16, in scalar form); rows: two where they divide; channels: four
-// (4 x 2 vectors of accumulators), a work item up to 64 of them. Measured on the build machine (one thread,
-// conv_bn_relu's 3 x 3 conv of 32 to 64 channels on 56 x 56): 44 GFLOP/s at 4 x 2 x 8, 24 at 4 x 1 x 8, 30 at
-// 2 x 2 x 8; guarded tiles (8 columns of 28) ran at 4.
+// The share of a tile grid's pixels that are the image's (the rest is overhang, computed and thrown away).
+double usefulShare(int64_t OH, int64_t OW, int64_t th, int64_t tw) {
+  auto up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
+  return double(OH * OW) / double(up(OH, th) * up(OW, tw));
+}
+
+// The register tile: 4 channels (or the most of 3, 2, 1 dividing them; a work item up to 64) by 2 rows of 8
+// columns or 1 row of 16, whichever wastes less of the image to overhang, 16-lane rows preferred by 10%.
+// Measured on the build machine (2 threads, GFLOP/s, 4 channels): 3 x 3 convs at 56 x 56: 135 at 2 x 8, 91
+// at 1 x 16; 28 x 28: 142 and 164; 13 x 13: 74 and 167; 7 x 7: 152 and 91. Before tiles could overhang,
+// widths no vector divides ran in scalar form: 13 x 13 at 11 GFLOP/s, 7 x 7 at 40.
 TemplateParams convCpuDefaults(Kernel& k) {
   std::vector<std::string> outer = outerChain(k);
   if (outer.size() != 4) return {{"tile_m", 1}, {"tile_h", 1}, {"tile_w", 4}, {"block_m", 8}, {"pack_input", 1}};
   const int64_t OC = extentOf(k, outer[1]), OH = extentOf(k, outer[2]), OW = extentOf(k, outer[3]);
-  int64_t tw = 0;
-  for (int64_t lanes : {16, 8, 4})
-    if (tw == 0 && OW % lanes == 0) tw = lanes;
-  if (tw == 0) tw = pickDividing({4, 7, 8, 14, 16}, OW, 16);
-  const int64_t th = OH % 2 == 0 ? 2 : 1;
+  const bool wide = usefulShare(OH, OW, 1, 16) * 1.1 > usefulShare(OH, OW, 2, 8);
+  const int64_t th = wide || OH == 1 ? 1 : 2, tw = wide ? 16 : 8;
   int64_t mr = 1;
   for (int64_t c : {4, 3, 2, 1})
     if (OC % c == 0) { mr = c; break; }
