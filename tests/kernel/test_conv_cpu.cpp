@@ -123,6 +123,7 @@ class TestConvCpu : public QObject {
     reduction = reduction.substr(0, reduction.find("_epi = 0;"));
     QVERIFY2(!has(reduction, "if ("), reduction.c_str());  // the accumulation runs whole
     QVERIFY2(has(cpp.substr(cpp.find("_epi = 0;")), "if ("), cpp.c_str());  // the stores keep their guard
+    QVERIFY2(has(cpp, "for (int64_t ow_i_epi_whole = 0;"), cpp.c_str());  // whole tiles store unguarded
     QCOMPARE(cpuRun(cpuConv(d)), std::string());
     d.H = d.W = 7;  // rows overhang too (2 rows of 8 columns over 7 x 7)
     QCOMPARE(cpuRun(cpuConv(d)), std::string());
@@ -139,6 +140,22 @@ class TestConvCpu : public QObject {
     std::string host = generatedCpp(cpuConv(d));
     QVERIFY2(has(host, "tsr_vf acc0["), host.c_str());
     QVERIFY2(has(host, "+= TSR_VF) {"), host.c_str());
+  }
+
+  // A stride-2 conv's packed patch is stored by phase, so its lanes load consecutive columns as vectors.
+  void stridedColumnsLoadAsVectors() {
+    Shape2d d;
+    d.C = 3, d.OC = 8, d.H = d.W = 35, d.stride = 2;  // 18 output columns
+    Kernel k = lower(cpuConv(d));
+    TracedSchedule s(k);
+    applyTemplate(s, defaultParams(k));
+    bool deinterleaved = false;
+    for (const Instruction& i : s.trace().instructions) deinterleaved |= i.kind == "deinterleave";
+    QVERIFY(deinterleaved);
+    QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
+    std::string cpp = generatedCpp(cpuConv(d));
+    QVERIFY2(has(cpp, "tsr_vload(&in0_shared[") || has(cpp, "tsr_vload8(&in0_shared["), cpp.c_str());
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
   }
 
   void everyCpuPointIsCorrectOrRefused() {

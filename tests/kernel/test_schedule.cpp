@@ -243,6 +243,45 @@ class TestSchedule : public QObject {
     replay(scheduled, trace);
     QCOMPARE(agreesWithReference(c.graph, scheduled), std::string());
   }
+  // A loop whose body is an overhanging tile's guard: whole tiles take an unguarded copy (which, innermost,
+  // may be vectorized), the last tile the guarded loop.
+  void versionWholeTiles() {
+    Case c = gemm(13, 16, 32);
+    Trace trace;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) {
+      s.split("i", 8);  // 13 rows: the second tile overhangs
+      QCOMPARE(s.version("i_i"), std::string("i_i_whole"));
+    }, &trace);
+    QVERIFY(has(t, "if i_o * 8 + 7 < 13 {"));
+    QVERIFY(has(t, "for i_i_whole in 0..8 {"));
+    QVERIFY(has(t, "if not(i_o * 8 + 7 < 13) {"));
+    QVERIFY(at(t, "if not(") < at(t, "if i_o * 8 + i_i < 13 {"));  // the guarded loop, for the last tile
+    Kernel k = lower(c);
+    replay(k, trace);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    Kernel plain = lower(c);  // no guard in the body
+    QVERIFY(failsNaming([&] { sched::version(plain, "j"); }, "j", "step 3: its body is not one guarded statement"));
+  }
+  // A stride-2 read of a cache stored by phase reads consecutive elements: x[2*j + 1] is phase 1, element j.
+  void deinterleaveByPhase() {
+    Case c = gemm(16, 16, 32);
+    Trace trace;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) {
+      s.cacheRead("i", "in0", MemScope::Shared);
+      s.deinterleave("in0_shared", 2);
+    }, &trace);
+    QVERIFY(has(t, "tmp in0_shared: shared f32[1, 32]"));
+    QVERIFY(has(t, "in0_shared[0, k % 2 * 16 + k / 2]"));
+    Kernel k = lower(c);
+    replay(k, trace);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    Kernel odd = lower(gemm(16, 16, 31));  // 31 columns: two phases of 16, the last one short
+    sched::cacheRead(odd, "i", "in0", MemScope::Shared);
+    sched::deinterleave(odd, "in0_shared", 2);
+    QCOMPARE(agreesWithReference(gemm(16, 16, 31).graph, odd), std::string());
+    QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in1", 2); }, "in1", "step 2: 'in1' is not a cache"));
+    QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in0_shared", 17); }, "in0_shared", "step 3"));
+  }
   void setParam() {
     Trace trace;
     std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { QCOMPARE(s.setParam("block_size", 128), int64_t(128)); }, &trace);

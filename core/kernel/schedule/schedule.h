@@ -40,6 +40,10 @@ void vectorize(Kernel& k, const std::string& loop);
 // is on registers only (kernel/overhang.h), so the loops it held may be vectorized; the stores to memory keep
 // theirs, so the overhang is computed and never written.
 void overcompute(Kernel& k, const std::string& loop);
+// Versions a loop whose body is one guard that holds at every iteration once it holds at the last (a tile's
+// `i_o * f + i_i < N`): `if (guard at the last iteration) { an unguarded copy <loop>_whole }` and the guarded
+// loop otherwise, so the whole tiles' copy may be vectorized. Returns the copy's name.
+std::string version(Kernel& k, const std::string& loop);
 void unroll(Kernel& k, const std::string& loop);
 void parallel(Kernel& k, const std::string& loop);  // CPU threads
 void bind(Kernel& k, const std::string& loop, ThreadTag tag);
@@ -81,6 +85,10 @@ void pipeline(Kernel& k, const std::string& loop, int stages);
 // descriptors read: each row of its last dimension a whole number of 128-byte chunks, its rows a multiple of
 // 8, not padded, in shared memory. Addresses change, values do not.
 void swizzle(Kernel& k, const std::string& buffer, int64_t bytes);
+// Stores cache `buffer`'s last dimension as `factor` phases one after another (element x at
+// (x % factor) * ceil(E / factor) + x / factor), every access rewritten, so reads that stride by `factor`
+// along it (a stride-2 conv's columns) read consecutive elements. Values do not change.
+void deinterleave(Kernel& k, const std::string& buffer, int64_t factor);
 // Records a template parameter on the kernel.
 void setParam(Kernel& k, const std::string& name, int64_t value);
 

@@ -1,6 +1,9 @@
-// The swizzle primitive: a shared buffer's storage layout, the one the tensor cores' descriptors read
-// (kernel_ir.h, Buffer::swizzleBytes; docs/kernel-ir.md, Swizzled tiles).
+// Storage layouts of caches: swizzle (a shared buffer's layout, the one the tensor cores' descriptors read;
+// kernel_ir.h, Buffer::swizzleBytes; docs/kernel-ir.md, Swizzled tiles) and deinterleave (a strided conv's
+// packed columns stored by phase, so its lanes read consecutive elements).
+#include "kernel/printer.h"
 #include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
 
 namespace tessera::kernel::sched {
 
@@ -19,6 +22,70 @@ void swizzle(Kernel& k, const std::string& buffer, int64_t bytes) {
   int64_t rows = numElements(b->shape) / b->shape.back();
   c.check(8, rows % 8 == 0, "'" + buffer + "' has " + std::to_string(rows) + " rows, not a multiple of 8");
   b->swizzleBytes = bytes;
+}
+
+}  // namespace tessera::kernel::sched
+
+namespace tessera::kernel::sched {
+namespace {
+
+std::set<std::string> loopVars(const Kernel& k) {
+  std::set<std::string> vars;
+  walk(k.body, [&](StmtNode& n) {
+    if (n.kind == StmtKind::For) vars.insert(static_cast<ForStmt&>(n).h.var);
+  });
+  return vars;
+}
+
+// x (affine in the loops, non-negative steps and offset) stored at phase (x % f) of ⌈E/f⌉ elements each:
+// (x % f) * phaseLength + x / f, written so that a term whose step f divides leaves both the phase and the
+// quotient's remainder part: 2*ow + kw over f = 2 is phase kw % 2 at ow + kw / 2, consecutive in ow.
+std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, const std::set<std::string>& loops) {
+  auto a = detail::affine(x, loops);
+  if (!a || a->rest->kind != ExprKind::IntImm || static_cast<const IntImm&>(*a->rest).value < 0) return std::nullopt;
+  Expr whole = intImm(0), rest = a->rest;
+  for (auto& [v, c] : a->coef) {
+    if (c < 0) return std::nullopt;
+    whole = add(whole, mul(var(v), intImm(c / f)));
+    rest = add(rest, mul(var(v), intImm(c % f)));
+  }
+  return add(mul(imod(rest, intImm(f)), intImm(phaseLength)), add(whole, idiv(rest, intImm(f))));
+}
+
+}  // namespace
+
+void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
+  detail::Checker c(k, "deinterleave", buffer);
+  Buffer* b = k.findBuffer(buffer);
+  c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
+  c.check(2, b->scope != MemScope::Global && !b->shape.empty(), "'" + buffer + "' is not a cache");
+  c.check(3, factor >= 2 && factor <= 16, "the factor " + std::to_string(factor) + " is not between 2 and 16");
+  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
+  const int64_t phaseLength = (b->shape.back() + factor - 1) / factor;
+  const std::set<std::string> loops = loopVars(k);
+  auto rewrite = [&](std::vector<Expr>& idx) {
+    auto at = phaseIndex(idx.back(), factor, phaseLength, loops);
+    c.check(5, at.has_value(), "the last index of an access of '" + buffer + "' (" + printExpr(idx.back()) +
+                                   ") is not affine in the loops with non-negative steps and offset");
+    idx.back() = *at;
+  };
+  // Check every access before changing any, so a refusal leaves the kernel as it was.
+  Kernel trial = k.clone();
+  walk(trial.body, [&](StmtNode& n) {
+    c.check(6, n.kind != StmtKind::Reduce || static_cast<ReduceStmt&>(n).buffer != buffer, "'" + buffer + "' is accumulated into");
+    c.check(6, n.kind != StmtKind::AsyncCopy || static_cast<AsyncCopyStmt&>(n).dst != buffer, "'" + buffer + "' is filled by async copies");
+    if (n.kind == StmtKind::Store && static_cast<StoreStmt&>(n).buffer == buffer) rewrite(static_cast<StoreStmt&>(n).indices);
+    mapDirectExprs(n, [&](const Expr& e) {
+      return mapExpr(e, [&](const Expr& x) {
+        if (x->kind != ExprKind::Load || static_cast<const Load&>(*x).buffer != buffer) return x;
+        auto ld = std::make_shared<Load>(static_cast<const Load&>(*x));
+        rewrite(ld->indices);
+        return Expr(ld);
+      });
+    });
+  });
+  trial.findBuffer(buffer)->shape.back() = phaseLength * factor;
+  k = std::move(trial);
 }
 
 }  // namespace tessera::kernel::sched

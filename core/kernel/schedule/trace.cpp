@@ -40,6 +40,7 @@ const std::map<std::string, Apply>& primitives() {
       {"fuse", [](Kernel& k, const Instruction& i) { return std::vector<std::string>{sched::fuse(k, input(i, 0), input(i, 1))}; }},
       {"vectorize", [](Kernel& k, const Instruction& i) { sched::vectorize(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"overcompute", [](Kernel& k, const Instruction& i) { sched::overcompute(k, input(i, 0)); return std::vector<std::string>{}; }},
+      {"version", [](Kernel& k, const Instruction& i) { return std::vector<std::string>{sched::version(k, input(i, 0))}; }},
       {"unroll", [](Kernel& k, const Instruction& i) { sched::unroll(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"parallel", [](Kernel& k, const Instruction& i) { sched::parallel(k, input(i, 0)); return std::vector<std::string>{}; }},
       {"bind", [](Kernel& k, const Instruction& i) {
@@ -69,6 +70,10 @@ const std::map<std::string, Apply>& primitives() {
        }},
       {"swizzle", [](Kernel& k, const Instruction& i) {
          sched::swizzle(k, input(i, 0), attr<int64_t>(i, "bytes"));
+         return std::vector<std::string>{};
+       }},
+      {"deinterleave", [](Kernel& k, const Instruction& i) {
+         sched::deinterleave(k, input(i, 0), attr<int64_t>(i, "factor"));
          return std::vector<std::string>{};
        }},
       {"set_param", [](Kernel& k, const Instruction& i) {
@@ -160,6 +165,9 @@ std::string TracedSchedule::fuse(const std::string& outer, const std::string& in
 }
 void TracedSchedule::vectorize(const std::string& loop) { record({"vectorize", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::overcompute(const std::string& loop) { record({"overcompute", {loop}, json::object(), {}, nullptr}); }
+std::string TracedSchedule::version(const std::string& loop) {
+  return record({"version", {loop}, json::object(), {}, nullptr}).at(0);
+}
 void TracedSchedule::unroll(const std::string& loop) { record({"unroll", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::parallel(const std::string& loop) { record({"parallel", {loop}, json::object(), {}, nullptr}); }
 void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {
@@ -194,6 +202,9 @@ void TracedSchedule::pipeline(const std::string& loop, int stages) {
 }
 void TracedSchedule::swizzle(const std::string& buffer, int64_t bytes) {
   record({"swizzle", {buffer}, {{"bytes", bytes}}, {}, nullptr});
+}
+void TracedSchedule::deinterleave(const std::string& buffer, int64_t factor) {
+  record({"deinterleave", {buffer}, {{"factor", factor}}, {}, nullptr});
 }
 int64_t TracedSchedule::setParam(const std::string& name, int64_t value) {
   record({"set_param", {name}, json::object(), {}, value});

@@ -13,10 +13,10 @@
 namespace tessera::kernel {
 
 struct Instruction {
-  std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, unroll, parallel, bind,
+  std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, version, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
                                      // keep_in_registers, online_softmax, split_reduction,
-                                     // pipeline, swizzle, set_param
+                                     // pipeline, swizzle, deinterleave, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
   std::vector<std::string> outputs;  // names created
@@ -51,6 +51,7 @@ class TracedSchedule {
   std::string fuse(const std::string& outer, const std::string& inner);
   void vectorize(const std::string& loop);
   void overcompute(const std::string& loop);
+  std::string version(const std::string& loop);
   void unroll(const std::string& loop);
   void parallel(const std::string& loop);
   void bind(const std::string& loop, ThreadTag tag);
@@ -63,6 +64,7 @@ class TracedSchedule {
   std::vector<std::string> splitReduction(const std::string& loop, int64_t blocks);
   void pipeline(const std::string& loop, int stages);
   void swizzle(const std::string& buffer, int64_t bytes);
+  void deinterleave(const std::string& buffer, int64_t factor);
   // Records a template parameter; returns the value in effect (the decision).
   int64_t setParam(const std::string& name, int64_t value);
 

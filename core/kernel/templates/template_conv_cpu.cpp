@@ -41,6 +41,18 @@ bool rowsAlong(Kernel& k, const std::string& var) {
   return stored && all;
 }
 
+// How far apart the input columns of neighbouring output columns are: the conv's stride along the row (the
+// step of `ow` in the input's last index).
+int64_t columnStride(Kernel& k, const std::string& ow) {
+  const std::string input = k.buffers.front().name;
+  int64_t stride = 1;
+  for (const auto& idx : detail::loadsOf(k.body, input)) {
+    auto a = detail::affine(idx.back(), {ow});
+    if (a && a->coef.count(ow)) stride = std::max(stride, a->coef.at(ow));
+  }
+  return stride;
+}
+
 void convCpu(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
   if (!convCpuApplies(k)) rejectParams(k, "conv-cpu", "tile_w", "the CPU form needs a 2-D NCHW convolution without groups");
@@ -52,6 +64,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), std::max(OW, (OW + 15) / 16 * 16));
   if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
   const std::string input = k.buffers.front().name;  // the data input; the weights follow it
+  const int64_t stride = columnStride(k, loops[3]);
   // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
   auto t = s.tile({loops[1], loops[2], loops[3]}, {mc, th, tw});
   auto [io, ii] = splitBy(s, t[3], mr);  // register tiles of the block, channels of one tile
@@ -64,6 +77,9 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
   if (p.at("pack_input")) {  // at the work item's innermost loop, before they are fused into one
     auto fill = s.cacheRead(t[2], input, MemScope::Shared);
+    // A strided conv's lanes would read every stride-th column: the patch stored by phase reads them
+    // consecutively (`x[2*ow + kw]` at phase kw % 2, column ow + kw / 2).
+    if (stride > 1 && stride <= 16) s.deinterleave(fill[0], stride);
     if (fill.size() > 1) {
       auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
       unrollAndVectorize(s, {}, {fillSteps}, fillLanes, true);
@@ -78,7 +94,11 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
     s.overcompute(t[2]);
     guarded = false;
   }
+  // The stores of a tile wholly inside the image need no guard: such tiles store whole vectors.
+  std::string wholeStores;
+  if (!guarded && holdsGuard(k, lanes + "_epi")) wholeStores = s.version(lanes + "_epi");
   unrollAndVectorize(s, copies, {ii, t[4], steps}, lanes, guarded);
+  if (!wholeStores.empty()) s.vectorize(wholeStores);
   std::string work = fuseAll(s, {loops[0], t[0], t[1], t[2]});
   s.parallel(work);
 }

@@ -180,15 +180,12 @@ std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::str
   return splitBy(s, loop, kVectorLanes);
 }
 
-namespace {
-// A loop whose body is guarded (the stores overcompute left guarded) cannot be vectorized.
 bool holdsGuard(Kernel& k, const std::string& loop) {
   auto site = detail::findLoop(k, loop);
   bool found = false;
   if (site) walk(site->loop->body, [&](StmtNode& n) { found |= n.kind == StmtKind::IfThen; });
   return found;
 }
-}  // namespace
 
 void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
                         const std::string& lanes, bool guarded) {

@@ -66,6 +66,8 @@ bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType>
 inline constexpr int64_t kVectorLanes = 16;
 // A longer loop is split, its steps to be unrolled. Returns the {steps, lanes} loops ("" for no steps).
 std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop);
+// Some guard is inside `loop` (vectorize refuses it).
+bool holdsGuard(Kernel& k, const std::string& loop);
 // The loops of the register tile, and the copies hoistReduction made of them (<loop>_init, <loop>_epi): rows
 // and vector steps unrolled, lanes vectorized (unrolled where `guarded` says a split left guards, or where a
 // guard is still inside the loop, such as the guarded stores overcompute keeps: vectorize refuses both).
