@@ -32,12 +32,15 @@ const TemplateDef& convTemplate();
 const TemplateDef& convCpuTemplate();  // the 2-D ungrouped conv kernels of Machine::Cpu
 // A 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) without groups: the implicit-GEMM forms' kernels.
 bool plainConv2d(Kernel& k);
-// plainConv2d with NCHW output (its rows along ow): the kernels conv-cpu schedules on Machine::Cpu.
+// plainConv2d, or a 2-D pool, with NCHW output (its rows along ow): the kernels conv-cpu schedules on
+// Machine::Cpu.
 bool convCpuApplies(Kernel& k);
 const TemplateDef& poolTemplate();
 const TemplateDef& transposeTemplate();
 const TemplateDef& dataMovementTemplate();
 const TemplateDef& attentionTemplate();  // the fused attention kernels (both machines)
+// Elementwise and data-movement kernels (not transposes) of Machine::Cpu: rows vectorized, rows over threads.
+const TemplateDef& elementwiseCpuTemplate();
 
 // The data-parallel loops of the perfect nest starting at `s`, outermost first.
 std::vector<std::string> chainFrom(Stmt s);

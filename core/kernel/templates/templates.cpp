@@ -17,6 +17,7 @@ const TemplateDef& templateFor(const std::string& name) {
       {"conv", &templ::convTemplate()},                 {"conv-cpu", &templ::convCpuTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
       {"data-movement", &templ::dataMovementTemplate()}, {"attention", &templ::attentionTemplate()},
+      {"elementwise-cpu", &templ::elementwiseCpuTemplate()},
   };
   return *table.at(name);
 }
@@ -25,11 +26,15 @@ const TemplateDef& templateFor(const std::string& name) {
 
 std::string templateName(const Kernel& k) {
   if (k.kind == "reduction") return "row-reduction";
-  if (k.kind == "data-movement") return templ::isTransposeLike(const_cast<Kernel&>(k)) ? "transpose" : "data-movement";
-  if (k.kind == "gemm" && k.machine == Machine::Cpu) return "gemm-cpu";
-  if (k.kind == "conv" && k.machine == Machine::Cpu && templ::convCpuApplies(const_cast<Kernel&>(k))) return "conv-cpu";
+  const bool cpu = k.machine == Machine::Cpu;
+  if (k.kind == "data-movement") {
+    if (templ::isTransposeLike(const_cast<Kernel&>(k))) return "transpose";
+    return cpu ? "elementwise-cpu" : "data-movement";
+  }
+  if (k.kind == "gemm" && cpu) return "gemm-cpu";
+  if ((k.kind == "conv" || k.kind == "pool") && cpu && templ::convCpuApplies(const_cast<Kernel&>(k))) return "conv-cpu";
   if (k.kind == "gemm" || k.kind == "conv" || k.kind == "pool" || k.kind == "attention") return k.kind;
-  return "pointwise";
+  return cpu ? "elementwise-cpu" : "pointwise";
 }
 
 std::vector<TemplateParam> parameterSpace(const Kernel& k) { return templateFor(templateName(k)).space; }

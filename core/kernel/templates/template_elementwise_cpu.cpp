@@ -1,0 +1,56 @@
+// The CPU form of elementwise and data-movement kernels (Kernel::machine == cpu; not transposes): each top-level
+// nest keeps its innermost loop, which runs along the output's rows, and fuses the loops around it into one
+// OpenMP loop, so the index arithmetic of the outer dimensions is done once a row rather than once an element
+// (the GPU form fuses every loop into one flat index and divides it back into coordinates per element). The
+// row runs in `lanes`-wide vectorized steps; a row the lanes do not divide takes an unguarded copy for its whole
+// steps (`version`) and tests only its last. A nest of one loop, or of fewer than 16 rows, is
+// cut into chunks of `chunk` elements instead.
+#include "kernel/templates/template_util.h"
+
+namespace tessera::kernel::templ {
+namespace {
+
+// Below this many rows a nest is cut into chunks instead (a fixed figure, so a schedule does not depend on
+// the machine that made it: 16 rows give 8 threads two each).
+constexpr int64_t kFewRows = 16;
+
+// The row in lanes-wide vectorized steps: whole steps unguarded, the last one tested where it overhangs.
+void vectorizeRow(TracedSchedule& s, const std::string& row, int64_t lanes) {
+  if (lanes <= 1 || extentOf(s.kernel(), row) < lanes) return;
+  auto [steps, lane] = splitBy(s, row, lanes);
+  if (holdsGuard(s.kernel(), lane)) lane = s.version(lane);
+  s.vectorize(lane);
+}
+
+void elementwiseCpu(TracedSchedule& s, const TemplateParams& p) {
+  for (std::vector<std::string> nest : topNests(s.kernel())) {
+    if (nest.empty() || chainExtent(s.kernel(), nest) == 0) continue;
+    std::string row = nest.back();
+    nest.pop_back();
+    const int64_t rows = chainExtent(s.kernel(), nest);
+    if (nest.empty() || rows < kFewRows) {  // too few rows to share among threads: chunks of the whole
+      nest.push_back(row);
+      auto [chunks, chunk] = splitBy(s, fuseAll(s, nest), p.at("chunk"));
+      vectorizeRow(s, chunk.empty() ? chunks : chunk, p.at("lanes"));
+      if (!chunk.empty()) s.parallel(chunks);
+      continue;
+    }
+    vectorizeRow(s, row, p.at("lanes"));
+    s.parallel(fuseAll(s, nest));
+  }
+}
+
+TemplateParams elementwiseCpuDefaults(Kernel&) { return {{"lanes", 16}, {"chunk", 4096}}; }
+
+}  // namespace
+
+const TemplateDef& elementwiseCpuTemplate() {
+  static const TemplateDef def = {
+      elementwiseCpu,
+      {{"lanes", {1, 4, 8, 16}, "elements of a row per vectorized step (1: the row as a plain loop)"},
+       {"chunk", {1024, 4096, 16384}, "elements a thread takes at once where the rows are too few to share"}},
+      elementwiseCpuDefaults};
+  return def;
+}
+
+}  // namespace tessera::kernel::templ
