@@ -1,5 +1,6 @@
-// The CPU vector path: a vectorized loop whose body is f32 arithmetic on consecutive elements becomes a loop
-// over f32 vectors of the host's width (TSR_VF lanes a step, prelude.cpp), each statement one vector statement.
+// The CPU vector path: a vectorized loop whose body is f32 arithmetic (+ - * /, max, min) on consecutive
+// elements becomes a loop over f32 vectors of the host's width (TSR_VF lanes a step, prelude.cpp), each
+// statement one vector statement.
 // A register buffer it accesses this way is declared as an array of vectors: indexed by constants once the
 // loops around are unrolled, GCC keeps it in vector registers, which it does not do for a float array (a gemm's
 // register tile measured 85 against 228 GFLOP/s on the build machine, docs/codegen.md). Any other loop keeps the
@@ -110,7 +111,8 @@ class VectorForm {
       case ExprKind::Var: return true;  // not uniform: a vector of the body
       case ExprKind::Binary: {
         const auto& b = static_cast<const Binary&>(*e);
-        bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul || b.op == BinaryOp::Div;
+        bool arithmetic = b.op == BinaryOp::Add || b.op == BinaryOp::Sub || b.op == BinaryOp::Mul || b.op == BinaryOp::Div ||
+                          b.op == BinaryOp::Max || b.op == BinaryOp::Min;
         return arithmetic && expr(b.a) && expr(b.b);
       }
       case ExprKind::Unary: {
@@ -138,7 +140,8 @@ class VectorForm {
       }
       case StmtKind::Reduce: {
         auto& r = static_cast<ReduceStmt&>(*s);
-        return r.op == ReduceOp::Sum && laneAccess(r.buffer, r.indices) && expr(r.value);
+        bool op = r.op == ReduceOp::Sum || r.op == ReduceOp::Max || r.op == ReduceOp::Min;
+        return op && laneAccess(r.buffer, r.indices) && expr(r.value);
       }
       default: return false;
     }
@@ -206,6 +209,9 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
     case ExprKind::Unary: return "(-" + vectorExpr(ep, form, static_cast<const Unary&>(*e).a, false) + ")";
     default: {
       const auto& b = static_cast<const Binary&>(*e);
+      if (b.op == BinaryOp::Max || b.op == BinaryOp::Min)  // NaN-keeping, as the scalar tsr_fmax; both operands vectors
+        return std::string(b.op == BinaryOp::Max ? "tsr_vfmax(" : "tsr_vfmin(") + vectorExpr(ep, form, b.a, true) + ", " +
+               vectorExpr(ep, form, b.b, true) + ")";
       return "(" + vectorExpr(ep, form, b.a, false) + " " + std::string(binaryOpName(b.op)) + " " +
              vectorExpr(ep, form, b.b, false) + ")";
     }
@@ -240,11 +246,20 @@ bool Generator::cpuVectorLoop(const ForStmt& f) {
     const auto& idx = reduce ? static_cast<ReduceStmt&>(*s).indices : static_cast<StoreStmt&>(*s).indices;
     std::string value = vectorExpr(ep_, form, reduce ? static_cast<ReduceStmt&>(*s).value : static_cast<StoreStmt&>(*s).value, true);
     std::string at = ep_.linear(buffer, idx), name = identifier(buffer);
+    const ReduceOp op = reduce ? static_cast<ReduceStmt&>(*s).op : ReduceOp::Sum;
+    // acc op= value: a sum adds, a max or min combines NaN-keeping.
+    auto combine = [&](const std::string& acc) {
+      if (!reduce) return value;
+      if (op == ReduceOp::Sum) return acc + " + " + value;
+      return std::string(op == ReduceOp::Max ? "tsr_vfmax(" : "tsr_vfmin(") + acc + ", " + value + ")";
+    };
     if (ep_.isVectorArray(buffer)) {
-      line(name + "[(" + at + ") / " + step + "]" + (reduce ? " += " : " = ") + value + ";" + comment(prov), prov);
+      std::string element = name + "[(" + at + ") / " + step + "]";
+      if (reduce && op == ReduceOp::Sum) line(element + " += " + value + ";" + comment(prov), prov);
+      else line(element + " = " + combine(element) + ";" + comment(prov), prov);
     } else {
-      std::string sum = reduce ? ep_.vectorName("tsr_vload") + "(&" + name + "[" + at + "]) + " : "";
-      line(ep_.vectorName("tsr_vstore") + "(&" + name + "[" + at + "], " + sum + value + ");" + comment(prov), prov);
+      std::string old = ep_.vectorName("tsr_vload") + "(&" + name + "[" + at + "])";
+      line(ep_.vectorName("tsr_vstore") + "(&" + name + "[" + at + "], " + combine(old) + ");" + comment(prov), prov);
     }
   };
   emit(f.body);

@@ -165,6 +165,9 @@ template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
 // Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmax drops it).
 template <class T> static inline T tsr_fmax(T a, T b) { return (a > b || a != a) ? a : b; }
 template <class T> static inline T tsr_fmin(T a, T b) { return (a < b || a != a) ? a : b; }
+// The same lane by lane on vectors (a vector comparison gives a mask; ?: on a mask selects per lane).
+template <class V> static inline V tsr_vfmax(V a, V b) { return ((a > b) | (a != a)) ? a : b; }
+template <class V> static inline V tsr_vfmin(V a, V b) { return ((a < b) | (a != a)) ? a : b; }
 // Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far.
 template <class T> static inline void tsr_maxsumexp(T& m, T& s, T x) {
   if (x > m) { s = s * std::exp(m - x) + T(1); m = x; } else if (x != -INFINITY) { s += std::exp(x - m); }
