@@ -4,6 +4,7 @@
 // The newest request wins: a new start() or cancel() fires the running job's token, so the core stops it at its
 // next boundary (a pass, a node, a kernel, a repetition), and drops whatever it would still deliver. The owner
 // never sees a result, an error or a progress report of a job that is not the latest.
+#include <QCoreApplication>
 #include <QMetaObject>
 #include <QObject>
 #include <QPointer>
@@ -45,7 +46,9 @@ class BackgroundJob {
   using Progress = std::function<void(const QString& what, int done, int total)>;
 
   // `owner` receives the outcome and progress on its thread; `pool` null: the global pool.
-  explicit BackgroundJob(QObject* owner, QThreadPool* pool = nullptr) : owner_(owner), pool_(pool) {}
+  explicit BackgroundJob(QObject* owner, QThreadPool* pool = nullptr) : owner_(owner), pool_(pool) {
+    Q_ASSERT(owner && QCoreApplication::instance() && owner->thread() == QCoreApplication::instance()->thread());
+  }
   ~BackgroundJob() { cancel(); }
   BackgroundJob(const BackgroundJob&) = delete;
   BackgroundJob& operator=(const BackgroundJob&) = delete;
@@ -60,9 +63,12 @@ class BackgroundJob {
     running_ = true;
     auto state = state_;
     QPointer<QObject> owner(owner_);
+    // Posted to the application object, not to the owner: the owner may be destroyed on its thread between a
+    // check here on the worker and the post (a window closed while its kernels compiled crashed in postEvent),
+    // so it is checked only where it lives. Owners live on the application's (GUI) thread.
     auto deliver = [state, id, owner](std::function<void()> f) {
-      if (state->latest != id || !owner) return;
-      QMetaObject::invokeMethod(owner.data(), [state, id, owner, f = std::move(f)] {
+      if (state->latest != id) return;
+      QMetaObject::invokeMethod(QCoreApplication::instance(), [state, id, owner, f = std::move(f)] {
         if (owner && state->latest == id) f();
       }, Qt::QueuedConnection);
     };
