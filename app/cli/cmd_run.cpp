@@ -84,10 +84,12 @@ void printReport(const execute::RunReport& r) {
                 k.ms, k.predictedMs, k.gbps, k.gflops, execute::kernelStatusName(k.status).c_str(), k.maxRelErr);
     if (!k.precision.empty()) std::printf("  precision %s", k.precision.c_str());
     if (k.onHost()) std::printf("  on host: %s", k.host.c_str());
+    if (k.once) std::printf("  once (constant inputs: computed at load, not in the total)");
     std::printf("%s\n", k.message.empty() || k.host.ends_with(k.message) ? "" : ("  (" + k.message + ")").c_str());
   }
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");
+  if (r.onceMs > 0) std::printf("once at load %.4f ms (kernels of constants only)\n", r.onceMs);
   size_t cached = 0;
   for (const auto& k : r.kernels) cached += k.cached;
   std::printf("built in %.0f ms (%zu of %zu kernels from the module cache)\n", r.buildMs, cached, r.kernels.size());

@@ -1,5 +1,5 @@
-// The conv template's CPU form (conv-cpu: a 2-D NCHW conv without groups on Machine::Cpu) and the vector path's
-// narrower types: the cpu machine gets the form where it applies (not grouped or NHWC convs, not the GPU);
+// The conv template's CPU form (conv-cpu: a 2-D NCHW conv, grouped or not, on Machine::Cpu) and the vector path's
+// narrower types: the cpu machine gets the form where it applies (not NHWC convs, not the GPU);
 // every point of a small space with edge tiles schedules to a kernel that means the conv or is refused; a row
 // 56 wide accumulates in 8-lane vectors (tsr_vf8), one 32 wide in the host's; tiles overhanging an odd image
 // compute the overhang and guard only their stores; and generated, compiled and run on the cpu backend the
@@ -69,7 +69,10 @@ class TestConvCpu : public QObject {
  private slots:
   void theCpuMachineGetsTheCpuForm() {
     QCOMPARE(templateName(lower(convOn(Machine::Gpu, {}))), std::string("conv"));
-    QCOMPARE(templateName(lower(cpuConv({.C = 4, .groups = 2}))), std::string("conv"));  // grouped
+    Kernel grouped = lower(cpuConv({.C = 4, .OC = 8, .groups = 2}));  // split into groups of 4 channels first
+    QCOMPARE(templateName(grouped), std::string("conv-cpu"));
+    applyDefaultSchedule(grouped);
+    QCOMPARE(agreesWithReference(cpuConv({.C = 4, .OC = 8, .groups = 2}).graph, grouped), std::string());
     Kernel k = lower(cpuConv());
     QCOMPARE(templateName(k), std::string("conv-cpu"));
     applyDefaultSchedule(k);
@@ -201,6 +204,12 @@ class TestConvCpu : public QObject {
     Shape2d odd;
     odd.C = 5, odd.OC = 6, odd.H = 7, odd.W = 9;
     QCOMPARE(cpuRun(cpuConv(odd), {{"tile_m", 4}, {"tile_h", 2}, {"tile_w", 8}, {"block_m", 4}}), std::string());  // guards
+    Shape2d grouped;  // AlexNet's conv2 in small: 2 groups of 6 input and 8 output channels, 5 x 5
+    grouped.C = 12, grouped.OC = 16, grouped.groups = 2, grouped.k = 5, grouped.H = grouped.W = 13;
+    QCOMPARE(cpuRun(cpuConv(grouped)), std::string());
+    Shape2d depthwise;  // one channel a group, stride 2
+    depthwise.C = depthwise.OC = depthwise.groups = 24, depthwise.stride = 2, depthwise.H = depthwise.W = 28;
+    QCOMPARE(cpuRun(cpuConv(depthwise)), std::string());
   }
 };
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "frontend/model_io.h"
+#include "frontend/text/tsr.h"
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/backend.h"
@@ -244,6 +245,28 @@ class TestBackendBuild : public QObject {
     QVERIFY2(r.outputsVerified, r.toJson().dump().c_str());
     for (const auto& k : r.kernels) QVERIFY(!k.cached);
     QCOMPARE(entriesIn(dir), size_t(0));
+  }
+
+  // A kernel whose inputs are all constants (a weight too large for fold-constants, made by ConstantOfShape)
+  // computes the same on every run: it is timed once-at-load, outside the total, and the kernel that reads
+  // the input as well is not.
+  void kernelsOfConstantsRunOnceOutsideTheTotal() {
+    Graph g = parseTsr(R"(graph c {
+      input %x: f32[512,512]
+      const %shape: i64[2] = [512, 512]
+      node w = ConstantOfShape(%shape) {value=tensor<f32[1]> [0.5]} -> %w
+      node add = Add(%x, %w) -> %y
+      output %y
+    })");
+    CompiledModel m = compileKernels(compileGraph(std::move(g), CompileOptions{}));
+    QCOMPARE(m.kernels.size(), size_t(2));
+    QTemporaryDir dir;
+    RunReport r = executeModel(m, BackendKind::Cpu, cachedIn(dir));
+    QVERIFY2(r.outputsVerified, r.toJson().dump().c_str());
+    QVERIFY(r.kernels[0].once && !r.kernels[1].once);
+    QCOMPARE(r.onceMs, r.kernels[0].ms);
+    QCOMPARE(r.totalMs, r.kernels[1].ms);
+    QVERIFY(r.toJson().at("kernels").at(0).at("once").get<bool>());
   }
 
   void cudaBuildsPerKernelAndCaches() {

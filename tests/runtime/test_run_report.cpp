@@ -20,6 +20,7 @@ RunReport sampleReport() {
   r.device = "host (g++ 12)";
   r.ran = true;
   r.totalMs = 1.25;
+  r.onceMs = 3.5;
   r.buildMs = 300.5;
   r.baselineTotalMs = 2.5;
   r.outputsVerified = false;
@@ -36,6 +37,7 @@ RunReport sampleReport() {
   a.maxAbsErr = 2e-7;
   a.precision = "tf32";
   a.cached = true;
+  a.once = true;
   a.compileMs = 0;
   a.status = KernelStatus::Ok;
   KernelReport b;
@@ -88,6 +90,8 @@ class TestRunReport : public QObject {
     QCOMPARE(back.kernels[0].nodes, (std::vector<std::string>{"mm", "relu"}));
     QCOMPARE(back.kernels[0].precision, std::string("tf32"));
     QVERIFY(back.kernels[0].cached);
+    QVERIFY(back.kernels[0].once && !back.kernels[1].once);
+    QCOMPARE(back.onceMs, 3.5);
     QVERIFY(back.kernels[0].status == KernelStatus::Ok);
     QVERIFY(back.kernels[1].status == KernelStatus::Mismatch);
     QCOMPARE(back.kernels[1].message, r.kernels[1].message);

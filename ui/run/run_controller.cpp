@@ -161,7 +161,8 @@ std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
   for (const auto& k : run.report.kernels) {
     GroupTiming t;
     t.ms = k.ms;
-    t.share = run.report.totalMs > 0 && k.ms > 0 ? k.ms / run.report.totalMs : 0;
+    // A kernel of constants runs once at load: it has no share of a run's total.
+    t.share = run.report.totalMs > 0 && k.ms > 0 && !k.once ? k.ms / run.report.totalMs : 0;
     t.roofline = rooflineShare(k, run.peaks);
     t.verified = k.verified;
     out[QString::fromStdString(k.group)] = t;

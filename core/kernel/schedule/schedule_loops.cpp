@@ -29,6 +29,11 @@ std::vector<std::string> split(Kernel& k, const std::string& loop, int64_t facto
   Expr index = add(mul(var(outer.var), intImm(factor)), var(inner.var));
   Stmt body = site.loop->body;
   substitute(body, {{h.var, index}});
+  // An index divided by the factor again ((v_o*f + v_i) / f) is v_o, its remainder v_i.
+  std::map<std::string, int64_t> extents = loopsInside(k.body);
+  extents[outer.var] = outer.extent;
+  extents[inner.var] = inner.extent;
+  mapAllExprs(body, [&](const Expr& e) { return simplifyDivMod(e, extents); });
   std::vector<Expr> guards;
   if (h.extent % factor != 0) guards.push_back(Binary::make(BinaryOp::Lt, index, intImm(h.extent)));
   *site.slot = buildNest({outer, inner}, guards, body);

@@ -218,5 +218,27 @@ std::optional<int64_t> upperBound(const Expr& e, const std::map<std::string, int
   }
 }
 
+Expr simplifyDivMod(const Expr& e, const std::map<std::string, int64_t>& extents) {
+  std::set<std::string> loops;
+  for (const auto& entry : extents) loops.insert(entry.first);
+  return mapExpr(e, [&](const Expr& x) -> Expr {
+    if (x->kind != ExprKind::Binary) return x;
+    const auto& b = static_cast<const Binary&>(*x);
+    if ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || b.b->kind != ExprKind::IntImm) return x;
+    const int64_t c = static_cast<const IntImm&>(*b.b).value;
+    auto a = affine(b.a, loops);
+    if (c <= 0 || !a || a->rest->kind != ExprKind::IntImm || static_cast<const IntImm&>(*a->rest).value < 0) return x;
+    Expr whole = intImm(0), part = a->rest;  // a = c * whole + part
+    for (auto& [v, k] : a->coef) {
+      if (k < 0) return x;
+      if (k % c == 0) whole = add(whole, mul(var(v), intImm(k / c)));
+      else part = add(part, mul(var(v), intImm(k)));
+    }
+    auto top = upperBound(part, extents);
+    if (!top || *top >= c) return x;
+    return b.op == BinaryOp::Div ? whole : part;
+  });
+}
+
 }  // namespace detail
 }  // namespace tessera::kernel

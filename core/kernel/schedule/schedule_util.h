@@ -62,6 +62,10 @@ struct Affine {
 };
 std::optional<Affine> affine(const Expr& e, const std::set<std::string>& local);
 Expr linearPart(const Affine& a);
+// (c*A + B) / c -> A and (c*A + B) % c -> B where c*A + B is affine in the loops with non-negative steps
+// and offset and B stays below c over the loops' extents: a split loop's index divided by its own factor (a
+// grouped conv's channel over its group once the channels are split by the group's size).
+Expr simplifyDivMod(const Expr& e, const std::map<std::string, int64_t>& extents);
 // The largest value `e` takes over loops with the given extents; nullopt when unknown.
 std::optional<int64_t> upperBound(const Expr& e, const std::map<std::string, int64_t>& extents);
 

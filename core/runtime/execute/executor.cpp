@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "ops/registry.h"
 #include "ops/stats.h"
 #include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
@@ -262,12 +263,41 @@ void stopAt(size_t i, const CompiledModel& m, RunReport& r) {
   }
 }
 
+// The kernels whose every input is a constant (an initializer, or made by such a kernel) and that draw no random
+// numbers: their outputs are the same on every run, so a deployment computes them once when it loads the model.
+// fold-constants leaves such nodes as ops only when their results are too large to keep in the graph (the
+// weights a light model makes with ConstantOfShape).
+std::vector<bool> constantKernels(const CompiledModel& m) {
+  std::set<const Value*> constant;
+  for (const Value* v : m.graph->initializers()) constant.insert(v);
+  std::vector<bool> once(m.kernels.size(), false);
+  for (size_t i = 0; i < m.kernels.size(); ++i) {
+    std::set<const Node*> group;
+    for (const std::string& id : m.kernels[i].spec.nodeIds) group.insert(m.graph->findNode(id));
+    bool all = !group.count(nullptr);
+    for (const Node* n : group) {
+      if (!n) continue;
+      all = all && !opTraits(n->op()).random && !opTraits(n->op()).randomInTraining;
+      for (const Value* in : n->inputs())
+        all = all && (!in || constant.count(in) || (in->producer() && group.count(in->producer())));
+    }
+    if (!all) continue;
+    once[i] = true;
+    for (const Node* n : group)
+      for (const Value* out : n->outputs()) constant.insert(out);
+  }
+  return once;
+}
+
 // Runs the built kernels and the host groups in order. A kernel that failed or was never built gets the
-// reference's values in its place, so the kernels after it can still run.
+// reference's values in its place, so the kernels after it can still run. A kernel of constants is timed, but
+// its time goes to onceMs, not the total.
 void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
   const CompiledModel& m = s.m;
+  const std::vector<bool> once = constantKernels(m);
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
+    kr.once = once[i];
     bool ran = false;
     s.o.cancel.check();
     if (m.kernels[i].onHost() && !m.kernels[i].placement.runs()) return stopAt(i, m, r);
@@ -276,7 +306,7 @@ void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
         noteRounded(m.kernels[i].kernel, kr, s.rounded);
         if (m.kernels[i].onHost()) runHost(i, s, kr);
         else runKernel(be, i, s, r.generated[i], kr);
-        r.totalMs += kr.ms;
+        (kr.once ? r.onceMs : r.totalMs) += kr.ms;
         ran = true;
       } catch (const Cancelled&) {
         throw;

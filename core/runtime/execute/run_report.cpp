@@ -44,6 +44,7 @@ constexpr auto kKernelFields = [](auto& k, auto&& f, auto&& g) {
   f("max_abs_err", k.maxAbsErr);
   f("nodes", k.nodes);
   f("cached", k.cached);
+  f("once", k.once);
   f("compile_ms", k.compileMs);
   g("message", k.message);
   g("precision", k.precision);
@@ -55,6 +56,7 @@ constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
   f("device", r.device);
   f("ran", r.ran);
   f("total_ms", r.totalMs);
+  f("once_ms", r.onceMs);
   f("build_ms", r.buildMs);
   f("baseline_total_ms", r.baselineTotalMs);
   f("outputs_verified", r.outputsVerified);

@@ -38,6 +38,9 @@ struct KernelReport {
   double maxAbsErr = 0;  // against the reference (relative errors blow up where a relu leaves 0)
   std::string precision;  // codegen's GeneratedKernel::precision: "tf32", or "" (its dtypes' own); sets the tolerance
   bool cached = false;    // its module came from the module cache (no compiler ran)
+  // Every input is a constant (executor.cpp, constantKernels): computed once at load; its time is in onceMs,
+  // not in the total.
+  bool once = false;
   double compileMs = 0;   // the compiler's time for it (0 when cached or not generated)
   KernelStatus status = KernelStatus::NotRun;  // never Cancelled (a cancelled run throws)
   std::string message; // why, when not ok
@@ -53,7 +56,8 @@ struct RunReport {
   bool ran = false;              // kernels ran (false: cuda without a GPU, or nothing compiled)
   std::string cannotRun;         // why not, in a few words
   std::vector<KernelReport> kernels;
-  double totalMs = 0;            // sum of the kernels' medians
+  double totalMs = 0;            // sum of the kernels' medians, but those of constants (once)
+  double onceMs = 0;             // sum of the medians of the kernels of constants (computed once at load)
   double buildMs = 0;            // wall time of generating, compiling (or loading from the cache) and loading
   double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
   bool outputsVerified = false;  // every graph output matched the reference
