@@ -1,5 +1,5 @@
 // The conv template's CPU form (conv-cpu: a 2-D NCHW conv, grouped or not, on Machine::Cpu) and the vector path's
-// narrower types: the cpu machine gets the form where it applies (not NHWC convs, not the GPU);
+// narrower types: the cpu machine gets the form where it applies (NHWC inputs packed columns last; not the GPU);
 // every point of a small space with edge tiles schedules to a kernel that means the conv or is refused; a row
 // 56 wide accumulates in 8-lane vectors (tsr_vf8), one 32 wide in the host's; tiles overhanging an odd image
 // compute the overhang and guard only their stores; and generated, compiled and run on the cpu backend the
@@ -82,11 +82,22 @@ class TestConvCpu : public QObject {
     QCOMPARE(agreesWithReference(cpuConv().graph, k), std::string());
   }
 
-  // An input read NHWC (its rows along the channels) would make the lanes strided: the GPU form schedules it.
-  void nhwcInputKeepsTheGenericForm() {
+  // An input read NHWC (its rows along the channels): the packed patch is stored columns last (permute), so
+  // the lanes still load consecutive columns as vectors.
+  void nhwcInputIsPackedColumnsLast() {
     Shape2d d;
-    d.nhwcInput = true;
-    QCOMPARE(templateName(lower(cpuConv(d))), std::string("conv"));
+    d.nhwcInput = true, d.C = 8, d.OC = 8, d.H = 6, d.W = 32;
+    Kernel k = lower(cpuConv(d));
+    QCOMPARE(templateName(k), std::string("conv-cpu"));
+    TracedSchedule s(k);
+    applyTemplate(s, defaultParams(k));
+    bool permuted = false;
+    for (const Instruction& i : s.trace().instructions) permuted |= i.kind == "permute";
+    QVERIFY(permuted);
+    QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
+    std::string cpp = generatedCpp(cpuConv(d));
+    QVERIFY2(has(cpp, "tsr_vload(&in0_shared["), cpp.c_str());
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
   }
 
   // 2 rows of 8 columns or 1 row of 16, whichever leaves less of the image to overhang (16 preferred by 10%).

@@ -282,6 +282,22 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in1", 2); }, "in1", "step 2: 'in1' is not a cache"));
     QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in0_shared", 17); }, "in0_shared", "step 3"));
   }
+  // A cache's axes in another order: every access follows, the values do not change.
+  void permuteCacheAxes() {
+    Case c = gemm(16, 16, 32);
+    Trace trace;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) {
+      s.cacheRead("i", "in0", MemScope::Shared);
+      s.permute("in0_shared", {1, 0});
+    }, &trace);
+    QVERIFY(has(t, "tmp in0_shared: shared f32[32, 1]"));
+    QVERIFY(has(t, "in0_shared[k, 0]"));
+    Kernel k = lower(c);
+    replay(k, trace);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    QVERIFY(failsNaming([&] { sched::permute(k, "in0_shared", {0, 0}); }, "in0_shared", "step 3: the axes are not a permutation"));
+    QVERIFY(failsNaming([&] { sched::permute(k, "in1", {1, 0}); }, "in1", "step 2: 'in1' is not a cache"));
+  }
   void setParam() {
     Trace trace;
     std::string t = roundTrip(pointwise(), [](TracedSchedule& s) { QCOMPARE(s.setParam("block_size", 128), int64_t(128)); }, &trace);

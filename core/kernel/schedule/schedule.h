@@ -89,6 +89,10 @@ void swizzle(Kernel& k, const std::string& buffer, int64_t bytes);
 // (x % factor) * ceil(E / factor) + x / factor), every access rewritten, so reads that stride by `factor`
 // along it (a stride-2 conv's columns) read consecutive elements. Values do not change.
 void deinterleave(Kernel& k, const std::string& buffer, int64_t factor);
+// Stores cache `buffer` with its axes in the order `perm` (axis i of the new layout is axis perm[i] of the
+// old), every access rewritten: an NHWC input's packed patch stored [n, c, h, w] so a conv's lanes along w
+// read consecutive elements. Values do not change.
+void permute(Kernel& k, const std::string& buffer, const std::vector<int64_t>& perm);
 // Records a template parameter on the kernel.
 void setParam(Kernel& k, const std::string& name, int64_t value);
 

@@ -1,6 +1,9 @@
 // Storage layouts of caches: swizzle (a shared buffer's layout, the one the tensor cores' descriptors read;
 // kernel_ir.h, Buffer::swizzleBytes; docs/kernel-ir.md, Swizzled tiles) and deinterleave (a strided conv's
-// packed columns stored by phase, so its lanes read consecutive elements).
+// packed columns stored by phase, so its lanes read consecutive elements) and permute (a cache's axes in another
+// order: an NHWC input's packed patch stored channels first).
+#include <functional>
+
 #include "kernel/printer.h"
 #include "kernel/schedule/schedule_util.h"
 #include "kernel/visit.h"
@@ -52,24 +55,12 @@ std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, co
   return add(mul(imod(rest, intImm(f)), intImm(phaseLength)), add(whole, idiv(rest, intImm(f))));
 }
 
-}  // namespace
 
-void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
-  detail::Checker c(k, "deinterleave", buffer);
-  Buffer* b = k.findBuffer(buffer);
-  c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
-  c.check(2, b->scope != MemScope::Global && !b->shape.empty(), "'" + buffer + "' is not a cache");
-  c.check(3, factor >= 2 && factor <= 16, "the factor " + std::to_string(factor) + " is not between 2 and 16");
-  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
-  const int64_t phaseLength = (b->shape.back() + factor - 1) / factor;
-  const std::set<std::string> loops = loopVars(k);
-  auto rewrite = [&](std::vector<Expr>& idx) {
-    auto at = phaseIndex(idx.back(), factor, phaseLength, loops);
-    c.check(5, at.has_value(), "the last index of an access of '" + buffer + "' (" + printExpr(idx.back()) +
-                                   ") is not affine in the loops with non-negative steps and offset");
-    idx.back() = *at;
-  };
-  // Check every access before changing any, so a refusal leaves the kernel as it was.
+// Rewrites the indices of every access of cache `buffer` by `rewrite` on a copy of the kernel, and gives the copy
+// back only when all succeed (a refusal leaves the kernel as it was). `c` names the primitive; step 6 refuses
+// the caches a layout cannot follow (accumulated into, or filled by async copies).
+void relayout(Kernel& k, const detail::Checker& c, const std::string& buffer,
+              const std::function<void(std::vector<Expr>&)>& rewrite, const std::function<void(Buffer&)>& reshape) {
   Kernel trial = k.clone();
   walk(trial.body, [&](StmtNode& n) {
     c.check(6, n.kind != StmtKind::Reduce || static_cast<ReduceStmt&>(n).buffer != buffer, "'" + buffer + "' is accumulated into");
@@ -84,8 +75,53 @@ void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
       });
     });
   });
-  trial.findBuffer(buffer)->shape.back() = phaseLength * factor;
+  reshape(*trial.findBuffer(buffer));
   k = std::move(trial);
+}
+
+// A cache whose storage may change: steps 1, 2 and 4 of deinterleave and permute.
+Buffer* layoutCache(Kernel& k, const detail::Checker& c, const std::string& buffer) {
+  Buffer* b = k.findBuffer(buffer);
+  c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
+  c.check(2, b->scope != MemScope::Global && !b->shape.empty(), "'" + buffer + "' is not a cache");
+  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
+  return b;
+}
+
+}  // namespace
+
+void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
+  detail::Checker c(k, "deinterleave", buffer);
+  Buffer* b = layoutCache(k, c, buffer);
+  c.check(3, factor >= 2 && factor <= 16, "the factor " + std::to_string(factor) + " is not between 2 and 16");
+  const int64_t phaseLength = (b->shape.back() + factor - 1) / factor;
+  const std::set<std::string> loops = loopVars(k);
+  auto rewrite = [&](std::vector<Expr>& idx) {
+    auto at = phaseIndex(idx.back(), factor, phaseLength, loops);
+    c.check(5, at.has_value(), "the last index of an access of '" + buffer + "' (" + printExpr(idx.back()) +
+                                   ") is not affine in the loops with non-negative steps and offset");
+    idx.back() = *at;
+  };
+  relayout(k, c, buffer, rewrite, [&](Buffer& out) { out.shape.back() = phaseLength * factor; });
+}
+
+void permute(Kernel& k, const std::string& buffer, const std::vector<int64_t>& perm) {
+  detail::Checker c(k, "permute", buffer);
+  Buffer* b = layoutCache(k, c, buffer);
+  std::vector<bool> seen(b->shape.size(), false);
+  c.check(3, perm.size() == b->shape.size(), "the permutation has " + std::to_string(perm.size()) + " axes, the cache " +
+                                                 std::to_string(b->shape.size()));
+  for (int64_t a : perm) {
+    c.check(3, a >= 0 && a < int64_t(perm.size()) && !seen[size_t(a)], "the axes are not a permutation of 0.." +
+                                                                            std::to_string(perm.size() - 1));
+    seen[size_t(a)] = true;
+  }
+  auto permuted = [&](const auto& v) {
+    std::decay_t<decltype(v)> out;
+    for (int64_t a : perm) out.push_back(v[size_t(a)]);
+    return out;
+  };
+  relayout(k, c, buffer, [&](std::vector<Expr>& idx) { idx = permuted(idx); }, [&](Buffer& out) { out.shape = permuted(out.shape); });
 }
 
 }  // namespace tessera::kernel::sched

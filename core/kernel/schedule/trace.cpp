@@ -76,6 +76,10 @@ const std::map<std::string, Apply>& primitives() {
          sched::deinterleave(k, input(i, 0), attr<int64_t>(i, "factor"));
          return std::vector<std::string>{};
        }},
+      {"permute", [](Kernel& k, const Instruction& i) {
+         sched::permute(k, input(i, 0), attr<std::vector<int64_t>>(i, "perm"));
+         return std::vector<std::string>{};
+       }},
       {"set_param", [](Kernel& k, const Instruction& i) {
          if (!i.decision.is_number_integer()) fail("trace: set_param '" + input(i, 0) + "' needs an integer decision");
          sched::setParam(k, input(i, 0), i.decision.get<int64_t>());
@@ -205,6 +209,9 @@ void TracedSchedule::swizzle(const std::string& buffer, int64_t bytes) {
 }
 void TracedSchedule::deinterleave(const std::string& buffer, int64_t factor) {
   record({"deinterleave", {buffer}, {{"factor", factor}}, {}, nullptr});
+}
+void TracedSchedule::permute(const std::string& buffer, const std::vector<int64_t>& perm) {
+  record({"permute", {buffer}, {{"perm", perm}}, {}, nullptr});
 }
 int64_t TracedSchedule::setParam(const std::string& name, int64_t value) {
   record({"set_param", {name}, json::object(), {}, value});

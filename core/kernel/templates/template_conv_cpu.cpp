@@ -17,37 +17,42 @@
 namespace tessera::kernel::templ {
 namespace {
 
-// Every store into an output buffer, and every read of the data input, has `var` in its last index.
+// The axis of the data input that `var` (the output's columns) indexes: the last for NCHW, the third for NHWC
+// (an input transposed to NCHW inside the kernel); -1 when no single axis holds it in every read.
+int64_t inputColumnAxis(Kernel& k, const std::string& var) {
+  int64_t axis = -2;
+  for (const auto& idx : detail::loadsOf(k.body, k.buffers.front().name)) {
+    int64_t found = -1;
+    for (size_t d = 0; d < idx.size(); ++d)
+      if (usesVar(idx[d], var)) found = found == -1 ? int64_t(d) : -3;
+    axis = axis == -2 || axis == found ? found : -1;
+  }
+  return axis < 0 ? -1 : axis;
+}
+
+// Every store into an output buffer has `var` in its last index (NCHW output), and the data input has it in one
+// axis.
 bool rowsAlong(Kernel& k, const std::string& var) {
   bool all = true, stored = false;
-  const std::string input = k.buffers.front().name;
   walk(k.body, [&](StmtNode& n) {
-    if (n.kind == StmtKind::Store) {
-      const auto& st = static_cast<StoreStmt&>(n);
-      const Buffer* b = k.findBuffer(st.buffer);
-      if (!b || b->role != BufferRole::Output) return;
-      stored = true;
-      all = all && !st.indices.empty() && usesVar(st.indices.back(), var);
-    }
-    mapDirectExprs(n, [&](const Expr& e) {
-      walkExpr(e, [&](const ExprNode& x) {
-        if (x.kind != ExprKind::Load) return;
-        const auto& ld = static_cast<const Load&>(x);
-        if (ld.buffer == input) all = all && !ld.indices.empty() && usesVar(ld.indices.back(), var);
-      });
-      return e;
-    });
+    if (n.kind != StmtKind::Store) return;
+    const auto& st = static_cast<StoreStmt&>(n);
+    const Buffer* b = k.findBuffer(st.buffer);
+    if (!b || b->role != BufferRole::Output) return;
+    stored = true;
+    all = all && !st.indices.empty() && usesVar(st.indices.back(), var);
   });
-  return stored && all;
+  return stored && all && inputColumnAxis(k, var) >= 0;
 }
 
 // How far apart the input columns of neighbouring output columns are: the conv's stride along the row (the
 // step of `ow` in the input's last index).
 int64_t columnStride(Kernel& k, const std::string& ow) {
   const std::string input = k.buffers.front().name;
+  const size_t axis = size_t(inputColumnAxis(k, ow));
   int64_t stride = 1;
   for (const auto& idx : detail::loadsOf(k.body, input)) {
-    auto a = detail::affine(idx.back(), {ow});
+    auto a = detail::affine(idx[axis], {ow});
     if (a && a->coef.count(ow)) stride = std::max(stride, a->coef.at(ow));
   }
   return stride;
@@ -92,6 +97,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
   const std::string input = k.buffers.front().name;  // the data input; the weights follow it
   const int64_t stride = columnStride(k, loops[3]);
+  const int64_t columnAxis = inputColumnAxis(k, loops[3]);
   // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
   auto t = s.tile({loops[1], loops[2], loops[3]}, {mc, th, tw});
   auto [io, ii] = splitBy(s, t[3], mr);  // register tiles of the block, channels of one tile
@@ -105,6 +111,15 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
   if (p.at("pack_input")) {  // at the work item's innermost loop, before they are fused into one
     auto fill = s.cacheRead(t[2], input, MemScope::Shared);
+    // An input read NHWC: the patch stored with the columns' axis last, so the lanes read consecutive columns.
+    const int64_t rank = int64_t(k.findBuffer(fill[0])->shape.size());
+    if (columnAxis != rank - 1) {
+      std::vector<int64_t> perm;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != columnAxis) perm.push_back(d);
+      perm.push_back(columnAxis);
+      s.permute(fill[0], perm);
+    }
     // A strided conv's lanes would read every stride-th column: the patch stored by phase reads them
     // consecutively (`x[2*ow + kw]` at phase kw % 2, column ow + kw / 2).
     if (stride > 1 && stride <= 16) s.deinterleave(fill[0], stride);
@@ -170,8 +185,8 @@ TemplateParams convCpuDefaults(Kernel& k) {
 
 }  // namespace
 
-// The register tile's columns run along the input's and the output's rows: NCHW, not NHWC (whose channels are
-// innermost: its lanes would be strided). A 2-D pool (max or average over kh x kw) takes the same form.
+// The register tile's columns run along the output's rows (NCHW output); an input read NHWC has its patch stored
+// columns last (`permute`). A 2-D pool (max or average over kh x kw) takes the same form.
 bool convCpuApplies(Kernel& k) {
   const std::vector<std::string> outer = outerChain(k);
   if (outer.size() != 4 || !detail::findLoop(k, "kh") || !detail::findLoop(k, "kw")) return false;
