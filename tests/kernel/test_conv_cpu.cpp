@@ -6,6 +6,8 @@
 // kernels agree with the reference, strided, 1 x 1 and with guards included.
 #include <QtTest>
 
+#include <algorithm>
+
 #include "codegen/codegen.h"
 #include "kernel/templates/templates.h"
 #include "runtime/execute/executor.h"
@@ -56,6 +58,14 @@ std::string cpuRun(const Case& c, const TemplateParams& params = {}) {
   return cpuRunFails(c, &saved);
 }
 
+// Schedules `k` by its template's defaults; whether the trace applied `primitive`.
+bool defaultScheduleUses(Kernel& k, const std::string& primitive) {
+  TracedSchedule s(k);
+  applyTemplate(s, defaultParams(k));
+  const auto& steps = s.trace().instructions;
+  return std::any_of(steps.begin(), steps.end(), [&](const Instruction& i) { return i.kind == primitive; });
+}
+
 std::string generatedCpp(const Case& c) {
   Kernel k = lower(c);
   applyDefaultSchedule(k);
@@ -89,11 +99,7 @@ class TestConvCpu : public QObject {
     d.nhwcInput = true, d.C = 8, d.OC = 8, d.H = 6, d.W = 32;
     Kernel k = lower(cpuConv(d));
     QCOMPARE(templateName(k), std::string("conv-cpu"));
-    TracedSchedule s(k);
-    applyTemplate(s, defaultParams(k));
-    bool permuted = false;
-    for (const Instruction& i : s.trace().instructions) permuted |= i.kind == "permute";
-    QVERIFY(permuted);
+    QVERIFY(defaultScheduleUses(k, "permute"));
     QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
     std::string cpp = generatedCpp(cpuConv(d));
     QVERIFY2(has(cpp, "tsr_vload(&in0_shared["), cpp.c_str());
@@ -124,11 +130,7 @@ class TestConvCpu : public QObject {
     Shape2d d;
     d.C = 6, d.OC = 8, d.H = 13, d.W = 13;
     Kernel k = lower(cpuConv(d));
-    TracedSchedule s(k);
-    applyTemplate(s, defaultParams(k));
-    bool overcomputed = false;
-    for (const Instruction& i : s.trace().instructions) overcomputed |= i.kind == "overcompute";
-    QVERIFY(overcomputed);
+    QVERIFY(defaultScheduleUses(k, "overcompute"));
     std::string t = printKernel(k);
     QVERIFY2(has(t, " vectorized {"), t.c_str());
     QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
@@ -161,11 +163,7 @@ class TestConvCpu : public QObject {
     Shape2d d;
     d.C = 3, d.OC = 8, d.H = d.W = 35, d.stride = 2;  // 18 output columns
     Kernel k = lower(cpuConv(d));
-    TracedSchedule s(k);
-    applyTemplate(s, defaultParams(k));
-    bool deinterleaved = false;
-    for (const Instruction& i : s.trace().instructions) deinterleaved |= i.kind == "deinterleave";
-    QVERIFY(deinterleaved);
+    QVERIFY(defaultScheduleUses(k, "deinterleave"));
     QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
     std::string cpp = generatedCpp(cpuConv(d));
     QVERIFY2(has(cpp, "tsr_vload(&in0_shared[") || has(cpp, "tsr_vload8(&in0_shared["), cpp.c_str());
