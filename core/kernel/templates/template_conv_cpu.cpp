@@ -46,7 +46,7 @@ bool rowsAlong(Kernel& k, const std::string& var) {
 }
 
 // How far apart the input columns of neighbouring output columns are: the conv's stride along the row (the
-// step of `ow` in the input's last index).
+// step of `ow` in the input's column index).
 int64_t columnStride(Kernel& k, const std::string& ow) {
   const std::string input = k.buffers.front().name;
   const size_t axis = size_t(inputColumnAxis(k, ow));
@@ -73,6 +73,40 @@ int64_t groupOutputChannels(Kernel& k, const std::string& oc) {
   return f;
 }
 
+// A grouped conv's channels split by group: returns the groups' loop ("" when not grouped) and leaves `oc` naming
+// the channels of one group.
+std::string splitGroups(TracedSchedule& s, std::string& oc) {
+  Kernel& k = s.kernel();
+  const int64_t f = groupOutputChannels(k, oc);
+  if (f == 0) return "";
+  auto split = s.split(oc, f);
+  oc = split[1];
+  if (groupOutputChannels(k, oc) != 0) rejectParams(k, "conv-cpu", "tile_m", "the grouped conv's channel index did not simplify");
+  return split[0];
+}
+
+// Copies the work item's input patch (with the padding's zeros) into a local array at `item`, its columns' axis
+// last and by phase where the conv strides, so the register tile's lanes read consecutive elements.
+void packInput(TracedSchedule& s, const std::string& item, int64_t columnAxis, int64_t stride) {
+  auto fill = s.cacheRead(item, s.kernel().buffers.front().name, MemScope::Shared);
+  // An input read NHWC: the patch stored with the columns' axis last.
+  const int64_t rank = int64_t(s.kernel().findBuffer(fill[0])->shape.size());
+  if (columnAxis != rank - 1) {
+    std::vector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != columnAxis) perm.push_back(d);
+    perm.push_back(columnAxis);
+    s.permute(fill[0], perm);
+  }
+  // A strided conv's lanes would read every stride-th column: stored by phase they read them consecutively
+  // (`x[2*ow + kw]` at phase kw % 2, column ow + kw / 2).
+  if (stride > 1 && stride <= 16) s.deinterleave(fill[0], stride);
+  if (fill.size() > 1) {
+    auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
+    unrollAndVectorize(s, {}, {fillSteps}, fillLanes, true);
+  }
+}
+
 void convCpu(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
   if (!convCpuApplies(k))
@@ -83,19 +117,13 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   std::vector<std::string> loops = outerChain(k);  // n, oc, oh, ow
   // A grouped conv's channels split by group (g, oc_i): inside a group the input channels are g * (C/G) + ic,
   // an offset for the work item, and the rest of the form is the ungrouped one over the group's channels.
-  std::string groups;
-  if (int64_t f = pool ? 0 : groupOutputChannels(k, loops[1]); f > 0) {
-    auto split = s.split(loops[1], f);
-    groups = split[0], loops[1] = split[1];
-    if (groupOutputChannels(k, loops[1]) != 0) rejectParams(k, "conv-cpu", "tile_m", "the grouped conv's channel index did not simplify");
-  }
+  const std::string groups = pool ? "" : splitGroups(s, loops[1]);
   const int64_t OC = extentOf(k, loops[1]), OH = extentOf(k, loops[2]), OW = extentOf(k, loops[3]);
   if (OC == 0 || OH == 0 || OW == 0 || extentOf(k, reduction) == 0) return;  // nothing to compute
   const int64_t mr = std::min(p.at("tile_m"), OC), mc = std::min(p.at("block_m"), OC);
   // Columns may overhang the width up to a multiple of 16 lanes (split's limit; overcompute below).
   const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), std::max(OW, (OW + 15) / 16 * 16));
   if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
-  const std::string input = k.buffers.front().name;  // the data input; the weights follow it
   const int64_t stride = columnStride(k, loops[3]);
   const int64_t columnAxis = inputColumnAxis(k, loops[3]);
   // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
@@ -109,25 +137,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
     if (!l.empty()) order.push_back(l);
   s.reorder(order);
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
-  if (p.at("pack_input")) {  // at the work item's innermost loop, before they are fused into one
-    auto fill = s.cacheRead(t[2], input, MemScope::Shared);
-    // An input read NHWC: the patch stored with the columns' axis last, so the lanes read consecutive columns.
-    const int64_t rank = int64_t(k.findBuffer(fill[0])->shape.size());
-    if (columnAxis != rank - 1) {
-      std::vector<int64_t> perm;
-      for (int64_t d = 0; d < rank; ++d)
-        if (d != columnAxis) perm.push_back(d);
-      perm.push_back(columnAxis);
-      s.permute(fill[0], perm);
-    }
-    // A strided conv's lanes would read every stride-th column: the patch stored by phase reads them
-    // consecutively (`x[2*ow + kw]` at phase kw % 2, column ow + kw / 2).
-    if (stride > 1 && stride <= 16) s.deinterleave(fill[0], stride);
-    if (fill.size() > 1) {
-      auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
-      unrollAndVectorize(s, {}, {fillSteps}, fillLanes, true);
-    }
-  }
+  if (p.at("pack_input")) packInput(s, t[2], columnAxis, stride);  // before the work item's loops are fused
   // Tiles that do not divide their loops leave guards inside the register tile, which vectorize refuses. Rows
   // and columns overhanging the image read the packed patch (whose box spans the whole tile) and the weights
   // (the same for every pixel), so the tile computes them and only their stores stay guarded. Channels past
