@@ -142,6 +142,9 @@ Message Link::request(const Message& request, const CancelToken& cancel, double 
     fail("the worker at " + address_ + " closed the connection: " + closedWhy_);
   }
   Message reply = decodeMessage(replyBytes);
+  // The worker's refusal of a job this side cancelled (its reply "cancelled" can arrive before the poll above
+  // sees the token) is the cancellation, not an error.
+  if (!reply.header.value("ok", false) && cancel.cancelled()) throw Cancelled();
   if (!reply.header.value("ok", false))
     fail("the worker at " + address_ + " refused the request: " + reply.header.value("error", std::string("no reason given")));
   return reply;
