@@ -12,6 +12,14 @@ using namespace tessera::kernel::fixtures;
 
 namespace {
 size_t at(const std::string& text, const std::string& fragment) { return text.find(fragment); }
+
+// `trace` replayed on a fresh lowering of `c`, run by the kernel interpreter against the reference: "" when
+// they agree, else why.
+std::string replayAgrees(const Case& c, const Trace& trace) {
+  Kernel k = lower(c);
+  replay(k, trace);
+  return agreesWithReference(c.graph, k);
+}
 }  // namespace
 
 class TestSchedule : public QObject {
@@ -239,9 +247,7 @@ class TestSchedule : public QObject {
     std::string accumulation = t.substr(at(t, "alloc acc0"), at(t, "j_i_epi") - at(t, "alloc acc0"));
     QVERIFY2(!has(accumulation, "if ") && has(accumulation, "vectorized"), t.c_str());
     QVERIFY2(t.find("if ", at(t, "j_i_epi")) != std::string::npos, t.c_str());  // the stores keep their guard
-    Kernel scheduled = lower(c);
-    replay(scheduled, trace);
-    QCOMPARE(agreesWithReference(c.graph, scheduled), std::string());
+    QCOMPARE(replayAgrees(c, trace), std::string());
   }
   // A loop whose body is an overhanging tile's guard: whole tiles take an unguarded copy (which, innermost,
   // may be vectorized), the last tile the guarded loop.
@@ -256,9 +262,7 @@ class TestSchedule : public QObject {
     QVERIFY(has(t, "for i_i_whole in 0..8 {"));
     QVERIFY(has(t, "if not(i_o * 8 + 7 < 13) {"));
     QVERIFY(at(t, "if not(") < at(t, "if i_o * 8 + i_i < 13 {"));  // the guarded loop, for the last tile
-    Kernel k = lower(c);
-    replay(k, trace);
-    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    QCOMPARE(replayAgrees(c, trace), std::string());
     Kernel plain = lower(c);  // no guard in the body
     QVERIFY(failsNaming([&] { sched::version(plain, "j"); }, "j", "step 3: its body is not one guarded statement"));
   }
@@ -272,9 +276,7 @@ class TestSchedule : public QObject {
     }, &trace);
     QVERIFY(has(t, "tmp in0_shared: shared f32[1, 32]"));
     QVERIFY(has(t, "in0_shared[0, k % 2 * 16 + k / 2]"));
-    Kernel k = lower(c);
-    replay(k, trace);
-    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    QCOMPARE(replayAgrees(c, trace), std::string());
     Kernel odd = lower(gemm(16, 16, 31));  // 31 columns: two phases of 16, the last one short
     sched::cacheRead(odd, "i", "in0", MemScope::Shared);
     sched::deinterleave(odd, "in0_shared", 2);
@@ -292,9 +294,9 @@ class TestSchedule : public QObject {
     }, &trace);
     QVERIFY(has(t, "tmp in0_shared: shared f32[32, 1]"));
     QVERIFY(has(t, "in0_shared[k, 0]"));
+    QCOMPARE(replayAgrees(c, trace), std::string());
     Kernel k = lower(c);
     replay(k, trace);
-    QCOMPARE(agreesWithReference(c.graph, k), std::string());
     QVERIFY(failsNaming([&] { sched::permute(k, "in0_shared", {0, 0}); }, "in0_shared", "step 3: the axes are not a permutation"));
     QVERIFY(failsNaming([&] { sched::permute(k, "in1", {1, 0}); }, "in1", "step 2: 'in1' is not a cache"));
   }

@@ -27,18 +27,7 @@ void swizzle(Kernel& k, const std::string& buffer, int64_t bytes) {
   b->swizzleBytes = bytes;
 }
 
-}  // namespace tessera::kernel::sched
-
-namespace tessera::kernel::sched {
 namespace {
-
-std::set<std::string> loopVars(const Kernel& k) {
-  std::set<std::string> vars;
-  walk(k.body, [&](StmtNode& n) {
-    if (n.kind == StmtKind::For) vars.insert(static_cast<ForStmt&>(n).h.var);
-  });
-  return vars;
-}
 
 // x (affine in the loops, non-negative steps and offset) stored at phase (x % f) of ⌈E/f⌉ elements each:
 // (x % f) * phaseLength + x / f, written so that a term whose step f divides leaves both the phase and the
@@ -54,7 +43,6 @@ std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, co
   }
   return add(mul(imod(rest, intImm(f)), intImm(phaseLength)), add(whole, idiv(rest, intImm(f))));
 }
-
 
 // Rewrites the indices of every access of cache `buffer` by `rewrite` on a copy of the kernel, and gives the copy
 // back only when all succeed (a refusal leaves the kernel as it was). `c` names the primitive; step 6 refuses
@@ -95,7 +83,8 @@ void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
   Buffer* b = layoutCache(k, c, buffer);
   c.check(3, factor >= 2 && factor <= 16, "the factor " + std::to_string(factor) + " is not between 2 and 16");
   const int64_t phaseLength = (b->shape.back() + factor - 1) / factor;
-  const std::set<std::string> loops = loopVars(k);
+  std::set<std::string> loops;
+  for (const auto& entry : detail::loopsInside(k.body)) loops.insert(entry.first);
   auto rewrite = [&](std::vector<Expr>& idx) {
     auto at = phaseIndex(idx.back(), factor, phaseLength, loops);
     c.check(5, at.has_value(), "the last index of an access of '" + buffer + "' (" + printExpr(idx.back()) +

@@ -117,14 +117,6 @@ std::string fuse(Kernel& k, const std::string& outer, const std::string& inner) 
   return fused.var;
 }
 
-namespace {
-bool containsKind(const Stmt& s, StmtKind kind) {
-  bool found = false;
-  walk(s, [&](StmtNode& n) { found |= n.kind == kind; });
-  return found;
-}
-}  // namespace
-
 void vectorize(Kernel& k, const std::string& loop) {
   Checker c(k, "vectorize", loop);
   LoopSite site = requireLoop(k, c, 1, loop);

@@ -32,9 +32,6 @@ void overcompute(Kernel& k, const std::string& loop) {
           "guarded index, or cuts a reduction)");
 }
 
-}  // namespace tessera::kernel::sched
-
-namespace tessera::kernel::sched {
 namespace {
 
 // `cond` holds at every iteration of `v` once it holds at the last: each conjunct is free of `v`, or

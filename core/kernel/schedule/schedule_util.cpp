@@ -137,11 +137,13 @@ std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer)
   return out;
 }
 
-bool containsLoop(const Stmt& s) {
+bool containsKind(const Stmt& s, StmtKind kind) {
   bool found = false;
-  walk(s, [&](StmtNode& n) { found |= n.kind == StmtKind::For; });
+  walk(s, [&](StmtNode& n) { found |= n.kind == kind; });
   return found;
 }
+
+bool containsLoop(const Stmt& s) { return containsKind(s, StmtKind::For); }
 
 std::map<std::string, int64_t> loopsInside(const Stmt& s) {
   std::map<std::string, int64_t> out;

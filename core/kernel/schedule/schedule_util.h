@@ -48,6 +48,8 @@ Stmt asBlock(Stmt s);
 // A name not used by any loop, compute or buffer of the kernel: base, base_1, base_2, ...
 std::string freshName(const Kernel& k, const std::string& base);
 bool containsLoop(const Stmt& s);
+// Some statement of `kind` is in `s` (itself included).
+bool containsKind(const Stmt& s, StmtKind kind);
 // The indices of every load of `buffer` in `s`.
 std::vector<std::vector<Expr>> loadsOf(const Stmt& s, const std::string& buffer);
 // Indices of the Store, Reduce and AsyncCopy statements writing `buffer`; `reduces` counts the Reduce ones.

@@ -182,9 +182,7 @@ std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::str
 
 bool holdsGuard(Kernel& k, const std::string& loop) {
   auto site = detail::findLoop(k, loop);
-  bool found = false;
-  if (site) walk(site->loop->body, [&](StmtNode& n) { found |= n.kind == StmtKind::IfThen; });
-  return found;
+  return site && detail::containsKind(site->loop->body, StmtKind::IfThen);
 }
 
 void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
