@@ -144,6 +144,21 @@ class TestRunPanel : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  // A kernel of constants is marked in the table, in the summary, and has no share of the run's time.
+  void kernelsOfConstantsAreMarkedOnceAtLoad() {
+    RunTableModel model;
+    auto run = handMadeRun();
+    run->kinds["k0"] = "opaque";
+    run->report.kernels[0].once = true;
+    run->report.onceMs = run->report.kernels[0].ms;
+    model.setRuns(run, nullptr);
+    QCOMPARE(model.index(0, RunTableModel::Kind).data().toString(), QString("once · opaque"));
+    QVERIFY(model.index(0, RunTableModel::Kind).data(Qt::ToolTipRole).toString().contains("computed once"));
+    QVERIFY(!model.index(1, RunTableModel::Kind).data().toString().contains("once"));
+    QVERIFY(runSummary(*run).contains("once at load"));
+    QCOMPARE(timeOverlay(*run)["k0"].share, 0.0);
+  }
+
   void runsOnCpuFromThePanel() {
     MainWindow w;
     w.show();

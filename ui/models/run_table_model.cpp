@@ -50,9 +50,11 @@ QVariant RunTableModel::display(const execute::KernelReport& k, int column) cons
   const double v = value(k, column);
   switch (column) {
     case Group: return QString::fromStdString(k.group);
-    case Kind: {  // a host group says so first: its time is the reference interpreter's, on the host
+    case Kind: {  // a host group says so first (its time is the reference interpreter's, on the host), and a
+                  // kernel of constants (run once at load, not in the total)
       auto it = run_->kinds.find(k.group);
-      const QString kind = it == run_->kinds.end() ? QString() : QString::fromStdString(it->second);
+      QString kind = it == run_->kinds.end() ? QString() : QString::fromStdString(it->second);
+      if (k.once) kind = kind.isEmpty() ? tr("once at load") : tr("once · %1").arg(kind);
       if (!k.onHost()) return kind;
       return kind.isEmpty() ? tr("host") : tr("host · %1").arg(kind);
     }
@@ -80,6 +82,8 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
     case ValueRole: return index.column() <= Kind ? display(k, index.column()) : QVariant(value(k, index.column()));
     case Qt::ToolTipRole:
       if (index.column() == Kind && k.onHost()) return tr("runs on the host, %1").arg(QString::fromStdString(k.host));
+      if (index.column() == Kind && k.once)
+        return tr("every input is a constant: computed once when the model loads, its time not in the run's total");
       if (index.column() == Verified || !k.message.empty()) {
         const std::string& status = execute::kernelStatusName(k.status);
         QString text = QString::fromStdString(k.message.empty() ? status : status + ": " + k.message);
