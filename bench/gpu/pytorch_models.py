@@ -289,7 +289,7 @@ def main():
                                       for kr in sorted(kernels, key=lambda kr: -(kr.get("ms") or 0))[:12]]}
         if o.baseline_cli:
             wall, rc, rep = run(o.baseline_cli, model, data, os.path.join(work, name + "_base"), o.backend,
-                                tempfile.mkdtemp())
+                                tempfile.mkdtemp(), o.tf32)
             row["baseline_cold_wall_s"] = round(wall, 2)
             row["baseline_total_ms"] = rep.get("total_ms")
         if o.torch:

@@ -91,7 +91,18 @@ bool laneInvariant(const Expr& cond, const std::string& lane, int64_t width) {
                   b.op == BinaryOp::Eq || b.op == BinaryOp::Ne;
   if (!compares) return false;
   auto l = laneForm(b.a, lane, width), r = laneForm(b.b, lane, width);
-  return l && r && l->coef == 0 && r->coef == 0;
+  if (!l || !r) return false;
+  if (l->coef == 0 && r->coef == 0) return true;
+  // base + c·lane < bound (or >=), base and bound multiples of c·width: the lanes span one run of c·width that
+  // lies wholly on one side (a gemm's columns past N = 196 in runs of 4 lanes).
+  bool laneLeft = r->coef == 0 && l->coef > 0, laneRight = l->coef == 0 && r->coef > 0;
+  if (!laneLeft && !laneRight) return false;
+  const LaneForm& x = laneLeft ? *l : *r;
+  const LaneForm& bound = laneLeft ? *r : *l;
+  BinaryOp op = b.op;
+  if (laneRight) op = op == BinaryOp::Gt ? BinaryOp::Lt : op == BinaryOp::Le ? BinaryOp::Ge : BinaryOp::Eq;  // bound > x: x < bound
+  int64_t run = x.coef * width;
+  return (op == BinaryOp::Lt || op == BinaryOp::Ge) && x.divisor % run == 0 && bound.divisor % run == 0;
 }
 
 // The indices with the lane variable at `lane`.

@@ -132,6 +132,18 @@ ScopePath splitPath(const std::string& path) {
   return out;
 }
 
+// A node a pass made for another (decompose's and canonicalize's ids extend the node's: `n44.strided_pixels`
+// for conv `n44`) stands in that node's layer; -1 when its id extends no node `names` knows. Left to inherit
+// from its producers, the Slice of a block's strided conv joined the block before (its input's producer), and
+// that block no longer repeated its siblings.
+int madeFor(const LayerTree& names, std::string id) {
+  for (size_t dot = id.rfind('.'); dot != std::string::npos && dot > 0; dot = id.rfind('.')) {
+    id.resize(dot);
+    if (int known = names.nodeIndex(id); known >= 0) return known;
+  }
+  return -1;
+}
+
 }  // namespace
 
 LayerTree LayerTree::build(const Graph& graph, const LayerTree* names) {
@@ -145,8 +157,9 @@ LayerTree LayerTree::build(const Graph& graph, const LayerTree* names) {
   std::vector<ScopePath> scopes(order.size());
   std::vector<bool> named(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
-    const int known = names ? names->nodeIndex(order[i]->id()) : -1;
-    if (names && known < 0) continue;  // made by a pass: inherits below
+    int known = names ? names->nodeIndex(order[i]->id()) : -1;
+    if (names && known < 0) known = madeFor(*names, order[i]->id());
+    if (names && known < 0) continue;  // made by a pass for no node of the import: inherits below
     scopes[i] = names ? splitPath(names->layer(names->layerOfNode(known)).path) : namedScope(*order[i]);
     named[i] = names || !scopes[i].empty();
   }

@@ -60,7 +60,7 @@ class Canonicalizer {
     if (op == "Transpose") return transpose(n);
     if (op == "Mul" || op == "Div" || op == "Add" || op == "Sub") return sinkTranspose(n);
     if (op == "Reshape") return reshape(n);
-    if (op == "Conv") return deadConvTaps(n);
+    if (op == "Conv") return deadConvTaps(n) || stridedPointwiseConv(n);
     if (opTraits(op).movement == MovementKind::View) return toReshape(n);  // Flatten, Squeeze, Unsqueeze
     if (isNoOp(*n)) return forward(n, n->input(0), "identity-ops");
     return false;
@@ -211,6 +211,44 @@ class Canonicalizer {
     return true;
   }
 
+  // A 1 x 1 conv with strides, unpadded, reads every stride-th pixel and nothing else: a Slice of those pixels
+  // (steps = strides) and the unstrided conv compute it. The unstrided 1 x 1 conv is a gemm over the image
+  // planes, which the GPU lowering runs on the tensor-core gemm; strided, its tiles were filled element by
+  // element (ResNet-50's downsample convs: 0.9-1.0 ms each at batch 32 on the H200, 6-7 TFLOP/s).
+  bool stridedPointwiseConv(Node* n) {
+    const Value* x = n->input(0);
+    const Value* w = n->input(1);
+    if (!x || !w || x->shape().size() < 3 || w->shape().size() != x->shape().size()) return false;
+    Shape spatial(x->shape().begin() + 2, x->shape().end()), kernel(w->shape().begin() + 2, w->shape().end());
+    if (numElements(kernel) != 1) return false;
+    ops::WindowGeometry geo = ops::windowGeometry(*n, spatial, kernel, false);
+    std::vector<int64_t> starts, ends, axes, steps;
+    for (size_t a = 0; a < spatial.size(); ++a) {
+      if (geo.padsBegin[a] != 0 || geo.padsEnd[a] != 0) return false;
+      if (geo.strides[a] == 1) continue;
+      starts.push_back(0);
+      ends.push_back(spatial[a]);
+      axes.push_back(int64_t(a) + 2);
+      steps.push_back(geo.strides[a]);
+    }
+    if (axes.empty() || !ctx_.tryRewrite()) return false;
+    auto ints = [&](const std::string& suffix, const std::vector<int64_t>& v) {
+      return addConstant(g_, n->id() + "." + suffix, Tensor::fromInts(DType::I64, {int64_t(v.size())}, v));
+    };
+    Value* pixels = addInferredNode(g_, "Slice", {n->input(0), ints("pixel_starts", starts), ints("pixel_ends", ends),
+                                                  ints("pixel_axes", axes), ints("pixel_steps", steps)},
+                                    {}, n->id() + ".strided_pixels");
+    Attributes attrs = n->attrs();
+    attrs.erase("auto_pad");
+    attrs.erase("pads");
+    attrs.erase("strides");
+    std::vector<Value*> inputs = {pixels, n->input(1)};
+    if (n->numInputs() > 2 && n->input(2)) inputs.push_back(n->input(2));
+    replaceNode(g_, n, "Conv", inputs, std::move(attrs));
+    ctx_.count("strided-pointwise-convs");
+    return true;
+  }
+
   Graph& g_;
   PassContext& ctx_;
 };
@@ -229,6 +267,7 @@ class CanonicalizePass : public Pass {
             {"merged-reshapes", "Reshape of a Reshape made one"},
             {"to-reshape", "Flatten, Squeeze, Unsqueeze turned into Reshape"},
             {"dead-conv-taps", "Conv windows cut to the taps that read the input, not only padding"},
+            {"strided-pointwise-convs", "1 x 1 Convs with strides made a Slice of the pixels they read and an unstrided Conv"},
             {"sweeps", "passes over the graph until nothing changed"}};
   }
   void run(Graph& graph, PassContext& ctx) override {

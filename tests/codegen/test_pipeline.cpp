@@ -42,10 +42,14 @@ class TestPipeline : public QObject {
     QTest::newRow("bf16 mma") << "bf16" << 96 << 128 << 80 << wide;
     // 40 rows: the last row tile's copies past row 40 read nothing and zero-fill (the guard is the lanes' own).
     QTest::newRow("f32 ragged rows") << "f32" << 40 << 128 << 80 << QStringList{"tsr_in ? 16 : 0", "cp.async.wait_group 2;"};
-    // k = 72 and block_k 16: the last k tile ends inside a run of lanes, so each element is its own 4-byte copy
-    // (f32) or a plain load (bf16: cp.async has no 2-byte copy), still multi-buffered and pipelined.
-    QTest::newRow("f32 ragged k") << "f32" << 96 << 72 << 80
+    // k = 70 and block_k 16: the last k tile ends inside a run of lanes (and rows of 70 floats are no whole 16-byte
+    // runs), so each element is its own 4-byte copy (f32) or a plain load (bf16: cp.async has no 2-byte copy),
+    // still multi-buffered and pipelined.
+    QTest::newRow("f32 ragged k") << "f32" << 96 << 70 << 80
                                   << QStringList{"cp.async.ca.shared.global [%0], [%1], 4;", "cp.async.wait_group 2;"};
+    // k = 72: the last k tile ends between runs of 4 lanes, so the guard is the same for a run's lanes: its copies
+    // past k read nothing and zero-fill, 16 bytes at a time.
+    QTest::newRow("f32 k on runs") << "f32" << 96 << 72 << 80 << QStringList{"tsr_in ? 16 : 0", "cp.async.wait_group 2;"};
     QTest::newRow("bf16 ragged k") << "bf16" << 96 << 72 << 80 << QStringList{"tsr_stages_in0_shared[3 * ", "cp.async.wait_group 2;"};
   }
   void pipelinedGemms() {

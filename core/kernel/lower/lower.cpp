@@ -61,11 +61,13 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   LowerCtx ctx(g, k, spec);
   auto [anchor, kind] = anchorOf(ctx);
   k.kind = kind;
+  // The precision policy follows the graph's op (PyTorch's is per op): a conv lowered as a gemm stays a conv.
   k.allowTf32 = (kind == "conv" && spec.tf32.conv) || (kind == "gemm" && spec.tf32.matmul);
   k.machine = spec.machine;
   if (kind == "attention") lowerAttention(ctx);
   else if (kind == "gemm") lowerGemm(ctx, *anchor);
   else if (kind == "conv" && anchor->op() == "ConvTranspose") lowerConvTranspose(ctx, *anchor);
+  else if (kind == "conv" && lowerPointwiseConv(ctx, *anchor)) k.kind = "gemm";
   else if (kind == "conv") lowerConv(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "LRN") lowerLrn(ctx, *anchor);
   else if (kind == "pool" && anchor->op() == "CumSum") lowerCumSum(ctx, *anchor);

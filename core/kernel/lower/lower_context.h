@@ -115,6 +115,9 @@ void lowerPointwise(LowerCtx& ctx);
 void lowerRowReduction(LowerCtx& ctx);
 void lowerGemm(LowerCtx& ctx, const Node& anchor);
 void lowerConv(LowerCtx& ctx, const Node& anchor);
+// A 1 x 1 conv on the GPU as a batched gemm over the image planes (kind "gemm"); false, with nothing changed,
+// where the form does not apply (lower_linalg.cpp says when).
+bool lowerPointwiseConv(LowerCtx& ctx, const Node& anchor);
 void lowerConvTranspose(LowerCtx& ctx, const Node& anchor);
 void lowerPool(LowerCtx& ctx, const Node& anchor);
 void lowerLrn(LowerCtx& ctx, const Node& anchor);

@@ -344,6 +344,17 @@ TemplateParams gemmDefaults(Kernel& k) {
     // 3.31 ms, the bf16 gemm 4096^3 0.458 -> 0.424 ms, attention's context gemm 1.91 -> 1.86 ms.
     p["store_tile"] = oneSixteenBitOutput(k) ? 1 : 0;
   }
+  // f32 operands where the policy allows tf32 (Kernel::allowTf32: a 1 x 1 conv lowered as a gemm under PyTorch's
+  // defaults, any matmul under "all"): the mma form's m16n8k8 with the one tf32 schedule measured on the H200,
+  // 64 x 64 warp tiles, 16-deep k steps, unpadded rows, 2 stages: 95.8 TFLOP/s at 4096³ (docs/performance.md;
+  // exact f32 ran 38.2).
+  if (k.allowTf32 && operandsOf(k, "k", {DType::F32}) && bm >= 16 && bn >= 16 && K >= 8) {
+    p["mma"] = 1;
+    p["tf32"] = 1;
+    p["block_k"] = K >= 16 ? 16 : 8;
+    p["warp_m"] = std::min<int64_t>(64, bm);
+    p["warp_n"] = std::min<int64_t>(64, bn);
+  }
   p["stages"] = pickStages(k, p);
   p["wgmma"] = 0;
   p["tma"] = 0;

@@ -71,10 +71,17 @@ bool fitsSpace(const kernel::Kernel& k, const kernel::Trace& trace) {
 }
 
 // A saved trace made by the kernel's template for the other machine (a gemm's GPU form, when this kernel is
-// scheduled for the CPU): not stale, only for the other machine's stage (driver::Driver::kernelsFor).
-bool forTheOtherMachine(const kernel::Kernel& k, const kernel::Trace& trace) {
-  kernel::Kernel other = k.clone();
-  other.machine = k.machine == kernel::Machine::Cpu ? kernel::Machine::Gpu : kernel::Machine::Cpu;
+// scheduled for the CPU): not stale, only for the other machine's stage (driver::Driver::kernelsFor). The group
+// is lowered for that machine, whose nest may differ (a 1 x 1 conv is a gemm on the GPU).
+bool forTheOtherMachine(const Graph& g, const kernel::KernelSpec& spec, const kernel::Kernel& k, const kernel::Trace& trace) {
+  kernel::KernelSpec otherSpec = spec;
+  otherSpec.machine = k.machine == kernel::Machine::Cpu ? kernel::Machine::Gpu : kernel::Machine::Cpu;
+  kernel::Kernel other;
+  try {
+    other = kernel::lowerToLoops(g, otherSpec);
+  } catch (const std::exception&) {
+    return false;
+  }
   return kernel::templateName(other) != kernel::templateName(k) && !fitsSpace(k, trace) && fitsSpace(other, trace);
 }
 
@@ -83,7 +90,7 @@ void schedule(CompiledKernel& ck, const Graph& g, const ScheduleSet* saved, std:
   std::string key = ScheduleSet::keyOf(ck.spec.nodeIds);
   if (saved) {
     auto it = saved->traces.find(key);
-    if (it != saved->traces.end() && !forTheOtherMachine(ck.kernel, it->second)) {
+    if (it != saved->traces.end() && !forTheOtherMachine(g, ck.spec, ck.kernel, it->second)) {
       kernel::Kernel fresh = ck.kernel.clone();
       try {
         checkTraceParams(fresh, it->second);
