@@ -1,4 +1,4 @@
-// The CPU vector path: a vectorized loop whose body is f32 arithmetic (+ - * /, max, min) on consecutive
+// The CPU vector path: a vectorized loop whose body is f32 arithmetic (+ - * /, max, min, exp, erf) on consecutive
 // elements becomes a loop over f32 vectors of the host's width (TSR_VF lanes a step, prelude.cpp), each
 // statement one vector statement.
 // A register buffer it accesses this way is declared as an array of vectors: indexed by constants once the
@@ -117,7 +117,7 @@ class VectorForm {
       }
       case ExprKind::Unary: {
         const auto& u = static_cast<const Unary&>(*e);
-        return u.op == UnaryOp::Neg && expr(u.a);
+        return (u.op == UnaryOp::Neg || u.op == UnaryOp::Exp || u.op == UnaryOp::Erf) && expr(u.a);
       }
       default: return false;
     }
@@ -206,7 +206,12 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
       return ep.vectorName("tsr_vload") + "(&" + identifier(l.buffer) + "[" + at + "])";
     }
     case ExprKind::Var: return identifier(static_cast<const Var&>(*e).name);
-    case ExprKind::Unary: return "(-" + vectorExpr(ep, form, static_cast<const Unary&>(*e).a, false) + ")";
+    case ExprKind::Unary: {
+      const auto& u = static_cast<const Unary&>(*e);
+      if (u.op == UnaryOp::Exp) return "tsr_vexp(" + vectorExpr(ep, form, u.a, true) + ")";  // prelude: within 0.85 ulp
+      if (u.op == UnaryOp::Erf) return "tsr_verf(" + vectorExpr(ep, form, u.a, true) + ")";  // prelude: within 2.2 ulp
+      return "(-" + vectorExpr(ep, form, u.a, false) + ")";
+    }
     default: {
       const auto& b = static_cast<const Binary&>(*e);
       if (b.op == BinaryOp::Max || b.op == BinaryOp::Min)  // NaN-keeping, as the scalar tsr_fmax; both operands vectors

@@ -69,6 +69,11 @@ std::vector<std::string> hoistReduction(Kernel& k, const std::string& reduction,
 // iterations (a thread-bound loop's dimension is one element per thread on the GPU). Returns the copy's name,
 // then the fill's loops.
 std::vector<std::string> keepInRegisters(Kernel& k, const std::string& loop, const std::string& buffer);
+// Makes innermost reduction loop `loop` data-parallel: each of its iterations folds into its own element of a
+// register array (per accumulator, set to the op's identity before the reduction's loops), and the array is
+// folded into the accumulator after them, in order. Sum, max and min of float register accumulators. Returns
+// the identities' loop, the fold loop, then the arrays.
+std::vector<std::string> rfactor(Kernel& k, const std::string& loop);
 // Merges max reduction loop `loop` with the loop after it that sums exp(x - max) over the same x into one pass
 // over a (max, sum) pair (ReduceOp::MaxSumExp, online softmax); both loops unsplit. Returns the pair's name.
 std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop);

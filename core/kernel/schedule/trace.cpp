@@ -61,6 +61,7 @@ const std::map<std::string, Apply>& primitives() {
       {"compute_at", [](Kernel& k, const Instruction& i) { return sched::computeAt(k, input(i, 0), input(i, 1)); }},
       {"keep_in_registers", [](Kernel& k, const Instruction& i) { return sched::keepInRegisters(k, input(i, 0), input(i, 1)); }},
       {"online_softmax", [](Kernel& k, const Instruction& i) { return sched::onlineSoftmax(k, input(i, 0)); }},
+      {"rfactor", [](Kernel& k, const Instruction& i) { return sched::rfactor(k, input(i, 0)); }},
       {"split_reduction", [](Kernel& k, const Instruction& i) {
          return sched::splitReduction(k, input(i, 0), attr<int64_t>(i, "blocks"));
        }},
@@ -194,6 +195,9 @@ std::vector<std::string> TracedSchedule::hoistReduction(const std::string& reduc
 }
 std::vector<std::string> TracedSchedule::keepInRegisters(const std::string& loop, const std::string& buffer) {
   return record({"keep_in_registers", {loop, buffer}, json::object(), {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::rfactor(const std::string& loop) {
+  return record({"rfactor", {loop}, json::object(), {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::onlineSoftmax(const std::string& loop) {
   return record({"online_softmax", {loop}, json::object(), {}, nullptr});

@@ -15,7 +15,7 @@ namespace tessera::kernel {
 struct Instruction {
   std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, version, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
-                                     // keep_in_registers, online_softmax, split_reduction,
+                                     // keep_in_registers, online_softmax, rfactor, split_reduction,
                                      // pipeline, swizzle, deinterleave, permute, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
@@ -60,6 +60,7 @@ class TracedSchedule {
   std::vector<std::string> computeAt(const std::string& cache, const std::string& loop);
   std::vector<std::string> hoistReduction(const std::string& reduction, const std::string& loop);
   std::vector<std::string> keepInRegisters(const std::string& loop, const std::string& buffer);
+  std::vector<std::string> rfactor(const std::string& loop);
   std::vector<std::string> onlineSoftmax(const std::string& loop);
   std::vector<std::string> splitReduction(const std::string& loop, int64_t blocks);
   void pipeline(const std::string& loop, int stages);

@@ -26,6 +26,7 @@ struct TemplateDef {
 
 const TemplateDef& pointwiseTemplate();
 const TemplateDef& rowReductionTemplate();
+const TemplateDef& rowReductionCpuTemplate();  // the reduction kernels of Machine::Cpu
 const TemplateDef& gemmTemplate();
 const TemplateDef& gemmCpuTemplate();  // the gemm kernels of Machine::Cpu
 const TemplateDef& convTemplate();

@@ -13,6 +13,7 @@ using templ::TemplateDef;
 const TemplateDef& templateFor(const std::string& name) {
   static const std::map<std::string, const TemplateDef*> table = {
       {"pointwise", &templ::pointwiseTemplate()},       {"row-reduction", &templ::rowReductionTemplate()},
+      {"row-reduction-cpu", &templ::rowReductionCpuTemplate()},
       {"gemm", &templ::gemmTemplate()},                 {"gemm-cpu", &templ::gemmCpuTemplate()},
       {"conv", &templ::convTemplate()},                 {"conv-cpu", &templ::convCpuTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
@@ -25,8 +26,8 @@ const TemplateDef& templateFor(const std::string& name) {
 }  // namespace
 
 std::string templateName(const Kernel& k) {
-  if (k.kind == "reduction") return "row-reduction";
   const bool cpu = k.machine == Machine::Cpu;
+  if (k.kind == "reduction") return cpu ? "row-reduction-cpu" : "row-reduction";
   if (k.kind == "data-movement") {
     if (templ::isTransposeLike(const_cast<Kernel&>(k))) return "transpose";
     return cpu ? "elementwise-cpu" : "data-movement";
