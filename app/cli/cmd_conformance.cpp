@@ -233,6 +233,7 @@ void addConformanceCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--list", args->listFile, "A file with one test folder per line");
   cmd->add_option("--known-failures", args->knownFailuresFile,
                   "Tests expected not to pass (name and reason per line); exit 1 only for others");
+  addThreadsOption(cmd);
   cmd->add_option("--backend", args->backend, "reference, cpu (generated C++), cuda (generated CUDA) or remote:HOST:PORT")
       ->check(backendValidator({"reference", "cpu", "cuda"}))
       ->capture_default_str();

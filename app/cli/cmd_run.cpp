@@ -210,6 +210,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
   addTf32Option(cmd, args->tf32);
+  addThreadsOption(cmd);
   addMemoryLimitOption(cmd, args->memoryLimit);
   cmd->add_option("--overrides", args->overrides, "JSON file of fusion overrides (docs/fusion.md), as compile takes them (cpu, cuda)");
   cmd->add_flag("--no-tuned", args->noTuned, "Ignore tuned schedules from the tuning cache (cpu, cuda)");

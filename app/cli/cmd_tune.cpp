@@ -125,6 +125,7 @@ void addTuneCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("--save-schedules", a->saveSchedules, "Write the tuned schedules (for run/compile --schedules)");
   cmd->add_option("--arch", a->arch, "CUDA architecture (sm_XX); default: the device's, or sm_90");
   addTf32Option(cmd, a->tf32);
+  addThreadsOption(cmd);
   addMemoryLimitOption(cmd, a->memoryLimit);
   cmd->add_option("--cache-dir", a->cacheDir, "Tuning cache folder (default $TESSERA_CACHE_DIR, $XDG_CACHE_HOME/tessera or ~/.cache/tessera)");
   cmd->add_flag("--no-cache", a->noCache, "Tune again even when the cache has an entry (the result replaces it)");

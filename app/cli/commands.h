@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/memory_limit.h"
 
@@ -45,6 +46,16 @@ inline CLI::Option* addTf32Option(CLI::App* cmd, std::string& policy) {
 }
 
 // --memory-limit SIZE, shared by run and tune: a run whose estimate is over it is refused before it starts.
+// --threads N: the cpu backend's OpenMP threads (runtime/cpu/cpu_threads.h), set as the option is parsed; 0 (the
+// default) leaves them to $OMP_NUM_THREADS, else every hardware thread.
+inline CLI::Option* addThreadsOption(CLI::App* cmd) {
+  return cmd
+      ->add_option_function<int>("--threads", [](int n) { cpu::setCpuThreads(n); },
+                                 "cpu backend: OpenMP threads the kernels run with (default: $OMP_NUM_THREADS, else "
+                                 "every hardware thread)")
+      ->check(CLI::Range(1, 4096));
+}
+
 inline CLI::Option* addMemoryLimitOption(CLI::App* cmd, std::string& size) {
   return cmd->add_option("--memory-limit", size,
                          "Refuse a run that would need more host memory than this (16G, 512M, 1.5GiB; the estimate "

@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/cpu_timing.h"
 #include "tune/target.h"
 
@@ -64,7 +65,7 @@ cost::Device calibrateCpu(const cost::Device& base) {
   cpu::CpuCompiler compiler;
   cpu::CpuBuild b = compiler.build(kSource, "tessera_calibrate");
   if (!b.ok) fail("cpu calibration: " + b.error);
-  int threads = cpuThreads();
+  int threads = cpu::cpuThreads();
   std::vector<float> src(kCopyElems, 1.0f), dst(kCopyElems, 0.0f);
   cost::Device d = base;
   d.smCount = threads;

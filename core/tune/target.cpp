@@ -9,6 +9,7 @@
 #include "ir/error.h"
 #include "ir/fnv.h"
 #include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/execute/remote.h"
@@ -31,23 +32,10 @@ std::string cpuModelName() {
   return "unknown CPU";
 }
 
-}  // namespace
-
-// The generated code's OpenMP team: $OMP_NUM_THREADS (its first number), else the hardware threads.
-int cpuThreads() {
-  if (const char* env = std::getenv("OMP_NUM_THREADS"); env && *env) {
-    int n = std::atoi(env);
-    if (n > 0) return n;
-  }
-  return int(std::max(1u, std::thread::hardware_concurrency()));
-}
-
-namespace {
-
 // Calibrated figures are cached per CPU, thread count and compiler (they measure that compiler's code).
 Target cpuTarget(const TargetOptions& o) {
   Target t;
-  int threads = cpuThreads();
+  int threads = cpu::cpuThreads();
   t.device = cpuModelName() + ", " + std::to_string(threads) + " threads";
   t.toolkit = cpu::CpuCompiler().identity().key();
   cost::Device base = cost::loadDevice("cpu");

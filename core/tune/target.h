@@ -37,9 +37,6 @@ Target describeTarget(execute::BackendKind backend, const TargetOptions& options
 nlohmann::json targetToJson(const Target& t);
 Target targetFromJson(const nlohmann::json& j, const std::string& origin);
 
-// The threads the cpu backend's OpenMP code uses: $OMP_NUM_THREADS, else the hardware threads.
-int cpuThreads();
-
 // Measures the host's copy bandwidth, FLOP rate and per-core L1 bandwidth with code built by the cpu backend's
 // compiler (same flags as kernels); about a second.
 cost::Device calibrateCpu(const cost::Device& base);

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <functional>
 
+#include "runtime/cpu/cpu_threads.h"
 #include "gui_test_util.h"
 #include "ui/session/session_controller.h"
 
@@ -147,6 +148,27 @@ class TestWindowFaults : public QObject {
     QVERIFY(waitForRun(runs, refused));
     QVERIFY2(runs->lastRun()->error.isEmpty(), qPrintable(runs->lastRun()->error));
     QVERIFY(runs->lastRun()->report.outputsVerified);
+  }
+
+  // Run > CPU threads…'s setting: stored, the cpu backend's team from the next run (the report's device says it),
+  // and 0 removes it.
+  void cpuThreadsSettingIsTheNextRunsTeam() {
+    MainWindow w;
+    RunController* runs = softmaxOnCpu(w);
+    QVERIFY(runs);
+    QVERIFY(w.findChild<QAction*>("cpuThreadsAction"));
+    RunController::setCpuThreads(1);
+    QCOMPARE(QSettings().value("cpu/threads").toInt(), 1);
+    QCOMPARE(cpu::cpuThreadsSetting(), 1);
+    runs->run();
+    const bool finished = waitForRun(runs, nullptr);
+    RunController::setCpuThreads(0);
+    QVERIFY(finished);
+    QVERIFY2(runs->lastRun()->error.isEmpty(), qPrintable(runs->lastRun()->error));
+    QCOMPARE(runs->lastRun()->report.device, std::string("host CPU, 1 thread"));
+    QVERIFY(runs->lastRun()->report.outputsVerified);
+    QVERIFY(!QSettings().contains("cpu/threads"));
+    QCOMPARE(cpu::cpuThreadsSetting(), 0);
   }
 
  private:

@@ -1,13 +1,16 @@
 #include <QtTest>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
 #include "ir/error.h"
 #include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/cpu_timing.h"
+#include "runtime/cpu/cpu_worker.h"
 #include "runtime/cpu/process.h"
 #include "runtime/timing_budget.h"
 
@@ -58,9 +61,55 @@ std::vector<std::string> flagsWithoutNodelete() {
 
 }  // namespace
 
+namespace {
+
+// An entry that writes its OpenMP team's size into the int its one argument points at.
+const char* kTeamSize = R"(
+#include <omp.h>
+extern "C" void team_size(void** args) {
+  int n = 0;
+  #pragma omp parallel
+  {
+    #pragma omp single
+    n = omp_get_num_threads();
+  }
+  *static_cast<int*>(args[0]) = n;
+}
+)";
+
+// The team a kernel in a fresh worker runs with.
+int workerTeam() {
+  CpuBuild b = CpuCompiler().build(kTeamSize, "team_size");
+  if (!b.ok) return -1;
+  CpuWorker w;
+  w.addModule(0, "team_size", "team_size", b.image);
+  w.run(0, {0}, 0, 1, 0, CancelToken(), "team_size");
+  int n = 0;
+  std::memcpy(&n, w.region(sizeof n), sizeof n);
+  return n;
+}
+
+}  // namespace
+
 class TestCpuJit : public QObject {
   Q_OBJECT
  private slots:
+  // setCpuThreads(n) is the workers' OMP_NUM_THREADS from then on, whatever this process's environment says;
+  // 0 gives the environment back its say.
+  void theThreadsSettingIsTheWorkersTeam() {
+    qputenv("OMP_NUM_THREADS", "3");
+    QCOMPARE(cpuThreads(), 3);
+    QCOMPARE(workerTeam(), 3);
+    setCpuThreads(1);
+    QCOMPARE(cpuThreads(), 1);
+    QCOMPARE(workerTeam(), 1);
+    setCpuThreads(2);
+    QCOMPARE(workerTeam(), 2);
+    setCpuThreads(0);
+    QCOMPARE(cpuThreads(), 3);
+    QCOMPARE(workerTeam(), 3);
+    qunsetenv("OMP_NUM_THREADS");
+  }
   void buildsAndRunsOpenMpVectorAdd() {
     CpuCompiler cc;
     CpuBuild b = cc.build(kVectorAdd, "vector_add");

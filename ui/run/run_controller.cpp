@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "tune/target.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/execute/memory_limit.h"
 #include "tune/tuner.h"
 #include "ui/code/code_controller.h"
@@ -62,6 +63,7 @@ std::shared_ptr<const TensorValues> keepValues(driver::Driver& d, execute::RunRe
 }
 
 constexpr const char* kHostMemoryLimitKey = "memory/hostLimit";
+constexpr const char* kCpuThreadsKey = "cpu/threads";
 
 // The host memory limit of runs and tunes (RunController::hostMemoryLimit). A value that is not a size (written
 // by hand) fails the run naming it.
@@ -140,6 +142,15 @@ TuneOutcome tuneOn(driver::Driver& d, const BackendInfo& b, const JobContext& jo
 
 QString RunController::hostMemoryLimit() { return QSettings().value(kHostMemoryLimitKey).toString().trimmed(); }
 
+int RunController::cpuThreads() { return std::max(0, QSettings().value(kCpuThreadsKey, 0).toInt()); }
+
+void RunController::setCpuThreads(int n) {
+  n = std::max(0, n);
+  if (n == 0) QSettings().remove(kCpuThreadsKey);
+  else QSettings().setValue(kCpuThreadsKey, n);
+  cpu::setCpuThreads(n);
+}
+
 QString RunController::setHostMemoryLimit(const QString& size) {
   const QString text = size.trimmed();
   if (text.isEmpty()) {
@@ -173,6 +184,7 @@ std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
 RunController::RunController(SessionController* session)
     : QObject(session), session_(session), runJob_(this), tuneJob_(this), remoteJob_(this) {
   qRegisterMetaType<BackendInfo>();
+  cpu::setCpuThreads(cpuThreads());  // the stored setting holds for this session's runs
   connect(session_->code(), &CodeController::kernelsReady, this, &RunController::onKernels);
   connect(session_, &SessionController::compiled, this, &RunController::onCompiled);
   connect(session_, &SessionController::schedulesChanged, this, [this] {

@@ -70,6 +70,10 @@ class RunController : public QObject {
   // returned reason says why ("" when stored).
   static QString hostMemoryLimit();
   static QString setHostMemoryLimit(const QString& size);
+  // The threads the cpu backend's kernels run with (setting 'cpu/threads', runtime/cpu/cpu_threads.h): n > 0, or 0
+  // for $OMP_NUM_THREADS, else every hardware thread. Applied to the runs and tunes started from then on.
+  static int cpuThreads();
+  static void setCpuThreads(int n);
 
   // Lowers when needed, then generates, builds, runs, verifies, and runs the unfused baseline on a worker.
   void run();

@@ -192,6 +192,7 @@ void MainWindow::buildRunMenu() {
   connect(tf32, &QAction::toggled, this, [this](bool on) { controller_->runs()->setTf32({on, false}); });
   connect(controller_->runs(), &RunController::tf32Changed, tf32, [tf32](kernel::Tf32Policy p) { tf32->setChecked(p.conv); });
   run->addAction(tr("Host memory &limit…"), this, [this] { askHostMemoryLimit(*this); });
+  run->addAction(tr("CPU &threads…"), this, [this] { askCpuThreads(*this); })->setObjectName("cpuThreadsAction");
   run->addAction(tr("Re&compile"), this, [this] { controller_->applyOverrides(controller_->overrides()); });
   run->addAction(tr("&Cancel"), QKeySequence(Qt::Key_Escape), controller_, &SessionController::cancel);
   addBranchMenu(*this, *run, *viewMenu_);

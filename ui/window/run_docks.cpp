@@ -3,6 +3,8 @@
 #include <QDockWidget>
 #include <QInputDialog>
 #include <QLineEdit>
+#include <algorithm>
+#include <thread>
 
 #include "ui/graph/graph_view.h"
 #include "ui/window/main_window.h"
@@ -50,6 +52,17 @@ void askHostMemoryLimit(MainWindow& w) {
     if (!ok) return;
     why = RunController::setHostMemoryLimit(text);
   } while (!why.isEmpty());
+}
+
+void askCpuThreads(MainWindow& w) {
+  bool ok = false;
+  const int hardware = int(std::max(1u, std::thread::hardware_concurrency()));
+  int n = QInputDialog::getInt(&w, QObject::tr("CPU threads"),
+                               QObject::tr("Threads the cpu backend's kernels run with, from the next run or tune "
+                                           "(0: $OMP_NUM_THREADS, else all %1 hardware threads):")
+                                   .arg(hardware),
+                               RunController::cpuThreads(), 0, 4096, 1, &ok);
+  if (ok) RunController::setCpuThreads(n);
 }
 
 QWidget* runPanelFor(MainWindow& w) {

@@ -15,6 +15,8 @@ void addRunDocks(MainWindow& window, QDockWidget* bottomNeighbour);
 void addRunActions(MainWindow& window, QWidget& menuOrToolBar);
 // Run > Host memory limit…: asks for the limit (RunController::setHostMemoryLimit), again while it is not a size.
 void askHostMemoryLimit(MainWindow& window);
+// Run > CPU threads…: asks how many threads the cpu backend's kernels run with (RunController::setCpuThreads).
+void askCpuThreads(MainWindow& window);
 // The headless views (ui/window/headless_render.h). run: the Run panel, after a run on the chosen backend (busy until
 // it is done); schedule: the Schedule panel on the selection's kernel (busy until it is lowered).
 QWidget* runPanelFor(MainWindow& window);

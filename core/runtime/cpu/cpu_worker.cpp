@@ -17,6 +17,7 @@
 #include <filesystem>
 
 #include "ir/error.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/process.h"
 #include "runtime/cpu/worker_protocol.h"
 
@@ -91,6 +92,20 @@ std::byte* CpuWorker::region(size_t bytes) {
   return region_;
 }
 
+namespace {
+
+// This process's environment, with OMP_NUM_THREADS set to the cpu threads setting when there is one.
+std::vector<std::string> workerEnvironment() {
+  std::vector<std::string> env;
+  const int threads = cpuThreadsSetting();
+  for (char** e = environ; *e; ++e)
+    if (threads == 0 || std::strncmp(*e, "OMP_NUM_THREADS=", 16) != 0) env.emplace_back(*e);
+  if (threads > 0) env.push_back("OMP_NUM_THREADS=" + std::to_string(threads));
+  return env;
+}
+
+}  // namespace
+
 void CpuWorker::start(const CancelToken& cancel) {
   if (program_.empty())
     fail(std::string("no cpu worker program: ") + kWorkerName +
@@ -107,7 +122,11 @@ void CpuWorker::start(const CancelToken& cancel) {
   posix_spawn_file_actions_adddup2(&actions, theirs, worker::kSocketFd);
   posix_spawn_file_actions_addclosefrom_np(&actions, worker::kSocketFd + 1);
   char* argv[] = {const_cast<char*>(program_.c_str()), const_cast<char*>("--serve"), nullptr};
-  int err = posix_spawn(&pid_, program_.c_str(), &actions, nullptr, argv, environ);
+  std::vector<std::string> env = workerEnvironment();
+  std::vector<char*> envp;
+  for (std::string& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  int err = posix_spawn(&pid_, program_.c_str(), &actions, nullptr, argv, envp.data());
   posix_spawn_file_actions_destroy(&actions);
   close(theirs);
   if (err != 0) {

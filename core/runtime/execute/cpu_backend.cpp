@@ -12,6 +12,7 @@
 #include "ir/error.h"
 #include "runtime/cache/parallel_jobs.h"
 #include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/cpu_worker.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/module_source.h"
@@ -42,7 +43,8 @@ class CpuBackend : public KernelBackend {
  public:
   explicit CpuBackend(modcache::ModuleCache cache) : cache_(std::move(cache)) {}
   std::string device() const override {
-    return "host CPU, " + std::to_string(std::thread::hardware_concurrency()) + " threads";
+    const int threads = cpu::cpuThreads();
+    return "host CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   }
   std::string cannotRun() const override {
     if (worker_.program().empty())
