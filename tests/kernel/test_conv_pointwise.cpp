@@ -1,7 +1,7 @@
 // 1 x 1 convs on the GPU as batched gemms (lowerPointwiseConv): the nest and its buffer views; that it
 // interprets equal to the reference as lowered and as the gemm template's tf32 form schedules it; that the
 // CUDA fills both operand tiles 16 bytes a copy (columns past N included, zero-filled) and compiles for sm_90;
-// on the CPU, only planes of whole vectors; where the conv's own nest stays (strides, padding, groups, an
+// on the CPU too, overhanging panels included; where the conv's own nest stays (strides, padding, groups, an
 // operand varying along w only); that a
 // saved trace for one machine is not stale on the other though their nests differ; and, on a GPU, a verified run.
 #include <QtTest>
@@ -130,15 +130,25 @@ class TestConvPointwise : public QObject {
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "pwconv.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
   }
-  // On the CPU, a plane of whole 16-lane vectors (8 x 8) is a gemm, which runs verified on the cpu backend; one
-  // that is not (7 x 7) keeps the conv's nest, whose form ran such planes 5-10x faster than the gemm's there.
-  void onTheCpuPlanesOfWholeVectorsAreGemms() {
-    Case whole = conv1x1({2, 32, 8, 8, 24}, Machine::Cpu);
-    QCOMPARE(lowerToLoops(whole.graph, whole.spec).kind, std::string("gemm"));
-    QCOMPARE(cpuRunFails(whole), std::string());
-    Case ragged = conv1x1({}, Machine::Cpu);
-    QCOMPARE(lowerToLoops(ragged.graph, ragged.spec).kind, std::string("conv"));
-    QCOMPARE(cpuRunFails(ragged), std::string());
+  // On the CPU too: planes of whole 16-lane vectors (8 x 8) and planes the gemm's panels overhang (7 x 7, whose
+  // register tile computes the columns past the plane from the packed panel and stores only the plane's, and
+  // 13 x 13 under 1000 rows of 40 a work item) run verified on the cpu backend as gemms.
+  void onTheCpuTooAsGemms() {
+    for (const Conv1x1& d : {Conv1x1{2, 32, 8, 8, 24}, Conv1x1{}, Conv1x1{1, 64, 13, 13, 1000}}) {
+      Case c = conv1x1(d, Machine::Cpu);
+      Kernel k = lowerToLoops(c.graph, c.spec);
+      QCOMPARE(k.kind, std::string("gemm"));
+      QCOMPARE(cpuRunFails(c), std::string());
+    }
+    Case ragged = conv1x1({1, 64, 13, 13, 1000}, Machine::Cpu);
+    Kernel k = lowerToLoops(ragged.graph, ragged.spec);
+    TemplateParams p = defaultParams(k);
+    QCOMPARE(p.at("tile_n"), int64_t(32));
+    QCOMPARE(p.at("block_m"), int64_t(40));
+    QCOMPARE(p.at("pack_b"), int64_t(1));
+    applyDefaultSchedule(k);
+    std::string cpp = codegen::generateCpp(k).source;
+    QVERIFY(has(cpp, "_whole"));  // the panels inside the plane store whole vectors
   }
   // The conv's own nest stays for strides and padding (canonicalize makes an unpadded strided one a Slice and an
   // unstrided conv), groups, and an epilogue operand that varies along w only (no view of the plane as one row).
@@ -152,17 +162,18 @@ class TestConvPointwise : public QObject {
       QCOMPARE(agreesWithReference(c.graph, k), std::string());
     }
   }
-  // A trace saved for the GPU's gemm form is the other machine's on the CPU, whose nest is the conv's: not
-  // stale, and the CPU kernel takes its defaults; the same trace replays on the GPU's kernel.
+  // A trace saved for a strided 1 x 1 conv's GPU form (the conv template: a unit test's graph has no
+  // canonicalize to make it a Slice and a gemm) is the other machine's on the CPU (conv-cpu): not stale, and
+  // the CPU kernel takes its defaults; the same trace replays on the GPU's kernel.
   void aTraceForTheOtherMachineIsNotStale() {
-    Case gpu = conv1x1({1, 64, 14, 14, 128});
+    Case gpu = conv1x1({1, 64, 14, 14, 128, {{"strides", Ints{2, 2}}}});
     execute::ScheduleSet saved;
-    saved.traces[execute::ScheduleSet::keyOf(gpu.spec.nodeIds)] = traceWithParams(gpu.graph, gpu.spec, {{"block_n", 64}});
+    saved.traces[execute::ScheduleSet::keyOf(gpu.spec.nodeIds)] = traceWithParams(gpu.graph, gpu.spec, {{"block_n", 32}});
     auto graph = std::make_shared<const Graph>(gpu.graph.clone());
     execute::CompiledModel onGpu = execute::compileKernels(graph, {gpu.spec}, &saved);
     QVERIFY(onGpu.staleSchedules.empty());
     QVERIFY(onGpu.kernels[0].replayed);
-    Case cpu = conv1x1({1, 64, 14, 14, 128}, Machine::Cpu);
+    Case cpu = conv1x1({1, 64, 14, 14, 128, {{"strides", Ints{2, 2}}}}, Machine::Cpu);
     execute::CompiledModel onCpu = execute::compileKernels(graph, {cpu.spec}, &saved);
     QVERIFY2(onCpu.staleSchedules.empty(), onCpu.staleSchedules.empty() ? "" : onCpu.staleSchedules.front().c_str());
     QVERIFY(!onCpu.kernels[0].replayed);
