@@ -1,8 +1,8 @@
 // 1 x 1 convs on the GPU as batched gemms (lowerPointwiseConv): the nest and its buffer views; that it
 // interprets equal to the reference as lowered and as the gemm template's tf32 form schedules it; that the
 // CUDA fills both operand tiles 16 bytes a copy (columns past N included, zero-filled) and compiles for sm_90;
-// on the CPU too, overhanging panels included; where the conv's own nest stays (strides, padding, groups, an
-// operand varying along w only); that a
+// on the CPU too, overhanging panels included; grouped ones as a gemm per group; where the conv's own nest stays
+// (strides, padding, an operand varying along w only); that a
 // saved trace for one machine is not stale on the other though their nests differ; and, on a GPU, a verified run.
 #include <QtTest>
 
@@ -77,6 +77,22 @@ class TestConvPointwise : public QObject {
  private slots:
   // Loops b0 (images), i (output channels), j (pixels), reducing k (input channels); every global buffer a
   // view of its value: the planes as rows of h·w, the weights as a matrix, the per-channel scale as [oc, 1].
+  // A grouped one (ShuffleNet's 1 x 1 convs over 4 groups) is a gemm per image and group: loops b0, b1 (the
+  // group), i, j; X as [n, groups, ic / groups, h·w], W as [groups, oc / groups, ic / groups], the per-channel
+  // scale as [groups, oc / groups, 1].
+  void aGroupedOneIsAGemmPerGroup() {
+    Case c = conv1x1({2, 32, 7, 7, 24, {}, 4});
+    Kernel k = lowerToLoops(c.graph, c.spec);
+    QCOMPARE(k.kind, std::string("gemm"));
+    QCOMPARE(templ::outerChain(k), (std::vector<std::string>{"b0", "b1", "i", "j"}));
+    QCOMPARE(bufferOf(k, "x")->shape, (Shape{2, 4, 8, 49}));
+    QCOMPARE(bufferOf(k, "w")->shape, (Shape{4, 6, 8}));
+    QCOMPARE(bufferOf(k, "scale")->shape, (Shape{4, 6, 1}));
+    QCOMPARE(bufferOf(k, "r")->shape, (Shape{2, 4, 6, 49}));
+    applyDefaultSchedule(k);
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "grouped.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+  }
   void lowersAsABatchedGemmOverThePlanes() {
     Case c = conv1x1({});
     Kernel k = lowerToLoops(c.graph, c.spec);
@@ -93,7 +109,7 @@ class TestConvPointwise : public QObject {
   // As lowered and as scheduled by the gemm template's defaults (the tf32 mma form: N = 49 pixels overhang
   // the 64-wide tiles), the kernel interpreter agrees with the reference; so do odd sizes.
   void interpretsEqualToTheReference() {
-    for (const Conv1x1& d : {Conv1x1{}, Conv1x1{3, 16, 5, 9, 40}, Conv1x1{1, 64, 14, 14, 128}}) {
+    for (const Conv1x1& d : {Conv1x1{}, Conv1x1{3, 16, 5, 9, 40}, Conv1x1{1, 64, 14, 14, 128}, Conv1x1{2, 32, 7, 7, 24, {}, 4}}) {
       Case c = conv1x1(d);
       Kernel plain = lowerToLoops(c.graph, c.spec);
       QCOMPARE(agreesWithReference(c.graph, plain), std::string());
@@ -134,7 +150,7 @@ class TestConvPointwise : public QObject {
   // register tile computes the columns past the plane from the packed panel and stores only the plane's, and
   // 13 x 13 under 1000 rows of 40 a work item) run verified on the cpu backend as gemms.
   void onTheCpuTooAsGemms() {
-    for (const Conv1x1& d : {Conv1x1{2, 32, 8, 8, 24}, Conv1x1{}, Conv1x1{1, 64, 13, 13, 1000}}) {
+    for (const Conv1x1& d : {Conv1x1{2, 32, 8, 8, 24}, Conv1x1{}, Conv1x1{1, 64, 13, 13, 1000}, Conv1x1{2, 32, 7, 7, 24, {}, 4}}) {
       Case c = conv1x1(d, Machine::Cpu);
       Kernel k = lowerToLoops(c.graph, c.spec);
       QCOMPARE(k.kind, std::string("gemm"));
@@ -151,11 +167,10 @@ class TestConvPointwise : public QObject {
     QVERIFY(has(cpp, "_whole"));  // the panels inside the plane store whole vectors
   }
   // The conv's own nest stays for strides and padding (canonicalize makes an unpadded strided one a Slice and an
-  // unstrided conv), groups, and an epilogue operand that varies along w only (no view of the plane as one row).
+  // unstrided conv) and an epilogue operand that varies along w only (no view of the plane as one row).
   void theConvNestStaysElsewhere() {
     for (const Conv1x1& d : {Conv1x1{2, 32, 7, 7, 24, {{"strides", Ints{2, 2}}}},
-                             Conv1x1{2, 32, 7, 7, 24, {{"pads", Ints{1, 1, 1, 1}}}}, Conv1x1{2, 32, 7, 7, 24, {}, 2},
-                             Conv1x1{2, 32, 7, 7, 24, {}, 1, true}}) {
+                             Conv1x1{2, 32, 7, 7, 24, {{"pads", Ints{1, 1, 1, 1}}}}, Conv1x1{2, 32, 7, 7, 24, {}, 1, true}}) {
       Case c = conv1x1(d);
       Kernel k = lowerToLoops(c.graph, c.spec);
       QCOMPARE(k.kind, std::string("conv"));

@@ -248,25 +248,28 @@ void lowerGemm(LowerCtx& ctx, const Node& anchor) {
 
 namespace {
 
-// A 2-D conv whose window is one pixel, unstrided, unpadded and ungrouped reads no halo: for each image it is
+// A 2-D conv whose window is one pixel, unstrided and unpadded reads no halo: for each image (and group) it is
 // the matmul W [oc, ic] · X [ic, h·w] (canonicalize makes a strided one a Slice and such a conv). It is lowered
-// as that batched gemm (loops b0 = n, i = oc, j = h·w, k = ic), so it takes the gemm template's forms: on the GPU
-// the tensor cores and 16-byte fills, where the conv's implicit-GEMM form filled its pixel tiles element by
-// element (4-byte cp.async, a division per element: ResNet-50's 1 x 1 convs ran at 7-20 TFLOP/s in tf32 on the
-// H200); on the CPU the packed register tiles (one core of the build machine, against the conv's form: 256 -> 64
-// channels at 56 x 56 1.55 -> 0.99 ms, 1024 -> 256 at 14 x 14 1.35 -> 1.14, 512 -> 1000 at 13 x 13 4.69 -> 2.18,
-// 2048 -> 512 at 7 x 7 2.03 -> 1.29).
-// The views (Buffer::valueShape): W as [oc, ic], X as [n, ic, h·w], buffers of the output's shape as
-// [n, oc, h·w], epilogue operands constant over the plane as [..., 1]. False, with nothing changed, where a
-// buffer has no such view (an operand that varies along h or w only) or an epilogue op's axis would move.
-// (A strided X read at (j / ow · s, j % ow · s) is no gemm operand: the tile fills need affine indices.)
+// as that batched gemm (loops b0 = n, then b1 = the group when there are several, i = oc, j = h·w, k = ic), so it
+// takes the gemm template's forms: on the GPU the tensor cores and 16-byte fills, where the conv's implicit-GEMM
+// form filled its pixel tiles element by element (4-byte cp.async, a division per element: ResNet-50's 1 x 1
+// convs ran at 7-20 TFLOP/s in tf32 on the H200); on the CPU the packed register tiles (one core of the build
+// machine, against the conv's form: 256 -> 64 channels at 56 x 56 1.55 -> 0.99 ms, 1024 -> 256 at 14 x 14 1.35 ->
+// 1.14, 512 -> 1000 at 13 x 13 4.69 -> 2.18, 2048 -> 512 at 7 x 7 2.03 -> 1.29).
+// The views (Buffer::valueShape), the channels written C for [oc] or [groups, oc / groups]: W as [C..., ic],
+// X as [n, C_in..., h·w], buffers of the output's shape as [n, C..., h·w], epilogue operands constant over the
+// plane as [..., C..., 1]. False, with nothing changed, where a buffer has no such view (an operand that varies
+// along h or w only) or an epilogue op's axis would move. (A strided X read at (j / ow · s, j % ow · s) is no
+// gemm operand: the tile fills need affine indices.)
 bool pointwiseConvViews(LowerCtx& ctx, const Node& anchor) {
   const Value* x = anchor.input(0);
   const Value* w = anchor.input(1);
   const Shape& xs = x->shape();
   const Shape& ws = w->shape();
   const Shape& out = anchor.output(0)->shape();
-  if (ctx.produced(x) || xs.size() != 4 || ws.size() != 4 || ws[2] != 1 || ws[3] != 1 || anchor.attrInt("group", 1) != 1)
+  const int64_t groups = anchor.attrInt("group", 1);
+  if (ctx.produced(x) || xs.size() != 4 || ws.size() != 4 || ws[2] != 1 || ws[3] != 1 || groups < 1 ||
+      out[1] % groups != 0 || xs[1] != groups * ws[1])
     return false;
   ops::WindowGeometry geo = ops::windowGeometry(anchor, {xs[2], xs[3]}, {1, 1}, false);
   for (size_t a = 0; a < 2; ++a)
@@ -275,29 +278,33 @@ bool pointwiseConvViews(LowerCtx& ctx, const Node& anchor) {
     if (n != &anchor && (!isPointwiseOp(n->op()) || n->op() == "QuantizeLinear" || n->op() == "DequantizeLinear" ||
                          n->op() == "Range" || n->op() == "ConstantOfShape"))
       return false;
-  int64_t plane = out[2] * out[3];
+  const int64_t plane = out[2] * out[3];
+  auto channels = [groups](int64_t c) { return groups == 1 ? Shape{c} : Shape{groups, c / groups}; };
+  auto cat = [](Shape a, const Shape& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  };
   std::vector<std::pair<Buffer*, Shape>> views;
   for (Buffer& b : ctx.k.buffers) {
     if (b.scope != MemScope::Global) continue;
     const Shape& s = b.shape;
+    const bool perChannel = s.size() >= 2 && s.end()[-2] == 1 && s.back() == 1;
+    const bool perPixel = s.size() >= 2 && s.end()[-2] == out[2] && s.back() == out[3];
     if (b.value == x->name()) {
-      views.push_back({&b, {xs[0], xs[1], plane}});
+      views.push_back({&b, cat(cat({xs[0]}, channels(xs[1])), {plane})});
     } else if (b.value == w->name()) {
-      views.push_back({&b, {ws[0], ws[1]}});
+      views.push_back({&b, cat(channels(ws[0]), {ws[1]})});
     } else if (anchor.input(2) && b.value == anchor.input(2)->name()) {
-      continue;  // the bias [oc], read at i
+      continue;  // the bias [oc], read at the output channel
     } else if (numElements(s) == 1) {
       continue;  // broadcast everywhere, in any view
-    } else if (s.size() < 2) {
-      return false;  // [w] broadcasts along the rows of the plane, not along h·w
-    } else if (s.end()[-2] == 1 && s.back() == 1) {
-      views.push_back({&b, Shape(s.begin(), s.end() - 1)});
-    } else if (s.end()[-2] == out[2] && s.back() == out[3] && s.size() <= 4) {
-      Shape v(s.begin(), s.end() - 2);
-      v.push_back(plane);
-      views.push_back({&b, v});
+    } else if (!perChannel && !perPixel) {
+      return false;  // [w] or [h, 1] broadcasts along the rows of the plane, not along h·w
     } else {
-      return false;
+      Shape lead(s.begin(), s.end() - std::min<size_t>(3, s.size()));
+      if (s.size() >= 3 && s.end()[-3] != 1 && s.end()[-3] != out[1]) return false;
+      if (s.size() >= 3) lead = cat(lead, s.end()[-3] == 1 ? Shape(channels(out[1]).size(), 1) : channels(out[1]));
+      views.push_back({&b, cat(lead, {perChannel ? 1 : plane})});
     }
   }
   for (auto& [b, view] : views)
@@ -315,18 +322,29 @@ bool lowerPointwiseConv(LowerCtx& ctx, const Node& anchor) {
   const Value* x = anchor.input(0);
   const Value* w = anchor.input(1);
   const Shape& out = anchor.output(0)->shape();
+  const int64_t groups = anchor.attrInt("group", 1), perGroup = out[1] / groups;
+  const bool grouped = groups > 1;
   DType at = accType(anchor.output(0)->dtype());
   auto body = BlockStmt::make();
   std::string acc = ctx.newAccumulator(*body, at, FloatImm::make(0, at), anchor.id());
-  Expr ew = Cast::make(at, loadInput(ctx, w, {var("i"), var("k")}));
-  Expr ex = Cast::make(at, loadInput(ctx, x, {var("b0"), var("k"), var("j")}));
+  std::vector<Expr> wi = {var("i"), var("k")}, xi = {var("b0"), var("k"), var("j")};
+  if (grouped) {
+    wi.insert(wi.begin(), var("b1"));
+    xi.insert(xi.begin() + 1, var("b1"));
+  }
+  Expr ew = Cast::make(at, loadInput(ctx, w, wi));
+  Expr ex = Cast::make(at, loadInput(ctx, x, xi));
   Stmt red = ReduceStmt::make(ReduceOp::Sum, acc, {intImm(0)}, Binary::make(BinaryOp::Mul, ew, ex));
   red->provenance = {anchor.id()};
-  body->stmts.push_back(loopNest({"k"}, {x->shape()[1]}, red, true));
+  body->stmts.push_back(loopNest({"k"}, {w->shape()[1]}, red, true));
   Expr result = Load::make(acc, at, {intImm(0)});
-  if (const Value* bias = anchor.input(2))
-    result = Binary::make(BinaryOp::Add, result, Cast::make(at, loadInput(ctx, bias, {var("i")})));
-  finish(ctx, anchor, {"b0", "i", "j"}, {out[0], out[1], out[2] * out[3]}, body, result);
+  if (const Value* bias = anchor.input(2)) {
+    Expr channel = grouped ? add(mul(var("b1"), intImm(perGroup)), var("i")) : var("i");
+    result = Binary::make(BinaryOp::Add, result, Cast::make(at, loadInput(ctx, bias, {channel})));
+  }
+  const int64_t plane = out[2] * out[3];
+  if (grouped) finish(ctx, anchor, {"b0", "b1", "i", "j"}, {out[0], groups, perGroup, plane}, body, result);
+  else finish(ctx, anchor, {"b0", "i", "j"}, {out[0], out[1], plane}, body, result);
   return true;
 }
 
