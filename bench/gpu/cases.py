@@ -84,6 +84,12 @@ def conv_bn_relu(ts):
     return torch.relu(F.batch_norm(c, mean, var, gamma, beta, False, 0.0, 1e-5))
 
 
+def conv1x1_bn_relu(ts):
+    x, w, gamma, beta, mean, var = ts
+    c = F.conv2d(x, w, None)
+    return torch.relu(F.batch_norm(c, mean, var, gamma, beta, False, 0.0, 1e-5))
+
+
 def conv_flops(ts):
     x, w = ts[0], ts[1]
     n, _, h, wd = x.shape
@@ -96,6 +102,7 @@ CASES = [
     Case("layernorm", ("layernorm.tsr",), "memory", layernorm),
     Case("gelu_chain", ("gelu_chain.tsr",), "memory", gelu_chain),
     Case("conv_bn_relu", ("conv_bn_relu.tsr",), "conv", conv_bn_relu, conv_flops, tol=1e-4),
+    Case("conv1x1_bn_relu", ("conv1x1_bn_relu.tsr",), "conv", conv1x1_bn_relu, conv_flops, tol=1e-4),
     Case("gemm_f32", ("gemm_f32.tsr", "gemm_f32_4096.tsr"), "gemm_f32", gemm_bias_relu, gemm_flops,
          tol=1e-4, library=gemm_only, library_name="cuBLAS mm"),
     Case("gemm_bf16", ("gemm_bf16.tsr", "gemm_bf16_4096.tsr"), "gemm_bf16", gemm_bias_relu, gemm_flops,
