@@ -14,6 +14,21 @@
 
 namespace tessera::kernel::fixtures {
 
+// The run's messages, one after another.
+inline std::string messagesOf(const execute::RunReport& run) {
+  std::string why;
+  for (const std::string& msg : run.messages) why += msg + "; ";
+  return why;
+}
+
+// One repetition of `m` and of its unfused baseline on `backend`, no warm-up.
+inline execute::RunReport runOnceWithBaseline(const execute::CompiledModel& m, execute::BackendKind backend) {
+  execute::RunOptions o;
+  o.reps = 1;
+  o.warmup = 0;
+  return execute::executeWithBaseline(m, backend, o);
+}
+
 // "" when the kernel ran and its outputs were verified, else the run's messages.
 inline std::string cpuRunFails(const Case& c, const execute::ScheduleSet* saved = nullptr) {
   auto graph = std::make_shared<const Graph>(c.graph.clone());
@@ -22,8 +37,7 @@ inline std::string cpuRunFails(const Case& c, const execute::ScheduleSet* saved 
   o.reps = 1;
   o.warmup = 0;
   execute::RunReport run = execute::executeModel(m, execute::BackendKind::Cpu, o);
-  std::string why;
-  for (const std::string& msg : run.messages) why += msg + "; ";
+  std::string why = messagesOf(run);
   bool ok = run.kernels.size() == 1 && run.kernels[0].status == execute::KernelStatus::Ok && run.outputsVerified;
   if (ok && !run.kernels[0].host.empty()) return "ran on the host, not as a kernel: " + run.kernels[0].host;
   return ok ? "" : why.empty() ? "not verified" : why;

@@ -101,4 +101,10 @@ inline Case maxpool() {
 
 inline Kernel lower(const Case& c) { return lowerToLoops(c.graph, c.spec); }
 
+// The case's group scheduled for the cpu backend.
+inline Case onCpu(Case c) {
+  c.spec.machine = Machine::Cpu;
+  return c;
+}
+
 }  // namespace tessera::kernel::fixtures

@@ -28,6 +28,13 @@ inline std::string roundTrip(const Case& c, const std::function<void(TracedSched
   return text;
 }
 
+// How many times `what` occurs in `text`.
+inline size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 inline bool has(const std::string& text, const std::string& fragment) {
   if (text.find(fragment) != std::string::npos) return true;
   qInfo().noquote() << "missing:" << QString::fromStdString(fragment) << "\nin:\n" << QString::fromStdString(text);

@@ -7,6 +7,7 @@
 
 #include "codegen/codegen.h"
 #include "kernel/templates/templates.h"
+#include "cpu_run.h"
 #include "reference_check.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/cuda/nvrtc_compiler.h"
@@ -50,12 +51,6 @@ Kernel scheduled(const Case& c, const TemplateParams& p) {
   TracedSchedule s(k);
   applyTemplate(s, p);
   return k;
-}
-
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
 }
 
 }  // namespace
@@ -168,13 +163,8 @@ class TestConvMma : public QObject {
     QVERIFY(m.kernels[0].kernel.allowTf32);
     cuda::Availability gpu = cuda::cudaAvailability();
     if (!gpu.available) QSKIP(("no GPU to run the tf32 conv on: " + gpu.reason).c_str());
-    execute::RunOptions o;
-    o.reps = 1;
-    o.warmup = 0;
-    execute::RunReport run = execute::executeWithBaseline(m, execute::BackendKind::Cuda, o);
-    std::string why;
-    for (const auto& msg : run.messages) why += msg + "; ";
-    QVERIFY2(run.outputsVerified, why.c_str());
+    execute::RunReport run = runOnceWithBaseline(m, execute::BackendKind::Cuda);
+    QVERIFY2(run.outputsVerified, messagesOf(run).c_str());
     QCOMPARE(run.kernels[0].precision, std::string("tf32"));
   }
 };

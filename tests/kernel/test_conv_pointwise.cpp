@@ -64,12 +64,6 @@ const Buffer* bufferOf(const Kernel& k, const std::string& value) {
   return nullptr;
 }
 
-size_t count(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
-
 }  // namespace
 
 class TestConvPointwise : public QObject {
@@ -201,13 +195,8 @@ class TestConvPointwise : public QObject {
     QVERIFY2(!m.kernels[0].onHost(), m.kernels[0].placement.reason.c_str());
     cuda::Availability gpu = cuda::cudaAvailability();
     if (!gpu.available) QSKIP(("no GPU to run the 1 x 1 conv on: " + gpu.reason).c_str());
-    execute::RunOptions o;
-    o.reps = 1;
-    o.warmup = 0;
-    execute::RunReport run = execute::executeWithBaseline(m, execute::BackendKind::Cuda, o);
-    std::string why;
-    for (const auto& msg : run.messages) why += msg + "; ";
-    QVERIFY2(run.outputsVerified, why.c_str());
+    execute::RunReport run = runOnceWithBaseline(m, execute::BackendKind::Cuda);
+    QVERIFY2(run.outputsVerified, messagesOf(run).c_str());
     QCOMPARE(run.kernels[0].precision, std::string("tf32"));
   }
 };

@@ -18,11 +18,6 @@ using namespace tessera::kernel::fixtures;
 
 namespace {
 
-Case onCpu(Case c) {
-  c.spec.machine = Machine::Cpu;
-  return c;
-}
-
 Case batchedGemm(int64_t B, int64_t M, int64_t N, int64_t K) {
   GraphBuilder b("bmm");
   Value* x = b.input("x", {DType::F32, {B, M, K}});

@@ -19,11 +19,6 @@ using namespace tessera::kernel::fixtures;
 
 namespace {
 
-Case onCpu(Case c) {
-  c.spec.machine = Machine::Cpu;
-  return c;
-}
-
 // Distance in units in the last place of f32 between a and the exact e.
 double ulps(float a, double e) {
   float ef = float(e);

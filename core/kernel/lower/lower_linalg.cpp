@@ -50,6 +50,15 @@ void finish(LowerCtx& ctx, const Node& anchor, const std::vector<std::string>& l
   ctx.k.body = BlockStmt::make({loopNest(loopVars, loopShape, body)});
 }
 
+// Makes each buffer a view of its value (Buffer::valueShape keeps the value's own shape).
+void applyViews(const std::vector<std::pair<Buffer*, Shape>>& views) {
+  for (const auto& [b, view] : views)
+    if (view != b->shape) {
+      b->valueShape = b->shape;
+      b->shape = view;
+    }
+}
+
 Expr allOf(const std::vector<Expr>& conds) {
   Expr r = conds.front();
   for (size_t i = 1; i < conds.size(); ++i) r = Binary::make(BinaryOp::And, r, conds[i]);
@@ -177,11 +186,7 @@ int64_t mergeBatchRows(LowerCtx& ctx, const Node& anchor) {
     else if (lastOnly(b.shape) && !b.shape.empty()) views.push_back({&b, {b.shape.back()}});
     else if (!b.shape.empty()) return 0;
   }
-  for (auto& [b, view] : views)
-    if (view != b->shape) {
-      b->valueShape = b->shape;
-      b->shape = view;
-    }
+  applyViews(views);
   return merged;
 }
 
@@ -307,11 +312,7 @@ bool pointwiseConvViews(LowerCtx& ctx, const Node& anchor) {
       views.push_back({&b, cat(lead, {perChannel ? 1 : plane})});
     }
   }
-  for (auto& [b, view] : views)
-    if (view != b->shape) {
-      b->valueShape = b->shape;
-      b->shape = view;
-    }
+  applyViews(views);
   return true;
 }
 
