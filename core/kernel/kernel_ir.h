@@ -154,6 +154,9 @@ Expr sub(Expr a, Expr b);
 Expr mul(Expr a, Expr b);
 Expr idiv(Expr a, Expr b);
 Expr imod(Expr a, Expr b);
+// The initial value of an accumulator of `op` (Sum, Max, Min) in type `t`: 0, or the lowest (Max) or highest
+// (Min) value; the lowering's accumulators and rfactor's lanes start from it.
+Expr reduceInit(ReduceOp op, DType t);
 Expr intImm(int64_t v);
 Expr var(const std::string& name);  // an i64 loop variable
 bool isConst(const Expr& e, int64_t v);

@@ -188,20 +188,6 @@ std::vector<std::string> names(const std::string& prefix, size_t n) {
   return out;
 }
 
-Expr reduceInit(ReduceOp op, DType t) {
-  if (op == ReduceOp::Sum) return Cast::make(t, intImm(0));
-  bool max = op == ReduceOp::Max;
-  if (isFloat(t)) return FloatImm::make(max ? -INFINITY : INFINITY, t);
-  if (t == DType::Bool) return Cast::make(t, intImm(max ? 0 : 1));
-  int64_t bits = int64_t(dtypeSize(t)) * 8;
-  if (!isSigned(t)) {
-    // The highest value of u64 is not an i64: -1 converted to the type (C's modular conversion).
-    return Cast::make(t, intImm(max ? 0 : bits == 64 ? -1 : (int64_t(1) << bits) - 1));
-  }
-  int64_t highest = bits == 64 ? INT64_MAX : (int64_t(1) << (bits - 1)) - 1;
-  return Cast::make(t, intImm(max ? -highest - 1 : highest));
-}
-
 DType accType(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
 
 void storeOutputs(Emitter& em, const std::set<const Value*>& skip) {

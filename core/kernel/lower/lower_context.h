@@ -76,8 +76,6 @@ bool isPointwiseOp(const std::string& op);
 std::optional<Expr> pointwiseOutputExpr(const Node& n, size_t output);
 // Reduce{Sum,Mean,Max,Min}, Softmax, LogSoftmax, LayerNormalization, training-mode BatchNormalization.
 bool isReductionNode(const Node& n);
-// The initial value of an accumulator of `op` in type `t`: 0, or the lowest (Max) or highest (Min) value.
-Expr reduceInit(ReduceOp op, DType t);
 // Nested loops (outermost first) around `body`; returns the outermost statement.
 Stmt loopNest(const std::vector<std::string>& vars, const Shape& extents, Stmt body, bool reduction = false);
 std::vector<Expr> vars(const std::vector<std::string>& names);

@@ -4,8 +4,6 @@
 // runs as that many independent ones, which the CPU's vector path computes a vector at a time (a softmax's max
 // and its sum of exp over the row). A float sum is added in another order, so it rounds differently (within the
 // type's tolerance); max and min are exact.
-#include <cmath>
-
 #include "kernel/schedule/schedule_util.h"
 #include "kernel/visit.h"
 
@@ -14,12 +12,6 @@ namespace tessera::kernel::sched {
 using namespace detail;
 
 namespace {
-
-Expr identityOf(ReduceOp op, DType t) {
-  if (op == ReduceOp::Max) return FloatImm::make(-INFINITY, t);
-  if (op == ReduceOp::Min) return FloatImm::make(INFINITY, t);
-  return FloatImm::make(0, t);
-}
 
 // One accumulator the loop reduces into, and the lane array that takes its place.
 struct Partial {
@@ -103,7 +95,7 @@ std::vector<std::string> rfactor(Kernel& k, const std::string& loop) {
   for (const Partial& p : partials) {
     if (!done.insert(p.lanes).second) continue;
     head.push_back(AllocateStmt::make(p.lanes));
-    sets.push_back(StoreStmt::make(p.lanes, {var(init.var)}, identityOf(p.op, p.dtype)));
+    sets.push_back(StoreStmt::make(p.lanes, {var(init.var)}, reduceInit(p.op, p.dtype)));
     folds.push_back(ReduceStmt::make(p.op, p.accumulator, p.indices, Load::make(p.lanes, p.dtype, {var(fold.var)})));
     sets.back()->provenance = folds.back()->provenance = p.provenance;
   }
