@@ -189,6 +189,23 @@ class TestLayers : public QObject {
   }
 
   // A run of 64 stays as it is; beyond 32 × 32 the groups hold groups.
+  // A node a pass made for another (its id extends that node's, as decompose's and canonicalize's do) stands in
+  // that node's layer, not its producer's: ResNet's strided convs gained a Slice reading the previous block.
+  void aPassMadeNodeStandsInItsNodesLayer() {
+    const Graph before = chainOfBlocks(2);
+    const LayerTree names = LayerTree::build(before);
+    GraphBuilder b("chain");
+    Value* x = b.input("x", {DType::F32, {4}});
+    x = b.op("Neg", {b.op("Relu", {x}, {}, "/b.0/Relu")}, {}, "/b.0/Neg");
+    x = b.op("Abs", {x}, {}, "/b.1/Relu.made");  // made for /b.1/Relu, reading /b.0's output
+    x = b.op("Neg", {b.op("Relu", {x}, {}, "/b.1/Relu")}, {}, "/b.1/Neg");
+    b.output(x);
+    const Graph after = b.finish();
+    const LayerTree t = LayerTree::build(after, &names);
+    const int made = t.layerOfNode(t.nodeIndex("/b.1/Relu.made"));
+    QCOMPARE(t.layer(made).path, t.layer(t.layerOfNode(t.nodeIndex("/b.1/Relu"))).path);
+    QCOMPARE(t.layer(made).path, std::string("b.1"));
+  }
   void runLengths() {
     const Graph g64 = chainOfBlocks(64);
     QCOMPARE(LayerTree::build(g64).root().children.size(), size_t(64));
