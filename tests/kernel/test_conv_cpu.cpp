@@ -170,6 +170,40 @@ class TestConvCpu : public QObject {
     QCOMPARE(cpuRun(cpuConv(d)), std::string());
   }
 
+  // A padded conv's patch is copied a vector at a time, the lanes the padding or the row's last piece drop
+  // masked (tsr_vloadm from the input, tsr_vstorem into the patch); run at widths where the padding cuts a
+  // vector on both sides (13, 28, 40) and at a stride.
+  void paddedFillCopiesMaskedVectors() {
+    for (int64_t w : {13, 28, 40}) {
+      Shape2d d;
+      d.C = 4, d.OC = 8, d.H = 5, d.W = w;
+      std::string cpp = generatedCpp(cpuConv(d));
+      QVERIFY2(has(cpp, "tsr_vloadm(&in0["), cpp.c_str());
+      QVERIFY2(has(cpp, "tsr_vstorem(&in0_shared["), cpp.c_str());
+      QCOMPARE(cpuRun(cpuConv(d)), std::string());
+      d.stride = 2;
+      QCOMPARE(cpuRun(cpuConv(d)), std::string());
+    }
+  }
+
+  // A depthwise conv's channels share no loads: one channel a register tile, 4 rows (their taps share input
+  // rows), the width in one tile of 8, 16 or 32 columns.
+  void depthwiseTakesOneChannelATile() {
+    Shape2d d;
+    d.C = d.OC = d.groups = 16, d.H = 9, d.W = 28;
+    TemplateParams p = defaultParams(lower(cpuConv(d)));
+    QCOMPARE(p.at("tile_m"), int64_t(1));
+    QCOMPARE(p.at("tile_h"), int64_t(4));
+    QCOMPARE(p.at("tile_w"), int64_t(32));
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
+    d.H = d.W = 7;
+    QCOMPARE(defaultParams(lower(cpuConv(d))).at("tile_w"), int64_t(8));
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
+    Shape2d one;  // one input channel, not grouped: its output channels share every load
+    one.C = 1, one.OC = 8, one.H = one.W = 16;
+    QVERIFY(defaultParams(lower(cpuConv(one))).at("tile_m") > 1);
+  }
+
   void everyCpuPointIsCorrectOrRefused() {
     Shape2d d;
     d.C = 5, d.OC = 6, d.H = 7, d.W = 9;  // no tile divides them all: edge tiles and guards
