@@ -109,6 +109,7 @@ class VectorForm {
   const std::set<std::string>& registerBuffers() const { return registers_; }
   // The lanes a guard or a select's condition keeps (those VectorForm accepted).
   const LaneRange& rangeOf(const void* node) const { return ranges_.at(node); }
+  bool even(const void* load) const { return even_.count(load) > 0; }
   // A select computed on every lane and blended: its condition's tests (nullptr for a masked load).
   const LaneTests* blendOf(const void* node) const {
     auto it = blends_.find(node);
@@ -139,6 +140,17 @@ class VectorForm {
     if (!form || form->coef != 1) return false;
     if (b->scope == MemScope::Register) registers_.insert(buffer);
     return !arrays_.count(buffer) || form->divisor == 0 || form->divisor % lanes_ == 0;
+  }
+  // A load of every other element (lane coefficient 2: a stride-2 window's taps) from a local array outside any
+  // guard: two vectors loaded and their even lanes kept (tsr_vload_even). The array spans the lanes' indices
+  // and the odd elements between them.
+  bool evenLanes(const Load& l) {
+    const Buffer* b = f32Buffer(l.buffer);
+    if (!b || b->scope != MemScope::Shared || arrays_.count(l.buffer) || guards_) return false;
+    auto form = laneOffset(*b, l.indices, lane_, width_);
+    if (!form || form->coef != 2) return false;
+    even_.insert(&l);
+    return true;
   }
   // Each buffer the body writes is written by one statement and read only at the element it writes, so the
   // lanes do not depend on each other.
@@ -236,7 +248,9 @@ class VectorForm {
     switch (e->kind) {
       case ExprKind::Load: {
         const auto& l = static_cast<const Load&>(*e);
-        return readsWhereWritten(l) && laneAccess(l.buffer, l.indices);
+        if (!readsWhereWritten(l)) return false;
+        if (evenLanes(l)) return true;
+        return laneAccess(l.buffer, l.indices);
       }
       case ExprKind::Select: {
         const auto& sel = static_cast<const Select&>(*e);
@@ -312,6 +326,7 @@ class VectorForm {
   std::map<std::string, std::vector<Expr>> written_;
   std::map<const void*, LaneRange> ranges_;
   std::map<const void*, LaneTests> blends_;
+  std::set<const void*> even_;
   int guards_ = 0;
 };
 
@@ -371,7 +386,8 @@ std::string vectorExpr(const ExprPrinter& ep, const VectorForm& form, const Expr
       std::string at = ep.linear(l.buffer, l.indices);
       if (ep.isVectorArray(l.buffer)) return identifier(l.buffer) + "[(" + at + ") / " + ep.vectorName("TSR_VF") + "]";
       if (guard) return maskedLoad(ep, l, *guard, "0.0f");
-      return ep.vectorName("tsr_vload") + "(&" + identifier(l.buffer) + "[" + at + "])";
+      const std::string load = form.even(&l) ? "tsr_vload_even" : "tsr_vload";
+      return ep.vectorName(load) + "(&" + identifier(l.buffer) + "[" + at + "])";
     }
     case ExprKind::Select: {  // VectorForm accepted it: blended, or a load on the lanes its condition keeps
       const auto& sel = static_cast<const Select&>(*e);

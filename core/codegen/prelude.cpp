@@ -225,6 +225,22 @@ static inline void tsr_vstorem8(float* p, tsr_vf8 v, int64_t lo, int64_t hi) { t
 static inline tsr_vf4 tsr_vloadm4(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf4>(p, lo, hi, fill); }
 static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) { tsr_vstorem_lanes(p, v, lo, hi); }
 #endif
+// Every other element from p (p[0], p[2], ..., p[2·(lanes-1)]): a stride-2 window's taps from a local patch.
+// Reads p[0 .. 2·lanes-2] only, as two vectors (the second masked) whose even lanes one shuffle keeps.
+template <class V, class VI> static inline V tsr_vload_even_of(V a, V b) {
+  VI even;
+  for (int i = 0; i < (int)(sizeof(V) / 4); ++i) even[i] = 2 * i;
+  return __builtin_shuffle(a, b, even);
+}
+static inline tsr_vf tsr_vload_even(const float* p) {
+  return tsr_vload_even_of<tsr_vf, tsr_vi>(tsr_vload(p), tsr_vloadm(p + TSR_VF, 0, TSR_VF - 1, 0.0f));
+}
+static inline tsr_vf8 tsr_vload_even8(const float* p) {
+  return tsr_vload_even_of<tsr_vf8, tsr_vi8>(tsr_vload8(p), tsr_vloadm8(p + TSR_VF8, 0, TSR_VF8 - 1, 0.0f));
+}
+static inline tsr_vf4 tsr_vload_even4(const float* p) {
+  return tsr_vload_even_of<tsr_vf4, tsr_vi4>(tsr_vload4(p), tsr_vloadm4(p + 4, 0, 3, 0.0f));
+}
 template <class T> static inline T tsr_max(T a, T b) { return a > b ? a : b; }
 template <class T> static inline T tsr_min(T a, T b) { return a < b ? a : b; }
 // Float max and min that keep a NaN from either side (the reference's and numpy's rule; fmax drops it).

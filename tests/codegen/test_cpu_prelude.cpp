@@ -1,4 +1,4 @@
-// The C++ prelude's masked lanes (tsr_vloadm, tsr_vstorem at 16, 8 and 4 lanes), compiled twice with the
+// The C++ prelude's masked lanes (tsr_vloadm, tsr_vstorem at 16, 8 and 4 lanes) and even loads, compiled twice with the
 // system compiler: for this host (AVX-512's masked moves where it has them) and without AVX-512 (lane by
 // lane). Both must load exactly the lanes lo..hi-1 (the others the fill value) and store exactly those, for
 // ranges that start before the vector, end past it, are empty or reversed.
@@ -27,7 +27,7 @@ extern "C" void probe(const int* ranges, int count, float* out) {
     tsr_vf a = tsr_vloadm(src, lo, hi, -1.0f);
     tsr_vf8 b = tsr_vloadm8(src, lo, hi, -1.0f);
     tsr_vf4 c = tsr_vloadm4(src, lo, hi, -1.0f);
-    float* o = out + r * 56;
+    float* o = out + r * 80;
     for (int i = 0; i < TSR_VF; ++i) o[i] = a[i];
     for (int i = 0; i < TSR_VF8; ++i) o[16 + i] = b[i];
     for (int i = 0; i < 4; ++i) o[24 + i] = c[i];
@@ -38,6 +38,14 @@ extern "C" void probe(const int* ranges, int count, float* out) {
     for (int i = 0; i < 16; ++i) o[28 + i] = dst[i];
     o[44] = TSR_VF;
     o[45] = TSR_VF8;
+    float wide[31];  // exactly the 2·16-1 elements the even load of 16 lanes may read
+    for (int i = 0; i < 31; ++i) wide[i] = 100.0f + i;
+    tsr_vf e = tsr_vload_even(wide);
+    tsr_vf8 e8 = tsr_vload_even8(wide);
+    tsr_vf4 e4 = tsr_vload_even4(wide);
+    for (int i = 0; i < TSR_VF; ++i) o[48 + i] = e[i];
+    for (int i = 0; i < TSR_VF8; ++i) o[64 + i] = e8[i];
+    for (int i = 0; i < 4; ++i) o[72 + i] = e4[i];
   }
 }
 )";
@@ -47,13 +55,16 @@ extern "C" void probe(const int* ranges, int count, float* out) {
 std::vector<float> expected(int r, int vf, int vf8) {
   const int lo = kRanges[r][0], hi = kRanges[r][1];
   auto kept = [&](int i, int n) { return i < n && i >= lo && i < hi; };
-  std::vector<float> o(56, 0.0f);
+  std::vector<float> o(80, 0.0f);
   for (int i = 0; i < vf; ++i) o[i] = kept(i, vf) ? 10.0f + i : -1.0f;
   for (int i = 0; i < vf8; ++i) o[16 + i] = kept(i, vf8) ? 10.0f + i : -1.0f;
   for (int i = 0; i < 4; ++i) o[24 + i] = kept(i, 4) ? 10.0f + i : -1.0f;
   for (int i = 0; i < 16; ++i) o[28 + i] = kept(i, 4) ? 9.0f : kept(i, vf8) ? 8.0f : kept(i, vf) ? 7.0f : 0.0f;
   o[44] = float(vf);
   o[45] = float(vf8);
+  for (int i = 0; i < vf; ++i) o[48 + i] = 100.0f + 2 * i;  // every other element
+  for (int i = 0; i < vf8; ++i) o[64 + i] = 100.0f + 2 * i;
+  for (int i = 0; i < 4; ++i) o[72 + i] = 100.0f + 2 * i;
   return o;
 }
 
@@ -67,12 +78,12 @@ int checkBuild(const std::vector<std::string>& extra) {
     qWarning("%s", b.error.c_str());
     return -1;
   }
-  std::vector<float> out(size_t(kCount) * 56, 0.0f);  // slots past a vector's lanes stay 0
+  std::vector<float> out(size_t(kCount) * 80, 0.0f);  // slots past a vector's lanes stay 0
   b.library->function<void(const int*, int, float*)>("probe")(&kRanges[0][0], kCount, out.data());
   const int vf = int(out[44]), vf8 = int(out[45]);
   for (int r = 0; r < kCount; ++r) {
-    std::vector<float> want = expected(r, vf, vf8), got(out.begin() + r * 56, out.begin() + r * 56 + 56);
-    for (int i = 0; i < 46; ++i)
+    std::vector<float> want = expected(r, vf, vf8), got(out.begin() + r * 80, out.begin() + r * 80 + 80);
+    for (int i = 0; i < 80; ++i)
       if (got[i] != want[i]) {
         qWarning("range [%d, %d), slot %d: %g, expected %g", kRanges[r][0], kRanges[r][1], i, got[i], want[i]);
         return -1;

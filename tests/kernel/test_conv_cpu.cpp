@@ -52,6 +52,14 @@ Case convOn(Machine machine, Shape2d d) {
 
 Case cpuConv(Shape2d d = {}) { return convOn(Machine::Cpu, d); }
 
+// A 3 x 3 stride-2 pool with a pixel of padding (max, or average without the padding in the count).
+Case cpuPool(const std::string& op, int64_t C, int64_t H, int64_t W) {
+  GraphBuilder b("pool");
+  Value* x = b.input("x", {DType::F32, {1, C, H, W}});
+  b.output(b.op(op, {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}, "pool"));
+  return {b.finish(), {"g0", "pool", {"pool"}, {}, Machine::Cpu}};
+}
+
 std::string cpuRun(const Case& c, const TemplateParams& params = {}) {
   execute::ScheduleSet saved;
   saved.traces[execute::ScheduleSet::keyOf(c.spec.nodeIds)] = traceWithParams(c.graph, c.spec, params);
@@ -202,6 +210,26 @@ class TestConvCpu : public QObject {
     Shape2d one;  // one input channel, not grouped: its output channels share every load
     one.C = 1, one.OC = 8, one.H = one.W = 16;
     QVERIFY(defaultParams(lower(cpuConv(one))).at("tile_m") > 1);
+  }
+
+  // A pool's or a depthwise conv's patch at stride 2 stays in the input's order (its fill whole vectors) and
+  // the taps load every other element; a pool's padding test is a lane mask blending the window's values.
+  void strideTwoWindowsLoadEveryOtherElement() {
+    for (const char* op : {"MaxPool", "AveragePool"})
+      for (int64_t w : {23, 40, 112}) {
+        Case c = cpuPool(op, 4, 9, w);
+        std::string cpp = generatedCpp(c);
+        QVERIFY2(has(cpp, "tsr_vload_even(&in0_shared[") || has(cpp, "tsr_vload_even8(&in0_shared["), cpp.c_str());
+        QVERIFY2(has(cpp, "tsr_viota"), cpp.c_str());
+        QCOMPARE(cpuRun(c), std::string());
+      }
+    Shape2d d;
+    d.C = d.OC = d.groups = 8, d.stride = 2, d.H = 11, d.W = 30;
+    Kernel k = lower(cpuConv(d));
+    QVERIFY(!defaultScheduleUses(k, "deinterleave"));
+    std::string cpp = generatedCpp(cpuConv(d));
+    QVERIFY2(has(cpp, "tsr_vload_even(&in0_shared[") || has(cpp, "tsr_vload_even8(&in0_shared["), cpp.c_str());
+    QCOMPARE(cpuRun(cpuConv(d)), std::string());
   }
 
   void everyCpuPointIsCorrectOrRefused() {

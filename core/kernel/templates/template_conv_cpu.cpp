@@ -96,7 +96,7 @@ std::string splitGroups(TracedSchedule& s, std::string& oc) {
 
 // Copies the work item's input patch (with the padding's zeros) into a local array at `item`, its columns' axis
 // last and by phase where the conv strides, so the register tile's lanes read consecutive elements.
-void packInput(TracedSchedule& s, const std::string& item, int64_t columnAxis, int64_t stride) {
+void packInput(TracedSchedule& s, const std::string& item, int64_t columnAxis, int64_t stride, bool oneChannelEach) {
   auto fill = s.cacheRead(item, s.kernel().buffers.front().name, MemScope::Shared);
   // An input read NHWC: the patch stored with the columns' axis last.
   const int64_t rank = int64_t(s.kernel().findBuffer(fill[0])->shape.size());
@@ -109,7 +109,9 @@ void packInput(TracedSchedule& s, const std::string& item, int64_t columnAxis, i
   }
   // A strided conv's lanes would read every stride-th column: stored by phase they read them consecutively
   // (`x[2*ow + kw]` at phase kw % 2, column ow + kw / 2).
-  if (stride > 1 && stride <= 16) s.deinterleave(fill[0], stride);
+  // A pool's or a depthwise conv's patch serves one channel's taps once: at stride 2 it stays in the input's
+  // order, copied a vector at a time, and the taps load every other element (tsr_vload_even).
+  if (stride > 1 && stride <= 16 && !(stride == 2 && oneChannelEach)) s.deinterleave(fill[0], stride);
   // Along the input's rows, the fill copies whole vectors, masked where its guards (the padding, a row's last
   // piece) drop lanes; other fills (an NHWC input's channels, rows under 16 columns) stay unrolled, as their
   // narrower lanes would narrow the kernel's vectors (cpuVectorLanes).
@@ -132,6 +134,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   // A grouped conv's channels split by group (g, oc_i): inside a group the input channels are g * (C/G) + ic,
   // an offset for the work item, and the rest of the form is the ungrouped one over the group's channels.
   const std::string groups = pool ? "" : splitGroups(s, loops[1]);
+  const bool oneChannelEach = pool || depthwise(k, loops[1]);  // each output channel reads its own input channel
   const int64_t OC = extentOf(k, loops[1]), OH = extentOf(k, loops[2]), OW = extentOf(k, loops[3]);
   if (OC == 0 || OH == 0 || OW == 0 || extentOf(k, reduction) == 0) return;  // nothing to compute
   const int64_t mr = std::min(p.at("tile_m"), OC), mc = std::min(p.at("block_m"), OC);
@@ -151,7 +154,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
     if (!l.empty()) order.push_back(l);
   s.reorder(order);
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
-  if (p.at("pack_input")) packInput(s, t[2], columnAxis, stride);  // before the work item's loops are fused
+  if (p.at("pack_input")) packInput(s, t[2], columnAxis, stride, oneChannelEach);  // before the work item's loops are fused
   // Tiles that do not divide their loops leave guards inside the register tile, which vectorize refuses. Rows
   // and columns overhanging the image read the packed patch (whose box spans the whole tile) and the weights
   // (the same for every pixel), so the tile computes them and only their stores stay guarded. Channels past
@@ -190,12 +193,15 @@ TemplateParams convCpuDefaults(Kernel& k) {
   const int64_t OC = groupChannels > 0 ? groupChannels : extentOf(k, outer[1]);
   const int64_t OH = extentOf(k, outer[2]), OW = extentOf(k, outer[3]);
   if (k.kind == "pool") {
-    // One vector of 16 columns a channel, 8 channels a work item: measured (max pool 3 x 3 stride 2 over 64
-    // channels of 111 x 111, 2 threads) 0.26 ms against 0.73 in the GPU form; tiles of 2-4 channels or 2 rows
-    // 0.22-0.24 (the window has no reuse across channels to gain), a work item of one channel 0.30.
+    // One channel a register tile (the window has no reuse across channels to gain). Over 16 output columns,
+    // 4 rows of 32 (their windows share input rows) and 2 channels a work item; otherwise one row of 8 or 16
+    // and 8 channels. Measured on one core with the fill and the padding vectorized, max pool 3 x 3 stride 2,
+    // 1 row of 16 -> 4 rows of 32: 64 channels 111 x 111 0.294 -> 0.218 ms, padded 112 x 112 0.505 -> 0.339,
+    // 24 channels 0.191 -> 0.131; over 14 columns (average, 136 channels) 4 rows were slower (0.038 -> 0.047).
     int64_t mc = 1;
-    while (mc * 2 <= 8 && OC % (mc * 2) == 0) mc *= 2;
-    return {{"tile_m", 1}, {"tile_h", 1}, {"tile_w", OW <= 8 ? 8 : 16}, {"block_m", mc}, {"pack_input", 1}};
+    const bool wide = OW > 16;
+    while (mc * 2 <= (wide ? 2 : 8) && OC % (mc * 2) == 0) mc *= 2;
+    return {{"tile_m", 1}, {"tile_h", wide ? std::min<int64_t>(OH, 4) : 1}, {"tile_w", OW <= 8 ? 8 : wide ? 32 : 16}, {"block_m", mc}, {"pack_input", 1}};
   }
   if (depthwise(k, outer[1])) {
     // One channel a register tile, 4 rows (their taps share input rows), the row's width in one tile of 8, 16
