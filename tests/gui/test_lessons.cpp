@@ -17,6 +17,7 @@
 #include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/lesson_export.h"
 #include "ui/lessons/lesson_player.h"
+#include "ui/schedule/schedule_panel.h"
 #include "ui/lessons/presentation.h"
 #include "ui/lessons/lessons_dock.h"
 #include "ui/session/session_controller.h"
@@ -149,6 +150,32 @@ class TestLessons : public QObject {
     QCOMPARE(w.controller()->currentBranch(), QString("main"));
     QVERIFY(w.controller()->overrides().empty());
     QCOMPARE(w.controller()->branches().back().overrides.size(), size_t(1));  // unfused keeps its override
+  }
+
+  // Lesson 5 steps through the schedule's trace: a step's trace_step shows the selected kernel's loop nest after
+  // that many primitives, and the row it names is the primitive the caption speaks of.
+  void traceStepShowsTheNestAfterThatPrimitive() {
+    MainWindow w;
+    LessonPlayer player(w);
+    const Lesson lesson = loadLesson(QStringLiteral(TESSERA_SOURCE_DIR "/lessons/05-schedule-primitives.json"));
+    player.setLesson(lesson);
+    auto* schedule = w.findChild<SchedulePanel*>();
+    QVERIFY(schedule);
+    int checked = 0;
+    for (int i = 0; i < int(lesson.steps.size()); ++i) {
+      const std::optional<int> at = lesson.steps[size_t(i)].traceStep;
+      if (!at) continue;
+      player.goTo(i);
+      QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+      QVERIFY2(player.error().isEmpty(), qPrintable(player.error()));
+      QCOMPARE(schedule->traceList()->currentRow(), *at);
+      QCOMPARE(schedule->traceStep(), *at == schedule->traceList()->count() - 1 ? -1 : *at);  // the last row: the whole schedule
+      // The title names the primitive of that row ("tile: block tiles" at the tile step).
+      const QString primitive = lesson.steps[size_t(i)].title.section(':', 0, 0).section(',', -1).trimmed();
+      if (*at > 0) QVERIFY2(schedule->traceList()->item(*at)->text().contains(primitive), qPrintable(schedule->traceList()->item(*at)->text() + " / " + primitive));
+      ++checked;
+    }
+    QVERIFY(checked >= 5);
   }
 
   void exportedPageIsSelfContained() {

@@ -3,6 +3,7 @@
 // the schedule's error and changes nothing.
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QListWidget>
 #include <QTreeView>
 #include <QUndoStack>
 #include <QtTest>
@@ -88,6 +89,37 @@ class TestSchedulePanel : public QObject {
     QCOMPARE(t.waveOf(t.gridX - 1, t.gridY - 1, t.gridZ - 1), t.waves - 1);
     QVERIFY(t.sharedLimit > 0 && t.registerLimit > 0);
     QVERIFY(!panel->picture()->grab().isNull());
+  }
+
+  // The trace stepper: row 0 is the nest as lowered (i, j, k, nothing bound), row n the nest after the n-th
+  // primitive (the tile's loops appear at the tile step, not before), the last row the kernel as compiled.
+  void traceStepperReplaysPrimitiveByPrimitive() {
+    MainWindow w;
+    auto* panel = w.findChild<SchedulePanel*>();
+    QVERIFY(openMlpShowing(w, panel, {Selection::Node, "fc2", {}, {}}, "k1"));
+    const execute::CompiledKernel& ck = kernelOf(w, "k1");
+    const auto& steps = ck.trace.instructions;
+    QCOMPARE(panel->traceList()->count(), int(steps.size()) + 1);
+    QCOMPARE(panel->traceStep(), -1);
+    QCOMPARE(panel->traceList()->currentRow(), int(steps.size()));
+    QCOMPARE(panel->loopModel()->rows().size(), loopRows(ck.kernel).size());
+    QVERIFY(panel->showTraceStep(0));
+    QVERIFY(panel->loopModel()->indexOfLoop("i").isValid());
+    QVERIFY(!panel->loopModel()->indexOfLoop("i_o").isValid());
+    for (const LoopRow& r : panel->loopModel()->rows()) QCOMPARE(r.header.loopKind, kernel::LoopKind::Serial);
+    const auto tile = std::find_if(steps.begin(), steps.end(), [](const kernel::Instruction& i) { return i.kind == "tile"; });
+    QVERIFY(tile != steps.end());
+    const int at = int(tile - steps.begin()) + 1;  // rows count the primitives applied
+    QVERIFY(panel->traceList()->item(at)->text().contains("tile i, j"));
+    QVERIFY(panel->showTraceStep(at - 1));
+    QVERIFY(!panel->loopModel()->indexOfLoop("i_o").isValid());
+    panel->traceList()->setCurrentRow(at);  // picking a row steps there
+    QCOMPARE(panel->traceStep(), at);
+    QVERIFY(panel->loopModel()->indexOfLoop("i_o").isValid());
+    QVERIFY(!panel->loopModel()->indexOfLoop("i").isValid());
+    QVERIFY(panel->showTraceStep(-1));
+    QCOMPARE(panel->loopModel()->rows().size(), loopRows(ck.kernel).size());
+    QCOMPARE(panel->traceList()->currentRow(), int(steps.size()));
   }
 
   void editsATileSizeAndUndoes() {

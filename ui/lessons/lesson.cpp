@@ -116,7 +116,7 @@ QString modelPath(const QString& written, const QString& lessonFile, const Where
 LessonStep readStep(const json& j, const QString& fileName, const Where& at) {
   if (!j.is_object()) tessera::fail(at.prefix.substr(0, at.prefix.size() - 1) + ": expected an object");
   refuseUnknownKeys(j, {"title", "caption", "model", "branch", "step", "select", "expand", "panel", "level", "backend",
-                        "overrides", "params", "run", "wait"}, at);
+                        "overrides", "params", "run", "trace_step", "wait"}, at);
   LessonStep s;
   s.title = requiredString(j, "title", at);
   s.caption = requiredString(j, "caption", at);
@@ -143,6 +143,11 @@ LessonStep readStep(const json& j, const QString& fileName, const Where& at) {
   if (j.contains("run")) {
     if (!j["run"].is_boolean()) at.fail("run", "expected true or false");
     s.run = j["run"].get<bool>();
+  }
+  if (j.contains("trace_step")) {
+    if (!j["trace_step"].is_number_integer() || j["trace_step"].get<int64_t>() < 0 || j["trace_step"].get<int64_t>() > 10000)
+      at.fail("trace_step", "expected a number of primitives, 0 or more");
+    s.traceStep = int(j["trace_step"].get<int64_t>());
   }
   if (j.contains("wait")) s.wait = readWait(j["wait"], at);
   return s;
@@ -207,6 +212,7 @@ LessonState lessonStateAt(const Lesson& lesson, int index) {
     for (const auto& [node, params] : s.params)
       for (const auto& [name, value] : params) st.params[node][name] = value;
     st.run = s.run;
+    st.traceStep = s.traceStep.value_or(-1);
     if (i == index) break;
     // What the learner did at an earlier step holds for the steps after it.
     const LessonWait& w = s.wait;

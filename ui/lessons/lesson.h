@@ -43,6 +43,9 @@ struct LessonStep {
   std::optional<std::vector<Override>> overrides;  // the whole list (replaces what was there)
   LessonParams params;  // merged into what the steps before it set
   bool run = false;     // run the kernels before the step is shown (its figures need a run)
+  // The Schedule panel's trace stepper: the selected kernel's loop nest after this many primitives (this step
+  // only; unset shows the whole schedule).
+  std::optional<int> traceStep;
   LessonWait wait;
 };
 
@@ -58,6 +61,7 @@ struct LessonState {
   std::vector<Override> overrides;
   LessonParams params;
   bool run = false;
+  int traceStep = -1;  // -1: the whole schedule
 };
 LessonState lessonStateAt(const Lesson& lesson, int index);
 

@@ -127,6 +127,14 @@ void LessonPlayer::queueState(const LessonState& st) {
     queue([this, st] { return applyParams(st.params); });
   }
   if (st.run) queue([c] { return c->runs()->run(), QString(); });
+  if (st.traceStep >= 0) {
+    queue([c] { return c->code()->requestKernels(), QString(); });
+    queue([this, st] {
+      auto* schedule = window_.findChild<SchedulePanel*>();
+      if (schedule && schedule->showTraceStep(st.traceStep)) return QString();
+      return where("trace_step") + QString(": the selected kernel's trace could not be shown at step %1").arg(st.traceStep);
+    });
+  }
 }
 
 QString LessonPlayer::openModel(const QString& path) {

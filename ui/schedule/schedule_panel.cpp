@@ -5,12 +5,15 @@
 #include <QGroupBox>
 #include <QHeaderView>
 #include <QLabel>
+#include <QListWidget>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
 
+#include "kernel/lower/lower.h"
 #include "kernel/schedule/schedule.h"
+#include "kernel/schedule/trace.h"
 #include "tune/target.h"
 #include "ui/code/code_controller.h"
 #include "ui/code/code_levels.h"
@@ -24,7 +27,7 @@ namespace tessera::ui {
 
 SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), title_(new QLabel(this)), tree_(new QTreeView(this)),
-      loops_(new ScheduleLoopModel(this)), picture_(new SchedulePicture(this)), editor_(new QGroupBox(this)),
+      loops_(new ScheduleLoopModel(this)), trace_(new QListWidget(this)), picture_(new SchedulePicture(this)), editor_(new QGroupBox(this)),
       form_(new QFormLayout()), error_(new QLabel(this)), reset_(new QPushButton(tr("Reset to template defaults"), this)) {
   setObjectName("schedulePanel");
   title_->setObjectName("scheduleTitle");
@@ -33,6 +36,8 @@ SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
   tree_->setModel(loops_);
   tree_->setUniformRowHeights(true);
   tree_->header()->setStretchLastSection(true);
+  trace_->setObjectName("scheduleTrace");
+  trace_->setToolTip(tr("The schedule as a trace of primitives: pick one to see the loop nest after it"));
   error_->setObjectName("scheduleError");
   error_->setWordWrap(true);
   error_->setStyleSheet("QLabel { color: #c01c1c; }");
@@ -45,6 +50,7 @@ SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
   editorLayout->addStretch();
   auto* left = new QSplitter(Qt::Vertical, this);
   left->addWidget(tree_);
+  left->addWidget(trace_);
   left->addWidget(editor_);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
@@ -56,6 +62,9 @@ SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
   layout->addWidget(title_);
   layout->addWidget(split, 1);
   connect(reset_, &QPushButton::clicked, this, &SchedulePanel::resetSchedule);
+  connect(trace_, &QListWidget::currentRowChanged, this, [this](int row) {
+    if (row >= 0 && row != (traceStep_ < 0 ? trace_->count() - 1 : traceStep_)) showTraceStep(row);
+  });
   connect(controller_, &SessionController::selectionChanged, this, &SchedulePanel::refresh);
   connect(controller_, &SessionController::compiled, this, &SchedulePanel::refresh);
   connect(controller_, &SessionController::schedulesChanged, this, [this] {
@@ -132,6 +141,45 @@ void SchedulePanel::showKernel(const KernelCode& k) {
   for (int c = 0; c < 3; ++c) tree_->resizeColumnToContents(c);
   picture_->setTiling(describeTiling(ck.kernel, k.cuda.launch, device()));
   buildEditor(k);
+  listTrace(k);
+}
+
+// Row 0 is the loop nest as lowered, row n the nest after the trace's n-th primitive; the last row is current.
+void SchedulePanel::listTrace(const KernelCode& k) {
+  const QSignalBlocker quiet(trace_);
+  trace_->clear();
+  trace_->addItem(tr("0  as lowered: one loop per axis, nothing scheduled"));
+  const auto& steps = k.compiled.trace.instructions;
+  for (size_t n = 0; n < steps.size(); ++n)
+    trace_->addItem(QString("%1  %2").arg(n + 1).arg(QString::fromStdString(kernel::describeInstruction(steps[n]))));
+  traceStep_ = -1;
+  trace_->setCurrentRow(trace_->count() - 1);
+}
+
+bool SchedulePanel::showTraceStep(int steps) {
+  const KernelCode* k = currentKernel();
+  auto compile = controller_->compile();
+  if (!k || !k->hasSource() || !compile || !compile->graph) return false;
+  const int total = int(k->compiled.trace.instructions.size());
+  if (steps < 0 || steps >= total) {  // the whole schedule: the compiled kernel itself
+    traceStep_ = -1;
+    loops_->setKernel(&k->compiled.kernel);
+  } else {
+    try {
+      kernel::Kernel stepped = kernel::lowerToLoops(*compile->graph, k->compiled.spec);
+      kernel::replayPrefix(stepped, k->compiled.trace, size_t(steps));
+      loops_->setKernel(&stepped);  // the model copies its rows
+    } catch (const std::exception& e) {
+      error_->setText(tr("The trace's first %1 step(s) do not replay: %2").arg(steps).arg(QString::fromStdString(e.what())));
+      error_->show();
+      return false;
+    }
+    traceStep_ = steps;
+  }
+  tree_->expandAll();
+  const QSignalBlocker quiet(trace_);
+  trace_->setCurrentRow(traceStep_ < 0 ? trace_->count() - 1 : traceStep_);
+  return true;
 }
 
 void SchedulePanel::buildEditor(const KernelCode& k) {

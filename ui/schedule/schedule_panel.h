@@ -12,6 +12,7 @@
 class QComboBox;
 class QFormLayout;
 class QLabel;
+class QListWidget;
 class QPushButton;
 class QTreeView;
 
@@ -37,11 +38,18 @@ class SchedulePanel : public QWidget {
   bool editParam(const QString& name, int64_t value);
   // Drops this kernel's schedule override (undoable): back to the template's defaults.
   void resetSchedule();
+  // The trace stepper: the loop nest after the first `steps` primitives of the kernel's trace (0: as lowered;
+  // -1 or the trace's length: the whole schedule), replayed on a fresh lowering. Returns false (the error
+  // shown) when there is no kernel or the prefix does not replay.
+  bool showTraceStep(int steps);
+  int traceStep() const { return traceStep_; }  // -1: the whole schedule
+  QListWidget* traceList() const { return trace_; }
 
  private:
   void refresh();
   void showKernel(const KernelCode& k);
   void buildEditor(const KernelCode& k);
+  void listTrace(const KernelCode& k);
   QString groupOfSelection() const;
   const KernelCode* currentKernel() const;
   const cost::Device& device();
@@ -50,6 +58,8 @@ class SchedulePanel : public QWidget {
   QLabel* title_;
   QTreeView* tree_;
   ScheduleLoopModel* loops_;
+  QListWidget* trace_;
+  int traceStep_ = -1;
   SchedulePicture* picture_;
   QWidget* editor_;
   QFormLayout* form_;

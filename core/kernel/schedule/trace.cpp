@@ -1,5 +1,6 @@
 #include "kernel/schedule/trace.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 
@@ -109,14 +110,30 @@ std::vector<std::string> applyInstruction(Kernel& k, const Instruction& ins) {
   return it->second(k, ins);
 }
 
-void replay(Kernel& k, const Trace& trace) {
-  for (size_t n = 0; n < trace.instructions.size(); ++n) {
+void replay(Kernel& k, const Trace& trace) { replayPrefix(k, trace, trace.instructions.size()); }
+
+void replayPrefix(Kernel& k, const Trace& trace, size_t steps) {
+  for (size_t n = 0; n < std::min(steps, trace.instructions.size()); ++n) {
     const Instruction& ins = trace.instructions[n];
     std::vector<std::string> out = applyInstruction(k, ins);
     if (out != ins.outputs)
       fail("trace: step " + std::to_string(n) + " (" + ins.kind + ") of kernel '" + k.id +
            "' created other names than recorded: the kernel differs from the one the trace was made on");
   }
+}
+
+std::string describeInstruction(const Instruction& ins) {
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
+  if (ins.kind == "set_param" && !ins.inputs.empty()) return "set_param " + ins.inputs[0] + " = " + ins.decision.dump();
+  std::string line = ins.kind;
+  if (!ins.inputs.empty()) line += " " + joined(ins.inputs);
+  for (const auto& [name, value] : ins.attrs.items()) line += " " + name + " " + (value.is_string() ? value.get<std::string>() : value.dump());
+  if (!ins.outputs.empty()) line += " -> " + joined(ins.outputs);
+  return line;
 }
 
 json Trace::toJson() const {

@@ -37,6 +37,11 @@ struct Trace {
 std::vector<std::string> applyInstruction(Kernel& k, const Instruction& ins);
 // Re-applies a whole trace; throws Error when a step creates other names than recorded.
 void replay(Kernel& k, const Trace& trace);
+// Re-applies the first `steps` instructions (all when there are fewer): the kernel as the schedule had made it
+// after that many primitives, to show them one at a time. Throws as replay does.
+void replayPrefix(Kernel& k, const Trace& trace, size_t steps);
+// One line for an instruction: "split i by 64 -> i_o, i_i", "set_param block_m = 64".
+std::string describeInstruction(const Instruction& ins);
 
 // The traced wrapper: each call applies the primitive and appends it to the trace.
 class TracedSchedule {
