@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QListWidget>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QSplitter>
 #include <QTreeView>
 #include <QVBoxLayout>
@@ -49,9 +50,15 @@ SchedulePanel::SchedulePanel(SessionController* controller, QWidget* parent)
   editorLayout->addWidget(reset_);
   editorLayout->addStretch();
   auto* left = new QSplitter(Qt::Vertical, this);
+  // The parameters scroll, so the loop tree and the trace keep their room beside a template with many.
+  auto* editorScroll = new QScrollArea(this);
+  editorScroll->setWidgetResizable(true);
+  editorScroll->setFrameShape(QFrame::NoFrame);
+  editorScroll->setWidget(editor_);
   left->addWidget(tree_);
   left->addWidget(trace_);
-  left->addWidget(editor_);
+  left->addWidget(editorScroll);
+  left->setSizes({320, 170, 260});
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
   split->addWidget(picture_);
@@ -177,6 +184,7 @@ bool SchedulePanel::showTraceStep(int steps) {
     traceStep_ = steps;
   }
   tree_->expandAll();
+  for (int c = 0; c < 3; ++c) tree_->resizeColumnToContents(c);
   const QSignalBlocker quiet(trace_);
   trace_->setCurrentRow(traceStep_ < 0 ? trace_->count() - 1 : traceStep_);
   return true;
