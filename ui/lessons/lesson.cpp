@@ -72,6 +72,7 @@ LessonWait readWait(const json& j, const Where& at) {
   static const std::map<std::string, LessonWait::Kind> kinds{{"override", LessonWait::ForceOverride},
                                                              {"param", LessonWait::SetParam},
                                                              {"run", LessonWait::PressRun},
+                                                             {"tune", LessonWait::PressTune},
                                                              {"step", LessonWait::GoToStep},
                                                              {"select", LessonWait::SelectNode}};
   if (!j.is_object()) at.fail("wait", "expected an object with a kind");

@@ -17,7 +17,7 @@ namespace tessera::ui {
 
 // What a step waits for the learner to do before Next goes on (and what a headless player does in their place).
 struct LessonWait {
-  enum Kind { None, ForceOverride, SetParam, PressRun, GoToStep, SelectNode };
+  enum Kind { None, ForceOverride, SetParam, PressRun, GoToStep, SelectNode, PressTune };
   Kind kind = None;
   Override override;                  // ForceOverride: the entry that must be in the session
   std::optional<OverrideState> state; // ForceOverride: and what the compile must make of it (applied, refused)

@@ -64,6 +64,24 @@ QString measuredFigure(const SessionController& c, const QString& node) {
   return {};
 }
 
+// The last tune's line for the kernel of `node`: candidates, measured, best against the default and the cost
+// model's pick (tune::TuneReport::toJson's fields).
+QString tunedFigure(const SessionController& c, const QString& node) {
+  const KernelCode* k = kernelOf(c, node);
+  const nlohmann::json& report = c.runs()->lastTune();
+  if (!k || !report.contains("kernels") || !report["kernels"].is_array()) return {};
+  for (const nlohmann::json& e : report["kernels"]) {
+    if (e.value("group", "") != k->compiled.spec.id || e.value("best_ms", -1.0) < 0) continue;
+    auto ms = [&](const char* field) {
+      const double v = e.value(field, -1.0);
+      return v < 0 ? QString("—") : QString::number(v, 'g', 3) + " ms";
+    };
+    return QString("%1 candidates, %2 measured: best %3 (the template's default %4, the cost model's pick %5)")
+        .arg(e.value("candidates", 0)).arg(e.value("candidates_measured", 0)).arg(ms("best_ms"), ms("default_ms"), ms("model_pick_ms"));
+  }
+  return {};
+}
+
 QString overridesFigure(const SessionController& c) {
   if (!c.compile() || c.compile()->overrides.empty()) return "no overrides";
   QStringList lines;
@@ -86,6 +104,7 @@ QString figure(const SessionController& c, const QString& name, const QString& a
   if (name == "params") return paramsFigure(c, arg);
   if (name == "predicted") return kernelOf(c, arg) ? kernelOf(c, arg)->predicted : QString();
   if (name == "measured") return measuredFigure(c, arg);
+  if (name == "tuned") return tunedFigure(c, arg);
   if (name == "overrides") return overridesFigure(c);
   if (name == "run") return c.runs()->lastRun() ? runSummary(*c.runs()->lastRun()) : QString();
   if (name == "device") return c.code()->kernels() ? q(c.code()->kernels()->device.name) : QString();

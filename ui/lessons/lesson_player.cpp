@@ -60,6 +60,7 @@ void LessonPlayer::goTo(int index) {
   queueState(lessonStateAt(lesson_, index_));
   queue([this] {
     runAtStart_ = window_.controller()->runs()->lastRun();
+    tunesAtStart_ = window_.controller()->runs()->tunesFinished();
     lastMet_ = !waitMet();  // so that checkWait announces the state
     checkWait();
     emit stepShown(index_);

@@ -76,6 +76,7 @@ class LessonPlayer : public QObject {
   QTimer* timer_;
   bool lastMet_ = false;
   std::shared_ptr<const RunResult> runAtStart_;  // PressRun: a run newer than this one
+  int tunesAtStart_ = 0;                         // PressTune: a tune ended after this many
 };
 
 }  // namespace tessera::ui

@@ -70,6 +70,9 @@ QString LessonPlayer::waitStatus() const {
       if (last && last != runAtStart_ && !c.runs()->running()) return last->error.isEmpty() ? QString() : tr("the run failed: %1").arg(last->error);
       return tr("waiting for a run (Run ▸ Run, F5)");
     }
+    case LessonWait::PressTune:
+      if (c.runs()->tunesFinished() > tunesAtStart_ && !c.runs()->tuning()) return {};
+      return tr("waiting for a tune (Run ▸ Tune, Ctrl+T) to finish");
     case LessonWait::GoToStep:
       return c.currentStep() == resolveStep(w.step) ? QString() : tr("waiting for the pipeline step %1").arg(w.step);
     case LessonWait::SelectNode:
@@ -103,6 +106,7 @@ void LessonPlayer::performWait() {
       queue([this, w] { return editParamAsLearner(w); });
       break;
     case LessonWait::PressRun: queue([c] { return c->runs()->run(), QString(); }); break;
+    case LessonWait::PressTune: queue([c] { return c->runs()->tune(), QString(); }); break;
     case LessonWait::GoToStep: queue([this, c, w] { return c->setCurrentStep(resolveStep(w.step)), QString(); }); break;
     case LessonWait::SelectNode: queue([this, w] { return selectNode(w.node); }); break;
   }

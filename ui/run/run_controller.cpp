@@ -359,6 +359,7 @@ void RunController::startTune(std::shared_ptr<const CodeResult>) {
 
 void RunController::acceptTune(const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary) {
   if (!report.is_null()) lastTune_ = report;
+  ++tunesFinished_;
   setBusy(running_, false, summary.section('\n', 0, 0));
   emit message(summary);
   if (tuned.traces.empty()) return;

@@ -92,6 +92,7 @@ class RunController : public QObject {
   // The last tune's report (tune::TuneReport::toJson: per kernel candidates, measured, cache, best and predicted
   // ms); saved in a session as `tuning` and handed back as saved. Empty before any tune.
   const nlohmann::json& lastTune() const { return lastTune_; }
+  int tunesFinished() const { return tunesFinished_; }  // tunes ended (kept, failed or cancelled) since the start
   // The overlay of the last run while it belongs to the compile shown (empty after the groups changed).
   std::map<QString, GroupTiming> currentOverlay() const;
 
@@ -128,6 +129,7 @@ class RunController : public QObject {
   std::shared_ptr<const CompileResult> lastCompile_;  // the compile the last run was made from
   std::shared_ptr<const Graph> model_;  // to tell a newly opened model from a recompile
   bool running_ = false, tuning_ = false;
+  int tunesFinished_ = 0;
   bool runWanted_ = false, tuneWanted_ = false;  // waiting for the kernels
   bool autoRun_ = false;  // a run was asked for: new kernels run again by themselves
   bool keepValues_ = false;
