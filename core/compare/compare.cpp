@@ -202,6 +202,10 @@ Comparison compareSides(const Side& a, const Side& b, const CompareOptions& o) {
   c.compileA = ra;
   c.compileB = rb;
   c.nodes = matchNodes(*ra, *rb, o.mapping);
+  for (const auto& [na, nb] : o.mapping)  // matchNodes skips an id the compiled graph lacks: say which
+    if (!ra->graph->findNode(na) || !rb->graph->findNode(nb))
+      c.notes.push_back("node mapping " + na + "=" + nb + ": '" + (ra->graph->findNode(na) ? nb : na) +
+                        "' is not in the compiled graph (absent, or a pass rewrote it), so it was not applied");
   c.groups = matchGroups(*ra->fusion, *rb->fusion, c.nodes);
   c.kernelsA = ra->fusion->groups.size();
   c.kernelsB = rb->fusion->groups.size();

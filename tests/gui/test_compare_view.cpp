@@ -4,6 +4,8 @@
 // and `tessera-cli compare --json` on the saved file giving the window's deltas.
 #include <QAction>
 #include <QComboBox>
+#include <QFile>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QScrollBar>
@@ -200,6 +202,69 @@ class TestCompareView : public QObject {
   }
 
   // render --view compare draws the two branches of a saved session.
+  // B from a file: another model (mlp with a ReLU for its GELU, fc2 under another id and output name) against
+  // the main branch. Unmapped, fc2 is matched by id, name or provenance if at all; mapped by the user, fc2 is proj. A mapping naming an absent node, a malformed one and an unreadable file are refused
+  // naming what is wrong, and the view stays usable.
+  void comparesWithAFileAndAMapping() {
+    QFile in(sample("mlp.tsr"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QString text = QString::fromUtf8(in.readAll());
+    QVERIFY(text.contains("node act = Gelu(%h1b) -> %a\n"));
+    text.replace("node act = Gelu(%h1b) -> %a\n", "node act = Relu(%h1b) -> %a\n");
+    QVERIFY(text.contains("node fc2 = MatMul(%a, %w2) -> %h2\n"));
+    text.replace("node fc2 = MatMul(%a, %w2) -> %h2\n", "node proj = MatMul(%a, %w2) -> %p\n").replace("Add(%h2, %b2)", "Add(%p, %b2)");
+    const QString other = path("mlp_relu.tsr");
+    QFile out(other);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    out.write(text.toUtf8());
+    out.close();
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    auto* view = w.findChild<CompareView*>();
+    view->compareWithFile("main", other);
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->comparison() && view->error().isEmpty(), qPrintable(view->error()));
+    auto matchOf = [&](const std::string& a) -> const compare::NodeMatch* {
+      for (const compare::NodeMatch& m : view->comparison()->nodes.matched)
+        if (m.a == a) return &m;
+      return nullptr;
+    };
+    const compare::NodeMatch* unmapped = matchOf("fc2");
+    QVERIFY(!unmapped || unmapped->by != compare::MatchBy::Mapping);
+    QVERIFY(QString::fromStdString(view->comparison()->labelB).contains("mlp_relu"));
+    view->mappingEdit()->setText("fc2=proj");
+    view->compareWithFile("main", other);
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->comparison() && view->error().isEmpty(), qPrintable(view->error()));
+    const compare::NodeMatch* mapped = matchOf("fc2");
+    QVERIFY(mapped);
+    QCOMPARE(mapped->b, std::string("proj"));
+    QVERIFY(mapped->by == compare::MatchBy::Mapping);
+    QVERIFY(std::find(view->comparison()->nodes.added.begin(), view->comparison()->nodes.added.end(), "proj") ==
+            view->comparison()->nodes.added.end());
+    // A mapped node that a pass rewrote (decompose turns the GELU into erf arithmetic) is named in a note.
+    view->mappingEdit()->setText("fc2=proj, act=act");
+    view->compareWithFile("main", other);
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->comparison(), qPrintable(view->error()));
+    const auto& notes = view->comparison()->notes;
+    QVERIFY(std::any_of(notes.begin(), notes.end(), [](const std::string& n) { return n.find("'act'") != std::string::npos; }));
+    view->mappingEdit()->setText("fc2=nope");
+    view->compareWithFile("main", other);
+    QVERIFY2(view->error().contains("no node 'nope' in B"), qPrintable(view->error()));
+    view->mappingEdit()->setText("fc2");
+    view->compareWithFile("main", other);
+    QVERIFY2(view->error().contains("'fc2' is not A_NODE=B_NODE"), qPrintable(view->error()));
+    view->mappingEdit()->clear();
+    view->compareWithFile("main", path("missing.tsr"));
+    QVERIFY2(view->error().contains("missing.tsr"), qPrintable(view->error()));
+    view->compareBranches("main", "main");  // still usable
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->comparison() && view->error().isEmpty(), qPrintable(view->error()));
+  }
+
   void renderCompareView() {
     QVERIFY(QFile::exists(path("two.tessera")));
     QProcess cli;

@@ -4,7 +4,9 @@
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QFileDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QTabWidget>
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "ir/error.h"
 #include "ui/compare/delta_chart.h"
 #include "ui/graph/graph_view.h"
 #include "ui/session/session_controller.h"
@@ -23,6 +26,26 @@ namespace tessera::ui {
 namespace {
 
 QString qs(const std::string& s) { return QString::fromStdString(s); }
+
+// "a1=b1, a2=b2" as a mapping; a malformed entry throws naming it.
+std::map<std::string, std::string> parseMapping(const QString& text) {
+  std::map<std::string, std::string> out;
+  for (const QString& entry : text.split(',', Qt::SkipEmptyParts)) {
+    const QStringList sides = entry.trimmed().split('=');
+    if (sides.size() != 2 || sides[0].trimmed().isEmpty() || sides[1].trimmed().isEmpty())
+      throw Error("node mapping: '" + entry.trimmed().toStdString() + "' is not A_NODE=B_NODE");
+    out[sides[0].trimmed().toStdString()] = sides[1].trimmed().toStdString();
+  }
+  return out;
+}
+
+// A mapping's nodes must be in their side's model (matchNodes ignores an absent id: a typo would go unnoticed).
+void checkMapping(const std::map<std::string, std::string>& mapping, const compare::Side& a, const compare::Side& b) {
+  for (const auto& [na, nb] : mapping) {
+    if (!a.model->findNode(na)) throw Error("node mapping: no node '" + na + "' in A (" + a.label + ")");
+    if (!b.model->findNode(nb)) throw Error("node mapping: no node '" + nb + "' in B (" + b.label + ")");
+  }
+}
 
 // The levels the view diffs; PTX only once it is picked.
 constexpr driver::Stage kDiffLevels[] = {driver::Stage::Graph, driver::Stage::Fused, driver::Stage::Kernel,
@@ -41,7 +64,7 @@ std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) 
 
 CompareView::CompareView(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), pickA_(new QComboBox(this)), pickB_(new QComboBox(this)),
-      levelPick_(new QComboBox(this)), summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
+      levelPick_(new QComboBox(this)), mapping_(new QLineEdit(this)), summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
       table_(new QTableWidget(this)), chart_(new DeltaChart(this)), diff_(new QPlainTextEdit(this)), job_(this) {
   setObjectName("compareView");
   pickA_->setObjectName("compareA");
@@ -51,13 +74,21 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   table_->setObjectName("compareTable");
   summary_->setObjectName("compareSummary");
   summary_->setWordWrap(true);
+  mapping_->setObjectName("compareMapping");
+  mapping_->setPlaceholderText(tr("map nodes: A_NODE=B_NODE, …"));
+  mapping_->setToolTip(tr("Nodes of A matched with nodes of B before ids, names and provenance are tried"));
   auto* go = new QPushButton(tr("Compare"), this);
+  auto* file = new QPushButton(tr("B from a file…"), this);
+  file->setObjectName("compareFile");
+  file->setToolTip(tr("Compare branch A with another model or session (.onnx, .tsr, .tessera)"));
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("A"), this));
   bar->addWidget(pickA_);
   bar->addWidget(new QLabel(tr("B"), this));
   bar->addWidget(pickB_);
   bar->addWidget(go);
+  bar->addWidget(file);
+  bar->addWidget(mapping_);
   bar->addWidget(summary_, 1);
   auto* graphs = new QSplitter(Qt::Horizontal, this);
   graphs->addWidget(left_);
@@ -70,6 +101,7 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   layout->addLayout(bar);
   layout->addWidget(vertical, 1);
   connect(go, &QPushButton::clicked, this, [this] { compareBranches(pickA_->currentText(), pickB_->currentText()); });
+  connect(file, &QPushButton::clicked, this, &CompareView::chooseFile);
   connect(levelPick_, &QComboBox::currentIndexChanged, this, &CompareView::pickLevel);
   connect(controller_, &SessionController::branchesChanged, this, &CompareView::refreshBranches);
   connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
@@ -131,22 +163,62 @@ void CompareView::compareBranches(const QString& a, const QString& b) {
     return nullptr;
   };
   const SessionBranch *ba = find(a), *bb = find(b);
-  if (!controller_->input() || !ba || !bb) {
-    error_ = !controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(ba ? b : a);
-    summary_->setText(error_);
-    return emit compared();
-  }
+  if (!controller_->input() || !ba || !bb) return fail(!controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(ba ? b : a));
   pickA_->setCurrentText(a);
   pickB_->setCurrentText(b);
+  fileB_.clear();
   std::vector<std::string> notes;
   compare::Side sa = compare::sideFromBranch(*ba, controller_->input(), &notes);
   compare::Side sb = compare::sideFromBranch(*bb, controller_->input(), &notes);
+  startCompare(std::move(sa), std::move(sb), std::move(notes));
+}
+
+void CompareView::compareWithFile(const QString& a, const QString& ref) {
+  std::vector<SessionBranch> branches = controller_->branches();
+  auto ba = std::find_if(branches.begin(), branches.end(), [&](const SessionBranch& br) { return qs(br.name) == a; });
+  if (!controller_->input() || ba == branches.end()) return fail(!controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(a));
+  std::vector<std::string> notes;
+  compare::Side sa = compare::sideFromBranch(*ba, controller_->input(), &notes);
+  compare::Side sb;
+  try {
+    sb = compare::sideFromRef(ref.toStdString(), &notes);  // reads and checks the file: a bad one names itself
+  } catch (const std::exception& e) {
+    return fail(QString::fromStdString(e.what()));
+  }
+  pickA_->setCurrentText(a);
+  fileB_ = ref;
+  startCompare(std::move(sa), std::move(sb), std::move(notes));
+}
+
+void CompareView::chooseFile() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Compare with a model or session"), QString(),
+                                                    tr("Models and sessions (*.onnx *.tsr *.tessera);;All files (*)"));
+  if (!path.isEmpty()) compareWithFile(pickA_->currentText(), path);
+}
+
+void CompareView::fail(const QString& why) {
+  error_ = why;
+  summary_->setText(error_);
+  emit compared();
+}
+
+void CompareView::startCompare(compare::Side sa, compare::Side sb, std::vector<std::string> notes) {
+  std::map<std::string, std::string> mapping;
+  try {
+    mapping = parseMapping(mapping_->text());
+    checkMapping(mapping, sa, sb);
+  } catch (const std::exception& e) {
+    return fail(QString::fromStdString(e.what()));
+  }
   busy_ = true;
-  summary_->setText(tr("Comparing %1 with %2…").arg(b, a));
+  error_.clear();
+  modelB_ = sb.model;
+  summary_->setText(tr("Comparing %1 with %2…").arg(qs(sb.label), qs(sa.label)));
   job_.start(
-      [sa, sb, notes, ptx = withPtx_](const JobContext& job) {
+      [sa, sb, notes, mapping, ptx = withPtx_](const JobContext& job) {
         compare::CompareOptions o;
         o.levels.assign(std::begin(kDiffLevels), std::end(kDiffLevels) - (ptx ? 0 : 1));
+        o.mapping = mapping;
         o.cancel = job.cancel;
         auto c = std::make_shared<compare::Comparison>(compare::compareSides(sa, sb, o));
         c->notes.insert(c->notes.begin(), notes.begin(), notes.end());
@@ -166,7 +238,9 @@ void CompareView::compareBranches(const QString& a, const QString& b) {
 void CompareView::accept(std::shared_ptr<const compare::Comparison> c) {
   result_ = std::move(c);
   error_.clear();
-  summary_->setText(qs(result_->summary));
+  QString summary = qs(result_->summary);
+  for (const std::string& note : result_->notes) summary += "\n" + qs(note);
+  summary_->setText(summary);
   showGraphs(*result_);
   showTable(*result_);
   showDiff();
@@ -193,7 +267,8 @@ void CompareView::pickLevel() {
   if (!ptx || have || !result_ || busy_) return showDiff();
   withPtx_ = true;
   diff_->setPlainText(tr("Compiling both sides' kernels to PTX…"));
-  compareBranches(pickA_->currentText(), pickB_->currentText());
+  if (!fileB_.isEmpty()) compareWithFile(pickA_->currentText(), fileB_);
+  else compareBranches(pickA_->currentText(), pickB_->currentText());
 }
 
 void CompareView::showGraphs(const compare::Comparison& c) {
@@ -206,7 +281,7 @@ void CompareView::showGraphs(const compare::Comparison& c) {
   b.graph = c.compileB->graph;
   b.previous = c.compileA->graph;  // B's dropped nodes are drawn as ghosts from A
   b.fusion = c.compileB->fusion;
-  b.names = controller_->input();
+  b.names = modelB_ ? modelB_ : controller_->input();
   b.added = c.nodes.added;
   b.removed = c.nodes.removed;
   b.rewritten = changedIds(c.nodes, true);

@@ -1,5 +1,5 @@
 #pragma once
-// The compare view: two branches of the session side by side (core/compare computes it on a worker, the same
+// The compare view: two branches of the session side by side, or a branch against another model or session file (core/compare computes it on a worker, the same
 // Comparison `tessera-cli compare` prints). Two graphs with synchronized selection, pan and layer expansion
 // (nodes matched by id, name, provenance or mapping); B's graph marks what B added (green), changed (amber)
 // and dropped (dashed red ghosts); the runs joined per group change with a chart of the deltas; the text diffs of
@@ -13,6 +13,7 @@
 
 class QComboBox;
 class QLabel;
+class QLineEdit;
 class QPlainTextEdit;
 class QTableWidget;
 
@@ -29,6 +30,11 @@ class CompareView : public QWidget {
 
   // Compares branch `a` with branch `b` (names from SessionController::branchNames) on a worker.
   void compareBranches(const QString& a, const QString& b);
+  // Compares branch `a` with a model or session file (`PATH` or `SESSION.tessera#BRANCH`, as `tessera-cli
+  // compare` takes): another export of the model, a colleague's session. B's run is the one stored, if any.
+  void compareWithFile(const QString& a, const QString& ref);
+  // The user's node mapping, "A_NODE=B_NODE, ..." (tried before ids, names and provenance).
+  QLineEdit* mappingEdit() const { return mapping_; }
   bool busy() const { return busy_; }
   std::shared_ptr<const compare::Comparison> comparison() const { return result_; }
   GraphView* left() const { return left_; }
@@ -47,6 +53,9 @@ class CompareView : public QWidget {
  private:
   QWidget* makeLowerTabs();
   void refreshBranches();
+  void startCompare(compare::Side a, compare::Side b, std::vector<std::string> notes);
+  void fail(const QString& why);
+  void chooseFile();
   void accept(std::shared_ptr<const compare::Comparison> c);
   void showGraphs(const compare::Comparison& c);
   void showTable(const compare::Comparison& c);
@@ -57,6 +66,9 @@ class CompareView : public QWidget {
 
   SessionController* controller_;
   QComboBox *pickA_, *pickB_, *levelPick_;
+  QLineEdit* mapping_;
+  QString fileB_;  // the last file compared as B ("" when B is a branch): PTX recompares it
+  std::shared_ptr<const Graph> modelB_;  // B's model as read (its value names), the session's for a branch
   QLabel* summary_;
   GraphView *left_, *right_;
   QTableWidget* table_;
