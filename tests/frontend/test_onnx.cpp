@@ -134,6 +134,34 @@ class TestOnnx : public QObject {
     QCOMPARE(t.layer(t.find("b.1")).repeatCount, 2);
   }
 
+  // A torch.export-based PyTorch export names nodes `node_Relu_3` and keeps the module path in the node's
+  // metadata (`pkg.torch.onnx.name_scopes`, field 9 of NodeProto, unknown to the ONNX library here): the nodes
+  // are named under it, TorchScript style, so the layers come back; a list index joins its list ("layer1.0"),
+  // a TorchScript-scoped name is kept, and metadata that is not a list of strings is ignored.
+  void torchExportScopesNameTheNodes() {
+    ModelMaker m;
+    m.floatInput("x", {4});
+    auto scoped = [](onnx::NodeProto* n, const std::string& scopes) {
+      onnx::StringStringEntryProto e;
+      e.set_key("pkg.torch.onnx.name_scopes");
+      e.set_value(scopes);
+      n->GetReflection()->MutableUnknownFields(n)->AddLengthDelimited(9, e.SerializeAsString());
+    };
+    scoped(m.node("Relu", {"x"}, {"a"}, "node_Relu_0"), "['', 'layer1', 'layer1.0', 'layer1.0.act', 'relu']");
+    scoped(m.node("Neg", {"a"}, {"b"}, "node_Neg_1"), "['', 'layer1', 'layer1.1', 'layer1.1.act', 'neg']");
+    scoped(m.node("Relu", {"b"}, {"c"}, "/head/Relu"), "['', 'other', 'relu']");
+    scoped(m.node("Neg", {"c"}, {"d"}, "node_Neg_2"), "not a list");
+    m.output("d");
+    Graph g = importOnnxBytes(m.bytes(), "torch_export.onnx");
+    QVERIFY(g.findNode("/layer1/layer1.0/act/node_Relu_0"));
+    QVERIFY(g.findNode("/layer1/layer1.1/act/node_Neg_1"));
+    QVERIFY(g.findNode("/head/Relu"));
+    QVERIFY(g.findNode("node_Neg_2"));
+    const LayerTree t = LayerTree::build(g);
+    QVERIFY(t.find("layer1") > 0);
+    QCOMPARE(t.layer(t.find("layer1")).nodeCount, 2);
+  }
+
   void badFunctionCallsAreRefused() {
     ModelMaker self = blocksModel();
     onnx::FunctionProto* act = self.model.mutable_functions(0);

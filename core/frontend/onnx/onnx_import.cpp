@@ -309,7 +309,7 @@ class GraphImport {
   void addNodes() {
     for (int k = 0; k < gp_.node_size(); ++k) {
       const onnx::NodeProto& np = gp_.node(k);
-      std::string hint = freshNodeId(np.name().empty() ? lowercase(np.op_type()) : np.name());
+      std::string hint = freshNodeId(moduleScopedName(np, np.name().empty() ? lowercase(np.op_type()) : np.name()));
       std::vector<std::string> captures = nodeCaptures(np, depth());
       Attributes attrs = nodeAttributes(np, hint, captures);
       std::vector<std::string> outs = trimmedNames(np.output());

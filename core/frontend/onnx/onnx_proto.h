@@ -50,6 +50,12 @@ std::string packValues(const Tensor& tensor);
 Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);
 void attributeToProto(const std::string& name, const Attribute& attr, onnx::AttributeProto& proto);
 
+// --- module scopes (module_scope.cpp) ---
+// `name` under the module path a torch.export-based PyTorch export records in the node's metadata
+// (`pkg.torch.onnx.name_scopes`): "/layer1/layer1.0/conv1/node_Conv_12". `name` itself when the node has no such
+// metadata or its name has a '/' scope already.
+std::string moduleScopedName(const onnx::NodeProto& np, const std::string& name);
+
 // --- subgraphs (scope.cpp) ---
 
 // How deep subgraphs may nest (a body in a body ...): a hostile file cannot recurse the importer without bound.
