@@ -177,7 +177,7 @@ static inline int32_t tsr_gap(int64_t g) { return (int32_t)(g < -(1 << 30) ? -(1
 // Masked lanes: lanes lo..hi-1 of the vector at p loaded (the others `fill`) or stored (the others left as they
 // are), no memory touched outside them: a guarded row read or written where it overlaps its bounds, such as a
 // padded patch's fill. AVX-512's masked moves where the host has them, through the builtins its intrinsics are
-// made of (<immintrin.h> costs 0.25 s a module); lane by lane otherwise.
+// made of (<immintrin.h> costs 0.25 s a module; GCC's builtins, clang's differ); lane by lane otherwise.
 static inline uint32_t tsr_lanemask(int64_t lo, int64_t hi, int64_t n) {
   lo = lo < 0 ? 0 : lo;
   hi = hi > n ? n : hi;
@@ -195,7 +195,7 @@ template <class V> static inline void tsr_vstorem_lanes(float* p, V v, int64_t l
   for (int i = 0; i < (int)(sizeof(V) / 4); ++i)
     if (m >> i & 1u) p[i] = v[i];
 }
-#if defined(__AVX512F__) && defined(__GNUC__)
+#if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) {
   return __builtin_ia32_loadups512_mask(p, tsr_vsplat(fill), (uint16_t)tsr_lanemask(lo, hi, 16));
 }
@@ -206,7 +206,7 @@ static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) {
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf>(p, lo, hi, fill); }
 static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) { tsr_vstorem_lanes(p, v, lo, hi); }
 #endif
-#if defined(__AVX512VL__) && defined(__GNUC__)
+#if defined(__AVX512VL__) && defined(__GNUC__) && !defined(__clang__)
 static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) {
   return __builtin_ia32_loadups256_mask(p, tsr_vsplat8(fill), (uint8_t)tsr_lanemask(lo, hi, 8));
 }
@@ -228,9 +228,16 @@ static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) { t
 // Every other element from p (p[0], p[2], ..., p[2·(lanes-1)]): a stride-2 window's taps from a local patch.
 // Reads p[0 .. 2·lanes-2] only, as two vectors (the second masked) whose even lanes one shuffle keeps.
 template <class V, class VI> static inline V tsr_vload_even_of(V a, V b) {
+  constexpr int n = sizeof(V) / 4;
+#if defined(__GNUC__) && !defined(__clang__)
   VI even;
-  for (int i = 0; i < (int)(sizeof(V) / 4); ++i) even[i] = 2 * i;
+  for (int i = 0; i < n; ++i) even[i] = 2 * i;
   return __builtin_shuffle(a, b, even);
+#else  // clang has no __builtin_shuffle: lane by lane
+  V r;
+  for (int i = 0; i < n; ++i) r[i] = 2 * i < n ? a[2 * i] : b[2 * i - n];
+  return r;
+#endif
 }
 static inline tsr_vf tsr_vload_even(const float* p) {
   return tsr_vload_even_of<tsr_vf, tsr_vi>(tsr_vload(p), tsr_vloadm(p + TSR_VF, 0, TSR_VF - 1, 0.0f));
