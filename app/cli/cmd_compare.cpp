@@ -12,7 +12,7 @@ namespace tessera::cli {
 namespace {
 
 struct CompareArgs {
-  std::string a, b, run;
+  std::string a, b, run, stepA, stepB;
   std::vector<std::string> levels, mapping;
   int reps = 5;
   bool json = false;
@@ -74,6 +74,10 @@ int runCompare(const CompareArgs& args) {
   std::vector<std::string> notes;
   compare::Side a = compare::sideFromRef(args.a, &notes), b = compare::sideFromRef(args.b, &notes);
   if (a.label == b.label) a.label = args.a, b.label = args.b;  // two sessions both on "main": say which file
+  if (!args.run.empty() && (!args.stepA.empty() || !args.stepB.empty()))
+    fail("--run with --step-a/--step-b: a pass step is compared as a graph, not run");
+  compare::stopSideAfter(a, args.stepA);
+  compare::stopSideAfter(b, args.stepB);
   if (!args.run.empty()) {
     compare::runSide(a, execute::parseBackend(args.run), args.reps);
     compare::runSide(b, execute::parseBackend(args.run), args.reps);
@@ -96,6 +100,8 @@ void addCompareCommand(CLI::App& app, int& exitCode) {
       ->take_all();
   cmd->add_option("--map", args->mapping, "Match node A_NODE of A with B_NODE of B (A_NODE=B_NODE), before any other rule")
       ->take_all();
+  cmd->add_option("--step-a", args->stepA, "Compare A at this pass step: its pipeline stopped after PASS (graphs only before fuse)");
+  cmd->add_option("--step-b", args->stepB, "The same for B (A and B may be one model at two steps)");
   cmd->add_option("--run", args->run, "Run both sides on this backend first (else the sessions' stored runs are joined)")
       ->check(CLI::IsMember({"reference", "cpu", "cuda"}));
   cmd->add_option("--reps", args->reps, "With --run: timed repetitions per kernel")->check(CLI::Range(1, 10000));

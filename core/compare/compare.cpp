@@ -97,10 +97,12 @@ double maxAbsErr(const execute::RunReport& r) {
   return e;
 }
 
+// A side stopped at a pass step (options.stopAfter before fusion) has a graph and no kernels.
 std::shared_ptr<const CompileResult> compileSide(driver::Driver& d, const Side& s, const CancelToken& cancel) {
   auto r = d.compiled(cancel);
   if (!r->error.empty()) fail(s.label + ": compile: " + r->error);
-  if (!r->fusion) fail(s.label + ": compile: the pipeline stops before fusion (no kernels to compare)");
+  if (!r->fusion && s.options.stopAfter.empty())
+    fail(s.label + ": compile: the pipeline stops before fusion (no kernels to compare)");
   return r;
 }
 
@@ -150,6 +152,13 @@ Side sideFromRef(const std::string& ref, std::vector<std::string>* notes) {
   return sideFromSession(s, std::make_shared<const Graph>(loadSessionModel(s)), notes);
 }
 
+void stopSideAfter(Side& side, const std::string& pass) {
+  if (pass.empty()) return;
+  side.options.stopAfter = pass;
+  side.label += " @ " + pass;
+  side.run.reset();
+}
+
 std::vector<KernelDelta> joinRuns(const std::vector<GroupChange>& groups, const execute::RunReport* a,
                                   const execute::RunReport* b) {
   std::vector<KernelDelta> out;
@@ -171,6 +180,11 @@ std::vector<KernelDelta> joinRuns(const std::vector<GroupChange>& groups, const 
 
 std::string summaryLine(const Comparison& c) {
   std::string s = c.labelB + " vs " + c.labelA + ": ";
+  const bool fused = c.compileA && c.compileB && c.compileA->fusion && c.compileB->fusion;
+  const size_t changedNodes = size_t(std::count_if(c.nodes.matched.begin(), c.nodes.matched.end(), [](auto& m) { return m.changed; }));
+  if (c.compileA && c.compileB && !fused)  // pass steps before fusion: graphs alone
+    return s + format("graphs compared, %zu nodes against %zu (nodes +%zu -%zu ~%zu)", c.compileB->graph->numNodes(),
+                      c.compileA->graph->numNodes(), c.nodes.added.size(), c.nodes.removed.size(), changedNodes);
   const long dk = long(c.kernelsB) - long(c.kernelsA);
   if (dk == 0) s += format("same kernel count (%zu)", c.kernelsA);
   else s += format("%ld kernel%s %s", std::abs(dk), std::abs(dk) == 1 ? "" : "s", dk < 0 ? "fewer" : "more");
@@ -181,8 +195,7 @@ std::string summaryLine(const Comparison& c) {
     s += ", not run on both";
   }
   if (c.maxAbsErrB >= 0) s += format(", max abs error %.1e", c.maxAbsErrB);
-  const size_t changed = size_t(std::count_if(c.nodes.matched.begin(), c.nodes.matched.end(), [](auto& m) { return m.changed; }));
-  s += format(" (nodes +%zu -%zu ~%zu)", c.nodes.added.size(), c.nodes.removed.size(), changed);
+  s += format(" (nodes +%zu -%zu ~%zu)", c.nodes.added.size(), c.nodes.removed.size(), changedNodes);
   return s;
 }
 
@@ -206,18 +219,20 @@ Comparison compareSides(const Side& a, const Side& b, const CompareOptions& o) {
     if (!ra->graph->findNode(na) || !rb->graph->findNode(nb))
       c.notes.push_back("node mapping " + na + "=" + nb + ": '" + (ra->graph->findNode(na) ? nb : na) +
                         "' is not in the compiled graph (absent, or a pass rewrote it), so it was not applied");
-  c.groups = matchGroups(*ra->fusion, *rb->fusion, c.nodes);
-  c.kernelsA = ra->fusion->groups.size();
-  c.kernelsB = rb->fusion->groups.size();
+  const bool fused = ra->fusion && rb->fusion;  // pass steps before fusion compare graphs alone
+  if (fused) c.groups = matchGroups(*ra->fusion, *rb->fusion, c.nodes);
+  else c.notes.push_back("a side stops before fusion: its graph is compared, not its kernels");
+  c.kernelsA = ra->fusion ? ra->fusion->groups.size() : 0;
+  c.kernelsB = rb->fusion ? rb->fusion->groups.size() : 0;
   for (driver::Stage level : o.levels) {
-    if (level == driver::Stage::Run) continue;
+    if (level == driver::Stage::Run || (!fused && level != driver::Stage::Graph)) continue;
     c.levels.push_back(diffLevel(level, levelText(*da, *ra, level, o.cancel), levelText(*db, *rb, level, o.cancel)));
   }
   const execute::RunReport* runA = a.run && a.run->ran ? &*a.run : nullptr;
   const execute::RunReport* runB = b.run && b.run->ran ? &*b.run : nullptr;
-  if (runA || runB) c.kernels = joinRuns(c.groups, runA, runB);
-  if (runA) c.totalMsA = runA->totalMs;
-  if (runB) c.totalMsB = runB->totalMs, c.maxAbsErrB = maxAbsErr(*runB);
+  if (fused && (runA || runB)) c.kernels = joinRuns(c.groups, runA, runB);
+  if (runA && fused) c.totalMsA = runA->totalMs;
+  if (runB && fused) c.totalMsB = runB->totalMs, c.maxAbsErrB = maxAbsErr(*runB);
   c.summary = summaryLine(c);
   return c;
 }

@@ -37,6 +37,10 @@ Side sideFromRef(const std::string& ref, std::vector<std::string>* notes = nullp
 Side sideFromBranch(const SessionBranch& branch, std::shared_ptr<const Graph> model, std::vector<std::string>* notes);
 Side sideFromSession(const Session& session, std::shared_ptr<const Graph> model, std::vector<std::string>* notes);
 
+// The side at a pass step: its pipeline stopped after `pass` (a graph without kernels when that is before
+// fusion), labelled "main @ cse"; its run, made of the whole pipeline, is left out. "" leaves the side whole.
+void stopSideAfter(Side& side, const std::string& pass);
+
 // Runs the side fresh on `backend` (its run replaced), verified against the reference, `reps` timed runs.
 void runSide(Side& side, execute::BackendKind backend, int reps, const CancelToken& cancel = {});
 

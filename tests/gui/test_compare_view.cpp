@@ -265,6 +265,41 @@ class TestCompareView : public QObject {
     QVERIFY2(view->comparison() && view->error().isEmpty(), qPrintable(view->error()));
   }
 
+  // Two pass steps of one branch: main after canonicalize against main after decompose (the GELU decomposed
+  // into erf arithmetic): graphs alone, no kernels; `tessera-cli compare --step-a --step-b` says the same.
+  void comparesTwoPassSteps() {
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.openModel(sample("mlp.tsr"));
+    QVERIFY(waitIdle(w));
+    auto* view = w.findChild<CompareView*>();
+    QVERIFY(view->stepPick(false)->findText("decompose") > 0);
+    view->stepPick(false)->setCurrentText("canonicalize");
+    view->stepPick(true)->setCurrentText("decompose");
+    view->compareBranches("main", "main");
+    QVERIFY(waitCompared(view));
+    QVERIFY2(view->comparison() && view->error().isEmpty(), qPrintable(view->error()));
+    const compare::Comparison& cmp = *view->comparison();
+    QCOMPARE(QString::fromStdString(cmp.labelB), QString("main @ decompose"));
+    QVERIFY(std::find(cmp.nodes.added.begin(), cmp.nodes.added.end(), "act.erf") != cmp.nodes.added.end());
+    QVERIFY(std::find(cmp.nodes.removed.begin(), cmp.nodes.removed.end(), "act") != cmp.nodes.removed.end());
+    QVERIFY(cmp.kernels.empty() && cmp.groups.empty());
+    QVERIFY2(QString::fromStdString(cmp.summary).contains("graphs compared"), cmp.summary.c_str());
+    QProcess cli;
+    cli.start(TESSERA_CLI, {"compare", sample("mlp.tsr"), sample("mlp.tsr"), "--step-a", "canonicalize", "--step-b",
+                            "decompose", "--json"});
+    QVERIFY(cli.waitForFinished(60000));
+    QCOMPARE(cli.exitCode(), 0);
+    const nlohmann::json j = nlohmann::json::parse(cli.readAllStandardOutput().toStdString());
+    QCOMPARE(j["nodes"]["added"].size(), cmp.nodes.added.size());
+    QCOMPARE(j["nodes"]["removed"].size(), cmp.nodes.removed.size());
+    view->stepPick(false)->setCurrentIndex(0);  // last: kernels again
+    view->stepPick(true)->setCurrentIndex(0);
+    view->compareBranches("main", "main");
+    QVERIFY(waitCompared(view));
+    QVERIFY(view->comparison() && !view->comparison()->groups.empty());
+  }
+
   void renderCompareView() {
     QVERIFY(QFile::exists(path("two.tessera")));
     QProcess cli;

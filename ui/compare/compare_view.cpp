@@ -64,7 +64,7 @@ std::vector<std::string> changedIds(const compare::NodeMatching& m, bool sideB) 
 
 CompareView::CompareView(SessionController* controller, QWidget* parent)
     : QWidget(parent), controller_(controller), pickA_(new QComboBox(this)), pickB_(new QComboBox(this)),
-      levelPick_(new QComboBox(this)), mapping_(new QLineEdit(this)), summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
+      levelPick_(new QComboBox(this)), stepA_(new QComboBox(this)), stepB_(new QComboBox(this)), mapping_(new QLineEdit(this)), summary_(new QLabel(this)), left_(new GraphView(this)), right_(new GraphView(this)),
       table_(new QTableWidget(this)), chart_(new DeltaChart(this)), diff_(new QPlainTextEdit(this)), job_(this) {
   setObjectName("compareView");
   pickA_->setObjectName("compareA");
@@ -74,6 +74,9 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   table_->setObjectName("compareTable");
   summary_->setObjectName("compareSummary");
   summary_->setWordWrap(true);
+  stepA_->setObjectName("compareStepA");
+  stepB_->setObjectName("compareStepB");
+  for (QComboBox* step : {stepA_, stepB_}) step->setToolTip(tr("The pass step this side is compared at (last: the whole pipeline)"));
   mapping_->setObjectName("compareMapping");
   mapping_->setPlaceholderText(tr("map nodes: A_NODE=B_NODE, …"));
   mapping_->setToolTip(tr("Nodes of A matched with nodes of B before ids, names and provenance are tried"));
@@ -84,8 +87,10 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("A"), this));
   bar->addWidget(pickA_);
+  bar->addWidget(stepA_);
   bar->addWidget(new QLabel(tr("B"), this));
   bar->addWidget(pickB_);
+  bar->addWidget(stepB_);
   bar->addWidget(go);
   bar->addWidget(file);
   bar->addWidget(mapping_);
@@ -104,6 +109,7 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   connect(file, &QPushButton::clicked, this, &CompareView::chooseFile);
   connect(levelPick_, &QComboBox::currentIndexChanged, this, &CompareView::pickLevel);
   connect(controller_, &SessionController::branchesChanged, this, &CompareView::refreshBranches);
+  connect(controller_, &SessionController::compiled, this, &CompareView::refreshSteps);
   connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
   connect(right_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, true); });
   for (auto [from, to] : {std::pair{left_, right_}, std::pair{right_, left_}}) {
@@ -112,6 +118,21 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
     connect(from, &GraphView::layoutShown, this, [this, from, to] { syncLayers(from, to); });
   }
   refreshBranches();
+  refreshSteps();
+}
+
+// "last", then each pass of the current compile once, in pipeline order.
+void CompareView::refreshSteps() {
+  QStringList passes{QStringLiteral("last")};
+  if (auto compile = controller_->compile())
+    for (const Step& s : compile->steps)
+      if (!passes.contains(qs(s.pass))) passes << qs(s.pass);
+  for (QComboBox* pick : {stepA_, stepB_}) {
+    const QString was = pick->currentText();
+    pick->clear();
+    pick->addItems(passes);
+    if (passes.contains(was)) pick->setCurrentText(was);
+  }
 }
 
 // Below the graphs: the joined runs with their chart, and the text diffs with the level picker.
@@ -203,6 +224,8 @@ void CompareView::fail(const QString& why) {
 }
 
 void CompareView::startCompare(compare::Side sa, compare::Side sb, std::vector<std::string> notes) {
+  for (auto [side, pick] : {std::pair{&sa, stepA_}, std::pair{&sb, stepB_}})
+    if (pick->currentIndex() > 0) compare::stopSideAfter(*side, pick->currentText().toStdString());
   std::map<std::string, std::string> mapping;
   try {
     mapping = parseMapping(mapping_->text());

@@ -35,6 +35,10 @@ class CompareView : public QWidget {
   void compareWithFile(const QString& a, const QString& ref);
   // The user's node mapping, "A_NODE=B_NODE, ..." (tried before ids, names and provenance).
   QLineEdit* mappingEdit() const { return mapping_; }
+  // The pass step each side is compared at: "last" (the whole pipeline, kernels and runs) or a pass of the
+  // current compile, where that side's pipeline stops (one branch against itself steps apart, as the CLI's
+  // --step-a/--step-b).
+  QComboBox* stepPick(bool sideB) const { return sideB ? stepB_ : stepA_; }
   bool busy() const { return busy_; }
   std::shared_ptr<const compare::Comparison> comparison() const { return result_; }
   GraphView* left() const { return left_; }
@@ -53,6 +57,7 @@ class CompareView : public QWidget {
  private:
   QWidget* makeLowerTabs();
   void refreshBranches();
+  void refreshSteps();
   void startCompare(compare::Side a, compare::Side b, std::vector<std::string> notes);
   void fail(const QString& why);
   void chooseFile();
@@ -65,7 +70,7 @@ class CompareView : public QWidget {
   void syncLayers(GraphView* from, GraphView* to);
 
   SessionController* controller_;
-  QComboBox *pickA_, *pickB_, *levelPick_;
+  QComboBox *pickA_, *pickB_, *levelPick_, *stepA_, *stepB_;
   QLineEdit* mapping_;
   QString fileB_;  // the last file compared as B ("" when B is a branch): PTX recompares it
   std::shared_ptr<const Graph> modelB_;  // B's model as read (its value names), the session's for a branch
