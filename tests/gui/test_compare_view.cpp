@@ -118,6 +118,14 @@ class TestCompareView : public QObject {
       QCOMPARE(view->deltaTable()->item(int(i), 5)->text(), QString::number(cmp.kernels[i].deltaMs(), 'f', 4));
     }
     QVERIFY(QString::fromStdString(cmp.summary).startsWith("split vs main: "));
+    // The split is marked on both graphs: B's groups name A's group they came from, A's names B's.
+    auto labelled = [](GraphView* g, const QString& text) {
+      const auto layout = g->currentLayout();
+      return layout && std::any_of(layout->clusters.begin(), layout->clusters.end(),
+                                   [&](const LayoutCluster& c) { return c.label.contains(text); });
+    };
+    QVERIFY(labelled(view->right(), "split: A's "));
+    QVERIFY(labelled(view->left(), "split: B's "));
     QVERIFY(view->diffText()->toPlainText().contains("=== fused: +"));
     QVERIFY(view->diffText()->toPlainText().contains("=== kernel: +"));
     QVERIFY(view->diffText()->toPlainText().contains("=== cuda: +"));

@@ -294,6 +294,22 @@ void CompareView::pickLevel() {
   else compareBranches(pickA_->currentText(), pickB_->currentText());
 }
 
+// Each changed group's label says how it changed and what it stands for on the other side: B's "k2 · gemm ·
+// split: A's k1", A's "k1 · gemm · split: B's k1, k2".
+static void noteGroupChanges(const std::vector<compare::GroupChange>& changes, StepPicture& a, StepPicture& b) {
+  auto joined = [](const std::vector<std::string>& ids) {
+    std::string out;
+    for (const std::string& id : ids) out += (out.empty() ? "" : ", ") + id;
+    return out;
+  };
+  for (const compare::GroupChange& g : changes) {
+    if (g.kind == compare::GroupChange::Same) continue;
+    const std::string kind = compare::groupChangeName(g.kind);
+    for (const std::string& id : g.a) a.groupNotes[id] = kind + (g.b.empty() ? "" : ": B's " + joined(g.b));
+    for (const std::string& id : g.b) b.groupNotes[id] = kind + (g.a.empty() ? "" : ": A's " + joined(g.a));
+  }
+}
+
 void CompareView::showGraphs(const compare::Comparison& c) {
   StepPicture a;
   a.graph = c.compileA->graph;
@@ -308,6 +324,7 @@ void CompareView::showGraphs(const compare::Comparison& c) {
   b.added = c.nodes.added;
   b.removed = c.nodes.removed;
   b.rewritten = changedIds(c.nodes, true);
+  noteGroupChanges(c.groups, a, b);
   left_->showStep(std::move(a));
   right_->showStep(std::move(b));
 }

@@ -128,6 +128,7 @@ class Describer {
       LayoutCluster c;
       c.id = q(g.id);
       c.label = c.id + QStringLiteral(" · ") + q(std::string(groupKindName(g.kind)));
+      if (auto note = step_.groupNotes.find(g.id); note != step_.groupNotes.end()) c.label += QStringLiteral(" · ") + q(note->second);
       c.kind = g.kind;
       for (const GroupNode& gn : g.nodes)
         if (auto it = nodeIndex_.find(gn.id); it != nodeIndex_.end()) {

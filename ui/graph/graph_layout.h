@@ -5,6 +5,7 @@
 #include <QRectF>
 #include <QString>
 #include <memory>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -76,6 +77,7 @@ struct StepPicture {
   std::vector<std::string> added, removed, rewritten;
   std::shared_ptr<const FusionResult> fusion;  // groups to draw; null before fusion
   std::set<QString> collapsed;                 // group ids drawn as one box
+  std::map<std::string, std::string> groupNotes;  // group id → what its label adds ("split: A's k1", compare view)
   // Layers (core/layers): drawn when the graph's names give it any; `open` says which are drawn open, and
   // without `openSet` the picture opens at the depth that fits (fittingDepth). `layers` may be given when known.
   std::shared_ptr<const LayerTree> layers;
