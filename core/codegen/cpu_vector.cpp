@@ -115,7 +115,6 @@ class VectorForm {
     auto it = blends_.find(node);
     return it == blends_.end() ? nullptr : &it->second;
   }
-  bool masked(const void* node) const { return ranges_.count(node) > 0; }
   bool uniform(const Expr& e) const {
     bool u = true;
     walkExpr(e, [&](const ExprNode& n) {
