@@ -117,6 +117,11 @@ class TestSchedulePanel : public QObject {
     QCOMPARE(panel->traceStep(), at);
     QVERIFY(panel->loopModel()->indexOfLoop("i_o").isValid());
     QVERIFY(!panel->loopModel()->indexOfLoop("i").isValid());
+    // New kernels of the same schedule (another panel asked for them) keep the step shown.
+    w.controller()->code()->requestKernels();
+    QVERIFY(waitForKernel(w, panel, "k1"));
+    QTest::qWait(200);
+    QCOMPARE(panel->traceStep(), at);
     QVERIFY(panel->showTraceStep(-1));
     QCOMPARE(panel->loopModel()->rows().size(), loopRows(ck.kernel).size());
     QCOMPARE(panel->traceList()->currentRow(), int(steps.size()));

@@ -152,15 +152,22 @@ void SchedulePanel::showKernel(const KernelCode& k) {
 }
 
 // Row 0 is the loop nest as lowered, row n the nest after the trace's n-th primitive; the last row is current.
+// The same trace listed again (a refresh: new kernels of an unchanged schedule) keeps the step shown.
 void SchedulePanel::listTrace(const KernelCode& k) {
-  const QSignalBlocker quiet(trace_);
-  trace_->clear();
-  trace_->addItem(tr("0  as lowered: one loop per axis, nothing scheduled"));
   const auto& steps = k.compiled.trace.instructions;
-  for (size_t n = 0; n < steps.size(); ++n)
-    trace_->addItem(QString("%1  %2").arg(n + 1).arg(QString::fromStdString(kernel::describeInstruction(steps[n]))));
-  traceStep_ = -1;
-  trace_->setCurrentRow(trace_->count() - 1);
+  const std::string key = execute::ScheduleSet::keyOf(k.compiled.spec.nodeIds) + "|" + k.compiled.trace.save();
+  const int keep = key == tracedKey_ ? traceStep_ : -1;
+  tracedKey_ = key;
+  {
+    const QSignalBlocker quiet(trace_);
+    trace_->clear();
+    trace_->addItem(tr("0  as lowered: one loop per axis, nothing scheduled"));
+    for (size_t n = 0; n < steps.size(); ++n)
+      trace_->addItem(QString("%1  %2").arg(n + 1).arg(QString::fromStdString(kernel::describeInstruction(steps[n]))));
+    traceStep_ = -1;
+    trace_->setCurrentRow(trace_->count() - 1);
+  }
+  if (keep >= 0) showTraceStep(keep);
 }
 
 bool SchedulePanel::showTraceStep(int steps) {

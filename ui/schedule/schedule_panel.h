@@ -60,6 +60,7 @@ class SchedulePanel : public QWidget {
   ScheduleLoopModel* loops_;
   QListWidget* trace_;
   int traceStep_ = -1;
+  std::string tracedKey_;  // the trace listed (its kernel's nodes and steps): a refresh of it keeps the step shown
   SchedulePicture* picture_;
   QWidget* editor_;
   QFormLayout* form_;
