@@ -176,14 +176,15 @@ void CompareView::refreshBranches() {
   if (pickB_->currentText() == pickA_->currentText() && names.size() > 1) pickB_->setCurrentIndex(names.size() - 1);
 }
 
+// The session's branch named `name`, null when there is none.
+static const SessionBranch* branchNamed(const std::vector<SessionBranch>& branches, const QString& name) {
+  auto it = std::find_if(branches.begin(), branches.end(), [&](const SessionBranch& br) { return qs(br.name) == name; });
+  return it == branches.end() ? nullptr : &*it;
+}
+
 void CompareView::compareBranches(const QString& a, const QString& b) {
-  std::vector<SessionBranch> branches = controller_->branches();
-  auto find = [&](const QString& name) -> const SessionBranch* {
-    for (const SessionBranch& br : branches)
-      if (qs(br.name) == name) return &br;
-    return nullptr;
-  };
-  const SessionBranch *ba = find(a), *bb = find(b);
+  const std::vector<SessionBranch> branches = controller_->branches();
+  const SessionBranch *ba = branchNamed(branches, a), *bb = branchNamed(branches, b);
   if (!controller_->input() || !ba || !bb) return fail(!controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(ba ? b : a));
   pickA_->setCurrentText(a);
   pickB_->setCurrentText(b);
@@ -195,9 +196,9 @@ void CompareView::compareBranches(const QString& a, const QString& b) {
 }
 
 void CompareView::compareWithFile(const QString& a, const QString& ref) {
-  std::vector<SessionBranch> branches = controller_->branches();
-  auto ba = std::find_if(branches.begin(), branches.end(), [&](const SessionBranch& br) { return qs(br.name) == a; });
-  if (!controller_->input() || ba == branches.end()) return fail(!controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(a));
+  const std::vector<SessionBranch> branches = controller_->branches();
+  const SessionBranch* ba = branchNamed(branches, a);
+  if (!controller_->input() || !ba) return fail(!controller_->input() ? tr("open a model first") : tr("no branch '%1'").arg(a));
   std::vector<std::string> notes;
   compare::Side sa = compare::sideFromBranch(*ba, controller_->input(), &notes);
   compare::Side sb;
@@ -297,11 +298,7 @@ void CompareView::pickLevel() {
 // Each changed group's label says how it changed and what it stands for on the other side: B's "k2 · gemm ·
 // split: A's k1", A's "k1 · gemm · split: B's k1, k2".
 static void noteGroupChanges(const std::vector<compare::GroupChange>& changes, StepPicture& a, StepPicture& b) {
-  auto joined = [](const std::vector<std::string>& ids) {
-    std::string out;
-    for (const std::string& id : ids) out += (out.empty() ? "" : ", ") + id;
-    return out;
-  };
+  auto joined = [](const std::vector<std::string>& ids) { return groupIds(ids).toStdString(); };
   for (const compare::GroupChange& g : changes) {
     if (g.kind == compare::GroupChange::Same) continue;
     const std::string kind = compare::groupChangeName(g.kind);
