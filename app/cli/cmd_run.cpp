@@ -11,6 +11,7 @@
 #include "frontend/model_io.h"
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
+#include "ops/specialize.h"
 #include "driver/driver.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/run_export.h"
@@ -44,6 +45,19 @@ std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
     inputs.push_back(readTensorProtoFile(p.string()));
   }
   return inputs;
+}
+
+// The model and the inputs it runs on. A model with data-dependent shapes was specialized on the inputs a run
+// feeds by default (ops/specialize.h); given others (--inputs, --seed), it is loaded again specialized on them.
+Graph loadModelFor(const RunArgs& args, std::vector<Tensor>& inputs) {
+  Graph g = loadModel(args.model);
+  inputs = loadInputs(g, args);
+  bool specialized = false;
+  for (const Node* n : g.nodes()) specialized = specialized || isSpecialized(*n);
+  if (!specialized || (args.inputsDir.empty() && args.seed == 0)) return g;
+  std::map<std::string, Tensor> byName;
+  for (size_t i = 0; i < inputs.size(); ++i) byName[g.inputs()[i]->name()] = inputs[i];
+  return loadModel(args.model, byName);
 }
 
 // A short, stable summary of a tensor: its first values and their sum.
@@ -130,8 +144,8 @@ void saveTensors(const compare::Values& values, const RunArgs& args) {
 // cpu and cuda: the driver compiles (passes + fusion), schedules (saved --schedules, else the tuning cache, else
 // the defaults), generates, builds, runs, times and verifies every kernel.
 int runCompiled(const RunArgs& args) {
-  auto graph = std::make_shared<const Graph>(loadModel(args.model));
-  std::vector<Tensor> inputs = loadInputs(*graph, args);
+  std::vector<Tensor> inputs;
+  auto graph = std::make_shared<const Graph>(loadModelFor(args, inputs));
   driver::DriverOptions options;
   if (!args.overrides.empty()) options.compile.overrides = loadOverrides(args.overrides);
   if (!args.schedules.empty()) options.schedules = execute::ScheduleSet::load(readText(args.schedules));
@@ -171,8 +185,8 @@ int runCompiled(const RunArgs& args) {
 
 int runModel(const RunArgs& args) {
   if (args.backend != "reference") return runCompiled(args);
-  Graph g = loadModel(args.model);
-  std::vector<Tensor> inputs = loadInputs(g, args);
+  std::vector<Tensor> inputs;
+  Graph g = loadModelFor(args, inputs);
   auto start = std::chrono::steady_clock::now();
   ReferenceOptions ro;
   ro.keepAll = !args.saveTensors.empty();

@@ -12,8 +12,14 @@ bool endsWith(const std::string& s, const std::string& suffix) {
 }
 }  // namespace
 
-Graph loadModel(const std::string& path) {
-  if (endsWith(path, ".onnx")) return importOnnxFile(path);
+Graph loadModel(const std::string& path) { return loadModel(path, {}); }
+
+Graph loadModel(const std::string& path, const std::map<std::string, Tensor>& sampleInputs) {
+  if (endsWith(path, ".onnx")) {
+    OnnxImportOptions options;
+    options.sampleInputs = sampleInputs;
+    return importOnnxFile(path, options);
+  }
   if (endsWith(path, ".tsr")) return parseTsrFile(path);
   fail(path + ": unknown model format (expected a .onnx or .tsr file)");
 }

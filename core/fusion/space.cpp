@@ -4,6 +4,7 @@
 
 #include "ops/broadcast.h"
 #include "ops/registry.h"
+#include "ops/specialize.h"
 #include "passes/rewrite.h"
 
 namespace tessera {
@@ -137,6 +138,7 @@ MergeCheck reductionIntoPointwise(const Space& p, const Space& c) {
 Space nodeSpace(const Node& node) {
   const OpSchema* schema = OpRegistry::instance().find(node.op());
   OpCategory cat = schema ? schema->category : OpCategory::Other;
+  if (isSpecialized(node)) cat = OpCategory::Other;  // a data-dependent shape: alone, on the host (ops/specialize.h)
   switch (cat) {
     case OpCategory::Pointwise: return {SpaceKind::Pointwise, outShape(node), {}, {}, false, node.op()};
     case OpCategory::Reduction:  // one the lowering has no nest for is a host group of its own

@@ -31,4 +31,23 @@ std::vector<int64_t> stridesOf(const Shape& shape) {
 
 std::string TensorType::toString() const { return std::string(dtypeName(dtype)) + shapeToString(shape); }
 
+std::optional<TensorType> TensorType::fromString(std::string_view text) {
+  size_t open = text.find('[');
+  if (open == std::string_view::npos || text.back() != ']') return std::nullopt;
+  std::optional<DType> dtype = parseDType(text.substr(0, open));
+  if (!dtype) return std::nullopt;
+  TensorType t{*dtype, {}};
+  std::string_view dims = text.substr(open + 1, text.size() - open - 2);
+  while (!dims.empty()) {
+    size_t comma = dims.find(',');
+    std::string_view d = dims.substr(0, comma);
+    if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string_view::npos) return std::nullopt;
+    t.shape.push_back(std::stoll(std::string(d)));
+    if (comma == std::string_view::npos) break;
+    dims.remove_prefix(comma + 1);
+    if (dims.empty()) return std::nullopt;  // a trailing comma
+  }
+  return t;
+}
+
 }  // namespace tessera

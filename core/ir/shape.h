@@ -1,6 +1,8 @@
 #pragma once
 // Static shapes: a list of non-negative extents. Rank 0 is a scalar; a zero extent is an empty tensor.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,8 @@ struct TensorType {
   int64_t numElements() const { return tessera::numElements(shape); }
   int64_t bytes() const { return numElements() * int64_t(dtypeSize(dtype)); }
   std::string toString() const;  // "f32[2,3]"
+  // The inverse of toString ("i64[2,37]"); nullopt for anything else (no spaces, no negative extents).
+  static std::optional<TensorType> fromString(std::string_view text);
 };
 
 }  // namespace tessera

@@ -2,6 +2,7 @@
 
 #include "ir/error.h"
 #include "ops/registry.h"
+#include "ops/specialize.h"
 
 namespace tessera {
 
@@ -15,7 +16,8 @@ std::vector<Tensor> evalNode(const Node& node, const std::vector<const Tensor*>&
   if (outs.size() < node.numOutputs())
     fail("node '" + node.id() + "' (" + node.op() + "): produced " + std::to_string(outs.size()) + " outputs");
   for (size_t i = 0; i < node.numOutputs(); ++i)
-    if (outs[i].type() != types[i])
+    if (outs[i].type() != types[i] && isSpecialized(node)) fail(specializedMismatch(node, i, outs[i].type()));
+    else if (outs[i].type() != types[i])
       fail("node '" + node.id() + "' (" + node.op() + "): output " + std::to_string(i) + " is " +
            outs[i].type().toString() + " but " + types[i].toString() + " was inferred");
   return outs;

@@ -4,6 +4,7 @@
 
 #include "ir/error.h"
 #include "ops/registry.h"
+#include "ops/specialize.h"
 #include "ops/stats.h"
 
 namespace tessera {
@@ -37,7 +38,12 @@ std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constan
     arityError("outputs", node.numOutputs(), schema.minOutputs, schema.maxOutputs);
   InferContext ctx(node, [&](const Value* v) { return constants.find(v); });
   ctx.outputs.resize(node.numOutputs());
-  schema.infer(ctx);
+  try {
+    schema.infer(ctx);
+  } catch (const NeedsValuesError&) {  // a data-dependent shape: the types measured when it was specialized
+    if (std::optional<std::vector<TensorType>> kept = specializedTypes(node)) return *kept;
+    throw;
+  }
   if (ctx.outputs.size() != node.numOutputs())
     fail("node '" + node.id() + "' (" + node.op() + "): inference produced the wrong number of outputs");
   for (const TensorType& t : ctx.outputs) numElements(t.shape);  // rejects negative extents

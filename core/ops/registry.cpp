@@ -37,8 +37,10 @@ const Tensor* InferContext::constantInput(size_t i) const {
 const Tensor& InferContext::requireConstant(size_t i, const std::string& what) const {
   const Tensor* t = constantInput(i);
   if (!t)
-    error("input " + std::to_string(i) + " (" + what + ") must be a constant known at compile time" +
-          (node_.input(i) ? " but '" + node_.input(i)->name() + "' is not" : ""));
+    throw NeedsValuesError("node '" + node_.id() + "' (" + node_.op() + "): input " + std::to_string(i) + " (" + what +
+                               ") must be a constant known at compile time" +
+                               (node_.input(i) ? " but '" + node_.input(i)->name() + "' is not" : ""),
+                           node_.id());
   return *t;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "ir/error.h"
 #include "ir/graph.h"
 
 namespace tessera {
@@ -17,6 +18,18 @@ namespace tessera {
 // Coarse op classes: node colours in the window and the starting point of fusion.
 enum class OpCategory { Pointwise, Reduction, Matmul, Conv, DataMovement, Constant, Other };
 std::string_view opCategoryName(OpCategory c);  // "pointwise", "reduction", ...
+
+// Thrown by InferContext::requireConstant: the node's output types depend on the values of an input that
+// inference does not know (NonZero's count, a Reshape by a computed shape). ops/specialize.h turns it into
+// types measured on sample inputs; everything else reports it as the error it is.
+class NeedsValuesError : public Error {
+ public:
+  NeedsValuesError(const std::string& message, std::string nodeId) : Error(message), nodeId_(std::move(nodeId)) {}
+  const std::string& nodeId() const { return nodeId_; }
+
+ private:
+  std::string nodeId_;
+};
 
 // What inference sees of one node: input types, known constant inputs, attributes; it fills `outputs`.
 class InferContext {
@@ -30,7 +43,7 @@ class InferContext {
   const TensorType& input(size_t i) const;  // throws if absent
   // Data of input i when it is statically known (initializer, Constant output, folded shape arithmetic).
   const Tensor* constantInput(size_t i) const;
-  // As constantInput, but throws "node 'id' (Op): input i (what) must be a constant" when unknown.
+  // As constantInput, but throws NeedsValuesError "node 'id' (Op): input i (what) must be a constant" when unknown.
   const Tensor& requireConstant(size_t i, const std::string& what) const;
   // "node 'id' (Op): message" as an Error.
   [[noreturn]] void error(const std::string& message) const;

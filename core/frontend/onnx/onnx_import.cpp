@@ -12,8 +12,10 @@
 #include "frontend/onnx/onnx_proto.h"
 #include "frontend/onnx/upgrade.h"
 #include "ir/error.h"
+#include "ir/random.h"
 #include "ops/infer.h"
 #include "ops/registry.h"
+#include "ops/specialize.h"
 
 namespace tessera {
 
@@ -75,7 +77,7 @@ class GraphImport {
     wireInputs();
     upgradeNodes();
     addOutputs();
-    inferTypes(graph_);
+    inferSpecializing(graph_, [this] { return sampleInputs(); });
   }
   // A subgraph: its types follow from the node holding it, which infers it with the types it passes (the
   // declared types of its inputs and outputs are kept until then).
@@ -86,6 +88,20 @@ class GraphImport {
     wireInputs();
     upgradeNodes();
     addOutputs();
+  }
+  // The inputs data-dependent shapes are specialized on: the given ones, randomInputs(graph, 0) for the rest.
+  std::vector<Tensor> sampleInputs() const {
+    std::vector<Tensor> inputs = randomInputs(graph_, 0);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Value* in = graph_.inputs()[i];
+      auto given = options_.sampleInputs.find(in->name());
+      if (given == options_.sampleInputs.end()) continue;
+      if (given->second.type() != in->type())
+        fail("sample input '" + in->name() + "' is " + given->second.type().toString() + " but the model declares " +
+             in->type().toString());
+      inputs[i] = given->second;
+    }
+    return inputs;
   }
   TypeHints neededHints() const {
     TypeHints hints;

@@ -16,6 +16,10 @@ struct OnnxImportOptions {
   // Data for graph inputs. An input whose value decides a shape (an operand in a registry schema's
   // shapeInputs, e.g. Reshape's shape) and that has data here becomes a constant, so the graph stays static.
   std::map<std::string, Tensor> inputData;
+  // Values of graph inputs that data-dependent shapes (NonZero, NonMaxSuppression, ...) are specialized on
+  // (ops/specialize.h): the inputs the model will run on. An input missing here takes randomInputs(graph, 0),
+  // what a run feeds when it is given none.
+  std::map<std::string, Tensor> sampleInputs;
   // Where initializers' external data files are (their locations are relative to it and may not leave it);
   // importOnnxFile uses the model's folder when this is empty, importOnnxBytes refuses external data then.
   std::string externalDataDir;

@@ -5,6 +5,7 @@
 #include "codegen/codegen.h"
 #include "ir/enum_names.h"
 #include "ops/registry.h"
+#include "ops/specialize.h"
 
 namespace tessera::execute {
 
@@ -13,7 +14,7 @@ namespace {
 const EnumNames<HostRule>& ruleNames() {
   static const EnumNames<HostRule> names = {
       {HostRule::None, "kernel"},          {HostRule::ControlFlow, "control-flow"}, {HostRule::UnknownOp, "unknown-op"},
-      {HostRule::NoLowering, "no-lowering"}, {HostRule::NoCodegen, "dtype"},
+      {HostRule::NoLowering, "no-lowering"}, {HostRule::NoCodegen, "dtype"}, {HostRule::DataDependent, "data-dependent"},
   };
   return names;
 }
@@ -29,6 +30,12 @@ std::string dtypeWithoutForm(const Node& n) {
                ", which generated code cannot hold yet (float4, 4- and 2-bit integers live in the reference "
                "semantics only)";
   return "";
+}
+
+std::string specializedText(const Node& n) {
+  std::string s;
+  for (const TensorType& t : specializedTypes(n).value_or(std::vector<TensorType>{})) s += (s.empty() ? "" : ", ") + t.toString();
+  return s;
 }
 
 }  // namespace
@@ -54,6 +61,11 @@ Placement placeBeforeLowering(const Graph& g, const kernel::KernelSpec& spec) {
                                                     "reference interpreter"};
   for (const Node* n : nodes)
     if (std::string why = dtypeWithoutForm(*n); !why.empty()) return {HostRule::NoCodegen, why};
+  for (const Node* n : nodes)
+    if (isSpecialized(*n))
+      return {HostRule::DataDependent, nodeText(*n) + "'s output shape depends on input values: it was specialized to " +
+                                           specializedText(*n) + " on the inputs the model was opened with, and runs "
+                                           "on the host, which checks it on every run"};
   return {};
 }
 

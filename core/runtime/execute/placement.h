@@ -18,8 +18,10 @@ enum class HostRule {
                 // semantics; a run stops before it
   NoLowering,   // no kernel template lowers the group, or its schedule failed (the reason names node and op)
   NoCodegen,    // a dtype the code generators have no form for (float8, float4, 4- and 2-bit integers)
+  DataDependent,  // a node specialized to a data-dependent shape (ops/specialize.h): the host checks its extents
 };
-const std::string& hostRuleName(HostRule r);  // "kernel", "control-flow", "unknown-op", "no-lowering", "dtype"
+// "kernel", "control-flow", "unknown-op", "no-lowering", "dtype", "data-dependent"
+const std::string& hostRuleName(HostRule r);
 
 struct Placement {
   HostRule rule = HostRule::None;

@@ -43,16 +43,4 @@ std::unordered_map<std::string, Tensor> runReferenceNodes(const Graph& graph, co
   return made;
 }
 
-Tensor randomTensor(const TensorType& type, uint64_t seed) {
-  if (isFloat(type.dtype)) return randomUniform(type, seed, -1.0, 1.0);
-  return randomUniform(type, seed, 0.0, type.dtype == DType::Bool ? 1.0 : 4.0);
-}
-
-std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed) {
-  std::vector<Tensor> out;
-  for (size_t i = 0; i < graph.inputs().size(); ++i)
-    out.push_back(randomTensor(graph.inputs()[i]->type(), seed * 1000003 + i));
-  return out;
-}
-
 }  // namespace tessera

@@ -8,6 +8,7 @@
 
 #include "ir/cancel.h"
 #include "ir/graph.h"
+#include "ir/random.h"  // randomInputs: what a run feeds when given none
 
 namespace tessera {
 
@@ -40,9 +41,5 @@ ReferenceResult runReference(const Graph& graph, const std::vector<Tensor>& inpu
 std::unordered_map<std::string, Tensor> runReferenceNodes(const Graph& graph, const std::vector<std::string>& nodeIds,
                                                           const std::unordered_map<std::string, Tensor>& values,
                                                           const CancelToken& cancel = {});
-
-// Deterministic random inputs for every graph input (floats uniform in [-1, 1), ints in [0, 4), bools).
-std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed);
-Tensor randomTensor(const TensorType& type, uint64_t seed);
 
 }  // namespace tessera

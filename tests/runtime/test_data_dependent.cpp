@@ -1,0 +1,188 @@
+// Data-dependent shapes by specialization (ops/specialize.h): a model whose NonZero counts values of an input
+// opens (no "must be a constant" refusal), the NonZero keeps the types it produced on the sample inputs, runs on
+// the host (rule data-dependent) while the kernels after it take the specialized extents, and a run on inputs
+// that give another count stops naming the node instead of computing past a buffer.
+#include <QtTest>
+
+#include "driver/driver.h"
+#include "frontend/onnx/onnx_import.h"
+#include "frontend/text/tsr.h"
+#include "ir/error.h"
+#include "ir/random.h"
+#include "onnx_model_maker.h"
+#include "ops/specialize.h"
+#include "runtime/reference/interpreter.h"
+
+using namespace tessera;
+using namespace tessera::testing;
+using TP = onnx::TensorProto;
+using execute::HostRule;
+
+namespace {
+
+bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
+
+// y = the sum of x's positive elements, g = those elements (x f32[4,5]): Greater, NonZero, Transpose, GatherND,
+// then Relu and ReduceSum as kernels over the gathered count.
+std::string positivesModel() {
+  ModelMaker m(17);
+  m.floatInput("x", {4, 5});
+  m.floatInitializer("zero", {}, {0.0f});
+  m.node("Greater", {"x", "zero"}, {"pos"}, "greater");
+  m.node("NonZero", {"pos"}, {"where"}, "nz");
+  setInts(m.node("Transpose", {"where"}, {"idx"}, "transpose"), "perm", {1, 0});
+  m.node("GatherND", {"x", "idx"}, {"g"}, "gather");
+  m.node("Relu", {"g"}, {"r"}, "relu");
+  setInt(m.node("ReduceSum", {"r"}, {"y"}, "sum"), "keepdims", 0);
+  m.output("y");
+  m.output("g");
+  return m.bytes();
+}
+
+int64_t positives(const Tensor& x) {
+  int64_t n = 0;
+  for (double v : x.toDoubles()) n += v > 0;
+  return n;
+}
+
+driver::Driver cpuDriver(Graph g) {
+  driver::DriverOptions o;
+  o.backend = execute::BackendKind::Cpu;
+  o.useTuned = false;
+  return driver::Driver(std::make_shared<const Graph>(std::move(g)), o);
+}
+
+execute::RunReport runOnCpu(driver::Driver& d, std::vector<Tensor> inputs, bool verify = true) {
+  driver::RunRequest request;
+  request.reps = 1;
+  request.warmup = 0;
+  request.inputs = std::move(inputs);
+  request.baseline = false;
+  request.verify = verify;
+  return d.run(request)->report;
+}
+
+const execute::CompiledKernel& kernelOf(driver::Driver& d, const std::string& id) {
+  for (const auto& k : d.kernels()->model.kernels)
+    for (const auto& n : k.spec.nodeIds)
+      if (n == id) return k;
+  qFatal("no kernel holds node %s", id.c_str());
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+class TestDataDependent : public QObject {
+  Q_OBJECT
+ private slots:
+  void typeTextRoundTrips() {
+    QCOMPARE(TensorType::fromString("i64[2,37]").value(), (TensorType{DType::I64, {2, 37}}));
+    QCOMPARE(TensorType::fromString("f32[]").value(), (TensorType{DType::F32, {}}));
+    for (const char* bad : {"i64[2,]", "i64[-1]", "q8[2]", "i64[2", "i64", "i64[2 ,3]", "f32[99999999999999999999]"})
+      QVERIFY2(!TensorType::fromString(bad), bad);
+  }
+
+  // Opened with no inputs given, the NonZero is specialized on the inputs a run feeds by default.
+  void nonZeroIsSpecializedOnTheDefaultInputs() {
+    Graph g = importOnnxBytes(positivesModel(), "positives.onnx");
+    const int64_t n = positives(randomInputs(g, 0)[0]);
+    QVERIFY(n > 0 && n < 20);
+    const Node* nz = g.findNode("nz");
+    QVERIFY(isSpecialized(*nz));
+    QCOMPARE(specializedTypes(*nz)->at(0), (TensorType{DType::I64, {2, n}}));
+    QCOMPARE(g.findNode("gather")->output(0)->type(), (TensorType{DType::F32, {n}}));
+    QVERIFY(!isSpecialized(*g.findNode("gather")));  // only the node whose inference needed values
+
+    // Given sample inputs (a run's --inputs), it is specialized on them instead.
+    OnnxImportOptions o;
+    o.sampleInputs["x"] = Tensor::fromDoubles(DType::F32, {4, 5}, std::vector<double>(20, 1.0));
+    Graph all = importOnnxBytes(positivesModel(), "positives.onnx", o);
+    QCOMPARE(all.findNode("gather")->output(0)->type(), (TensorType{DType::F32, {20}}));
+    o.sampleInputs["x"] = Tensor::fromDoubles(DType::F32, {5}, std::vector<double>(5, 1.0));
+    QVERIFY(errorOf([&] { importOnnxBytes(positivesModel(), "positives.onnx", o); })
+                .find("sample input 'x' is f32[5] but the model declares f32[4,5]") != std::string::npos);
+  }
+
+  // The .tsr text keeps the specialization; ONNX export leaves Tessera's attribute out (a re-import specializes
+  // again); a malformed attribute is an error naming the node.
+  void specializationSurvivesTextAndExport() {
+    Graph g = importOnnxBytes(positivesModel(), "positives.onnx");
+    std::string text = printTsr(g);
+    QVERIFY2(text.find(kSpecializedTypesAttr) != std::string::npos, text.c_str());
+    Graph back = parseTsr(text, "positives.tsr");
+    QCOMPARE(specializedTypes(*back.findNode("nz")), specializedTypes(*g.findNode("nz")));
+    QVERIFY(exportOnnxBytes(g).find(kSpecializedTypesAttr) == std::string::npos);
+    Graph again = importOnnxBytes(exportOnnxBytes(g), "again.onnx");
+    QCOMPARE(specializedTypes(*again.findNode("nz")), specializedTypes(*g.findNode("nz")));
+
+    std::string bad = text;
+    size_t at = bad.find("i64[2,");
+    QVERIFY(at != std::string::npos);
+    bad.replace(at, 6, "i64[2,x");
+    std::string why = errorOf([&] { parseTsr(bad, "bad.tsr"); });
+    QVERIFY2(why.find("node 'nz' (NonZero)") != std::string::npos && why.find("specialized_types") != std::string::npos,
+             why.c_str());
+  }
+
+  // A shape computed from an input's values that the sample values cannot satisfy: the import fails naming the
+  // node and what the sample values gave, not with a crash.
+  void unsatisfiableSpecializationIsAnError() {
+    ModelMaker m(17);
+    m.floatInput("x", {6});
+    m.input("s", TP::INT64, {2});
+    m.node("Reshape", {"x", "s"}, {"y"}, "reshape");
+    m.output("y");
+    std::string why = errorOf([&] { importOnnxBytes(m.bytes(), "reshape.onnx"); });
+    QVERIFY2(why.find("reshape.onnx: node 'reshape' (Reshape): input 1 (shape) must be a constant") == 0, why.c_str());
+    QVERIFY2(why.find("with its inputs' values on the sample inputs") != std::string::npos, why.c_str());
+    OnnxImportOptions o;  // values that fit: the Reshape is specialized to them
+    o.sampleInputs["s"] = Tensor::fromInts(DType::I64, {2}, std::vector<int64_t>{2, 3});
+    Graph g = importOnnxBytes(m.bytes(), "reshape.onnx", o);
+    QCOMPARE(g.outputs()[0]->type(), (TensorType{DType::F32, {2, 3}}));
+  }
+
+  // On the cpu backend: the NonZero is a host group (data-dependent), the kernels after it run over the
+  // specialized count, the run verifies; inputs with another count stop at the NonZero, naming it.
+  void runsOnTheHostAndChecksTheExtents() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH");
+    Graph g = importOnnxBytes(positivesModel(), "positives.onnx");
+    Tensor x = randomInputs(g, 0)[0];
+    const int64_t n = positives(x);
+    driver::Driver d = cpuDriver(std::move(g));
+    const execute::CompiledKernel& nz = kernelOf(d, "nz");
+    QCOMPARE(nz.placement.rule, HostRule::DataDependent);
+    QVERIFY2(nz.placement.reason.find("specialized to i64[2," + std::to_string(n) + "]") != std::string::npos,
+             nz.placement.reason.c_str());
+    QVERIFY(!kernelOf(d, "sum").onHost());
+    execute::RunReport r = runOnCpu(d, {x});
+    QVERIFY2(r.ran && r.stopped.empty(), r.cannotRun.c_str());
+    QVERIFY(r.outputsVerified);
+    double want = 0;
+    for (double v : x.toDoubles()) want += v > 0 ? v : 0;
+    QVERIFY(std::abs(r.outputs[0].getDouble(0) - want) < 1e-4);
+
+    // With the reference check the reference run meets the NonZero first; without it, the host group does.
+    Tensor other = Tensor::fromDoubles(DType::F32, {4, 5}, std::vector<double>(20, n == 20 ? -1.0 : 1.0));
+    for (bool verify : {true, false}) {
+      std::string all = errorOf([&] {
+        execute::RunReport bad = runOnCpu(d, {other}, verify);
+        std::string said = bad.cannotRun + " " + bad.stopped;
+        for (const auto& k : bad.kernels) said += " " + k.message;
+        throw Error(said);
+      });
+      QVERIFY2(all.find("node 'nz' (NonZero): output 0 is i64[2,") != std::string::npos, all.c_str());
+      QVERIFY2(all.find("specialized to i64[2," + std::to_string(n) + "]") != std::string::npos, all.c_str());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestDataDependent)
+#include "test_data_dependent.moc"
