@@ -91,6 +91,7 @@ Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
     inputs.push_back(readTensorProtoFile(inputFiles[i].string()));
     options.inputData[feeds[i]] = inputs.back();
   }
+  options.sampleInputs = options.inputData;  // data-dependent shapes specialized on the test's own inputs
   Graph g;
   try {
     g = importOnnxFile(model.string(), options);

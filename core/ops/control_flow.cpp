@@ -40,6 +40,16 @@ size_t bodyFormalInputs(const Graph& body) { return body.inputs().size() - body.
 
 // ---- If ----
 
+// A branch's output types. When they depend on values only known when it runs (a NonMaxSuppression inside it),
+// the If's outputs do too: the declared types may be placeholders (exporters declare such outputs with symbolic
+// dims), so the If asks for values, as a Reshape by a computed shape does, and is specialized (ops/specialize.h).
+std::vector<TensorType> branchOutputs(const InferContext& ctx, const std::string& name) {
+  if (auto types = inferBodyOutputs(ctx, name, {})) return *types;
+  throw NeedsValuesError("node '" + ctx.node().id() + "' (" + ctx.node().op() + "): " + name +
+                             "'s output types depend on values that must be a constant known at compile time",
+                         ctx.node().id());
+}
+
 void inferIf(InferContext& ctx) {
   requireCondition(ctx, 0, "cond");
   for (const char* name : {"then_branch", "else_branch"}) {
@@ -50,11 +60,11 @@ void inferIf(InferContext& ctx) {
                 " outputs but the node has " + std::to_string(ctx.node().numOutputs()));
   }
   if (const Tensor* cond = ctx.constantInput(0)) {
-    ctx.outputs = bodyOutputs(ctx, truth(*cond) ? "then_branch" : "else_branch", {});
+    ctx.outputs = branchOutputs(ctx, truth(*cond) ? "then_branch" : "else_branch");
     return;
   }
-  std::vector<TensorType> thenTypes = bodyOutputs(ctx, "then_branch", {});
-  std::vector<TensorType> elseTypes = bodyOutputs(ctx, "else_branch", {});
+  std::vector<TensorType> thenTypes = branchOutputs(ctx, "then_branch");
+  std::vector<TensorType> elseTypes = branchOutputs(ctx, "else_branch");
   for (size_t i = 0; i < thenTypes.size(); ++i)
     if (thenTypes[i] != elseTypes[i])
       ctx.error("output " + std::to_string(i) + " is " + thenTypes[i].toString() + " in then_branch but " +

@@ -6,6 +6,7 @@
 #include "ops/eval_graph.h"
 #include "ops/infer.h"
 #include "ops/op_support.h"
+#include "ops/specialize.h"
 
 namespace tessera::ops {
 
@@ -16,7 +17,7 @@ const Graph& bodyAttr(const Node& node, const std::string& name) {
 }
 
 Graph specializeBody(const Node& node, const std::string& name, const Graph& body,
-                     const std::vector<TensorType>& types, const std::vector<const Tensor*>& data) {
+                     const std::vector<TensorType>& types, const std::vector<const Tensor*>& data, bool evaluate) {
   if (types.size() != body.inputs().size())
     failNode(node, name + " has " + std::to_string(body.inputs().size()) + " inputs but is given " +
                        std::to_string(types.size()));
@@ -27,7 +28,8 @@ Graph specializeBody(const Node& node, const std::string& name, const Graph& bod
     else inputs[i]->setType(types[i]);
   }
   try {
-    inferTypes(g);
+    if (!evaluate) inferTypes(g);
+    else inferSpecializing(g, [] { return std::vector<Tensor>{}; });  // every input is bound: nothing to feed
   } catch (const Error& e) {
     failNode(node, name + ": " + e.what());
   }
@@ -97,7 +99,7 @@ std::vector<Tensor> BodyRunner::run(const std::vector<Tensor>& formal) {
   }
   if (!perRun_) return evalBody(*typed_, formal);
   for (size_t i = 0; i < formal.size(); ++i) data[i] = &formal[i];
-  return evalBody(specializeBody(node_, name_, body_, types, data), {});
+  return evalBody(specializeBody(node_, name_, body_, types, data, true), {});
 }
 
 std::vector<Tensor> BodyRunner::evalBody(const Graph& g, const std::vector<Tensor>& inputs) const {

@@ -15,9 +15,12 @@ namespace tessera::ops {
 const Graph& bodyAttr(const Node& node, const std::string& name);
 
 // A copy of `body` whose input i has type types[i] and, when data[i] is non-null, becomes an initializer
-// holding it; then types are inferred through it. Errors read "node 'id' (Op): NAME: message".
+// holding it; then types are inferred through it. With `evaluate` (a run, every input bound), a node whose
+// shapes follow from values too large to fold is specialized by evaluating the body up to it (ops/specialize.h).
+// Errors read "node 'id' (Op): NAME: message".
 Graph specializeBody(const Node& node, const std::string& name, const Graph& body,
-                     const std::vector<TensorType>& types, const std::vector<const Tensor*>& data);
+                     const std::vector<TensorType>& types, const std::vector<const Tensor*>& data,
+                     bool evaluate = false);
 
 // The body's output types for the node's inference: formal inputs typed `formal`, captures typed and, where
 // constant, bound from the node's last inputs. Returns nullopt when the body's shapes depend on values known

@@ -37,6 +37,9 @@ class SampleValues {
     std::vector<const Node*> needed;
     collect(v->producer(), needed);
     for (const Node* n : needed) {
+      if (!evalCostBounded(*n))  // a Loop's trip count is the file's to choose: never run at compile time
+        fail(nodeText(*n) + " would have to run at compile time to find the shape of '" + v->name() +
+             "', and its cost is not bounded by its operands");
       std::vector<const Tensor*> ins;
       for (const Value* in : n->inputs()) ins.push_back(in ? &of(in) : nullptr);
       std::vector<Tensor> outs = evalNode(*n, ins);
@@ -71,6 +74,21 @@ class SampleValues {
   std::unordered_map<const Value*, Tensor> known_;
   std::unordered_set<const Node*> visited_;
 };
+
+// The node's output types with its inputs' values known. Inference folds only small values, so a branch of an If
+// whose shapes follow from large ones (a NonMaxSuppression over thousands of boxes) is run instead.
+std::vector<TensorType> typesOnValues(const Node& node, const ConstantTable& values) {
+  try {
+    return inferNode(node, values);
+  } catch (const NeedsValuesError&) {
+    if (node.op() != "If") throw;  // (a Loop's cost is unbounded; Scan's inference needs its types)
+    std::vector<const Tensor*> ins;
+    for (const Value* in : node.inputs()) ins.push_back(in ? values.find(in) : nullptr);
+    std::vector<TensorType> types;
+    for (const Tensor& t : OpRegistry::instance().get(node).eval(node, ins, {})) types.push_back(t.type());
+    return types;
+  }
+}
 
 }  // namespace
 
@@ -109,7 +127,7 @@ SpecializeResult inferSpecializing(Graph& graph, const std::function<std::vector
         if (in) values.set(in, samples->of(in));
       std::vector<TensorType> types;
       try {
-        types = inferNode(*node, values);
+        types = typesOnValues(*node, values);
       } catch (const Error& inner) {
         fail(std::string(e.what()) + "; with its inputs' values on the sample inputs: " + inner.what());
       }

@@ -64,6 +64,10 @@ class TestRoundTripCorpus : public QObject {
       } catch (const Error&) {
         continue;  // needs its test inputs as shape operands, or uses an unsupported type or op
       }
+      bool subgraphs = false;  // .tsr prints a subgraph as a summary (docs/tsr-format.md): not round-trippable
+      for (const Node* n : g.nodes())
+        for (const auto& [name, attr] : n->attrs()) subgraphs = subgraphs || attr.kind() == AttrKind::Graph;
+      if (subgraphs) continue;
       ++imported;
       QString problem = roundTrip(g);
       QVERIFY2(problem.isEmpty(), qPrintable(path + ": " + problem));
