@@ -9,6 +9,7 @@
 #include "frontend/text/tsr.h"
 #include "ir/error.h"
 #include "ir/random.h"
+#include "cpu_driver_helpers.h"
 #include "onnx_model_maker.h"
 #include "ops/specialize.h"
 #include "runtime/reference/interpreter.h"
@@ -43,30 +44,6 @@ int64_t positives(const Tensor& x) {
   int64_t n = 0;
   for (double v : x.toDoubles()) n += v > 0;
   return n;
-}
-
-driver::Driver cpuDriver(Graph g) {
-  driver::DriverOptions o;
-  o.backend = execute::BackendKind::Cpu;
-  o.useTuned = false;
-  return driver::Driver(std::make_shared<const Graph>(std::move(g)), o);
-}
-
-execute::RunReport runOnCpu(driver::Driver& d, std::vector<Tensor> inputs, bool verify = true) {
-  driver::RunRequest request;
-  request.reps = 1;
-  request.warmup = 0;
-  request.inputs = std::move(inputs);
-  request.baseline = false;
-  request.verify = verify;
-  return d.run(request)->report;
-}
-
-const execute::CompiledKernel& kernelOf(driver::Driver& d, const std::string& id) {
-  for (const auto& k : d.kernels()->model.kernels)
-    for (const auto& n : k.spec.nodeIds)
-      if (n == id) return k;
-  qFatal("no kernel holds node %s", id.c_str());
 }
 
 std::string errorOf(const std::function<void()>& f) {

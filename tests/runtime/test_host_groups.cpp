@@ -11,6 +11,7 @@
 #include "frontend/onnx/onnx_import.h"
 #include "frontend/text/tsr.h"
 #include "ir/error.h"
+#include "cpu_driver_helpers.h"
 #include "onnx_model_maker.h"
 #include "ops/registry.h"
 #include "runtime/reference/compare.h"
@@ -78,37 +79,6 @@ std::string customOpBytes(bool declareType) {
   m.output("out");
   if (declareType) declare(m.graph->add_value_info(), "f", {3});
   return m.bytes();
-}
-
-driver::Driver cpuDriver(Graph g) {
-  driver::DriverOptions o;
-  o.backend = execute::BackendKind::Cpu;
-  o.useTuned = false;
-  return driver::Driver(std::make_shared<const Graph>(std::move(g)), o);
-}
-
-execute::RunReport runOnCpu(driver::Driver& d, std::vector<Tensor> inputs, bool verify = true) {
-  driver::RunRequest request;
-  request.reps = 1;
-  request.warmup = 0;
-  request.inputs = std::move(inputs);
-  request.baseline = false;
-  request.verify = verify;
-  return d.run(request)->report;
-}
-
-// The placement and the run report of the kernel holding node `id`.
-const execute::CompiledKernel& kernelOf(driver::Driver& d, const std::string& id) {
-  for (const auto& k : d.kernels()->model.kernels)
-    for (const auto& n : k.spec.nodeIds)
-      if (n == id) return k;
-  qFatal("no kernel holds node %s", id.c_str());
-}
-const execute::KernelReport& reportOf(const execute::RunReport& r, const std::string& id) {
-  for (const auto& k : r.kernels)
-    for (const auto& n : k.nodes)
-      if (n == id) return k;
-  qFatal("no kernel report holds node %s", id.c_str());
 }
 
 Tensor floats(Shape shape, std::vector<double> v) { return Tensor::fromDoubles(DType::F32, std::move(shape), v); }
