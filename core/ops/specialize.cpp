@@ -7,6 +7,7 @@
 #include "ops/eval_graph.h"
 #include "ops/infer.h"
 #include "ops/registry.h"
+#include "ops/stats.h"
 
 namespace tessera {
 
@@ -14,10 +15,18 @@ namespace {
 
 std::string nodeText(const Node& n) { return "node '" + n.id() + "' (" + n.op() + ")"; }
 
+// What specializing may cost: it runs while a model opens, so a small hostile file must not make it take
+// gigabytes or minutes (the graph's inputs may declare any size, and nodes may make large values from small ones).
+constexpr int64_t kMaxSampleBytes = int64_t(1) << 30;  // inputs and every value kept
+constexpr int64_t kMaxSampleFlops = int64_t(1) << 34;  // summed over the nodes run (ssdlite320: ~1.5e9)
+
 // Values of the graph computed on the sample inputs, each node evaluated once however many nodes need it.
 class SampleValues {
  public:
-  SampleValues(const Graph& g, const std::vector<Tensor>& inputs) {
+  // Asks `sampleInputs` for the inputs only once their declared sizes are within the budget.
+  SampleValues(const Graph& g, const std::function<std::vector<Tensor>()>& sampleInputs) {
+    for (const Value* in : g.inputs()) spend(in->type().bytes(), 0, "sample input '" + in->name() + "'");
+    std::vector<Tensor> inputs = sampleInputs();
     if (inputs.size() != g.inputs().size())
       fail("specializing data-dependent shapes needs " + std::to_string(g.inputs().size()) + " sample inputs, got " +
            std::to_string(inputs.size()));
@@ -40,6 +49,9 @@ class SampleValues {
       if (!evalCostBounded(*n))  // a Loop's trip count is the file's to choose: never run at compile time
         fail(nodeText(*n) + " would have to run at compile time to find the shape of '" + v->name() +
              "', and its cost is not bounded by its operands");
+      int64_t bytes = 0;
+      for (const Value* out : n->outputs()) bytes += out->type().bytes();
+      spend(bytes, nodeFlops(*n), nodeText(*n));
       std::vector<const Tensor*> ins;
       for (const Value* in : n->inputs()) ins.push_back(in ? &of(in) : nullptr);
       std::vector<Tensor> outs = evalNode(*n, ins);
@@ -71,8 +83,17 @@ class SampleValues {
     }
   }
 
+  void spend(int64_t bytes, int64_t flops, const std::string& what) {
+    bytes_ += bytes;
+    flops_ += flops;
+    if (bytes_ > kMaxSampleBytes || flops_ > kMaxSampleFlops)
+      fail("specializing a data-dependent shape would run " + what + " past " + std::to_string(kMaxSampleBytes >> 20) +
+           " MiB of values or " + std::to_string(kMaxSampleFlops) + " FLOPs at compile time");
+  }
+
   std::unordered_map<const Value*, Tensor> known_;
   std::unordered_set<const Node*> visited_;
+  int64_t bytes_ = 0, flops_ = 0;
 };
 
 // The node's output types with its inputs' values known. Inference folds only small values, so a branch of an If
@@ -121,7 +142,7 @@ SpecializeResult inferSpecializing(Graph& graph, const std::function<std::vector
     } catch (const NeedsValuesError& e) {
       Node* node = graph.findNode(e.nodeId());
       if (!node || isSpecialized(*node)) throw;
-      if (!samples) samples.emplace(graph, sampleInputs());
+      if (!samples) samples.emplace(graph, sampleInputs);
       ConstantTable values;
       for (const Value* in : node->inputs())
         if (in) values.set(in, samples->of(in));
