@@ -12,21 +12,36 @@ Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
   int64_t n = type_.numElements();
   if (n > kMaxTensorBytes / int64_t(dtypeSize(dtype)))
     fail("tensor " + type_.toString() + " is larger than the 16 GiB limit");
-  bytes_ = std::make_shared<std::vector<std::byte>>(size_t(n) * dtypeSize(dtype));
+  auto bytes = std::make_shared<std::vector<std::byte>>(size_t(n) * dtypeSize(dtype));
+  data_ = bytes->data();
+  size_ = bytes->size();
+  owner_ = std::move(bytes);
+}
+
+Tensor Tensor::fromMapping(TensorType type, std::span<std::byte> bytes, std::shared_ptr<void> owner) {
+  if (int64_t(bytes.size()) != type.bytes())
+    fail("a mapping of " + std::to_string(bytes.size()) + " bytes cannot hold " + type.toString());
+  Tensor t;
+  t.type_ = std::move(type);
+  t.owner_ = std::move(owner);
+  t.data_ = bytes.data();
+  t.size_ = bytes.size();
+  t.mapped_ = true;
+  return t;
 }
 
 std::span<const std::byte> Tensor::bytes() const {
-  if (!bytes_) return {};
-  return {bytes_->data(), bytes_->size()};
+  if (!owner_) return {};
+  return {data_, size_};
 }
 
 std::span<std::byte> Tensor::mutableBytes() {
-  if (!bytes_) return {};
-  return {bytes_->data(), bytes_->size()};
+  if (!owner_) return {};
+  return {data_, size_};
 }
 
 double Tensor::getDouble(int64_t i) const {
-  const std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  const std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
     case DType::F64: { double v; std::memcpy(&v, p, 8); return v; }
@@ -44,7 +59,7 @@ double Tensor::getDouble(int64_t i) const {
 }
 
 int64_t Tensor::getInt(int64_t i) const {
-  const std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  const std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return v; }
     case DType::I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
@@ -71,7 +86,7 @@ int64_t Tensor::getInt(int64_t i) const {
 }
 
 void Tensor::setDouble(int64_t i, double v) {
-  std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); return; }
     case DType::F64: std::memcpy(p, &v, 8); return;
@@ -100,7 +115,7 @@ void Tensor::setDouble(int64_t i, double v) {
 }
 
 void Tensor::setInt(int64_t i, int64_t v) {
-  std::byte* p = bytes_->data() + size_t(i) * dtypeSize(dtype());
+  std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::I64: std::memcpy(p, &v, 8); return;
     case DType::I32: { auto x = int32_t(v); std::memcpy(p, &x, 4); return; }
@@ -126,7 +141,7 @@ std::vector<double> Tensor::toDoubles() const {
     const float* f = data<float>();
     for (int64_t i = 0; i < n; ++i) out[size_t(i)] = f[i];
   } else if (dtype() == DType::F64) {
-    if (n) std::memcpy(out.data(), bytes_->data(), size_t(n) * 8);
+    if (n) std::memcpy(out.data(), data_, size_t(n) * 8);
   } else {
     for (int64_t i = 0; i < n; ++i) out[size_t(i)] = getDouble(i);
   }
@@ -172,7 +187,7 @@ Tensor Tensor::reshaped(Shape shape) const {
     fail("cannot reshape " + type_.toString() + " to " + shapeToString(shape));
   Tensor t = *this;
   t.type_.shape = std::move(shape);
-  if (!t.bytes_) t.bytes_ = std::make_shared<std::vector<std::byte>>();
+  if (!t.owner_) t.owner_ = std::make_shared<std::vector<std::byte>>();
   return t;
 }
 

@@ -24,8 +24,12 @@ class Tensor {
   DType dtype() const { return type_.dtype; }
   const Shape& shape() const { return type_.shape; }
   int64_t numElements() const { return type_.numElements(); }
-  size_t byteSize() const { return bytes_ ? bytes_->size() : 0; }
-  bool empty() const { return !bytes_; }
+  size_t byteSize() const { return size_; }
+  bool empty() const { return !owner_; }
+  // Bytes that live in a read-only file mapping kept alive by `owner` (large external weights, mapped instead of
+  // read; frontend/onnx/external_data.cpp). The mapping is private: mutableBytes() writes copy the pages touched.
+  static Tensor fromMapping(TensorType type, std::span<std::byte> bytes, std::shared_ptr<void> owner);
+  bool mapped() const { return mapped_; }
 
   std::span<const std::byte> bytes() const;
   std::span<std::byte> mutableBytes();
@@ -54,7 +58,10 @@ class Tensor {
 
  private:
   TensorType type_;
-  std::shared_ptr<std::vector<std::byte>> bytes_;
+  std::shared_ptr<void> owner_;  // keeps the bytes alive: a vector of them, or a file mapping
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
 };
 
 }  // namespace tessera

@@ -73,6 +73,29 @@ class TestExternalData : public QObject {
     for (int i = 0; i < 4; ++i) QCOMPARE(y.getDouble(i), 10.0 * i + i + 1);
   }
 
+  // A weight of 64 MiB or more is mapped from its file, not read: its values are the file's at any offset, the
+  // file is left as it was when the tensor is written to (a private mapping), and a weight at an offset that is
+  // not a multiple of its element size is read instead.
+  void largeWeightsAreMapped() {
+    QTemporaryDir dir;
+    const fs::path folder = dir.path().toStdString();
+    const int64_t n = int64_t(16) << 20;  // 64 MiB of f32
+    std::vector<float> w(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) w[size_t(i)] = float(i % 1000) - 500.0f;
+    writeFile(folder / "w.bin", std::string(4100, '\0') + floats(w));  // offset 4100: past a page, not page-aligned
+    for (const auto& [offset, mapped] : {std::pair{"4100", true}, std::pair{"4098", false}}) {
+      writeFile(folder / "model.onnx", addModel(n, "w.bin", offset));
+      Graph g = importOnnxFile((folder / "model.onnx").string());
+      Tensor t = *g.findValue("w")->initializer();
+      QCOMPARE(t.mapped(), mapped);
+      if (!mapped) continue;
+      for (int64_t i : {int64_t(0), int64_t(999), n / 2 + 7, n - 1}) QCOMPARE(t.getDouble(i), double(w[size_t(i)]));
+      t.setDouble(0, 12345.0);  // copy-on-write: the file keeps its bytes
+      Graph again = importOnnxFile((folder / "model.onnx").string());
+      QCOMPARE(again.findValue("w")->initializer()->getDouble(0), double(w[0]));
+    }
+  }
+
   // Sub-byte dtypes are packed in external files as in raw_data: five i2 values take two bytes, and a length
   // counting one byte a value is refused.
   void packedValuesAreUnpacked() {
@@ -146,6 +169,7 @@ class TestExternalData : public QObject {
     Graph g = importOnnxFile((folder / "model.onnx").string());
     const Tensor& w = *g.findValue("w")->initializer();
     QCOMPARE(int64_t(w.byteSize()), n * 4);
+    QVERIFY(w.mapped());  // 2.25 GB mapped, not read: the import takes address space, not memory
     QCOMPARE(w.getDouble(0), 0.0);
     QCOMPARE(w.getDouble(n - 1), 7.5);
   }

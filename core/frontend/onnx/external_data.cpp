@@ -2,8 +2,13 @@
 // model, as exporters write for models over protobuf's 2 GB. The location is untrusted model data: it must be a
 // relative path that stays inside the model's folder once resolved (symbolic links included), and the bytes it
 // names are checked against the file's size before anything is read.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "frontend/onnx/onnx_proto.h"
 #include "ir/error.h"
@@ -55,6 +60,26 @@ fs::path resolveInside(const std::string& folder, const std::string& location, c
   return file;
 }
 
+// Tensors this large are mapped from their file rather than read: opening a model of many gigabytes then costs
+// address space, not a copy, and pages are read as passes and kernels touch them.
+constexpr int64_t kMapBytes = int64_t(64) << 20;
+
+// `bytes` bytes of `file` from `offset`, mapped privately (writes copy the pages they touch, the file never
+// changes); null when the system cannot map it (the caller reads it instead).
+std::optional<Tensor> mapTensor(const fs::path& file, int64_t offset, DType dt, const Shape& shape, int64_t bytes) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  const int64_t start = offset / page * page;  // mmap wants a page-aligned offset
+  const size_t length = size_t(offset - start + bytes);
+  void* base = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, off_t(start));
+  ::close(fd);  // the mapping holds the file
+  if (base == MAP_FAILED) return std::nullopt;
+  std::shared_ptr<void> owner(base, [length](void* p) { ::munmap(p, length); });
+  std::span<std::byte> span(static_cast<std::byte*>(base) + (offset - start), size_t(bytes));
+  return Tensor::fromMapping(TensorType{dt, shape}, span, std::move(owner));
+}
+
 }  // namespace
 
 Tensor externalTensor(const onnx::TensorProto& p, DType dt, const Shape& shape, const std::string& folder,
@@ -74,6 +99,9 @@ Tensor externalTensor(const onnx::TensorProto& p, DType dt, const Shape& shape, 
   if (ref.offset > int64_t(size) || bytes > int64_t(size) - ref.offset)
     fail(what + ": external data file " + file.string() + " holds " + std::to_string(size) + " bytes; " +
          std::to_string(bytes) + " from offset " + std::to_string(ref.offset) + " are past its end");
+  // Mapped when large, of whole bytes (packed and bool values are rewritten) and aligned for its element type.
+  if (bytes >= kMapBytes && !packedBits(dt) && dt != DType::Bool && ref.offset % int64_t(dtypeSize(dt)) == 0)
+    if (std::optional<Tensor> t = mapTensor(file, ref.offset, dt, shape, bytes)) return *t;
   std::ifstream in(file, std::ios::binary);
   in.seekg(ref.offset);
   if (packedBits(dt)) {
