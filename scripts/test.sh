@@ -34,7 +34,9 @@ run_ctest() {
 # rerun_tracer_crashes BUILD_DIR: LeakSanitizer's stop-the-world tracer itself sometimes segfaults at exit after a
 # test has passed ("Tracer caught signal 11", google/sanitizers#1353: a race in the sanitizer runtime, not a leak
 # and not the test). Each failed test whose log shows only that crash runs once more; it counts as passed if the
-# second run passes. Any other failure stands. Returns 0 when no failure is left.
+# second run passes. On some machines the tracer crashes on every run of one test (CI: test_row_forms twice at the
+# same address, never here): a third run without leak checking, ASan and UBSan still on, passes it with a line
+# saying its leaks went unchecked. Any other failure stands. Returns 0 when no failure is left.
 rerun_tracer_crashes() {
   local dir="$1/Testing/Temporary" name log still=0 first
   [ -f "$dir/LastTestsFailed.log" ] || return 1
@@ -42,18 +44,38 @@ rerun_tracer_crashes() {
   cp "$dir/LastTest.log" "$first"  # each rerun rewrites it
   for name in $(cut -d: -f2 "$dir/LastTestsFailed.log"); do
     log="$(awk -v t="Testing: $name" '$0 ~ t"$" {on = 1} on && /^Test (Passed|Failed)/ {exit} on' "$first")"
-    if grep -q "LeakSanitizer has encountered a fatal error" <<<"$log" && ! grep -qE "^(FAIL!|==[0-9]+==ERROR)" <<<"$log"; then
+    if only_tracer_crash "$log"; then
       echo "== $name: LeakSanitizer's tracer crashed at exit after the test ran; running it once more"
-      if ctest --test-dir "$1" -R "^${name}\$" --output-on-failure; then
-        total_passed=$((total_passed + 1))
-        total_failed=$((total_failed - 1))
+      if log="$(ctest --test-dir "$1" -R "^${name}\$" --output-on-failure 2>&1)"; then
+        echo "== $name: passed on the second run"
+        passed_on_rerun
         continue
+      fi
+      echo "$log"
+      if only_tracer_crash "$log"; then
+        echo "== $name: the tracer crashed again; running it without leak checking (ASan and UBSan on)"
+        if ASAN_OPTIONS=detect_leaks=0 ctest --test-dir "$1" -R "^${name}\$" --output-on-failure; then
+          echo "== $name: passed; its leaks went unchecked (LeakSanitizer's tracer crashed on both runs)"
+          passed_on_rerun
+          continue
+        fi
       fi
     fi
     still=1
   done
   rm -f "$first"
   return "$still"
+}
+
+# only_tracer_crash LOG: the log shows LeakSanitizer's own fatal error and neither a failed check nor a sanitizer's
+# report (a leak found is "==PID==ERROR: LeakSanitizer: detected memory leaks", which stands).
+only_tracer_crash() {
+  grep -q "LeakSanitizer has encountered a fatal error" <<<"$1" && ! grep -qE "^(FAIL!|==[0-9]+==ERROR)" <<<"$1"
+}
+
+passed_on_rerun() {
+  total_passed=$((total_passed + 1))
+  total_failed=$((total_failed - 1))
 }
 
 # stage NAME: prints a heading, and how long the previous stage took (CI allows 90 minutes in all).
