@@ -8,6 +8,7 @@
 #include "ops/registry.h"
 #include "passes/decompose_attention.h"
 #include "passes/decompose_einsum.h"
+#include "passes/decompose_quant.h"
 #include "passes/decompose_rotary.h"
 #include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
@@ -174,6 +175,11 @@ class DecomposePass : public Pass {
       if (n->op() == "Attention") {  // in its own type: the attention pattern's kernel rounds as the graph does
         if (!attentionDecomposes(*n) || !ctx.tryRewrite() ||
             !replace(graph, ctx, n, [&] { return attentionAsPrimitives(graph, *n); }))
+          ctx.count("skipped");
+        continue;
+      }
+      if (isQuantizedProduct(n->op())) {
+        if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return quantizedProductAsPrimitives(graph, *n); }))
           ctx.count("skipped");
         continue;
       }
