@@ -59,6 +59,14 @@ class ModelMaker {
   onnx::GraphProto* graph;
 };
 
+// Declares `name` as a float tensor of `dims` (a graph output's or a value_info's type).
+inline void declare(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<int64_t>& dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
 inline void setInts(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& values) {
   auto* a = n->add_attribute();
   a->set_name(name);

@@ -109,6 +109,34 @@ class TestDataDependent : public QObject {
              why.c_str());
   }
 
+  // A file cannot hand in specialized types: an ONNX op's `specialized_types` is dropped on import (the node is
+  // specialized on the sample inputs as any other), while a custom op's attribute of that name is its own.
+  void aFileCannotSpecialize() {
+    ModelMaker m(17);
+    m.floatInput("x", {4, 5});
+    m.floatInitializer("zero", {}, {0.0f});
+    m.node("Greater", {"x", "zero"}, {"pos"}, "greater");
+    auto* acme = m.model.add_opset_import();
+    acme->set_domain("com.acme");
+    acme->set_version(1);
+    onnx::NodeProto* frob = m.node("Frob", {"x"}, {"f"}, "frob");
+    frob->set_domain("com.acme");
+    for (auto* n : {m.node("NonZero", {"pos"}, {"where"}, "nz"), frob}) {
+      onnx::AttributeProto* a = n->add_attribute();
+      a->set_name(kSpecializedTypesAttr);
+      a->set_type(onnx::AttributeProto::STRINGS);
+      a->add_strings("i64[2,999]");
+    }
+    declare(m.graph->add_value_info(), "f", {4, 5});
+    m.output("where");
+    m.output("f");
+    Graph g = importOnnxBytes(m.bytes(), "forged.onnx");
+    const int64_t n = positives(randomInputs(g, 0)[0]);
+    QCOMPARE(specializedTypes(*g.findNode("nz"))->at(0), (TensorType{DType::I64, {2, n}}));
+    QVERIFY(g.findNode("frob")->hasAttr(kSpecializedTypesAttr));
+    QVERIFY(exportOnnxBytes(g).find("i64[2,999]") != std::string::npos);  // the custom op's, written back
+  }
+
   // A shape computed from an input's values that the sample values cannot satisfy: the import fails naming the
   // node and what the sample values gave, not with a crash.
   void unsatisfiableSpecializationIsAnError() {

@@ -35,13 +35,6 @@ onnx::GraphProto* graphAttr(onnx::NodeProto* n, const std::string& name) {
   return a->mutable_g();
 }
 
-void declare(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<int64_t>& dims) {
-  vi->set_name(name);
-  auto* tt = vi->mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(TP::FLOAT);
-  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
 // y = Relu(x), then If(cond) then y + w else y * w (the branches read y and w from outside), then Neg.
 Graph ifModel() {
   ModelMaker m;

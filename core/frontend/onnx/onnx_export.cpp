@@ -70,7 +70,7 @@ void exportNode(const Node& n, onnx::NodeProto& np, int64_t& opset) {
   for (size_t i = 0; i < inputs; ++i) np.add_input(n.input(i) ? n.input(i)->name() : "");
   for (const Value* out : n.outputs()) np.add_output(out->name());
   for (const auto& [name, attr] : n.attrs()) {
-    if (name == kSpecializedTypesAttr) continue;  // Tessera's own: a re-import specializes again
+    if (name == kSpecializedTypesAttr && isKnownOp(n.op())) continue;  // Tessera's own: a re-import specializes again
     if (attr.kind() != AttrKind::Graph) {
       attributeToProto(name, attr, *np.add_attribute());
       continue;

@@ -285,6 +285,9 @@ class GraphImport {
       return a.second.kind() == AttrKind::Graph;
     });
     const std::string op = qualifiedOpName(isDefaultDomain(np.domain()) ? "" : np.domain(), np.op_type());
+    // Specialized types are Tessera's own record of a run on sample inputs (ops/specialize.h), never an ONNX
+    // attribute: a file cannot hand them in; specialization finds them again on the inputs this model runs on.
+    if (isKnownOp(op)) attrs.erase(kSpecializedTypesAttr);
     Node* n = graph_.addNode(op, {}, outs, std::move(attrs), hint);
     if (!isKnownOp(op)) typeOpaqueNode(n, np, outs);
     for (size_t i = 0; i < outs.size(); ++i) define(outs[i], n->output(i));
