@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "ops/broadcast.h"
 #include "ops/window.h"
@@ -178,6 +179,11 @@ class DecomposePass : public Pass {
           ctx.count("skipped");
         continue;
       }
+      if (n->op() == "DynamicQuantizeLinear") {
+        if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return dynamicQuantizeAsPrimitives(graph, *n); }))
+          ctx.count("skipped");
+        continue;
+      }
       if (isQuantizedProduct(n->op())) {
         if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return quantizedProductAsPrimitives(graph, *n); }))
           ctx.count("skipped");
@@ -200,15 +206,22 @@ class DecomposePass : public Pass {
   }
 
  private:
-  // Forwards n's output to what `build` adds (stray new nodes, if any, are left for dce); false when it added
-  // nothing or the output could not be forwarded.
+  // Forwards n's outputs to what `build` adds, one Value* (the first output) or one per output (stray new
+  // nodes, if any, are left for dce); false when it added nothing or an output could not be forwarded.
   template <typename Build>
   static bool replace(Graph& graph, PassContext& ctx, Node* n, Build build) {
     size_t before = graph.numNodes();
-    std::string name = n->output(0)->name();
-    Value* result = build();
-    if (!result || !forwardOutput(graph, n, 0, result)) return false;
-    if (!graph.findValue(name)) graph.renameValue(result, name);  // consumers keep reading the same name
+    std::vector<Value*> results;
+    if constexpr (std::is_same_v<decltype(build()), Value*>)
+      results = {build()};
+    else
+      results = build();
+    if (results.empty() || !results[0] || results.size() > n->numOutputs()) return false;
+    std::vector<std::string> names;
+    for (size_t i = 0; i < results.size(); ++i) names.push_back(n->output(i) ? n->output(i)->name() : "");
+    if (!(results.size() == 1 ? forwardOutput(graph, n, 0, results[0]) : forwardOutputs(graph, n, results))) return false;
+    for (size_t i = 0; i < results.size(); ++i)  // consumers keep reading the same names
+      if (results[i] && !names[i].empty() && !graph.findValue(names[i])) graph.renameValue(results[i], names[i]);
     ctx.count("decomposed");
     ctx.count("added-nodes", int64_t(graph.numNodes() - before + 1));
     return true;

@@ -120,4 +120,22 @@ Value* quantizedProductAsPrimitives(Graph& g, const Node& n) {
   return requantized(g, e, n, o, matmul);
 }
 
+std::vector<Value*> dynamicQuantizeAsPrimitives(Graph& g, const Node& n) {
+  Value* x = n.input(0);
+  if (x->dtype() != DType::F32) return {};
+  for (const char* op : {"ReduceMin", "ReduceMax", "Min", "Max", "Sub", "Div", "Equal", "Where", "Round", "Add", "Clip", "Cast"})
+    if (!OpRegistry::instance().find(op)) return {};
+  Emitter e(g, n);
+  auto f32 = [&](const std::string& name, double v) { return constantLike(g, n, name, DType::F32, v); };
+  Value* zeroF = f32("zero", 0);
+  Value* lo = e.op("lo", "Min", {e.op("min", "ReduceMin", {x}, {{"keepdims", int64_t(0)}}), zeroF});
+  Value* hi = e.op("hi", "Max", {e.op("max", "ReduceMax", {x}, {{"keepdims", int64_t(0)}}), zeroF});
+  Value* scale = e.op("scale", "Div", {e.op("range", "Sub", {hi, lo}), f32("levels", 255)});
+  Value* divisor = e.op("divisor", "Where", {e.op("flat", "Equal", {scale, zeroF}), f32("one", 1), scale});
+  Value *byteLo = f32("byte_lo", 0), *byteHi = f32("byte_hi", 255);
+  Value* zero = e.op("zero_point", "Clip", {e.op("zero_round", "Round", {e.op("zero_f", "Sub", {zeroF, e.op("lo_steps", "Div", {lo, divisor})})}), byteLo, byteHi});
+  Value* y = e.op("y_f", "Clip", {e.op("y_shift", "Add", {e.op("y_round", "Round", {e.op("steps", "Div", {x, divisor})}), zero}), byteLo, byteHi});
+  return {cast(e, "out", y, 2), scale, cast(e, "zero_u8", zero, 2)};  // 2: uint8
+}
+
 }  // namespace tessera

@@ -14,4 +14,11 @@ Value* quantizedProductAsPrimitives(Graph& graph, const Node& product);
 
 bool isQuantizedProduct(const std::string& op);
 
+// DynamicQuantizeLinear's outputs (y, y_scale, y_zero_point) from ReduceMin/ReduceMax over all of x (two row
+// kernels) and f32 pointwise ops, as ONNX's function body and the reference compute them: the range widened to
+// include 0, scale = range / 255, zero = saturate(round(-min / scale)), y = saturate(round(x / scale) + zero); a
+// zero range (x all zeros) divides by 1 instead, giving y = 0 and zero = 0 as the reference does. Empty when x is
+// not f32.
+std::vector<Value*> dynamicQuantizeAsPrimitives(Graph& graph, const Node& quantize);
+
 }  // namespace tessera

@@ -1,5 +1,7 @@
 #include "passes/rewrite.h"
 
+#include <set>
+
 #include "ir/error.h"
 #include "ops/infer.h"
 #include "ops/registry.h"
@@ -47,6 +49,27 @@ bool forwardOutput(Graph& graph, Node* node, size_t index, Value* to) {
   std::string name = from->name();
   graph.replaceAllUsesWith(from, to);
   if (removeIfDead(graph, node)) graph.renameValue(to, name);
+  return true;
+}
+
+bool forwardOutputs(Graph& graph, Node* node, const std::vector<Value*>& to) {
+  std::vector<std::pair<Value*, Value*>> moves;  // (from, to) of the used outputs
+  std::set<Value*> naming;                        // the values taking a graph output's name
+  for (size_t i = 0; i < node->numOutputs(); ++i) {
+    Value* from = node->output(i);
+    if (!from || (from->uses().empty() && !from->isGraphOutput())) continue;
+    Value* t = i < to.size() ? to[i] : nullptr;
+    if (!t || t == from || t->type() != from->type()) return false;
+    if (from->isGraphOutput() && (!t->producer() || t->isGraphOutput() || !naming.insert(t).second)) return false;
+    moves.push_back({from, t});
+  }
+  std::vector<std::pair<Value*, std::string>> names;
+  for (auto [from, t] : moves) {
+    if (from->isGraphOutput()) names.push_back({t, from->name()});
+    graph.replaceAllUsesWith(from, t);
+  }
+  if (!removeIfDead(graph, node)) return false;
+  for (auto& [t, name] : names) graph.renameValue(t, name);
   return true;
 }
 

@@ -21,6 +21,12 @@ bool isConstantSplat(const Value* v, double x);
 // otherwise (or when the types differ) nothing changes and false is returned.
 bool forwardOutput(Graph& graph, Node* node, size_t index, Value* to);
 
+// Redirects each used output i of `node` to to[i] and removes the node (several outputs at once, which
+// forwardOutput refuses when another output is a graph output). A graph output keeps its name: to[i] takes it,
+// and must be an intermediate that is not already an output. False, changing nothing, when a used output has no
+// to[i], a type differs, or that naming is impossible.
+bool forwardOutputs(Graph& graph, Node* node, const std::vector<Value*>& to);
+
 // Replaces `node` by a node of another op with the same id, output names and output types.
 Node* replaceNode(Graph& graph, Node* node, const std::string& op, const std::vector<Value*>& inputs,
                   Attributes attrs = {});

@@ -27,23 +27,28 @@ std::vector<Tensor> fullRangeInputs(const Graph& g, uint64_t seed) {
   return in;
 }
 
-// Runs the model on cpu; every kernel generated (none on the host), the output equal to the reference semantics
+// Runs the model on cpu; every kernel generated (none on the host), every output equal to the reference semantics
 // of the model as written. (A run verifies its kernels against the reference run of the compiled graph, which
 // holds the decomposition itself: it would not see a wrong one.)
-void runGenerated(driver::Driver& d, uint64_t seed) {
-  std::vector<Tensor> inputs = fullRangeInputs(*d.model(), seed);
+void runGenerated(driver::Driver& d, const std::vector<Tensor>& inputs) {
   execute::RunReport r = runOnCpu(d, inputs);
   for (const auto& k : r.kernels) {
     if (k.onHost()) qFatal("kernel %s runs on the host: %s", k.group.c_str(), k.host.c_str());
     if (k.status != execute::KernelStatus::Ok) qFatal("kernel %s: %s", k.group.c_str(), k.message.c_str());
   }
-  Tensor expected = runReference(*d.model(), inputs).outputs.at(0);
-  const Tensor& got = r.outputs.at(0);
-  if (got.type() != expected.type()) qFatal("output type %s, expected %s", got.type().toString().c_str(), expected.type().toString().c_str());
-  int64_t differ = 0;
-  for (int64_t i = 0; i < got.numElements(); ++i) differ += got.getInt(i) != expected.getInt(i);
-  if (differ) qFatal("%lld of %lld output elements differ from the reference", (long long)differ, (long long)got.numElements());
+  std::vector<Tensor> expected = runReference(*d.model(), inputs).outputs;
+  for (size_t o = 0; o < expected.size(); ++o) {
+    const Tensor& got = r.outputs.at(o);
+    if (got.type() != expected[o].type())
+      qFatal("output %zu is %s, expected %s", o, got.type().toString().c_str(), expected[o].type().toString().c_str());
+    std::vector<double> a = got.toDoubles(), b = expected[o].toDoubles();
+    int64_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+    if (differ) qFatal("output %zu: %lld of %zu elements differ from the reference", o, (long long)differ, a.size());
+  }
 }
+
+void runGenerated(driver::Driver& d, uint64_t seed) { runGenerated(d, fullRangeInputs(*d.model(), seed)); }
 
 const Node* compiledNode(driver::Driver& d, const std::string& id) {
   for (const Node* n : d.kernels()->model.graph->topoOrder())
@@ -129,6 +134,26 @@ class TestQuantizedKernels : public QObject {
 })"));
     runGenerated(conv, 41);
     QCOMPARE(compiledNode(conv, "q.product")->output(0)->dtype(), DType::F64);  // 300 · 255² > 2^24
+  }
+
+  // onnxruntime's dynamic quantization: x quantized by its own range (two whole-tensor reductions and pointwise
+  // ops in one kernel), an i8 gemm, the product rescaled by both scales. x all zeros (a zero range) too.
+  void dynamicQuantizationIsKernels() {
+    driver::Driver d = cpuDriver(parseTsr(R"(graph dq {
+  input %x: f32[64,256]
+  const %w: i8[256,96] = random(seed=7, scale=120)
+  const %ws: f32[] = [0.004]
+  const %wz: i8[] = [0]
+  node dq = DynamicQuantizeLinear(%x) -> %xq, %xs, %xz
+  node mm = MatMulInteger(%xq, %w, %xz, %wz) -> %acc
+  node f = Cast(%acc) {to=1} -> %accf
+  node s = Mul(%xs, %ws) -> %scale
+  node y = Mul(%accf, %scale) -> %y
+  output %y, %xq, %xs, %xz
+})"));
+    runGenerated(d, {randomUniform(d.model()->inputs()[0]->type(), 61, -3.0, 5.0)});
+    QVERIFY(compiledNode(d, "dq") == nullptr && compiledNode(d, "dq.steps") != nullptr);
+    runGenerated(d, {Tensor(DType::F32, {64, 256})});
   }
 
   // The same kernels in CUDA: NVRTC compiles each for sm_90, the f64 rounding a round-to-nearest-even convert.
