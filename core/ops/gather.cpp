@@ -149,9 +149,9 @@ std::vector<Tensor> evalGatherND(const Node& node, const std::vector<const Tenso
     int64_t from = (t / std::max<int64_t>(perBatch, 1)) * (b ? strides[b - 1] : 0);
     for (size_t d = 0; d < m; ++d) {
       int64_t extent = data[b + d], i = idx[size_t(t) * m + d];
-      if (i < -extent || i >= extent)
-        failNode(node, "index " + std::to_string(i) + " is out of range for data dim " + std::to_string(b + d) +
-                           " of extent " + std::to_string(extent));
+      if (i < -extent || i >= extent)  // the first in row-major order, as a generated kernel reports it
+        failNode(node, indexOutOfRange(1, node.input(1)->name(), in[1]->shape(), t * int64_t(m) + int64_t(d), i,
+                                       int64_t(b + d), extent));
       from += (i < 0 ? i + extent : i) * strides[b + d];
     }
     std::memcpy(dst + size_t(t * slice) * esize, src + size_t(from) * esize, size_t(slice) * esize);
@@ -168,8 +168,8 @@ void registerGatherOps(OpRegistry& r) {
             inferGather, evalGather}, kReindex);
   addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
             evalGatherElements}, kReindex);
-  addOp(r, {"GatherND", OpCategory::Other, "pick slices addressed by index tuples (after batch_dims leading dims)", 2,
-            2, 1, 1, {}, inferGatherND, evalGatherND});
+  addOp(r, {"GatherND", dm, "pick slices addressed by index tuples (after batch_dims leading dims)", 2, 2, 1, 1, {},
+            inferGatherND, evalGatherND}, kReindex);
 }
 
 }  // namespace tessera::ops

@@ -224,6 +224,44 @@ class TestKernelSemantics : public QObject {
       }
     }
   }
+  // GatherND with batch_dims 1: data [2, 4, 3, 5], tuples of 2 over dims 1 and 2 (extents 4 and 3), slices of 5.
+  // Valid tuples (negative ones too) agree with the reference, lowered as is and scheduled; an index out of range
+  // in either place of a tuple stops the kernel with the reference's message, naming that axis and extent.
+  void gatherNDIsDataMovement() {
+    GraphBuilder b("gnd");
+    Value* d = b.input("data", {DType::F32, {2, 4, 3, 5}});
+    Value* idx = b.input("idx", {DType::I64, {2, 6, 2}});
+    b.output(b.op("GatherND", {d, idx}, {{"batch_dims", int64_t(1)}}, "g"));
+    Case c{b.finish(), {"g0", "data-movement", {"g"}}};
+    Tensor data = randomUniform({DType::F32, {2, 4, 3, 5}}, 3, -1, 1);
+    std::vector<double> ok = {0, 0, 3, 2, -1, -1, -4, -3, 1, 1, 2, 0, 3, 0, 0, 2, -2, 1, 1, 1, 2, 2, 0, 1};
+    for (std::pair<size_t, double> bad : {std::pair<size_t, double>{0, -1}, {7, 3.0}, {10, -5.0}, {15, 1e9}}) {
+      std::vector<double> v = ok;
+      if (bad.second != -1) v[bad.first] = bad.second;
+      Tensor t = Tensor::fromDoubles(DType::I64, {2, 6, 2}, v);
+      std::string want;
+      Tensor expected;
+      try {
+        expected = runReference(c.graph, {data, t}).outputs.at(0);
+      } catch (const Error& e) {
+        want = e.what();
+      }
+      QCOMPARE(want.empty(), bad.second == -1);
+      if (bad.second != -1) QVERIFY2(has(want, bad.first % 2 ? "axis 2 of extent 3" : "axis 1 of extent 4"), want.c_str());
+      for (bool scheduled : {false, true}) {
+        Kernel k = lower(c);
+        if (scheduled) applyDefaultSchedule(k);
+        std::string got;
+        try {
+          std::vector<Tensor> out = interpretKernel(k, {&data, &t});
+          QCOMPARE(out.at(0).toDoubles(), expected.toDoubles());
+        } catch (const Error& e) {
+          got = e.what();
+        }
+        QCOMPARE(got, want);
+      }
+    }
+  }
   // Fusion's index-chain rule puts movement ops that feed Slice, Concat, Gather and GatherElements in their
   // group (RotaryEmbedding's expanded form does): the lowering computes those inputs in place (Concat's arms at
   // clamped indices, a gather's data at its checked index) and agrees with the reference.

@@ -57,7 +57,8 @@ std::string LowerCtx::newAccumulator(BlockStmt& block, DType t, Expr init, const
 Expr LowerCtx::checkedIndexAt(const Node& n, size_t input, Expr value, const std::vector<Expr>& at, int64_t axis,
                               int64_t extent) {
   const Value* v = n.input(input);
-  auto same = [&](const IndexCheck& c) { return c.node == n.id() && c.input == input; };
+  // One record per input and data axis: a GatherND's tuple addresses several axes of different extents.
+  auto same = [&](const IndexCheck& c) { return c.node == n.id() && c.input == input && c.axis == axis; };
   auto it = std::find_if(k.indexChecks.begin(), k.indexChecks.end(), same);
   if (it == k.indexChecks.end()) {
     k.indexChecks.push_back({n.id(), n.op(), input, v->name(), v->shape(), axis, extent});

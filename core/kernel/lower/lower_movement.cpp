@@ -157,6 +157,26 @@ Expr gatherElementsExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   return valueAt(em, data, didx);
 }
 
+// out[b..., i..., r...] = data[b..., t_0, ..., t_{m-1}, r...] with t = indices[b..., i..., :] (ONNX GatherND): the
+// output's leading dims index the tuples, its trailing ones the slice after them.
+Expr gatherNDExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
+  const Value* data = n.input(0);
+  const Value* indices = n.input(1);
+  const Shape& ds = data->shape();
+  const Shape& is = indices->shape();
+  size_t b = size_t(n.attrInt("batch_dims", 0)), m = size_t(is.back()), lead = is.size() - 1;
+  const std::vector<Expr>& idx = em.idx();
+  std::vector<Expr> didx(idx.begin(), idx.begin() + long(b));
+  for (size_t d = 0; d < m; ++d) {
+    requireElements(ctx, n, ds[b + d]);
+    std::vector<Expr> iidx(idx.begin(), idx.begin() + long(lead));
+    iidx.push_back(intImm(int64_t(d)));
+    didx.push_back(ctx.checkedIndexAt(n, 1, valueAt(em, indices, iidx), iidx, int64_t(b + d), ds[b + d]));
+  }
+  didx.insert(didx.end(), idx.begin() + long(lead), idx.end());
+  return valueAt(em, data, didx);
+}
+
 Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   const std::string& op = n.op();
   const Value* x = n.input(0);
@@ -168,6 +188,7 @@ Expr movementExpr(LowerCtx& ctx, const Node& n, Emitter& em) {
   if (op == "Concat") return concatExpr(ctx, n, em);
   if (op == "Gather") return gatherExpr(ctx, n, em);
   if (op == "GatherElements") return gatherElementsExpr(ctx, n, em);
+  if (op == "GatherND") return gatherNDExpr(ctx, n, em);
   if (op == "Resize" || op == "Upsample") return resizeExpr(ctx, n, em);
   if (opTraits(op).movement == MovementKind::View)
     return valueAt(em, x, reshapeIndex(x->shape(), out, em.idx()));
