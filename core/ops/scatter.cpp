@@ -7,6 +7,7 @@
 #include "ops/families.h"
 #include "ops/op_support.h"
 #include "ops/registry.h"
+#include "ops/scatter.h"
 
 namespace tessera {
 namespace {
@@ -89,23 +90,25 @@ void inferScatterElements(InferContext& ctx) {
   ctx.outputs[0] = ctx.input(0);
 }
 
-std::vector<Tensor> evalScatterElements(const Node& node, const std::vector<const Tensor*>& in,
-                                        const std::vector<TensorType>&) {
-  const Shape& data = in[0]->shape();
-  const Shape& shape = in[1]->shape();
+// Target offsets of ScatterElements: update k at c (k's coordinates) goes to c with c[axis] = indices[k].
+std::vector<int64_t> elementTargets(const Node& node, const Shape& data, const Shape& shape, const std::vector<int64_t>& idx) {
   size_t axis = size_t(evalAxis(node, node.attrInt("axis", 0), int64_t(data.size())));
-  Reduction r = reductionOf(node);
-  std::vector<int64_t> idx = in[1]->toInts(), strides = stridesOf(data);
-  Tensor out = copyOf(*in[0]);
+  std::vector<int64_t> strides = stridesOf(data), to(idx.size());
   std::vector<int64_t> c(shape.size(), 0);
   for (size_t k = 0; k < idx.size(); ++k) {
-    int64_t to = 0;
     for (size_t d = 0; d < shape.size(); ++d)
-      to += (d == axis ? checkedIndex(node, idx[k], data[axis], axis) : c[d]) * strides[d];
-    scatterOne(out, to, *in[2], int64_t(k), r);
+      to[k] += (d == axis ? checkedIndex(node, idx[k], data[axis], axis) : c[d]) * strides[d];
     for (size_t d = shape.size(); d-- > 0;)
       if (++c[d] < shape[d]) break; else c[d] = 0;
   }
+  return to;
+}
+
+std::vector<Tensor> evalScatter(const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>&) {
+  std::vector<int64_t> to = scatterTargets(node, in[0]->shape(), in[1]->shape(), in[1]->toInts());
+  Reduction r = reductionOf(node);
+  Tensor out = copyOf(*in[0]);
+  for (size_t k = 0; k < to.size(); ++k) scatterOne(out, to[k], *in[2], int64_t(k), r);
   return {out};
 }
 
@@ -125,22 +128,19 @@ void inferScatterND(InferContext& ctx) {
   ctx.outputs[0] = ctx.input(0);
 }
 
-std::vector<Tensor> evalScatterND(const Node& node, const std::vector<const Tensor*>& in,
-                                  const std::vector<TensorType>&) {
-  const Shape& data = in[0]->shape();
-  const Shape& idxShape = in[1]->shape();
+// Target offsets of ScatterND: tuple t's slice of data.shape[k:] starts where its k indices point.
+std::vector<int64_t> tupleTargets(const Node& node, const Shape& data, const Shape& idxShape, const std::vector<int64_t>& idx) {
   size_t k = size_t(idxShape.back());
-  Reduction r = reductionOf(node);
-  std::vector<int64_t> idx = in[1]->toInts(), strides = stridesOf(data);
+  std::vector<int64_t> strides = stridesOf(data), to;
   int64_t slice = numElements(Shape(data.begin() + int64_t(k), data.end()));
-  Tensor out = copyOf(*in[0]);
   int64_t tuples = k ? int64_t(idx.size() / k) : numElements(Shape(idxShape.begin(), idxShape.end() - 1));
+  to.reserve(size_t(tuples * slice));
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t base = 0;
     for (size_t d = 0; d < k; ++d) base += checkedIndex(node, idx[size_t(t) * k + d], data[d], d) * strides[d];
-    for (int64_t e = 0; e < slice; ++e) scatterOne(out, base + e, *in[2], t * slice + e, r);
+    for (int64_t e = 0; e < slice; ++e) to.push_back(base + e);
   }
-  return {out};
+  return to;
 }
 
 // --- TensorScatter(past_cache, update, write_indices? [B]) -> present_cache ---
@@ -190,15 +190,27 @@ std::vector<Tensor> evalTensorScatter(const Node& node, const std::vector<const 
 
 }  // namespace
 
+namespace ops {
+
+bool isScatterOp(const std::string& op) { return op == "ScatterElements" || op == "Scatter" || op == "ScatterND"; }
+
+std::vector<int64_t> scatterTargets(const Node& node, const Shape& data, const Shape& indicesShape,
+                                    const std::vector<int64_t>& indices) {
+  if (node.op() == "ScatterND") return tupleTargets(node, data, indicesShape, indices);
+  return elementTargets(node, data, indicesShape, indices);
+}
+
+}  // namespace ops
+
 void registerScatterOps(OpRegistry& r) {
   auto other = OpCategory::Other;  // no kernel template: see README
   const char* elements = "copy data, then write updates one element per index along axis (reduction: none add mul max "
                          "min)";
-  addOp(r, {"ScatterElements", other, elements, 3, 3, 1, 1, {}, inferScatterElements, evalScatterElements});
+  addOp(r, {"ScatterElements", other, elements, 3, 3, 1, 1, {}, inferScatterElements, evalScatter});
   addOp(r, {"Scatter", other, std::string("opset-9 name of ScatterElements: ") + elements, 3, 3, 1, 1, {},
-            inferScatterElements, evalScatterElements});
+            inferScatterElements, evalScatter});
   addOp(r, {"ScatterND", other, "copy data, then write updates as slices addressed by index tuples (reduction)", 3, 3,
-            1, 1, {}, inferScatterND, evalScatterND});
+            1, 1, {}, inferScatterND, evalScatter});
   addOp(r, {"TensorScatter", other, "write each batch's update into the cache at its write index along axis", 2, 3, 1,
             1, {}, inferTensorScatter, evalTensorScatter});
 }

@@ -7,9 +7,11 @@
 #include "ops/broadcast.h"
 #include "ops/window.h"
 #include "ops/registry.h"
+#include "ops/scatter.h"
 #include "passes/decompose_attention.h"
 #include "passes/decompose_einsum.h"
 #include "passes/decompose_quant.h"
+#include "passes/decompose_scatter.h"
 #include "passes/decompose_rotary.h"
 #include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
@@ -177,6 +179,10 @@ class DecomposePass : public Pass {
         if (!attentionDecomposes(*n) || !ctx.tryRewrite() ||
             !replace(graph, ctx, n, [&] { return attentionAsPrimitives(graph, *n); }))
           ctx.count("skipped");
+        continue;
+      }
+      if (ops::isScatterOp(n->op())) {
+        if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return scatterAsGather(graph, *n); })) ctx.count("skipped");
         continue;
       }
       if (n->op() == "DynamicQuantizeLinear") {

@@ -4,6 +4,7 @@
 #include <QtGlobal>
 
 #include "driver/driver.h"
+#include "runtime/reference/interpreter.h"
 
 namespace tessera::testing {
 
@@ -22,6 +23,34 @@ inline execute::RunReport runOnCpu(driver::Driver& d, std::vector<Tensor> inputs
   request.baseline = false;
   request.verify = verify;
   return d.run(request)->report;
+}
+
+// Runs the model on cpu: every kernel generated (none on the host) and ok, every output equal to the reference
+// semantics of the model as written, element for element. (A run verifies its kernels against the reference run
+// of the compiled graph, which holds the passes' rewrites themselves: it would not see a wrong decomposition.)
+inline void runAllGenerated(driver::Driver& d, const std::vector<Tensor>& inputs) {
+  execute::RunReport r = runOnCpu(d, inputs);
+  for (const auto& k : r.kernels) {
+    if (k.onHost()) qFatal("kernel %s runs on the host: %s", k.group.c_str(), k.host.c_str());
+    if (k.status != execute::KernelStatus::Ok) qFatal("kernel %s: %s", k.group.c_str(), k.message.c_str());
+  }
+  std::vector<Tensor> expected = runReference(*d.model(), inputs).outputs;
+  for (size_t o = 0; o < expected.size(); ++o) {
+    const Tensor& got = r.outputs.at(o);
+    if (got.type() != expected[o].type())
+      qFatal("output %zu is %s, expected %s", o, got.type().toString().c_str(), expected[o].type().toString().c_str());
+    std::vector<double> a = got.toDoubles(), b = expected[o].toDoubles();
+    size_t differ = 0;
+    for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+    if (differ) qFatal("output %zu: %zu of %zu elements differ from the reference", o, differ, a.size());
+  }
+}
+
+// The node of the compiled graph (after the passes) with this id, or nullptr.
+inline const Node* compiledNode(driver::Driver& d, const std::string& id) {
+  for (const Node* n : d.kernels()->model.graph->topoOrder())
+    if (n->id() == id) return n;
+  return nullptr;
 }
 
 inline const execute::CompiledKernel& kernelOf(driver::Driver& d, const std::string& id) {

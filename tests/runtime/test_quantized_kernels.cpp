@@ -7,7 +7,6 @@
 #include "cpu_driver_helpers.h"
 #include "frontend/text/tsr.h"
 #include "ir/random.h"
-#include "runtime/reference/interpreter.h"
 
 using namespace tessera;
 using namespace tessera::testing;
@@ -27,34 +26,7 @@ std::vector<Tensor> fullRangeInputs(const Graph& g, uint64_t seed) {
   return in;
 }
 
-// Runs the model on cpu; every kernel generated (none on the host), every output equal to the reference semantics
-// of the model as written. (A run verifies its kernels against the reference run of the compiled graph, which
-// holds the decomposition itself: it would not see a wrong one.)
-void runGenerated(driver::Driver& d, const std::vector<Tensor>& inputs) {
-  execute::RunReport r = runOnCpu(d, inputs);
-  for (const auto& k : r.kernels) {
-    if (k.onHost()) qFatal("kernel %s runs on the host: %s", k.group.c_str(), k.host.c_str());
-    if (k.status != execute::KernelStatus::Ok) qFatal("kernel %s: %s", k.group.c_str(), k.message.c_str());
-  }
-  std::vector<Tensor> expected = runReference(*d.model(), inputs).outputs;
-  for (size_t o = 0; o < expected.size(); ++o) {
-    const Tensor& got = r.outputs.at(o);
-    if (got.type() != expected[o].type())
-      qFatal("output %zu is %s, expected %s", o, got.type().toString().c_str(), expected[o].type().toString().c_str());
-    std::vector<double> a = got.toDoubles(), b = expected[o].toDoubles();
-    int64_t differ = 0;
-    for (size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-    if (differ) qFatal("output %zu: %lld of %zu elements differ from the reference", o, (long long)differ, a.size());
-  }
-}
-
-void runGenerated(driver::Driver& d, uint64_t seed) { runGenerated(d, fullRangeInputs(*d.model(), seed)); }
-
-const Node* compiledNode(driver::Driver& d, const std::string& id) {
-  for (const Node* n : d.kernels()->model.graph->topoOrder())
-    if (n->id() == id) return n;
-  return nullptr;
-}
+void runGenerated(driver::Driver& d, uint64_t seed) { runAllGenerated(d, fullRangeInputs(*d.model(), seed)); }
 
 std::string qlinearConv(int64_t group) {
   return R"(graph qconv {
@@ -151,9 +123,9 @@ class TestQuantizedKernels : public QObject {
   node y = Mul(%accf, %scale) -> %y
   output %y, %xq, %xs, %xz
 })"));
-    runGenerated(d, {randomUniform(d.model()->inputs()[0]->type(), 61, -3.0, 5.0)});
+    runAllGenerated(d, {randomUniform(d.model()->inputs()[0]->type(), 61, -3.0, 5.0)});
     QVERIFY(compiledNode(d, "dq") == nullptr && compiledNode(d, "dq.steps") != nullptr);
-    runGenerated(d, {Tensor(DType::F32, {64, 256})});
+    runAllGenerated(d, {Tensor(DType::F32, {64, 256})});
   }
 
   // The same kernels in CUDA: NVRTC compiles each for sm_90, the f64 rounding a round-to-nearest-even convert.
