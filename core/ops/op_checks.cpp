@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ops/broadcast.h"
+#include "ops/specialize.h"
 
 namespace tessera::ops {
 
@@ -148,6 +149,7 @@ int64_t evalAxis(const Node& node, int64_t axis, int64_t rank) {
 }
 
 void requireType(const Node& node, const Tensor& t, const TensorType& want, size_t output) {
+  if (t.type() != want && isSpecialized(node)) fail(specializedMismatch(node, output, t.type()));
   if (t.type() != want)
     failNode(node, "output " + std::to_string(output) + " computes as " + t.type().toString() + " but " +
                        want.toString() + " was inferred (an input changed since inference?)");

@@ -164,8 +164,11 @@ std::string specializedMismatch(const Node& node, size_t output, const TensorTyp
   std::optional<std::vector<TensorType>> kept = specializedTypes(node);
   std::string was = kept && output < kept->size() ? (*kept)[output].toString() : "?";
   return nodeText(node) + ": output " + std::to_string(output) + " is " + got.toString() +
-         " on these inputs, but its shape depends on input values and the model was specialized to " + was +
-         " on the inputs it was opened with: run it on those inputs, or open the model with these";
+         " on these values, but its shape depends on input values and the model was specialized to " + was +
+         " on the reference's values for the inputs it was opened with: other inputs give other extents (open the"
+         " model with these), and so can the same inputs where a value sits at a threshold (a score, an overlap)"
+         " that a kernel or a pass rounds to the other side (the reference backend computes as the specialization"
+         " did)";
 }
 
 }  // namespace tessera
