@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "kernel/host.h"
 #include "kernel/schedule/schedule_util.h"
 #include "kernel/visit.h"
 
@@ -181,11 +182,16 @@ double usefulShare(int64_t OH, int64_t OW, int64_t th, int64_t tw) {
   return double(OH * OW) / double(up(OH, th) * up(OW, tw));
 }
 
-// The register tile: 4 channels (or the most of 3, 2, 1 dividing them; a work item up to 64) by 2 rows of 8
-// columns or 1 row of 16, whichever wastes less of the image to overhang, 16-lane rows preferred by 10%.
-// Measured on the build machine (2 threads, GFLOP/s, 4 channels): 3 x 3 convs at 56 x 56: 135 at 2 x 8, 91
-// at 1 x 16; 28 x 28: 142 and 164; 13 x 13: 74 and 167; 7 x 7: 152 and 91. Before tiles could overhang,
-// widths no vector divides ran in scalar form: 13 x 13 at 11 GFLOP/s, 7 x 7 at 40.
+// The register tile. An FMA's latency is 4 cycles and a core issues two a cycle, so a tile needs at least 8
+// independent accumulators (vectors) to keep the FMA units busy, and it may hold about half the vector registers
+// (the rest take the patch's rows and the broadcast weights). With AVX-512 (32 registers of 16 lanes): 8 channels
+// x 2 rows x 16 columns, 16 accumulators; a strided conv 4 channels x 4 rows (its rows share fewer loads).
+// Measured on one core of the build machine (AMD EPYC, AVX-512; FMA peak 192 GFLOP/s), 3 x 3 convs, GFLOP/s
+// with the tile before (4 x 1 x 16, 4 accumulators) -> now: 64 ch 56 x 56 84 -> 162, 128 ch 28 x 28 89 -> 181,
+// 256 ch 14 x 14 87 -> 157, 512 ch 7 x 7 66 -> 77 (7 of 16 lanes useful), 64 -> 256 ch 13 x 13 86 -> 142,
+// 128 ch 56 x 56 stride 2 75 -> 129 (a grid of 3 x 3 x 3 tiles in bench/results/2026-12-05-cpu-conv-tiles/).
+// Narrower hosts keep the earlier tile: 4 channels by 2 rows of 8 columns or 1 row of 16, whichever wastes less
+// of the image to overhang (16 lanes preferred by 10%), 4 or 8 accumulators of 8 lanes in 16 registers.
 TemplateParams convCpuDefaults(Kernel& k) {
   std::vector<std::string> outer = outerChain(k);
   if (outer.size() != 4) return {{"tile_m", 1}, {"tile_h", 1}, {"tile_w", 4}, {"block_m", 8}, {"pack_input", 1}};
@@ -211,9 +217,17 @@ TemplateParams convCpuDefaults(Kernel& k) {
     const int64_t tw = OW <= 8 ? 8 : OW <= 16 ? 16 : 32;
     return {{"tile_m", 1}, {"tile_h", std::min<int64_t>(OH, 4)}, {"tile_w", tw}, {"block_m", OW <= 8 ? 8 : 4}, {"pack_input", 1}};
   }
+  int64_t mr = 1;
+  if (hostVectorBytes() >= 64) {
+    const bool strided = columnStride(k, outer[3]) > 1;
+    for (int64_t c : strided ? std::vector<int64_t>{4, 3, 2, 1} : std::vector<int64_t>{8, 4, 3, 2, 1})
+      if (OC % c == 0) { mr = c; break; }
+    int64_t mc = mr;
+    while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
+    return {{"tile_m", mr}, {"tile_h", std::min<int64_t>(OH, strided ? 4 : 2)}, {"tile_w", 16}, {"block_m", mc}, {"pack_input", 1}};
+  }
   const bool wide = usefulShare(OH, OW, 1, 16) * 1.1 > usefulShare(OH, OW, 2, 8);
   const int64_t th = wide || OH == 1 ? 1 : 2, tw = wide ? 16 : 8;
-  int64_t mr = 1;
   for (int64_t c : {4, 3, 2, 1})
     if (OC % c == 0) { mr = c; break; }
   int64_t mc = mr;
