@@ -10,6 +10,7 @@
 #include "kernel/templates/template_util.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kernel/host.h"
 #include "kernel/schedule/schedule_util.h"
@@ -182,10 +183,35 @@ double usefulShare(int64_t OH, int64_t OW, int64_t th, int64_t tw) {
   return double(OH * OW) / double(up(OH, th) * up(OW, tw));
 }
 
+// The first of the AVX-512 register tiles (channels x rows of 16 columns, 8 to 16 accumulators) whose channels
+// divide the conv's and whose packed patch fits the local arrays' limit (kSharedBytesLimit: the patch spans every
+// input channel, so a conv of many channels takes fewer rows: 512 channels at stride 2 take 8 x 1), tried on a
+// copy of the kernel; nullopt when none does.
+std::optional<TemplateParams> wideTile(Kernel& k, int64_t OC, int64_t OH, bool strided) {
+  const std::vector<std::pair<int64_t, int64_t>> tiles =
+      strided ? std::vector<std::pair<int64_t, int64_t>>{{4, 4}, {8, 2}, {4, 2}, {8, 1}}
+              : std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {4, 4}, {4, 2}, {8, 1}};
+  for (auto [mr, th] : tiles) {
+    if (OC % mr != 0) continue;
+    int64_t mc = mr;
+    while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
+    TemplateParams p{{"tile_m", mr}, {"tile_h", std::min(OH, th)}, {"tile_w", 16}, {"block_m", mc}, {"pack_input", 1}};
+    Kernel trial = k.clone();
+    try {
+      TracedSchedule s(trial);
+      convCpu(s, p);
+      return p;
+    } catch (const Error&) {
+    }
+  }
+  return std::nullopt;
+}
+
 // The register tile. An FMA's latency is 4 cycles and a core issues two a cycle, so a tile needs at least 8
 // independent accumulators (vectors) to keep the FMA units busy, and it may hold about half the vector registers
 // (the rest take the patch's rows and the broadcast weights). With AVX-512 (32 registers of 16 lanes): 8 channels
-// x 2 rows x 16 columns, 16 accumulators; a strided conv 4 channels x 4 rows (its rows share fewer loads).
+// x 2 rows x 16 columns, 16 accumulators; a strided conv 4 channels x 4 rows (its rows share fewer loads);
+// fewer rows where the packed patch would not fit (wideTile).
 // Measured on one core of the build machine (AMD EPYC, AVX-512; FMA peak 192 GFLOP/s), 3 x 3 convs, GFLOP/s
 // with the tile before (4 x 1 x 16, 4 accumulators) -> now: 64 ch 56 x 56 84 -> 162, 128 ch 28 x 28 89 -> 181,
 // 256 ch 14 x 14 87 -> 157, 512 ch 7 x 7 66 -> 77 (7 of 16 lanes useful), 64 -> 256 ch 13 x 13 86 -> 142,
@@ -217,15 +243,9 @@ TemplateParams convCpuDefaults(Kernel& k) {
     const int64_t tw = OW <= 8 ? 8 : OW <= 16 ? 16 : 32;
     return {{"tile_m", 1}, {"tile_h", std::min<int64_t>(OH, 4)}, {"tile_w", tw}, {"block_m", OW <= 8 ? 8 : 4}, {"pack_input", 1}};
   }
+  if (hostVectorBytes() >= 64)
+    if (auto wide = wideTile(k, OC, OH, columnStride(k, outer[3]) > 1)) return *wide;
   int64_t mr = 1;
-  if (hostVectorBytes() >= 64) {
-    const bool strided = columnStride(k, outer[3]) > 1;
-    for (int64_t c : strided ? std::vector<int64_t>{4, 3, 2, 1} : std::vector<int64_t>{8, 4, 3, 2, 1})
-      if (OC % c == 0) { mr = c; break; }
-    int64_t mc = mr;
-    while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
-    return {{"tile_m", mr}, {"tile_h", std::min<int64_t>(OH, strided ? 4 : 2)}, {"tile_w", 16}, {"block_m", mc}, {"pack_input", 1}};
-  }
   const bool wide = usefulShare(OH, OW, 1, 16) * 1.1 > usefulShare(OH, OW, 2, 8);
   const int64_t th = wide || OH == 1 ? 1 : 2, tw = wide ? 16 : 8;
   for (int64_t c : {4, 3, 2, 1})
