@@ -183,6 +183,21 @@ class TestConvCpu : public QObject {
     QVERIFY2(has(host, "+= TSR_VF) {"), host.c_str());
   }
 
+  // The default tile applies to convs of many channels too: the packed patch spans every input channel, so a
+  // larger tile's could pass the local arrays' limit (ResNet's stride-2 convs of 256 and 512 channels did, and ran
+  // without the CPU form at 3 GFLOP/s).
+  void defaultsFitManyChannels() {
+    for (Shape2d d : {Shape2d{.C = 256, .OC = 256, .H = 28, .W = 28, .stride = 2}, Shape2d{.C = 512, .OC = 512, .H = 14, .W = 14, .stride = 2},
+                      Shape2d{.C = 1024, .OC = 64, .H = 14, .W = 14}}) {
+      Kernel k = lower(cpuConv(d));
+      try {
+        applyDefaultSchedule(k);
+      } catch (const Error& e) {
+        QFAIL(e.what());
+      }
+    }
+  }
+
   // A stride-2 conv's packed patch is stored by phase, so its lanes load consecutive columns as vectors.
   void stridedColumnsLoadAsVectors() {
     Shape2d d;
