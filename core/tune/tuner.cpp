@@ -69,9 +69,20 @@ std::vector<Candidate> choose(const CandidateSet& set, int topK) {
   return out;
 }
 
-// Picks the fastest verified candidate of a job from the batch's timings and stores it.
-void conclude(const Job& job, const execute::MeasureReport& mr, const TuningCache& cache, KernelTuning& kt,
-              std::vector<std::string>& warnings) {
+// Makes candidate `c` of the job the kept one.
+void keep(const Job& job, size_t c, double ms, KernelTuning& kt) {
+  const Candidate& pick = job.chosen[c];
+  kt.status = TuneStatus::Tuned;
+  kt.params = pick.params;
+  kt.bestMs = ms;
+  kt.predictedMs = pick.estimate.ms;
+  kt.trace = {};
+  scheduleWith(job.lowered, pick.params, &kt.trace);
+}
+
+// Picks the fastest verified candidate of a job from the batch's timings into `kt`; its index in job.chosen, or
+// -1 when none ran and verified.
+int pickFastest(const Job& job, const execute::MeasureReport& mr, KernelTuning& kt, std::vector<std::string>& warnings) {
   const std::vector<execute::VariantTiming>& timings = mr.timings;
   execute::Expected against = mr.expected.empty() ? execute::Expected::Nothing : mr.expected[job.kernel];
   kt.verifiedAgainst = against == execute::Expected::Model ? "default" : execute::expectedName(against);
@@ -91,15 +102,15 @@ void conclude(const Job& job, const execute::MeasureReport& mr, const TuningCach
   if (best < 0) {
     kt.status = TuneStatus::Untuned;
     kt.message = "no candidate ran and verified";
-    return;
+    return -1;
   }
-  const Candidate& pick = job.chosen[size_t(best)];
-  kt.status = TuneStatus::Tuned;
-  kt.params = pick.params;
-  kt.bestMs = timings[job.firstVariant + size_t(best)].ms;
-  kt.predictedMs = pick.estimate.ms;
-  scheduleWith(job.lowered, pick.params, &kt.trace);
-  if (kt.measured < int(job.chosen.size())) return;  // cancelled part-way: not worth remembering
+  keep(job, size_t(best), timings[job.firstVariant + size_t(best)].ms, kt);
+  return best;
+}
+
+// Stores the kept candidate in the cache, unless the tune was cancelled part-way (not worth remembering).
+void store(const Job& job, const TuningCache& cache, const KernelTuning& kt, std::vector<std::string>& warnings) {
+  if (kt.status != TuneStatus::Tuned || kt.measured < int(job.chosen.size())) return;
   CacheEntry e{job.key, kt.params, kt.trace, kt.bestMs, kt.predictedMs, kt.modelPickMs, kt.candidates, kt.measured,
                kt.verifiedAgainst};
   try {
@@ -160,7 +171,44 @@ KernelTuning planKernel(const CompiledModel& m, size_t i, const Target& target, 
   return kt;
 }
 
-// Measures every job's variants in one batch and concludes each job from the timings.
+// A pick other than the template's default is timed once more beside the default, the two in one batch: a
+// machine busy during the first batch (a build, a test suite) can make the default, or any candidate, look
+// several times slower than it is, and a tune remembers its pick for every later run. The pick stays only when
+// it is still the faster; otherwise the default is kept, at its new time, and the kernel's message says why.
+template <typename Measure>
+void confirmPicks(const std::vector<Job>& jobs, std::vector<int>& picks, const std::vector<execute::KernelVariant>& variants,
+                  const std::vector<kernel::Trace>& traces, Measure measure, TuneReport& r) {
+  std::vector<execute::KernelVariant> again;
+  std::vector<kernel::Trace> againTraces;
+  std::vector<std::pair<size_t, size_t>> pairs;  // (job, the default's index in its chosen)
+  for (size_t j = 0; j < jobs.size(); ++j) {
+    const Job& job = jobs[j];
+    auto d = std::find_if(job.chosen.begin(), job.chosen.end(), [](const Candidate& c) { return c.isDefault; });
+    if (picks[j] < 0 || d == job.chosen.end() || size_t(d - job.chosen.begin()) == size_t(picks[j])) continue;
+    if (r.kernels[job.kernel].defaultMs < 0) continue;  // the default did not verify: nothing to compare with
+    size_t def = size_t(d - job.chosen.begin());
+    for (size_t c : {size_t(picks[j]), def}) {
+      again.push_back(variants[job.firstVariant + c]);
+      againTraces.push_back(traces[job.firstVariant + c]);
+    }
+    pairs.push_back({j, def});
+  }
+  if (pairs.empty()) return;
+  execute::MeasureReport mr = measure(again, againTraces);
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    auto [j, def] = pairs[i];
+    const execute::VariantTiming &pick = mr.timings[2 * i], &dflt = mr.timings[2 * i + 1];
+    KernelTuning& kt = r.kernels[jobs[j].kernel];
+    if (pick.verified && (!dflt.verified || pick.ms < dflt.ms)) continue;
+    kt.message = "the fastest candidate (" + std::to_string(kt.bestMs) + " ms) measured again at " +
+                 std::to_string(pick.ms) + " ms against the default's " + std::to_string(dflt.ms) + ": the default kept";
+    keep(jobs[j], def, dflt.ms, kt);
+    picks[j] = int(def);
+  }
+}
+
+// Measures every job's variants in one batch, picks each job's fastest, confirms picks that are not the default
+// and stores them.
 void measureJobs(const CompiledModel& m, const std::vector<Job>& jobs,
                  const std::vector<execute::KernelVariant>& variants, const std::vector<kernel::Trace>& traces,
                  execute::BackendKind backend, const TuneOptions& o, const TuningCache& cache, TuneReport& r) {
@@ -173,9 +221,15 @@ void measureJobs(const CompiledModel& m, const std::vector<Job>& jobs,
   mo.pruneFactor = o.pruneFactor;
   mo.referenceLimit = o.referenceLimit;
   mo.progress = [&](size_t done, size_t total) { report(o, TunePhase::Measure, "", done, total); };
-  execute::MeasureReport mr = o.measure ? o.measure(withDefaultSchedules(m), variants, traces, backend, mo)
-                                        : execute::measureVariants(withDefaultSchedules(m), variants, backend, mo);
-  for (const Job& job : jobs) conclude(job, mr, cache, r.kernels[job.kernel], r.warnings);
+  auto measure = [&](const std::vector<execute::KernelVariant>& vs, const std::vector<kernel::Trace>& ts) {
+    return o.measure ? o.measure(withDefaultSchedules(m), vs, ts, backend, mo)
+                     : execute::measureVariants(withDefaultSchedules(m), vs, backend, mo);
+  };
+  execute::MeasureReport mr = measure(variants, traces);
+  std::vector<int> picks;
+  for (const Job& job : jobs) picks.push_back(pickFastest(job, mr, r.kernels[job.kernel], r.warnings));
+  if (!o.cancel.cancelled()) confirmPicks(jobs, picks, variants, traces, measure, r);
+  for (const Job& job : jobs) store(job, cache, r.kernels[job.kernel], r.warnings);
 }
 
 // Where nothing can run: the chosen candidates with their predictions only, nothing measured or cached.
