@@ -57,13 +57,11 @@ double convSumBound(const Value* w) {
 
 // The exact zero-shifted product: i32 for a matrix product; for a convolution, in the narrowest float type that
 // holds every partial sum exactly (Conv is float-only), so any summation order gives the same result.
-Value* exactProduct(Emitter& e, const Node& n, const Operands& o, bool matmul, bool keepFloat, DType* floatType) {
+Value* exactProduct(Emitter& e, const Node& n, const Operands& o, bool matmul, bool keepFloat) {
   Value* a = shifted(e, "a", o.a, o.aZero, matmul ? -2 : 0);
   Value* b = shifted(e, "b", o.b, o.bZero, matmul ? -1 : 0);
   if (matmul) return e.op("product", "MatMul", {a, b});
-  bool f32 = convSumBound(o.b) < double(1 << 24);
-  *floatType = f32 ? DType::F32 : DType::F64;
-  int64_t to = f32 ? kToF32 : kToF64;
+  int64_t to = convSumBound(o.b) < double(1 << 24) ? kToF32 : kToF64;
   Value* y = e.op("product", "Conv", {cast(e, "a_float", a, to), cast(e, "b_float", b, to)}, n.attrs());
   return keepFloat ? y : cast(e, "product_i32", y, kToI32);
 }
@@ -75,15 +73,13 @@ Value* constantLike(Graph& g, const Node& n, const std::string& name, DType t, d
 // QLinear*: (product + bias) · (a_scale · b_scale / y_scale), the factor formed in the scales' type as the
 // reference does, the rest in f64; rounded half to even, plus y_zero, saturated to the output's 8 bits.
 Value* requantized(Graph& g, Emitter& e, const Node& n, const Operands& o, bool matmul) {
-  DType convType = DType::F64;
-  Value* acc = exactProduct(e, n, o, matmul, true, &convType);
+  Value* acc = exactProduct(e, n, o, matmul, true);
   int64_t rank = int64_t(n.output(0)->shape().size());
   int64_t channelAxis = matmul ? rank - 1 : 1;
-  if (o.bias) {
-    Value* bias = alongAxis(e, "bias_axis", o.bias, rank, channelAxis);
-    acc = e.op("biased", "Add", {acc, matmul ? bias : cast(e, "bias_float", bias, convType == DType::F32 ? kToF32 : kToF64)});
-  }
+  // In f64 from here: the product is an integer exact in it, and so is its sum with any i32 bias (which f32
+  // would round above 2^24), as the reference adds them.
   if (acc->dtype() != DType::F64) acc = cast(e, "acc_f64", acc, kToF64);
+  if (o.bias) acc = e.op("biased", "Add", {acc, alongAxis(e, "bias_axis", cast(e, "bias_f64", o.bias, kToF64), rank, channelAxis)});
   Value* factor = e.op("factor", "Div", {e.op("scale_product", "Mul", {o.aScale, o.bScale}), o.yScale});
   factor = alongAxis(e, "factor_axis", cast(e, "factor_f64", factor, kToF64), rank, channelAxis);
   Value* rounded = e.op("rounded", "Round", {e.op("scaled", "Mul", {acc, factor})});
@@ -113,10 +109,7 @@ Value* quantizedProductAsPrimitives(Graph& g, const Node& n) {
     if ((st != DType::F32 && st != DType::F16) || o.bScale->dtype() != st || o.yScale->dtype() != st) return nullptr;
   }
   Emitter e(g, n);
-  if (integer) {
-    DType unused = DType::F64;
-    return exactProduct(e, n, o, matmul, false, &unused);
-  }
+  if (integer) return exactProduct(e, n, o, matmul, false);
   return requantized(g, e, n, o, matmul);
 }
 

@@ -64,6 +64,7 @@ class TestQuantizedKernels : public QObject {
       QVERIFY(conv && conv->op() == "Conv");
       QCOMPARE(conv->output(0)->dtype(), group == 1 ? DType::F64 : DType::F32);
       QCOMPARE(kernelOf(d, "q.product").spec.nodeIds, kernelOf(d, "q.out").spec.nodeIds);
+      QCOMPARE(compiledNode(d, "q.biased")->output(0)->dtype(), DType::F64);  // an i32 bias rounds in f32
     }
   }
 
