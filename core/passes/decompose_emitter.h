@@ -1,5 +1,6 @@
 #pragma once
 // Internal to the decompose pass (decompose.cpp, decompose_einsum.cpp): the one way its rewrites add nodes.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,9 @@ class Emitter {
             Attributes attrs = {}) {
     return addInferredNode(g_, op, inputs, std::move(attrs), base_ + "." + suffix);
   }
-  Value* scalar(const std::string& suffix, double v) {
-    return addConstant(g_, base_ + "." + suffix, Tensor::scalar(dtype_, v));
+  // A scalar constant in the node's output type, or in `dtype`.
+  Value* scalar(const std::string& suffix, double v, std::optional<DType> dtype = std::nullopt) {
+    return addConstant(g_, base_ + "." + suffix, Tensor::scalar(dtype.value_or(dtype_), v));
   }
   // A 1-D i64 constant named base.suffix (axes, shapes, starts).
   Value* ints(const std::string& suffix, const std::vector<int64_t>& v) {

@@ -66,13 +66,9 @@ Value* exactProduct(Emitter& e, const Node& n, const Operands& o, bool matmul, b
   return keepFloat ? y : cast(e, "product_i32", y, kToI32);
 }
 
-Value* constantLike(Graph& g, const Node& n, const std::string& name, DType t, double v) {
-  return addConstant(g, n.id() + "." + name, Tensor::scalar(t, v));
-}
-
 // QLinear*: (product + bias) · (a_scale · b_scale / y_scale), the factor formed in the scales' type as the
 // reference does, the rest in f64; rounded half to even, plus y_zero, saturated to the output's 8 bits.
-Value* requantized(Graph& g, Emitter& e, const Node& n, const Operands& o, bool matmul) {
+Value* requantized(Emitter& e, const Node& n, const Operands& o, bool matmul) {
   Value* acc = exactProduct(e, n, o, matmul, true);
   int64_t rank = int64_t(n.output(0)->shape().size());
   int64_t channelAxis = matmul ? rank - 1 : 1;
@@ -85,7 +81,7 @@ Value* requantized(Graph& g, Emitter& e, const Node& n, const Operands& o, bool 
   Value* rounded = e.op("rounded", "Round", {e.op("scaled", "Mul", {acc, factor})});
   Value* y = e.op("shifted_y", "Add", {rounded, cast(e, "y_zero_f64", o.yZero, kToF64)});
   bool u8 = n.output(0)->dtype() == DType::U8;
-  y = e.op("saturated", "Clip", {y, constantLike(g, n, "lo", DType::F64, u8 ? 0 : -128), constantLike(g, n, "hi", DType::F64, u8 ? 255 : 127)});
+  y = e.op("saturated", "Clip", {y, e.scalar("lo", u8 ? 0 : -128, DType::F64), e.scalar("hi", u8 ? 255 : 127, DType::F64)});
   return cast(e, "out", y, u8 ? 2 : 3);  // 2: uint8, 3: int8
 }
 
@@ -110,7 +106,7 @@ Value* quantizedProductAsPrimitives(Graph& g, const Node& n) {
   }
   Emitter e(g, n);
   if (integer) return exactProduct(e, n, o, matmul, false);
-  return requantized(g, e, n, o, matmul);
+  return requantized(e, n, o, matmul);
 }
 
 std::vector<Value*> dynamicQuantizeAsPrimitives(Graph& g, const Node& n) {
@@ -119,7 +115,7 @@ std::vector<Value*> dynamicQuantizeAsPrimitives(Graph& g, const Node& n) {
   for (const char* op : {"ReduceMin", "ReduceMax", "Min", "Max", "Sub", "Div", "Equal", "Where", "Round", "Add", "Clip", "Cast"})
     if (!OpRegistry::instance().find(op)) return {};
   Emitter e(g, n);
-  auto f32 = [&](const std::string& name, double v) { return constantLike(g, n, name, DType::F32, v); };
+  auto f32 = [&](const std::string& name, double v) { return e.scalar(name, v, DType::F32); };
   Value* zeroF = f32("zero", 0);
   Value* lo = e.op("lo", "Min", {e.op("min", "ReduceMin", {x}, {{"keepdims", int64_t(0)}}), zeroF});
   Value* hi = e.op("hi", "Max", {e.op("max", "ReduceMax", {x}, {{"keepdims", int64_t(0)}}), zeroF});

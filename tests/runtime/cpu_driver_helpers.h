@@ -1,12 +1,18 @@
 #pragma once
 // What tests of whole runs on the cpu backend share: a driver without tuned schedules, one run of it, and the
 // compiled kernel or run report holding a node.
+#include <QStandardPaths>
 #include <QtGlobal>
 
 #include "driver/driver.h"
 #include "runtime/reference/interpreter.h"
 
 namespace tessera::testing {
+
+// The cpu backend compiles with the system's C++ compiler: tests that run on it skip without one.
+inline bool hasCompiler() {
+  return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty();
+}
 
 inline driver::Driver cpuDriver(Graph g) {
   driver::DriverOptions o;

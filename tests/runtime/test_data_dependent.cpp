@@ -21,8 +21,6 @@ using execute::HostRule;
 
 namespace {
 
-bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
-
 // y = the sum of x's positive elements, g = those elements (x f32[4,5]): Greater, NonZero, Transpose, GatherND,
 // then Relu and ReduceSum as kernels over the gathered count.
 std::string positivesModel() {

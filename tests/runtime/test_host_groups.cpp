@@ -25,8 +25,6 @@ using execute::KernelStatus;
 
 namespace {
 
-bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
-
 onnx::GraphProto* graphAttr(onnx::NodeProto* n, const std::string& name) {
   auto* a = n->add_attribute();
   a->set_name(name);

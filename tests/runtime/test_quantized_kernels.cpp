@@ -13,8 +13,6 @@ using namespace tessera::testing;
 
 namespace {
 
-bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
-
 // Every input uniform over its dtype's whole range (u8 0..255, i8 -128..127), i32 biases within ±5000.
 std::vector<Tensor> fullRangeInputs(const Graph& g, uint64_t seed) {
   std::vector<Tensor> in;

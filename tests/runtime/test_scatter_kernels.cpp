@@ -13,8 +13,6 @@ using namespace tessera::testing;
 
 namespace {
 
-bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
-
 Graph scatterModel(const std::string& node, const std::string& indices, const std::string& updates) {
   return parseTsr("graph s {\n  input %x: f32[4,6,5]\n  input %u: " + updates + "\n  const %idx: " + indices +
                   "\n  node s = " + node + " -> %y\n  output %y\n}\n");
