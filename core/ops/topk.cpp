@@ -1,6 +1,8 @@
 // TopK: the k largest (or smallest) elements along an axis and their indices, sorted, ties broken by the lower
-// index (as ONNX specifies). K is a shape input: the output extent along the axis is its value.
+// index (as ONNX specifies), NaN ordered after +inf. K is a shape input: the output extent along the axis is its
+// value.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "ops/families.h"
@@ -41,10 +43,13 @@ std::vector<Tensor> evalTopK(const Node& node, const std::vector<const Tensor*>&
   int64_t k = types[0].shape[size_t(axis)];
   std::vector<double> v = x.toDoubles();
   std::vector<int64_t> ints = isInteger(x.dtype()) ? x.toInts() : std::vector<int64_t>{};
-  // Integers compare as int64 (doubles lose precision above 2^53); floats as doubles.
+  // Integers compare as int64 (doubles lose precision above 2^53); floats as doubles, NaN after +inf (first with
+  // largest), as PyTorch orders it: a strict weak order, which stable_sort needs.
   auto before = [&](int64_t a, int64_t b) {
     if (!ints.empty()) return largest ? ints[size_t(a)] > ints[size_t(b)] : ints[size_t(a)] < ints[size_t(b)];
-    return largest ? v[size_t(a)] > v[size_t(b)] : v[size_t(a)] < v[size_t(b)];
+    double va = v[size_t(a)], vb = v[size_t(b)];
+    if (std::isnan(va) || std::isnan(vb)) return largest ? !std::isnan(vb) : !std::isnan(va);
+    return largest ? va > vb : va < vb;
   };
   Tensor values(types[0].dtype, types[0].shape), indices(DType::I64, types[1].shape);
   size_t esize = dtypeSize(x.dtype());

@@ -12,6 +12,7 @@
 #include "passes/decompose_einsum.h"
 #include "passes/decompose_quant.h"
 #include "passes/decompose_scatter.h"
+#include "passes/decompose_topk.h"
 #include "passes/decompose_rotary.h"
 #include "passes/decompose_emitter.h"
 #include "passes/rewrite.h"
@@ -183,6 +184,10 @@ class DecomposePass : public Pass {
       }
       if (ops::isScatterOp(n->op())) {
         if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return scatterAsGather(graph, *n); })) ctx.count("skipped");
+        continue;
+      }
+      if (n->op() == "TopK") {
+        if (!ctx.tryRewrite() || !replace(graph, ctx, n, [&] { return topkAsRanks(graph, *n); })) ctx.count("skipped");
         continue;
       }
       if (n->op() == "DynamicQuantizeLinear") {

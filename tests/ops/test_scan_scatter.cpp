@@ -2,6 +2,8 @@
 // ONNX operator examples where they exist), with the errors naming the node.
 #include <QtTest>
 
+#include <cmath>
+
 #include "op_harness.h"
 
 using namespace tessera;
@@ -62,6 +64,15 @@ class TestScanScatter : public QObject {
     OpRun c = runOp("TopK", {F32({3, 1}, {3, 1, 3}), I64({1}, {2})}, {{"axis", 0}}, {1}, 2);
     EXPECT_TENSOR(c.outputs[0], (TensorType{DType::F32, {2, 1}}), (V{3, 3}), 0);
     EXPECT_TENSOR(c.outputs[1], (TensorType{DType::I64, {2, 1}}), (V{0, 2}), 0);
+    // NaN orders after +inf, as PyTorch orders it: first with largest, last without; NaNs keep their order.
+    const double nan = std::nan(""), inf = INFINITY;
+    Tensor odd = F32({5}, {1, nan, inf, -inf, nan});
+    OpRun hi = runOp("TopK", {odd, I64({1}, {5})}, {}, {1}, 2);
+    EXPECT_TENSOR(hi.outputs[1], (TensorType{DType::I64, {5}}), (V{1, 4, 2, 0, 3}), 0);
+    OpRun lo = runOp("TopK", {odd, I64({1}, {5})}, {{"largest", 0}}, {1}, 2);
+    EXPECT_TENSOR(lo.outputs[1], (TensorType{DType::I64, {5}}), (V{3, 0, 2, 1, 4}), 0);
+    std::vector<double> low = lo.outputs[0].toDoubles();
+    QVERIFY(low[0] == -inf && low[1] == 1 && low[2] == inf && std::isnan(low[3]) && std::isnan(low[4]));
     EXPECT_ERROR(runOp("TopK", {x, I64({1}, {5})}, {}, {1}, 2), "node 'node1' (TopK)", "K = 5 is out of range");
     EXPECT_ERROR(runOp("TopK", {x, I64({1}, {2})}, {}, {}, 2), "node 'node1' (TopK)", "input 1 (K) must be a constant");
   }
