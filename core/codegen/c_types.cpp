@@ -7,7 +7,7 @@
 
 namespace tessera::codegen {
 bool hasGeneratedForm(DType t) {
-  return detail::float8Code(t) >= 0 || (!isFloat8(t) && t != DType::F4E2M1 && packedBits(t) == 0);
+  return detail::float8Code(t) >= 0 || (!isFloat8(t) && t != DType::F4E2M1);
 }
 }  // namespace tessera::codegen
 
@@ -39,11 +39,23 @@ std::string float8Encode(DType t, const std::string& v) {
 }
 }  // namespace
 
+namespace {
+// The 4- and 2-bit integers are held a byte each (ir/dtype.h), sign-extended or zero-extended: generated code
+// reads them as 8-bit integers, and a value made in one wraps to its width, as Tensor::setInt stores it.
+std::string wrapToWidth(DType t, const std::string& v) {
+  const int bits = packedBits(t);
+  const std::string mask = std::to_string((1 << bits) - 1), sign = std::to_string(1 << (bits - 1));
+  const std::string low = "((int)(" + v + ") & " + mask + ")";
+  return isSigned(t) ? "((" + low + " ^ " + sign + ") - " + sign + ")" : low;
+}
+}  // namespace
+
 std::string storageType(DType t, Target target) {
   bool cuda = target == Target::Cuda;
   if (!hasGeneratedForm(t))
     fail(std::string(dtypeName(t)) + " values have no form in generated code yet; the cpu and cuda "
-         "backends do not take float4 or 2- and 4-bit integers");
+         "backends do not take float4");
+  if (packedBits(t) > 0) return isSigned(t) ? (cuda ? "signed char" : "int8_t") : (cuda ? "unsigned char" : "uint8_t");
   switch (t) {
     case DType::F32: return "float";
     case DType::F64: return "double";
@@ -262,8 +274,11 @@ std::string ExprPrinter::cast(const Cast& c) const {
   }
   if (isFloat(from) && isInteger(to)) {
     // Out-of-range and NaN conversions are undefined in C; go through a saturating helper of the target.
-    return std::string("((") + computeType(to, target_) + ")tsr_ftoi((double)(" + a + ")))";
+    a = "tsr_ftoi((double)(" + a + "))";
+    if (packedBits(to) > 0) a = wrapToWidth(to, a);
+    return std::string("((") + computeType(to, target_) + ")" + a + ")";
   }
+  if (packedBits(to) > 0) return std::string("((") + computeType(to, target_) + ")" + wrapToWidth(to, a) + ")";
   return std::string("((") + computeType(to, target_) + ")(" + a + "))";
 }
 

@@ -73,8 +73,9 @@ struct GeneratedKernel {
 std::string nvrtcArch(const GeneratedKernel& g, const std::string& deviceArch);
 
 // Throws tessera::Error naming the kernel and the statement it cannot generate.
-// Whether generated code (either target) can hold values of `t`: float8, float4, 4- and 2-bit integers it cannot yet
-// (they are storage types of the reference semantics, ir/dtype.h); a group with such values runs on the host.
+// Whether generated code (either target) can hold values of `t`: float4 it cannot yet (a storage type of the
+// reference semantics, ir/dtype.h); a group with such values runs on the host. The float8 types are bytes it
+// decodes and encodes, the 4- and 2-bit integers bytes it wraps to their width.
 bool hasGeneratedForm(DType t);
 
 GeneratedKernel generateCuda(const kernel::Kernel& k);

@@ -18,6 +18,12 @@ double roundTo(DType t, double v) {
     case DType::Bool: return v != 0 ? 1 : 0;
     case DType::F8E4M3FN: case DType::F8E4M3FNUZ: case DType::F8E5M2: case DType::F8E5M2FNUZ: case DType::F8E8M0:
       return float8ToDouble(toFloat8(v, t, /*saturate=*/true), t);  // as generated code stores it
+    case DType::I4: case DType::U4: case DType::I2: case DType::U2: {  // wrapped to the width, as codegen casts
+      if (!std::isfinite(v)) return 0;
+      const int64_t x = v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : int64_t(v);
+      const int64_t bits = packedBits(t), low = x & ((int64_t(1) << bits) - 1), sign = int64_t(1) << (bits - 1);
+      return double(isSigned(t) ? (low ^ sign) - sign : low);
+    }
     default: return std::isfinite(v) ? std::trunc(v) : 0;
   }
 }

@@ -1,8 +1,8 @@
 // QuantizeLinear and DequantizeLinear as pointwise kernels (kernel/lower/lower_ops.cpp): per-tensor and per-axis
 // scales and zero points, the 8- and 16-bit integer types, ties rounded half to even and saturation. Each kernel
 // runs in the kernel interpreter against the reference, its CUDA compiles with NVRTC for sm_90, and the cpu
-// backend runs it as a kernel, verified (float8 too, saturating). Blocked scales, saturate = 0 and the 4-bit types are refused naming the
-// node (they stay host groups).
+// backend runs it as a kernel, verified (float8 too, saturating; the 4- and 2-bit integers; blocked scales). A
+// float8 quantization with saturate = 0 is refused naming the node (it stays a host group).
 #include <QtTest>
 
 #include "cpu_run.h"
@@ -91,9 +91,23 @@ class TestQuantize : public QObject {
   void formsWithoutKernelsAreRefused() {
     QVERIFY(lowerFails({"QuantizeLinear", DType::F32, DType::F8E4M3FN, {4, 4}, {}, {{"saturate", int64_t(0)}}})
                 .find("with saturate = 0 has no kernel form") != std::string::npos);
-    QVERIFY(lowerFails({"QuantizeLinear", DType::F32, DType::I4, {4, 4}, {}}).find("node 'quant' (QuantizeLinear): quantized type") != std::string::npos);
-    QVERIFY(lowerFails({"DequantizeLinear", DType::I8, DType::I8, {4, 4}, {4, 2}, {{"axis", int64_t(1)}, {"block_size", int64_t(2)}}})
-                .find("blocked scales") != std::string::npos);
+  }
+  // int4 saturates to -8..7, uint4 to 0..15, int2 to -2..1 (a byte each in generated code); blocked scales: one per
+  // block_size elements along the axis, x's rank, a block left short at the end (7 columns in blocks of 3).
+  void subByteAndBlockedForms() {
+    const Attributes perRow = {{"axis", int64_t(0)}};
+    const Attributes blocked = {{"axis", int64_t(1)}, {"block_size", int64_t(3)}};
+    for (const Quant& q : {Quant{"QuantizeLinear", DType::F32, DType::I4, {4, 33}, {}},
+                           Quant{"QuantizeLinear", DType::F32, DType::U4, {4, 9}, {4}, perRow},
+                           Quant{"QuantizeLinear", DType::F32, DType::I2, {5, 6}, {}},
+                           Quant{"DequantizeLinear", DType::I4, DType::I4, {4, 33}, {}},
+                           Quant{"DequantizeLinear", DType::U4, DType::U4, {3, 8}, {3}, perRow},
+                           Quant{"QuantizeLinear", DType::F32, DType::I8, {4, 7}, {4, 3}, blocked},
+                           Quant{"DequantizeLinear", DType::I4, DType::I4, {4, 7}, {4, 3}, blocked},
+                           Quant{"DequantizeLinear", DType::U8, DType::U8, {4, 7}, {4, 3}, blocked, false}}) {
+      std::string why = agreesEverywhere(quant(q), "pointwise", 20);
+      QVERIFY2(why.empty(), (q.op + " " + std::string(dtypeName(q.q)) + ": " + why).c_str());
+    }
   }
 };
 

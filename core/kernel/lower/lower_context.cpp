@@ -109,16 +109,22 @@ Expr Emitter::channelParam(const Node& p, const Value* v, int64_t axis) {
 }
 
 // Input i of QuantizeLinear or DequantizeLinear: a scale or zero point of one element is broadcast; one per
-// element of `axis` is read at the point's index there. Blocked scales have no kernel form.
+// element of `axis` is read at the point's index there; a blocked one (block_size B, x's rank) at the point's
+// index with the axis's divided by B: one scale per B consecutive elements along the axis.
 Expr Emitter::quantParam(const Node& p, size_t i) {
   const Value* v = p.input(i);
   if (!v || i == 0 || numElements(v->shape()) == 1) return value(v);
-  if (p.attrInt("block_size", 0) > 0) ctx_.fail(p, "blocked scales (block_size) have no kernel form");
   int64_t rank = int64_t(p.input(0)->shape().size());
   if (rank != int64_t(domain_.size())) ctx_.fail(p, "a per-axis scale needs the kernel's domain to be x's shape");
   std::optional<int64_t> axis = normalizeAxis(p.attrInt("axis", 1), rank);
   if (!axis) ctx_.fail(p, "attribute axis " + std::to_string(p.attrInt("axis", 1)) + " is outside x's rank");
-  return channelParam(p, v, *axis);
+  const int64_t block = p.attrInt("block_size", 0);
+  if (block <= 0) return channelParam(p, v, *axis);
+  if (ctx_.produced(v)) ctx_.fail(p, "blocked scales must come from outside the group");
+  if (int64_t(v->shape().size()) != rank) ctx_.fail(p, "a blocked scale needs x's rank");
+  std::vector<Expr> at = idx_;
+  at[size_t(*axis)] = Binary::make(BinaryOp::Div, idx_[size_t(*axis)], intImm(block));
+  return Load::make(ctx_.inputBuffer.at(v), v->dtype(), at);
 }
 
 Expr Emitter::value(const Value* v) {

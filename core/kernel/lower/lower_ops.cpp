@@ -142,13 +142,13 @@ Expr castTo(const Node& n, const Ins& in, DType t) {
 // The float8 formats generated code holds (codegen's prelude encodes and decodes them): all but f8e8m0.
 bool kernelFloat8(DType t) { return isFloat8(t) && t != DType::F8E8M0; }
 
-// The integer range QuantizeLinear saturates to; the float8 and float4 types, and the 2- and 4-bit integers
-// (which the code generators do not hold), have no kernel form.
+// The integer range QuantizeLinear saturates to (the 2- and 4-bit integers are bytes in generated code); the
+// float4 type has no kernel form.
 std::pair<double, double> quantizedRange(const Node& n, DType t) {
   auto range = ops::quantizedIntegerRange(t);
-  if (!range || t == DType::I4 || t == DType::U4 || t == DType::I2 || t == DType::U2)
+  if (!range)
     tessera::fail("node '" + n.id() + "' (" + n.op() + "): quantized type " + std::string(dtypeName(t)) +
-                  " has no kernel form; the 8-, 16- and 32-bit integers have");
+                  " has no kernel form; the 2- to 32-bit integers and the float8 types have");
   return *range;
 }
 

@@ -27,8 +27,7 @@ std::string dtypeWithoutForm(const Node& n) {
     for (const Value* v : *list)
       if (v && !codegen::hasGeneratedForm(v->dtype()))
         return nodeText(n) + ": '" + v->name() + "' is " + std::string(dtypeName(v->dtype())) +
-               ", which generated code cannot hold yet (float4, 4- and 2-bit integers live in the reference "
-               "semantics only)";
+               ", which generated code cannot hold yet (float4 lives in the reference semantics only)";
   return "";
 }
 

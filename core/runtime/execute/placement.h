@@ -17,7 +17,7 @@ enum class HostRule {
   UnknownOp,    // an op Tessera does not know (another domain, a custom op): no kernel and no reference
                 // semantics; a run stops before it
   NoLowering,   // no kernel template lowers the group, or its schedule failed (the reason names node and op)
-  NoCodegen,    // a dtype the code generators have no form for (float8, float4, 4- and 2-bit integers)
+  NoCodegen,    // a dtype the code generators have no form for (float4)
   DataDependent,  // a node specialized to a data-dependent shape (ops/specialize.h): the host checks its extents
 };
 // "kernel", "control-flow", "unknown-op", "no-lowering", "dtype", "data-dependent"
