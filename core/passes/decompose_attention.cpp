@@ -13,16 +13,16 @@ bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DT
 }  // namespace
 
 bool attentionDecomposes(const Node& n) {
-  for (size_t i = 4; i < n.numInputs(); ++i)
-    if (n.input(i)) return false;  // past_key, past_value, nonpad_kv_seqlen
-  if (!decompose::onlyFirstOutputUsed(n)) return false;  // present_key, present_value, qk_matmul_output
+  if (n.numInputs() > 6 && n.input(6)) return false;  // nonpad_kv_seqlen: lengths known only at run time
   DType t = n.input(0)->dtype();
-  if (!isFloatType(t) || n.input(1)->dtype() != t || n.input(2)->dtype() != t || n.attrFloat("softcap", 0.0) != 0.0)
-    return false;
+  if (!isFloatType(t) || n.input(1)->dtype() != t || n.input(2)->dtype() != t) return false;
+  for (size_t i : {4, 5})
+    if (n.numInputs() > i && n.input(i) && n.input(i)->dtype() != t) return false;
   const Value* mask = n.numInputs() > 3 ? n.input(3) : nullptr;
   if (!mask) return true;
   const Shape& k = n.input(1)->shape();
-  int64_t keys = k.size() == 4 ? k[2] : k[1];
+  const Value* past = n.numInputs() > 4 ? n.input(4) : nullptr;
+  int64_t keys = (k.size() == 4 ? k[2] : k[1]) + (past && past->shape().size() == 4 ? past->shape()[2] : 0);
   return (mask->dtype() == DType::Bool || mask->dtype() == t) && !mask->shape().empty() && mask->shape().size() <= 4 &&
          mask->shape().back() == keys;
 }
@@ -46,17 +46,24 @@ Value* repeatHeads(Emitter& e, const std::string& name, Value* x, int64_t qHeads
 }
 
 // Query i sees keys j <= i: true where a key is hidden.
-Value* causalMask(Graph& g, const std::string& id, int64_t rows, int64_t keys) {
+// Query row i sees the keys up to i + past (the cache's tokens come first), as the reference's frontier.
+Value* causalMask(Graph& g, const std::string& id, int64_t rows, int64_t keys, int64_t past) {
   std::vector<int64_t> hidden;
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < keys; ++j) hidden.push_back(j > i ? 1 : 0);
+    for (int64_t j = 0; j < keys; ++j) hidden.push_back(j > i + past ? 1 : 0);
   return addConstant(g, id + ".causal", Tensor::fromInts(DType::Bool, {rows, keys}, hidden));
 }
 
 }  // namespace
 
-Value* attentionAsPrimitives(Graph& g, const Node& n) {
-  if (!attentionDecomposes(n)) return nullptr;
+// The cache's tokens, then the new ones: present = Concat(past, new) along the sequence ([batch, kv heads, seq, head]).
+Value* withPast(Emitter& e, const std::string& name, const Node& n, size_t pastInput, Value* now) {
+  Value* past = n.numInputs() > pastInput ? n.input(pastInput) : nullptr;
+  return past ? e.op(name + "_present", "Concat", {past, now}, {{"axis", int64_t(2)}}) : now;
+}
+
+std::vector<Value*> attentionAsPrimitives(Graph& g, const Node& n) {
+  if (!attentionDecomposes(n)) return {};
   Emitter e(g, n);
   Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
   bool threeD = q->shape().size() == 3;
@@ -67,21 +74,40 @@ Value* attentionAsPrimitives(Graph& g, const Node& n) {
     k = toHeads(e, "k", k, kvHeads);
     v = toHeads(e, "v", v, kvHeads);
   }
-  k = repeatHeads(e, "k", k, qHeads);
-  v = repeatHeads(e, "v", v, qHeads);
+  Value* presentK = withPast(e, "k", n, 4, k);
+  Value* presentV = withPast(e, "v", n, 5, v);
+  int64_t past = presentK->shape()[2] - k->shape()[2];
+  k = repeatHeads(e, "k", presentK, qHeads);
+  v = repeatHeads(e, "v", presentV, qHeads);
   int64_t rows = q->shape()[2], keys = k->shape()[2], head = q->shape()[3];
+  // The scores in the reference's order: scaled product, softcap, mask and causal frontier, softmax; output 3
+  // (qk_matmul_output) is the form its mode names.
+  std::vector<Value*> stages;
   Value* s = e.op("scores", "MatMul", {q, e.transpose("kT", k, {0, 1, 3, 2})});
   s = e.op("scale", "Mul", {s, e.scalar("scale_value", n.attrFloat("scale", 1.0 / std::sqrt(double(head))))});
+  stages.push_back(s);
+  if (double cap = n.attrFloat("softcap", 0.0); cap > 0)
+    s = e.op("softcap", "Mul", {e.op("capped", "Tanh", {e.op("uncapped", "Div", {s, e.scalar("cap", cap)})}), e.scalar("cap_out", cap)});
+  stages.push_back(s);
   Value* ninf = e.scalar("ninf", -INFINITY);
   if (const Value* mask = n.numInputs() > 3 ? n.input(3) : nullptr) {
     Value* m = const_cast<Value*>(mask);
     s = mask->dtype() == DType::Bool ? e.op("mask", "Where", {m, s, ninf}) : e.op("mask", "Add", {s, m});
   }
-  if (n.attrInt("is_causal", 0)) s = e.op("causal", "Where", {causalMask(g, n.id(), rows, keys), ninf, s});
-  Value* y = e.op("context", "MatMul", {e.op("probs", "Softmax", {s}, {{"axis", int64_t(-1)}}), v});
-  if (!threeD) return y;
-  const Shape& ys = y->shape();  // [batch, heads, seq, v head]
-  return e.reshape("merge", e.transpose("tokens", y, {0, 2, 1, 3}), {ys[0], ys[2], ys[1] * ys[3]});
+  if (n.attrInt("is_causal", 0)) s = e.op("causal", "Where", {causalMask(g, n.id(), rows, keys, past), ninf, s});
+  stages.push_back(s);
+  Value* probs = e.op("probs", "Softmax", {s}, {{"axis", int64_t(-1)}});
+  stages.push_back(probs);
+  Value* y = e.op("context", "MatMul", {probs, v});
+  if (threeD) {
+    const Shape& ys = y->shape();  // [batch, heads, seq, v head]
+    y = e.reshape("merge", e.transpose("tokens", y, {0, 2, 1, 3}), {ys[0], ys[2], ys[1] * ys[3]});
+  }
+  int64_t mode = n.attrInt("qk_matmul_output_mode", 0);
+  Value* qk = mode >= 0 && mode < int64_t(stages.size()) ? stages[size_t(mode)] : nullptr;
+  std::vector<Value*> outputs{y, presentK, presentV, qk};
+  outputs.resize(std::min(outputs.size(), n.numOutputs()));
+  return outputs;
 }
 
 }  // namespace tessera

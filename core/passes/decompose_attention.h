@@ -6,12 +6,14 @@
 
 namespace tessera {
 
-// Whether the node uses only what the decomposition says: not a key/value cache (past_key, past_value) or any
-// output but Y, softcap, nonpad_kv_seqlen, a mask shorter than the keys, or inputs of different or non-float
-// types. Otherwise it stays whole (a host group).
+// Whether the node uses only what the decomposition says: not nonpad_kv_seqlen (lengths known at run time), a
+// mask shorter than the keys, or inputs of different or non-float types. Otherwise it stays whole (a host group).
+// A key/value cache (past_key, past_value: Concat before the new tokens, the causal frontier moved by the past's
+// length), softcap (cap · tanh(s / cap)) and every output are decomposed.
 bool attentionDecomposes(const Node& attention);
 
-// The decomposition's result (null where attentionDecomposes is false).
-Value* attentionAsPrimitives(Graph& graph, const Node& attention);
+// The decomposition's outputs {Y, present_key, present_value, qk_matmul_output in its mode's form} (empty where
+// attentionDecomposes is false).
+std::vector<Value*> attentionAsPrimitives(Graph& graph, const Node& attention);
 
 }  // namespace tessera
