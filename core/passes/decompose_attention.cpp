@@ -13,7 +13,7 @@ bool isFloatType(DType t) { return t == DType::F32 || t == DType::F64 || t == DT
 }  // namespace
 
 bool attentionDecomposes(const Node& n) {
-  if (n.numInputs() > 6 && n.input(6)) return false;  // nonpad_kv_seqlen: lengths known only at run time
+  if (n.numInputs() > 6 && n.input(6) && n.input(6)->dtype() != DType::I64) return false;
   DType t = n.input(0)->dtype();
   if (!isFloatType(t) || n.input(1)->dtype() != t || n.input(2)->dtype() != t) return false;
   for (size_t i : {4, 5})
@@ -24,7 +24,7 @@ bool attentionDecomposes(const Node& n) {
   const Value* past = n.numInputs() > 4 ? n.input(4) : nullptr;
   int64_t keys = (k.size() == 4 ? k[2] : k[1]) + (past && past->shape().size() == 4 ? past->shape()[2] : 0);
   return (mask->dtype() == DType::Bool || mask->dtype() == t) && !mask->shape().empty() && mask->shape().size() <= 4 &&
-         mask->shape().back() == keys;
+         mask->shape().back() <= keys && mask->shape().back() > 0;
 }
 
 namespace {
@@ -55,6 +55,14 @@ Value* causalMask(Graph& g, const std::string& id, int64_t rows, int64_t keys, i
 }
 
 }  // namespace
+
+// j - i + rows at [i, j]: compared with a batch's key count, the causal frontier of keys padded at the end.
+Value* frontier(Graph& g, const std::string& id, int64_t rows, int64_t keys) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < keys; ++j) v.push_back(j - i + rows);
+  return addConstant(g, id + ".frontier", Tensor::fromInts(DType::I64, {rows, keys}, v));
+}
 
 // The cache's tokens, then the new ones: present = Concat(past, new) along the sequence ([batch, kv heads, seq, head]).
 Value* withPast(Emitter& e, const std::string& name, const Node& n, size_t pastInput, Value* now) {
@@ -92,9 +100,30 @@ std::vector<Value*> attentionAsPrimitives(Graph& g, const Node& n) {
   Value* ninf = e.scalar("ninf", -INFINITY);
   if (const Value* mask = n.numInputs() > 3 ? n.input(3) : nullptr) {
     Value* m = const_cast<Value*>(mask);
+    if (int64_t short_ = keys - mask->shape().back(); short_ > 0) {  // the keys past the mask's last are hidden
+      Shape rest = mask->shape();
+      rest.back() = short_;
+      bool flags = mask->dtype() == DType::Bool;
+      Tensor hidden = Tensor::fromDoubles(mask->dtype(), rest, std::vector<double>(size_t(numElements(rest)), flags ? 0.0 : -INFINITY));
+      m = e.op("mask_keys", "Concat", {m, addConstant(g, n.id() + ".mask_rest", hidden)}, {{"axis", int64_t(-1)}});
+    }
     s = mask->dtype() == DType::Bool ? e.op("mask", "Where", {m, s, ninf}) : e.op("mask", "Add", {s, m});
   }
-  if (n.attrInt("is_causal", 0)) s = e.op("causal", "Where", {causalMask(g, n.id(), rows, keys, past), ninf, s});
+  Value* lengths = n.numInputs() > 6 ? n.input(6) : nullptr;  // nonpad_kv_seqlen: each batch's valid keys
+  Value* valid = lengths ? e.reshape("lengths", lengths, {lengths->shape()[0], 1, 1, 1}) : nullptr;
+  if (n.attrInt("is_causal", 0)) {
+    // Without a past, padded keys move the frontier: row i sees keys up to i + length - rows, so j is hidden
+    // where j - i + rows > length (a constant of j - i + rows against each batch's length).
+    Value* hidden = valid && past == 0 ? e.op("causal_hidden", "Greater", {frontier(g, n.id(), rows, keys), valid})
+                                       : causalMask(g, n.id(), rows, keys, past);
+    s = e.op("causal", "Where", {hidden, ninf, s});
+  }
+  if (valid) {
+    std::vector<int64_t> j(static_cast<size_t>(keys));
+    for (int64_t i = 0; i < keys; ++i) j[size_t(i)] = i;
+    Value* key = addConstant(g, n.id() + ".key", Tensor::fromInts(DType::I64, {keys}, j));
+    s = e.op("padding", "Where", {e.op("padded", "GreaterOrEqual", {key, valid}), ninf, s});
+  }
   stages.push_back(s);
   Value* probs = e.op("probs", "Softmax", {s}, {{"axis", int64_t(-1)}});
   stages.push_back(probs);

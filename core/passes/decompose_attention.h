@@ -6,10 +6,11 @@
 
 namespace tessera {
 
-// Whether the node uses only what the decomposition says: not nonpad_kv_seqlen (lengths known at run time), a
-// mask shorter than the keys, or inputs of different or non-float types. Otherwise it stays whole (a host group).
-// A key/value cache (past_key, past_value: Concat before the new tokens, the causal frontier moved by the past's
-// length), softcap (cap · tanh(s / cap)) and every output are decomposed.
+// Whether the node uses only what the decomposition says: inputs of one float type (a mask of it or bool).
+// Otherwise it stays whole (a host group). A mask shorter than the keys hides the rest (a constant concatenated). A key/value cache (past_key, past_value: Concat
+// before the new tokens, the causal frontier moved by the past's length), softcap (cap · tanh(s / cap)),
+// nonpad_kv_seqlen (keys from each batch's length on hidden; without a past it moves the causal frontier too) and
+// every output are decomposed.
 bool attentionDecomposes(const Node& attention);
 
 // The decomposition's outputs {Y, present_key, present_value, qk_matmul_output in its mode's form} (empty where
