@@ -235,6 +235,9 @@ std::string ExprPrinter::unary(const Unary& u) const {
     case UnaryOp::Not: return "(!" + a + ")";
     case UnaryOp::IsNan: return fl ? stdp + "isnan(" + a + ")" : "false";
     case UnaryOp::IsInf: return fl ? stdp + "isinf(" + a + ")" : "false";
+    case UnaryOp::Tan: case UnaryOp::Asin: case UnaryOp::Acos: case UnaryOp::Atan: case UnaryOp::Sinh:
+    case UnaryOp::Cosh: case UnaryOp::Asinh: case UnaryOp::Acosh: case UnaryOp::Atanh:
+      return fn(std::string(unaryOpName(u.op)), t) + "(" + a + ")";  // the C library's name: tanf, asinhf, ...
   }
   fail("codegen: kernel '" + k_.id + "': unknown unary op");
 }

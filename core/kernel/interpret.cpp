@@ -49,6 +49,15 @@ double unary(UnaryOp op, double a) {
     case UnaryOp::Not: return a == 0 ? 1 : 0;
     case UnaryOp::IsNan: return std::isnan(a) ? 1 : 0;
     case UnaryOp::IsInf: return std::isinf(a) ? 1 : 0;
+    case UnaryOp::Tan: return std::tan(a);
+    case UnaryOp::Asin: return std::asin(a);
+    case UnaryOp::Acos: return std::acos(a);
+    case UnaryOp::Atan: return std::atan(a);
+    case UnaryOp::Sinh: return std::sinh(a);
+    case UnaryOp::Cosh: return std::cosh(a);
+    case UnaryOp::Asinh: return std::asinh(a);
+    case UnaryOp::Acosh: return std::acosh(a);
+    case UnaryOp::Atanh: return std::atanh(a);
   }
   return 0;
 }

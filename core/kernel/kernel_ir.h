@@ -20,7 +20,8 @@ namespace tessera::kernel {
   X(Neg, "neg") X(Abs, "abs") X(Exp, "exp") X(Log, "log") X(Sqrt, "sqrt") X(Rsqrt, "rsqrt")             \
   X(Tanh, "tanh") X(Erf, "erf") X(Sigmoid, "sigmoid") X(Sin, "sin") X(Cos, "cos") X(Floor, "floor")      \
   X(Ceil, "ceil") X(Round, "round") X(Sign, "sign") X(Recip, "recip") X(Not, "not") X(IsNan, "isnan")    \
-  X(IsInf, "isinf")
+  X(IsInf, "isinf") X(Tan, "tan") X(Asin, "asin") X(Acos, "acos") X(Atan, "atan") X(Sinh, "sinh")      \
+  X(Cosh, "cosh") X(Asinh, "asinh") X(Acosh, "acosh") X(Atanh, "atanh")
 #define TESSERA_KERNEL_BINARY_OPS(X)                                                                     \
   X(Add, "+") X(Sub, "-") X(Mul, "*") X(Div, "/") X(Mod, "%") X(Max, "max") X(Min, "min") X(Pow, "pow") \
   X(Lt, "<") X(Le, "<=") X(Gt, ">") X(Ge, ">=") X(Eq, "==") X(Ne, "!=") X(And, "&&") X(Or, "||")        \

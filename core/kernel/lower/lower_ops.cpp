@@ -87,6 +87,18 @@ Expr thresholdedRelu(const Node& n, const Ins& in, DType) {
   const Expr& x = in[0];
   return Select::make(bin(BinaryOp::Gt, x, fimm(n.attrFloat("alpha", 1.0), x)), x, fimm(0, x));
 }
+// x · tanh(softplus(x)), softplus in the reference's stable form max(x, 0) + log(1 + e^-|x|) (no overflow of e^x).
+Expr mish(const Node&, const Ins& in, DType) {
+  const Expr& x = in[0];
+  Expr tail = un(UnaryOp::Log, bin(BinaryOp::Add, fimm(1, x), un(UnaryOp::Exp, un(UnaryOp::Neg, un(UnaryOp::Abs, x)))));
+  return bin(BinaryOp::Mul, x, un(UnaryOp::Tanh, bin(BinaryOp::Add, bin(BinaryOp::Max, x, fimm(0, x)), tail)));
+}
+Expr shrink(const Node& n, const Ins& in, DType) {
+  const Expr& x = in[0];
+  double lambd = n.attrFloat("lambd", 0.5), bias = n.attrFloat("bias", 0.0);
+  Expr above = Select::make(bin(BinaryOp::Gt, x, fimm(lambd, x)), bin(BinaryOp::Sub, x, fimm(bias, x)), fimm(0, x));
+  return Select::make(bin(BinaryOp::Lt, x, fimm(-lambd, x)), bin(BinaryOp::Add, x, fimm(bias, x)), above);
+}
 Expr clip(const Node&, const Ins& in, DType) {
   Expr x = in[0];
   if (in.size() > 1 && in[1]) x = bin(BinaryOp::Max, x, in[1]);
@@ -197,6 +209,9 @@ const std::unordered_map<std::string, Builder>& table() {
       {"Cos", unary(UnaryOp::Cos)}, {"Floor", unary(UnaryOp::Floor)}, {"Ceil", unary(UnaryOp::Ceil)},
       {"Round", unary(UnaryOp::Round)}, {"Sign", unary(UnaryOp::Sign)}, {"Reciprocal", unary(UnaryOp::Recip)},
       {"Not", unary(UnaryOp::Not)}, {"IsNaN", unary(UnaryOp::IsNan)},
+      {"Tan", unary(UnaryOp::Tan)}, {"Asin", unary(UnaryOp::Asin)}, {"Acos", unary(UnaryOp::Acos)},
+      {"Atan", unary(UnaryOp::Atan)}, {"Sinh", unary(UnaryOp::Sinh)}, {"Cosh", unary(UnaryOp::Cosh)},
+      {"Asinh", unary(UnaryOp::Asinh)}, {"Acosh", unary(UnaryOp::Acosh)}, {"Atanh", unary(UnaryOp::Atanh)},
       {"Identity", firstInput},
       {"Dropout", firstInput},  // inference: identity
       {"Cast", castTo},
@@ -222,6 +237,11 @@ const std::unordered_map<std::string, Builder>& table() {
          return bin(BinaryOp::Div, in[0], bin(BinaryOp::Add, fimm(1, in[0]), un(UnaryOp::Abs, in[0])));
        }},
       {"ThresholdedRelu", thresholdedRelu},
+      {"Mish", mish},
+      {"Swish", [](const Node& n, const Ins& in, DType) {
+         return bin(BinaryOp::Mul, in[0], un(UnaryOp::Sigmoid, bin(BinaryOp::Mul, fimm(n.attrFloat("alpha", 1.0), in[0]), in[0])));
+       }},
+      {"Shrink", shrink},
       {"Clip", clip},
       {"BatchNormalization", batchNormalization},
       {"Range", firstInput},            // built by the Emitter (needs the index)
