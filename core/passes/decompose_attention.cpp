@@ -119,9 +119,7 @@ std::vector<Value*> attentionAsPrimitives(Graph& g, const Node& n) {
     s = e.op("causal", "Where", {hidden, ninf, s});
   }
   if (valid) {
-    std::vector<int64_t> j(static_cast<size_t>(keys));
-    for (int64_t i = 0; i < keys; ++i) j[size_t(i)] = i;
-    Value* key = addConstant(g, n.id() + ".key", Tensor::fromInts(DType::I64, {keys}, j));
+    Value* key = e.iota("key", DType::I64, keys);
     s = e.op("padding", "Where", {e.op("padded", "GreaterOrEqual", {key, valid}), ninf, s});
   }
   stages.push_back(s);

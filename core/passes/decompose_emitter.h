@@ -33,6 +33,15 @@ class Emitter {
     return addConstant(g_, base_ + "." + suffix, Tensor::fromInts(DType::I64, {int64_t(v.size())}, v));
   }
   Value* axes(const std::vector<int64_t>& axes) { return ints("axes", axes); }
+  // 0 .. extent-1 of type t named base.suffix, along the first axis of a tensor whose `ones` trailing axes are 1
+  // (so it broadcasts over the axis it stands for and those after it).
+  Value* iota(const std::string& suffix, DType t, int64_t extent, size_t ones = 0) {
+    std::vector<int64_t> v(static_cast<size_t>(extent));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int64_t(i);
+    Shape s(ones + 1, 1);
+    s[0] = extent;
+    return addConstant(g_, base_ + "." + suffix, Tensor::fromInts(t, s, v));
+  }
   Value* tensor(const std::string& suffix, const Shape& shape, const std::vector<double>& v) {
     return addConstant(g_, base_ + "." + suffix, Tensor::fromDoubles(dtype_, shape, v));
   }

@@ -1,7 +1,5 @@
 #include "passes/decompose_topk.h"
 
-#include <numeric>
-
 #include "ops/broadcast.h"
 #include "ops/registry.h"
 #include "passes/decompose_emitter.h"
@@ -28,16 +26,6 @@ Shape insertOne(Shape s, int64_t at) {
   return s;
 }
 
-// 0 .. extent-1 along the first axis of a tensor whose trailing `ones` axes are 1: it broadcasts over the
-// axis it stands for and the ones after it.
-Value* iota(Graph& g, const std::string& name, DType t, int64_t extent, size_t ones) {
-  std::vector<int64_t> v(static_cast<size_t>(extent));
-  std::iota(v.begin(), v.end(), 0);
-  Shape s(ones + 1, 1);
-  s[0] = extent;
-  return addConstant(g, name, Tensor::fromInts(t, s, v));
-}
-
 }  // namespace
 
 std::vector<Value*> topkAsRanks(Graph& g, const Node& n) {
@@ -58,8 +46,8 @@ std::vector<Value*> topkAsRanks(Graph& g, const Node& n) {
   // is a reduction over the last axis when `axis` is: a row reduction, contiguous.
   Value* xj = e.reshape("xj", x, insertOne(xs, axis + 1));
   Value* xi = e.reshape("xi", x, insertOne(xs, axis));
-  Value* earlier = e.op("earlier", "Less", {iota(g, n.id() + ".i", DType::I32, extent, after),
-                                            iota(g, n.id() + ".j", DType::I32, extent, after + 1)});
+  Value* earlier = e.op("earlier", "Less", {e.iota("i", DType::I32, extent, after),
+                                            e.iota("j", DType::I32, extent, after + 1)});
   Value* ahead = e.op("ahead", largest ? "Greater" : "Less", {xi, xj});
   Value* tie = e.op("tie", "Equal", {xi, xj});
   Value* before = e.op("before", "Or", {ahead, e.op("tie_earlier", "And", {tie, earlier})});
@@ -79,8 +67,8 @@ std::vector<Value*> topkAsRanks(Graph& g, const Node& n) {
   Value* counted = e.op("count", "Cast", {before}, {{"to", kOnnxInt32}});
   // ranks[.., j, 1, ..]: how many elements come before j; is_rank[.., j, r, ..]: whether that is r.
   Value* ranks = e.op("ranks", "ReduceSum", {counted, e.ints("rank_axis", {axis + 1})}, {{"keepdims", int64_t(1)}});
-  Value* isRank = e.op("is_rank", "Equal", {ranks, iota(g, n.id() + ".r", DType::I32, k, after)});
-  Value* j = iota(g, n.id() + ".jj", DType::I64, extent, after + 1);
+  Value* isRank = e.op("is_rank", "Equal", {ranks, e.iota("r", DType::I32, k, after)});
+  Value* j = e.iota("jj", DType::I64, extent, after + 1);
   Value* picked = e.op("picked", "Where", {isRank, j, e.scalar("none", -1, DType::I64)});
   Value* indices = e.op("indices", "ReduceMax", {picked, e.ints("pick_axis", {axis})}, {{"keepdims", int64_t(0)}});
   Value* values = e.op("values", "GatherElements", {x, indices}, {{"axis", axis}});
