@@ -89,8 +89,8 @@ def build(name):
     import torch
     import torchvision
     torch.manual_seed(0)
-    if name.startswith("resnet50"):
-        m, shape = torchvision.models.resnet50(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
+    if name.startswith(("resnet18", "resnet34", "resnet50")):  # resnet50_b1: the model, then the batch
+        m, shape = getattr(torchvision.models, name.split("_b")[0])(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
     elif name.startswith("mobilenet_v2"):
         m, shape = torchvision.models.mobilenet_v2(weights=None), (int(name.split("_b")[1]), 3, 224, 224)
     elif name.startswith("bert_encoder"):  # name: bert_encoder_l4_b8_s128 (layers, batch, sequence)

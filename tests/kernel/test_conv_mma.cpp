@@ -86,8 +86,40 @@ class TestConvMma : public QObject {
     QCOMPARE(d.at("tf32"), int64_t(1));
     QCOMPARE(d.at("tile_h") * d.at("tile_w"), int64_t(112));
     QCOMPARE(d.at("warp_m"), int64_t(112));
-    // Batch 1 at 7 x 7 gives too few blocks for the form without split-K: the CUDA-core form stays.
-    QCOMPARE(defaultParams(lower(convCase({1, 512, 7, 7, 512, 3, 1}))).at("mma"), int64_t(0));
+  }
+  // ResNet's layer4 at batch 1 (512 channels over 7 x 7): 32 tiles of 16 channels for 132 SMs, so the
+  // defaults split the k loop until the SMs have blocks enough; 14 x 14 at batch 32 has them unsplit.
+  void splitKFillsTheSms() {
+    TemplateParams d = defaultParams(lower(convCase({1, 512, 7, 7, 512, 3, 1})));
+    QCOMPARE(d.at("mma"), int64_t(1));
+    QCOMPARE(d.at("block_n"), int64_t(16));
+    QCOMPARE(d.at("split_k"), int64_t(16));  // 32 x 16 = 512 blocks, 3 an SM at least (8 parts: 256)
+    // The CUDA-core form (tf32 off) splits too: 128 blocks of 2 x 7 pixels, 16 parts.
+    TemplateParams cores = defaultParams(lower(convCase({1, 512, 7, 7, 512, 3, 1}, {})));
+    QCOMPARE(cores.at("mma"), int64_t(0));
+    QCOMPARE(cores.at("split_k"), int64_t(16));
+    QCOMPARE(defaultParams(lower(convCase({32, 256, 14, 14, 256, 3, 1}))).at("split_k"), int64_t(1));
+  }
+  // Split-K in both implicit-GEMM forms: two phases (the parts' sums to a workspace, a grid barrier, the
+  // epilogue on their sum), equal to the reference, replayed to the same IR; the CUDA is one launch a phase and
+  // compiles with NVRTC.
+  void splitKAgreesWithTheReference() {
+    Case c = convCase({1, 64, 7, 7, 32, 3, 1});
+    TemplateParams mma = mmaParams(7, 7, 16, 49, 8, 16);
+    mma["split_k"] = 4;
+    TemplateParams cores = {{"gemm", 1}, {"mma", 0}, {"tile_h", 4}, {"tile_w", 7}, {"block_n", 16}, {"block_k", 8},
+                            {"thread_m", 2}, {"thread_n", 2}, {"split_k", 2}};
+    for (const TemplateParams& p : {mma, cores}) {
+      std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+      QVERIFY(has(t, "sync grid"));
+      QVERIFY(has(t, "tmp acc0_parts: global f32[" + std::to_string(p.at("split_k")) + ", "));
+      Kernel k = scheduled(c, p);
+      QCOMPARE(agreesWithReference(c.graph, k), std::string());
+      codegen::GeneratedKernel g = codegen::generateCuda(k);
+      QCOMPARE(g.phases, 2);
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+    }
   }
   // The pixel loop is fused before the operands are staged: the input's box is still found (its rows and
   // columns from the fused index's quotient and remainder), 8 channels x (8 + 2) x (14 + 2) floats.
@@ -142,6 +174,10 @@ class TestConvMma : public QObject {
     QVERIFY(refuses(mmaParams(8, 14, 32, 48, 16), "warp_m", "dividing the 112 pixels"));
     QVERIFY(refuses(mmaParams(8, 14, 32, 112, 12), "warp_n", "multiple of 8"));
     QVERIFY(refuses(mmaParams(8, 14, 32, 112, 16, 16), "block_k", "dividing the 24 input channels"));
+    TemplateParams split = mmaParams(8, 14, 32, 112, 16);
+    split["split_k"] = 2;  // 24 channels in steps of 8: 3 steps
+    QVERIFY(refuses(split, "split_k", "2 parts do not divide the 3 k steps"));
+    QVERIFY(refuses({{"gemm", 0}, {"mma", 0}, {"split_k", 2}}, "split_k", "needs the implicit-GEMM forms"));
     Case exact = convCase({2, 24, 14, 14, 32, 3, 1}, {});
     Kernel k = lower(exact);
     TracedSchedule s(k);
@@ -166,6 +202,17 @@ class TestConvMma : public QObject {
     execute::RunReport run = runOnceWithBaseline(m, execute::BackendKind::Cuda);
     QVERIFY2(run.outputsVerified, messagesOf(run).c_str());
     QCOMPARE(run.kernels[0].precision, std::string("tf32"));
+  }
+  // Split-K by default at batch 1 over 7 x 7 (two launches), verified on a GPU.
+  void splitKRunsVerifiedOnTheGpu() {
+    Case c = convCase({1, 512, 7, 7, 512, 3, 1});
+    auto graph = std::make_shared<const Graph>(c.graph.clone());
+    execute::CompiledModel m = execute::compileKernels(graph, {c.spec});
+    QVERIFY(has(printKernel(m.kernels[0].kernel), "sync grid"));
+    cuda::Availability gpu = cuda::cudaAvailability();
+    if (!gpu.available) QSKIP(("no GPU to run the split-K conv on: " + gpu.reason).c_str());
+    execute::RunReport run = runOnceWithBaseline(m, execute::BackendKind::Cuda);
+    QVERIFY2(run.outputsVerified, messagesOf(run).c_str());
   }
 };
 

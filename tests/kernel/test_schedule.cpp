@@ -173,6 +173,22 @@ class TestSchedule : public QObject {
     // Phase 2: both combined, the outputs of part2's columns.
     QVERIFY(has(t, "        out0[i0_2, part2 * 16 + j] = v1  # softmax\n"));
   }
+  // split-K: a gemm's k loop over 2 blocks; phase 0 stores each part's sums, phase 1 adds them in the epilogue.
+  void splitK() {
+    std::string t = roundTrip(gemm(4, 8, 32), [](TracedSchedule& s) {
+      s.bind("i", ThreadTag::BlockY);
+      s.bind("j", ThreadTag::BlockX);
+      QCOMPARE(s.splitK("k", 2), (std::vector<std::string>{"k_part", "acc0_parts"}));
+    });
+    QVERIFY(has(t, "tmp acc0_parts: global f32[2, 4, 8, 1]"));
+    QVERIFY(has(t, "  alloc acc0_parts\n  for k_part in 0..2 bind(blockIdx.z) {\n"));
+    QVERIFY(has(t, "for k in 0..16 reduce {"));
+    QVERIFY(has(t, "in0[i, k_part * 16 + k]"));
+    QVERIFY(has(t, "acc0_parts[k_part, i, j, 0] = acc0[0]"));
+    QVERIFY(has(t, "  sync grid\n  for i_sum in 0..4 bind(blockIdx.y) {\n    for j_sum in 0..8 bind(blockIdx.x) {\n"));
+    QVERIFY(has(t, "acc0_parts[0, i_sum, j_sum, 0] + acc0_parts[1, i_sum, j_sum, 0]"));
+    QCOMPARE(count(t, "out0["), size_t(1));  // the output written once, by phase 1
+  }
   void cacheWrite() {
     std::string t = roundTrip(pointwise(), [](TracedSchedule& s) {
       auto out = s.cacheWrite("i0", "out0", MemScope::Register);
@@ -490,6 +506,18 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::keepInRegisters(wide, "i0", "in0"); }, "i0", "step 8: each thread would keep 512 elements"));
     Kernel c = lower(conv());  // the padding's select guards the input's reads
     QVERIFY(failsNaming([&] { sched::keepInRegisters(c, "n", "in0"); }, "n", "step 4"));
+  }
+  void splitKPreconditions() {
+    Kernel k = lower(gemm(4, 8, 32));
+    QVERIFY(failsNaming([&] { sched::splitK(k, "k", 2); }, "k", "step 3: loop 'i' around it is not bound to blocks"));
+    sched::bind(k, "i", ThreadTag::BlockY);
+    sched::bind(k, "j", ThreadTag::BlockX);
+    QVERIFY(failsNaming([&] { sched::splitK(k, "k", 3); }, "k", "step 2: parts 3 does not divide its 32 iterations"));
+    QVERIFY(failsNaming([&] { sched::splitK(k, "k", 64); }, "k", "step 2: parts 64 must be between 2 and 16"));
+    QVERIFY(failsNaming([&] { sched::splitK(k, "j", 2); }, "j", "step 2: is not a serial reduction loop"));
+    Kernel m = lower(softmax(2, 64));
+    sched::bind(m, "i0", ThreadTag::BlockX);
+    QVERIFY(failsNaming([&] { sched::splitK(m, "k0", 2); }, "k0", "step 4: it folds 'acc0' by max, not sum"));
   }
   void splitReductionPreconditions() {
     Kernel k = lower(softmax(2, 64));

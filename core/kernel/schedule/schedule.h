@@ -83,6 +83,13 @@ std::vector<std::string> onlineSoftmax(Kernel& k, const std::string& loop);
 // the last phase combines every pass and runs the row's output loops over its part. Each phase is a nest
 // `row { part { ... } }`. Returns each phase's row and part loops, then the workspaces.
 std::vector<std::string> splitReduction(Kernel& k, const std::string& loop, int64_t blocks);
+// Spreads serial reduction loop `loop` (directly in the body of the innermost of the kernel's perfect nest of
+// block-bound loops, summing into float register accumulators; hoist_reduction puts it there) over `parts`
+// blocks (split-K): phase 0 runs each part of the loop in its own block (the part fused into the blockIdx.z
+// loop, or a new one) and stores its accumulators to a global workspace [parts, block loops, accumulator];
+// after a grid barrier, phase 1 runs the statements after the loop in the same blocks and threads on the sum
+// of the parts. Returns the blockIdx.z loop of phase 0, then the workspaces.
+std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t parts);
 // Software-pipelines a loop whose body fills shared read caches: the fills become asynchronous copies,
 // `stages` iterations in flight.
 void pipeline(Kernel& k, const std::string& loop, int stages);

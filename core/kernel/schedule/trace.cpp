@@ -66,6 +66,7 @@ const std::map<std::string, Apply>& primitives() {
       {"split_reduction", [](Kernel& k, const Instruction& i) {
          return sched::splitReduction(k, input(i, 0), attr<int64_t>(i, "blocks"));
        }},
+      {"split_k", [](Kernel& k, const Instruction& i) { return sched::splitK(k, input(i, 0), attr<int64_t>(i, "parts")); }},
       {"pipeline", [](Kernel& k, const Instruction& i) {
          sched::pipeline(k, input(i, 0), attr<int>(i, "stages"));
          return std::vector<std::string>{};
@@ -221,6 +222,9 @@ std::vector<std::string> TracedSchedule::onlineSoftmax(const std::string& loop) 
 }
 std::vector<std::string> TracedSchedule::splitReduction(const std::string& loop, int64_t blocks) {
   return record({"split_reduction", {loop}, {{"blocks", blocks}}, {}, nullptr});
+}
+std::vector<std::string> TracedSchedule::splitK(const std::string& loop, int64_t parts) {
+  return record({"split_k", {loop}, {{"parts", parts}}, {}, nullptr});
 }
 void TracedSchedule::pipeline(const std::string& loop, int stages) {
   record({"pipeline", {loop}, {{"stages", stages}}, {}, nullptr});

@@ -15,7 +15,7 @@ namespace tessera::kernel {
 struct Instruction {
   std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, version, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
-                                     // keep_in_registers, online_softmax, rfactor, split_reduction,
+                                     // keep_in_registers, online_softmax, rfactor, split_reduction, split_k,
                                      // pipeline, swizzle, deinterleave, permute, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
@@ -68,6 +68,7 @@ class TracedSchedule {
   std::vector<std::string> rfactor(const std::string& loop);
   std::vector<std::string> onlineSoftmax(const std::string& loop);
   std::vector<std::string> splitReduction(const std::string& loop, int64_t blocks);
+  std::vector<std::string> splitK(const std::string& loop, int64_t parts);
   void pipeline(const std::string& loop, int stages);
   void swizzle(const std::string& buffer, int64_t bytes);
   void deinterleave(const std::string& buffer, int64_t factor);

@@ -81,6 +81,20 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
 }
 
 
+// split_k > 1: the k-outer loop's steps spread over that many blocks (split-K, sched::splitK): outputs too few
+// to give every SM a block (7 x 7 maps at batch 1) then fill the GPU, each block summing a part of the
+// reduction, a second phase adding the parts in the epilogue.
+int64_t splitKParam(const TemplateParams& p) { return p.count("split_k") ? p.at("split_k") : 1; }
+
+void splitKOuter(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
+  int64_t parts = splitKParam(p);
+  if (parts <= 1) return;
+  int64_t steps = extentOf(s.kernel(), ko);
+  if (steps % parts != 0)
+    rejectParams(s.kernel(), "conv", "split_k", std::to_string(parts) + " parts do not divide the " + std::to_string(steps) + " k steps");
+  s.splitK(ko, parts);
+}
+
 // gemm = 1: the conv as a GEMM with M = output pixels (n, oh, ow), N = output channels, K = ic x kh x kw.
 // A block computes a tile_h x tile_w pixel tile of block_n channels (blockIdx.x: the pixel tiles, y: the
 // channel tiles, z: n). Each step of the k-outer loop (block_k input channels with all their taps, hoisted
@@ -136,6 +150,7 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
     // row of block_k floats would put them in few banks; one element of padding spreads them.
     return !inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0;
   });
+  splitKOuter(s, ko, p);
 }
 
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
@@ -204,6 +219,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
   const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
   stageInShared(s, ko, dims, [&](const std::string& operand) { return operand == input ? p.at("pad") : int64_t(0); });
+  splitKOuter(s, ko, p);
   // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
   pipelineStages(s, ko, p);
 }
@@ -211,6 +227,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
 void conv(TracedSchedule& s, const TemplateParams& p) {
   if (p.at("mma")) return implicitGemmMma(s, p);
   if (p.at("gemm")) return implicitGemm(s, p);
+  if (splitKParam(p) > 1) rejectParams(s.kernel(), "conv", "split_k", "split-K needs the implicit-GEMM forms: set gemm = 1 or mma = 1");
   windowed(s, p);
 }
 
@@ -277,6 +294,34 @@ void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, in
   }
 }
 
+// Split-K's defaults: the fewest parts of the k loop (a power of 2 up to 16 dividing its `steps`) that give
+// `target` blocks; if none does, the most that give every SM of an H200 (132) one; 0 when none does. The
+// targets were measured on the H100 (2026-12-05), ResNet's 3 x 3 convs at batch 1 over 7² to 56² with every
+// split: the mma form was fastest at 448-512 blocks (3 an SM), the CUDA-core form at 900-3600 (8 an SM
+// keeps each within 1.12x of its best). Layer4's 512 channels over 7 x 7: 0.38 -> 0.040 ms (mma), 0.48 ->
+// 0.073 ms (CUDA cores).
+constexpr int64_t kSms = 132, kMmaSplitBlocks = 3 * kSms, kCoreSplitBlocks = 8 * kSms;
+
+int64_t partsToFill(int64_t blocks, int64_t steps, int64_t target) {
+  int64_t most = 0;
+  for (int64_t parts = 1; parts <= 16 && steps % parts == 0; parts *= 2) {
+    if (blocks * parts >= target) return parts;
+    if (blocks * parts >= kSms) most = parts;
+  }
+  return most;
+}
+
+// The CUDA-core implicit GEMM's split-K default: parts until kCoreSplitBlocks blocks (fewer blocks than that
+// leave the SMs a few warps each: 128 blocks of 112 threads at batch 1 over 7 x 7).
+void coreSplitDefault(Kernel& k, const std::vector<std::string>& loops, TemplateParams& p) {
+  auto tiles = [&](const std::string& l, int64_t t) { return (extentOf(k, l) + t - 1) / t; };
+  int64_t blocks = extentOf(k, loops[0]) * tiles(loops[1], p["block_n"]) * tiles(loops[2], p["tile_h"]) * tiles(loops[3], p["tile_w"]);
+  if (blocks >= kCoreSplitBlocks) return;
+  TemplateParams split = p;
+  split["split_k"] = partsToFill(blocks, tiles("ic", p["block_k"]), kCoreSplitBlocks);
+  if (split["split_k"] > 1 && applies(k, split)) p = split;
+}
+
 // The mma form's pixel tiles, best first: th x tw within the output, 49 to 128 pixels, the least work past
 // the output's edges first (tiles overhanging them, and the last 16-row mma tile's unused rows), then the most
 // pixels, then the smallest halo (squarer tiles: a 3 x 3 window's 8 x 14 tile reads 10 x 16 inputs, 2 x 56
@@ -318,7 +363,8 @@ int64_t conflictFreePad(const Kernel& scheduled) {
   return 0;
 }
 
-// The mma defaults for one pixel tile: false when too few blocks (below) or the form does not apply. The
+
+// The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
 // does.
 bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32) {
@@ -329,9 +375,6 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
   auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
   while (bn > 16 && blocks() < 132) bn /= 2;
-  // Under a block an SM each block runs its whole reduction alone (no split-K yet): the CUDA-core form, with
-  // more threads a block, was faster there (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
-  if (blocks() < 132) return false;
   p["mma"] = 1;
   p["tf32"] = tf32 ? 1 : 0;
   p["tile_h"] = th;
@@ -340,6 +383,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
   p["warp_n"] = std::min<int64_t>(16, bn);
   p["pad"] = 0;
+  p["split_k"] = 1;
   Kernel scheduled;
   bool fits = false;
   for (int64_t bk : {32, 16, 8}) {
@@ -349,6 +393,14 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
     if (fits && pipelined(scheduled)) break;
   }
   if (!fits) return false;
+  // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
+  // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
+  if (blocks() < 132) {
+    int64_t parts = partsToFill(blocks(), extentOf(k, "ic") / p["block_k"], kMmaSplitBlocks);
+    if (parts == 0) return false;
+    p["split_k"] = parts;
+    if (!applies(k, p, &scheduled)) return false;
+  }
   p["pad"] = conflictFreePad(scheduled);
   return true;
 }
@@ -364,7 +416,8 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
     TemplateParams trial = p;
     if (!mmaTileDefaults(k, trial, th, tw, tf32)) continue;
     Kernel scheduled;
-    if (applies(k, trial, &scheduled) && pipelined(scheduled)) {
+    // A split into parts of one k step each has nothing to pipeline: it counts as pipelined.
+    if (applies(k, trial, &scheduled) && (pipelined(scheduled) || splitKParam(trial) > 1)) {
       p = trial;
       return true;
     }
@@ -391,8 +444,9 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
+  if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
   if (gemm) {
     TemplateParams mma = p;
     if (mmaDefaults(k, mma)) p = mma;
@@ -428,6 +482,7 @@ const TemplateDef& convTemplate() {
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
        {"stages", {1, 2, 3}, "mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
+       {"split_k", {1, 2, 4, 8, 16}, "gemm and mma: blocks sharing one tile's reduction (split-K), their partial sums added by a second phase"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},
        {"unroll_window", {0, 1}, "window form: unroll the filter window loops"}},
       convDefaults};

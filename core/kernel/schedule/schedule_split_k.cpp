@@ -1,0 +1,238 @@
+// split_k: a block's reduction spread over several blocks (split-K). A conv or gemm whose output tiles are too
+// few to fill the GPU (ResNet's 7 x 7 layers at batch 1: 32 tiles for 132 SMs) runs each part of its k loop
+// in a block of its own: phase 0 computes every tile's partial sums over one part and stores them to a global
+// workspace; after a grid barrier, phase 1 runs the epilogue (bias, activation, residual, the output's store)
+// on the sum of the parts, in the same blocks and threads as the epilogue ran before. The sums are added in
+// another order than one block would, so a float result rounds differently (within the type's tolerance).
+#include <algorithm>
+
+#include "kernel/printer.h"
+#include "kernel/schedule/schedule_util.h"
+#include "kernel/visit.h"
+
+namespace tessera::kernel::sched {
+
+using namespace detail;
+
+namespace {
+
+constexpr int64_t kMaxParts = 16;
+
+// The nest around the reduction: block-bound loops, each the only statement of the one outside it, the
+// outermost the kernel's only top-level statement; `body` is the innermost one's statement list.
+struct BlockNest {
+  std::vector<ForStmt*> loops;
+  std::shared_ptr<BlockStmt> body;
+  size_t reduction = 0;  // the reduction loop's index in body
+};
+
+BlockNest blockNest(Kernel& k, const Checker& c, const LoopSite& site) {
+  BlockNest nest;
+  c.check(3, !site.enclosing.empty(), "is not inside the blocks' loops");
+  for (ForStmt* f : site.enclosing) {
+    c.check(3, f->h.loopKind == LoopKind::Bound && isBlockTag(f->h.tag),
+            "loop '" + f->h.var + "' around it is not bound to blocks (apply split_k after binding the blocks and hoisting the reduction)");
+    nest.loops.push_back(f);
+  }
+  c.check(3, unwrapBlocks(k.body).get() == site.enclosing.front(), "its blocks' nest is not the kernel's only top-level statement");
+  for (size_t i = 0; i + 1 < nest.loops.size(); ++i)
+    c.check(3, unwrapBlocks(nest.loops[i]->body).get() == nest.loops[i + 1], "the blocks' loops are not a perfect nest");
+  nest.body = std::static_pointer_cast<BlockStmt>(asBlock(unwrapBlocks(nest.loops.back()->body)));
+  nest.loops.back()->body = nest.body;
+  bool found = false;
+  for (size_t i = 0; i < nest.body->stmts.size(); ++i)
+    if (nest.body->stmts[i].get() == site.loop) {
+      nest.reduction = i;
+      found = true;
+    }
+  c.check(3, found, "is not directly in the body of the innermost block loop (hoist the reduction to it first)");
+  return nest;
+}
+
+// Steps 4-5: the accumulators the loop sums into: float register buffers, folded by sum only, never read inside.
+std::vector<std::string> accumulatorsOf(const Kernel& k, const Checker& c, const ForStmt& f) {
+  std::vector<std::string> out;
+  walk(f.body, [&](StmtNode& n) {
+    if (n.kind != StmtKind::Reduce) return;
+    auto& r = static_cast<ReduceStmt&>(n);
+    const Buffer* acc = k.findBuffer(r.buffer);
+    c.check(4, r.op == ReduceOp::Sum, "it folds '" + r.buffer + "' by " + std::string(reduceOpName(r.op)) + ", not sum");
+    c.check(4, acc && acc->scope == MemScope::Register && isFloat(acc->dtype), "'" + r.buffer + "' is not a float register accumulator");
+    if (std::find(out.begin(), out.end(), r.buffer) == out.end()) out.push_back(r.buffer);
+  });
+  c.check(4, !out.empty(), "its body folds no accumulator");
+  for (const std::string& a : out) c.check(5, loadsOf(f.body, a).empty(), "the reduction reads its accumulator '" + a + "'");
+  return out;
+}
+
+bool isAccumulator(const std::vector<std::string>& accs, const std::string& b) {
+  return std::find(accs.begin(), accs.end(), b) != accs.end();
+}
+
+// The workspace element of accumulator element `indices` for part `part`: [part, the block loops, indices].
+Expr workspaceAt(const Buffer& ws, const Expr& part, const std::vector<ForStmt*>& blocks, const std::vector<Expr>& indices) {
+  std::vector<Expr> at = {part};
+  for (ForStmt* f : blocks) at.push_back(var(f->h.var));
+  at.insert(at.end(), indices.begin(), indices.end());
+  return Load::make(ws.name, ws.dtype, at);
+}
+
+// Phase 0's epilogue: the loops and guards of `s` kept, each statement that reads an accumulator replaced by
+// stores of the elements it reads to the part's workspace, the others dropped.
+Stmt partialStores(const Stmt& s, const std::map<std::string, Buffer>& workspaces, const Expr& part,
+                   const std::vector<ForStmt*>& blocks) {
+  if (s->kind == StmtKind::For || s->kind == StmtKind::IfThen || s->kind == StmtKind::Block) {
+    Stmt copy = cloneStmt(s);
+    if (copy->kind == StmtKind::Block) {
+      std::vector<Stmt> kept;
+      for (const Stmt& c : static_cast<BlockStmt&>(*copy).stmts) kept.push_back(partialStores(c, workspaces, part, blocks));
+      return BlockStmt::make(kept);
+    }
+    forEachChild(*copy, [&](Stmt& child) { child = partialStores(child, workspaces, part, blocks); });
+    return copy;
+  }
+  std::vector<Stmt> stores;
+  std::set<std::string> seen;
+  for (const auto& [acc, ws] : workspaces)
+    for (const std::vector<Expr>& idx : loadsOf(s, acc)) {
+      Expr element = Load::make(acc, ws.dtype, idx);
+      if (!seen.insert(printExpr(element)).second) continue;
+      Stmt st = StoreStmt::make(ws.name, static_cast<const Load&>(*workspaceAt(ws, part, blocks, idx)).indices, element);
+      st->provenance = s->provenance;
+      stores.push_back(st);
+    }
+  return BlockStmt::make(stores);
+}
+
+// Phase 1's epilogue: every read of an accumulator element becomes the sum of its parts.
+Stmt summedEpilogue(const Stmt& s, const std::map<std::string, Buffer>& workspaces, int64_t parts,
+                    const std::vector<ForStmt*>& blocks) {
+  Stmt copy = cloneStmt(s);
+  mapAllExprs(copy, [&](const Expr& e) {
+    return mapExpr(e, [&](const Expr& n) -> Expr {
+      if (n->kind != ExprKind::Load) return n;
+      auto& ld = static_cast<const Load&>(*n);
+      auto it = workspaces.find(ld.buffer);
+      if (it == workspaces.end()) return n;
+      Expr sum = workspaceAt(it->second, intImm(0), blocks, ld.indices);
+      for (int64_t p = 1; p < parts; ++p)
+        sum = Binary::make(BinaryOp::Add, sum, workspaceAt(it->second, intImm(p), blocks, ld.indices));
+      return sum;
+    });
+  });
+  return copy;
+}
+
+// Every loop of `s` renamed to a fresh name (phase 1's copies of phase 0's loops).
+void renameLoops(const Kernel& k, const Stmt& s, std::set<std::string>& taken, std::map<std::string, Expr>& renames) {
+  walk(s, [&](StmtNode& n) {
+    if (n.kind != StmtKind::For) return;
+    auto& f = static_cast<ForStmt&>(n);
+    std::string name = freshName(k, f.h.var + "_sum");
+    for (int i = 1; taken.count(name); ++i) name = freshName(k, f.h.var + "_sum_" + std::to_string(i));
+    taken.insert(name);
+    renames[f.h.var] = var(name);
+    f.h.var = name;
+  });
+}
+
+}  // namespace
+
+std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t parts) {
+  Checker c(k, "split_k", loop);
+  LoopSite site = requireLoop(k, c, 1, loop);
+  c.check(2, parts >= 2 && parts <= kMaxParts, "parts " + std::to_string(parts) + " must be between 2 and " + std::to_string(kMaxParts));
+  c.check(2, site.loop->h.reduction && site.loop->h.loopKind != LoopKind::Bound, "is not a serial reduction loop");
+  c.check(2, site.loop->h.extent % parts == 0,
+          "parts " + std::to_string(parts) + " does not divide its " + std::to_string(site.loop->h.extent) + " iterations");
+  BlockNest nest = blockNest(k, c, site);
+  std::vector<std::string> accs = accumulatorsOf(k, c, *site.loop);
+  std::vector<Stmt> before(nest.body->stmts.begin(), nest.body->stmts.begin() + nest.reduction);
+  std::vector<Stmt> after(nest.body->stmts.begin() + nest.reduction + 1, nest.body->stmts.end());
+  for (const Stmt& s : after)
+    walk(s, [&](StmtNode& n) {
+      if (n.kind == StmtKind::Reduce) c.check(6, false, "the statements after it reduce again ('" + static_cast<ReduceStmt&>(n).buffer + "')");
+      if (n.kind == StmtKind::Sync) c.check(6, false, "the statements after it synchronize the block");
+    });
+  for (const Stmt& s : before)
+    if (s->kind == StmtKind::Allocate) {
+      const std::string& b = static_cast<AllocateStmt&>(*s).buffer;
+      for (const Stmt& a : after)
+        c.check(6, isAccumulator(accs, b) || (loadsOf(a, b).empty() && writesOf(a, b).empty()),
+                "the statements after it use '" + b + "', allocated in the block");
+    }
+
+  // One workspace per accumulator: [parts, the block loops' extents, the accumulator's shape].
+  std::set<std::string> taken;
+  std::map<std::string, Buffer> workspaces;
+  std::vector<std::string> created;
+  for (const std::string& acc : accs) {
+    const Buffer& a = *k.findBuffer(acc);
+    Shape shape = {parts};
+    for (ForStmt* f : nest.loops) shape.push_back(f->h.extent);
+    shape.insert(shape.end(), a.shape.begin(), a.shape.end());
+    std::string name = freshName(k, acc + "_parts");
+    taken.insert(name);
+    workspaces[acc] = {name, a.dtype, shape, MemScope::Global, BufferRole::Temp, "", "", true, {}};
+  }
+
+  // Phase 1 (built first, from the unchanged nest): the block loops again, renamed, around the summed epilogue.
+  std::vector<Stmt> epilogue;
+  for (const Stmt& s : after) epilogue.push_back(summedEpilogue(s, workspaces, parts, nest.loops));
+  std::vector<LoopHeader> headers;
+  for (ForStmt* f : nest.loops) headers.push_back(f->h);
+  Stmt phase1 = buildNest(headers, {}, BlockStmt::make(epilogue));
+  phase1->provenance = nest.loops.front()->provenance;
+  std::map<std::string, Expr> renames;
+  renameLoops(k, phase1, taken, renames);
+  substitute(phase1, renames);
+
+  // Phase 0: the part joins blockIdx.z (the z loop runs its extent x parts) or gets a z loop of its own.
+  ForStmt* z = nullptr;
+  for (ForStmt* f : nest.loops)
+    if (f->h.tag == ThreadTag::BlockZ) z = f;
+  std::string part = freshName(k, loop + "_part");
+  for (int i = 1; taken.count(part); ++i) part = freshName(k, loop + "_part_" + std::to_string(i));
+  taken.insert(part);
+  std::vector<Stmt> body0 = before;
+  int64_t chunk = site.loop->h.extent / parts;
+  auto chunked = std::static_pointer_cast<ForStmt>(cloneStmt(*site.slot));
+  chunked->h.extent = chunk;
+  substitute(chunked->body, {{loop, add(mul(var(part), intImm(chunk)), var(loop))}});
+  body0.push_back(chunked);
+  for (const Stmt& s : after) body0.push_back(partialStores(s, workspaces, var(part), nest.loops));
+  nest.loops.back()->body = BlockStmt::make(body0);
+  Stmt phase0 = k.body;
+  if (z) {
+    std::string zvar = z->h.var, fused = freshName(k, zvar + "_" + part);
+    for (int i = 1; taken.count(fused); ++i) fused = freshName(k, zvar + "_" + part + "_" + std::to_string(i));
+    int64_t extent = z->h.extent;
+    z->h.var = fused;
+    z->h.extent = extent * parts;
+    substitute(z->body, {{zvar, Binary::make(BinaryOp::Div, var(fused), intImm(parts))},
+                         {part, Binary::make(BinaryOp::Mod, var(fused), intImm(parts))}});
+    created.push_back(fused);
+  } else {
+    LoopHeader h;
+    h.var = part;
+    h.extent = parts;
+    h.loopKind = LoopKind::Bound;
+    h.tag = ThreadTag::BlockZ;
+    phase0 = ForStmt::make(h, asBlock(unwrapBlocks(k.body)));
+    phase0->provenance = nest.loops.front()->provenance;
+    created.push_back(part);
+  }
+  std::vector<Stmt> top;
+  for (const auto& [acc, ws] : workspaces) top.push_back(AllocateStmt::make(ws.name));
+  top.push_back(phase0);
+  top.push_back(SyncStmt::makeGrid());
+  top.push_back(phase1);
+  k.body = BlockStmt::make(top);
+  for (const auto& [acc, ws] : workspaces) {
+    k.buffers.push_back(ws);
+    created.push_back(ws.name);
+  }
+  return created;
+}
+
+}  // namespace tessera::kernel::sched
