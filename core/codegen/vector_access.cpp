@@ -94,12 +94,10 @@ std::optional<Expr> rejoined(const Expr& outer, const Expr& inner, int64_t n) {
   return q.a;
 }
 
-}  // namespace
 
-std::optional<LaneForm> laneOffset(const Buffer& b, const std::vector<Expr>& indices, const std::string& lane,
-                                   int64_t width) {
-  // A swizzled buffer's lanes are consecutive only within a 16-byte piece: wide accesses do not address it.
-  if (indices.size() != b.shape.size() || b.swizzleBytes) return std::nullopt;
+// The offset dimension by dimension, each index a LaneForm (a flattened index split back and joined again).
+std::optional<LaneForm> laneOffsetByDimension(const Buffer& b, const std::vector<Expr>& indices, const std::string& lane,
+                                              int64_t width) {
   LaneForm total{intImm(0), 0, 0};
   for (size_t d = 0; d < indices.size(); ++d) {
     auto f = laneForm(indices[d], lane, width);
@@ -113,6 +111,108 @@ std::optional<LaneForm> laneOffset(const Buffer& b, const std::vector<Expr>& ind
   }
   return total;
 }
+
+// The row-major offset of buffer[indices] as a sum of terms coef · atom (atoms: anything but a sum or a product
+// by a constant), with x / n % m · n + x % n joined into x % (n·m) and x / n · n + x % n into x, as often as
+// they apply: a conv's weight tile read as [channels, taps, kh, kw] from one flattened index f gives
+// f / 9 % 8 · 9 + f / 3 % 3 · 3 + f % 3 = f % 72, whose lanes laneForm can then follow across the taps.
+class FlatOffset {
+ public:
+  FlatOffset(const Buffer& b, const std::vector<Expr>& indices) {
+    int64_t stride = 1;
+    for (size_t d = indices.size(); d-- > 0;) {
+      collect(indices[d], stride);
+      if (__builtin_mul_overflow(stride, b.shape[d], &stride)) ok_ = false;
+    }
+    while (ok_ && join()) {
+    }
+  }
+  std::optional<Expr> sum() const {
+    if (!ok_) return std::nullopt;
+    Expr out = intImm(constant_);
+    for (const auto& [atom, coef] : terms_) out = add(out, coef == 1 ? atom : mul(atom, intImm(coef)));
+    return out;
+  }
+
+ private:
+  void collect(const Expr& e, int64_t coef) {
+    if (auto c = constOf(e)) {
+      if (__builtin_mul_overflow(*c, coef, &*c) || __builtin_add_overflow(constant_, *c, &constant_)) ok_ = false;
+      return;
+    }
+    if (e->kind == ExprKind::Binary) {
+      const auto& b = static_cast<const Binary&>(*e);
+      if (b.op == BinaryOp::Add) return collect(b.a, coef), collect(b.b, coef);
+      if (b.op == BinaryOp::Sub) return collect(b.a, coef), collect(b.b, -coef);
+      auto c = b.op == BinaryOp::Mul ? (constOf(b.a) ? constOf(b.a) : constOf(b.b)) : std::nullopt;
+      int64_t scaled;
+      if (c && !__builtin_mul_overflow(*c, coef, &scaled)) return collect(constOf(b.a) ? b.b : b.a, scaled);
+    }
+    terms_.push_back({withDivisionsMerged(e), coef});
+  }
+  // x / a / b is x / (a·b) (indices are non-negative): the fill's f / 3 / 3 % 8 is f / 9 % 8.
+  static Expr withDivisionsMerged(const Expr& e) {
+    return mapExpr(e, [](const Expr& n) -> Expr {
+      const Binary* outer = asOp(n, BinaryOp::Div);
+      const Binary* inner = outer ? asOp(outer->a, BinaryOp::Div) : nullptr;
+      auto a = inner ? constOf(inner->b) : std::nullopt, b = outer ? constOf(outer->b) : std::nullopt;
+      int64_t ab;
+      if (!a || !b || *a <= 0 || *b <= 0 || __builtin_mul_overflow(*a, *b, &ab)) return n;
+      return idiv(inner->a, intImm(ab));
+    });
+  }
+  // x / n % m (or x / n) at coef·n and x % n at coef: one term. Whether one pair was joined.
+  bool join() {
+    for (size_t i = 0; i < terms_.size(); ++i)
+      for (size_t j = 0; j < terms_.size(); ++j) {
+        if (i == j) continue;
+        auto joined = joinedPair(terms_[i], terms_[j]);
+        if (!joined) continue;
+        terms_[i] = *joined;
+        terms_.erase(terms_.begin() + static_cast<std::ptrdiff_t>(j));
+        return true;
+      }
+    return false;
+  }
+  static std::optional<std::pair<Expr, int64_t>> joinedPair(const std::pair<Expr, int64_t>& high, const std::pair<Expr, int64_t>& low) {
+    const Binary* rem = asOp(low.first, BinaryOp::Mod);
+    if (!rem || !constOf(rem->b) || *constOf(rem->b) <= 0) return std::nullopt;
+    int64_t n = *constOf(rem->b), m = 0;
+    const Binary* quot = asOp(high.first, BinaryOp::Div);
+    if (const Binary* wrapped = asOp(high.first, BinaryOp::Mod); wrapped && constOf(wrapped->b)) {
+      quot = asOp(wrapped->a, BinaryOp::Div);
+      m = *constOf(wrapped->b);
+    }
+    if (!quot || constOf(quot->b) != n || printExpr(quot->a) != printExpr(rem->a) || high.second != low.second * n) return std::nullopt;
+    if (m == 0) return std::make_pair(rem->a, low.second);
+    int64_t nm;
+    if (m < 0 || __builtin_mul_overflow(n, m, &nm)) return std::nullopt;
+    return std::make_pair(imod(rem->a, intImm(nm)), low.second);
+  }
+  static const Binary* asOp(const Expr& e, BinaryOp op) {
+    if (e->kind != ExprKind::Binary) return nullptr;
+    const auto& b = static_cast<const Binary&>(*e);
+    return b.op == op ? &b : nullptr;
+  }
+
+  std::vector<std::pair<Expr, int64_t>> terms_;
+  int64_t constant_ = 0;
+  bool ok_ = true;
+};
+
+}  // namespace
+
+std::optional<LaneForm> laneOffset(const Buffer& b, const std::vector<Expr>& indices, const std::string& lane,
+                                   int64_t width) {
+  // A swizzled buffer's lanes are consecutive only within a 16-byte piece: wide accesses do not address it.
+  if (indices.size() != b.shape.size() || b.swizzleBytes) return std::nullopt;
+  auto byDimension = laneOffsetByDimension(b, indices, lane, width);
+  if (byDimension && byDimension->coef == 1) return byDimension;
+  auto flat = FlatOffset(b, indices).sum();
+  auto joined = flat ? laneForm(*flat, lane, width) : std::nullopt;
+  return joined && joined->coef == 1 ? joined : byDimension;
+}
+
 
 std::optional<Expr> alignedLaneOffset(const Buffer& b, const std::vector<Expr>& indices, const std::string& lane,
                                       int64_t width) {

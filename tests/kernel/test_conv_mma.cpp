@@ -164,6 +164,21 @@ class TestConvMma : public QObject {
     codegen::GeneratedKernel cpp = codegen::generateCpp(scheduled(c, mmaParams(7, 7, 16, 49, 8)));
     QVERIFY(has(cpp.source, "tf32 = 1 is a tensor-core format, not used on the CPU"));
   }
+  // The weights' tile is whole rows of block_k channels x 9 taps: each thread copies 16-byte runs, one
+  // cp.async each (the flattened fill index's f / 3 / 3 % 8 · 9 + f / 3 % 3 · 3 + f % 3 proven to be f % 72);
+  // the input's halo, zero-filled at the padding, stays one element a copy.
+  void weightTilesCopySixteenBytes() {
+    Case c = convCase({2, 32, 14, 14, 64, 3, 1});
+    TemplateParams p = mmaParams(14, 8, 64, 112, 16);
+    p["stages"] = 2;
+    p["split_k"] = 1;  // the defaults split these 4 tiles' k loop into parts of one step, with nothing to pipeline
+    codegen::GeneratedKernel g = codegen::generateCuda(scheduled(c, p));
+    QCOMPARE(count(g.source, "cp.async of 16 bytes"), size_t(2));  // the prologue's fill and the loop's
+    QVERIFY(has(g.source, "% 72)"));
+    QVERIFY(has(g.source, "cp.async.ca.shared.global [%0], [%1], 4, %2;"));  // the halo
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+  }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
     auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {

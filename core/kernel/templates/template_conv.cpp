@@ -68,9 +68,13 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
                    const std::function<int64_t(const std::string&)>& padOf) {
   Kernel& k = s.kernel();
   try {
+    const std::string input = k.buffers.front().name;
     for (const std::string& operand : inputsReadIn(k, ko)) {
       auto fill = s.cacheRead(ko, operand, MemScope::Shared, padOf(operand));
-      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims);
+      // The weights' tile is whole rows of consecutive elements (block_k channels x the window, per output
+      // channel): runs of 16 bytes a thread, which the pipelined fill copies with one cp.async each.
+      int64_t lanes = operand == input ? 1 : 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype));
+      bindFill(s, std::vector<std::string>(fill.begin() + 1, fill.end()), dims, lanes);
     }
   } catch (const ScheduleError& e) {
     rejectParams(k, "conv", "block_k", std::string("the shared tiles do not fit: ") + e.what());
