@@ -248,9 +248,16 @@ bool pipelined(const Kernel& k) {
   return found;
 }
 
-// Whether the template applies with `p` within the defaults' shared budget (template_util.h), lowering p's
-// stages until the block's copies fit it, as pipelineStages does within the hardware's limit.
-bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr) {
+// A k loop that would lose its pipeline within the defaults' 48 KiB may take up to this much: ResNet-50's
+// stride-2 3 x 3 convs at batch 32 (tf32), whose halos are twice as wide, ran 3.1-3.7x faster with two stages in
+// 57-81 KiB than unpipelined in 48 (H100, 2026-12-05: 0.98 -> 0.26 ms over 56², 0.80 -> 0.26 over 28², 1.06 ->
+// 0.32 over 14²); where 48 KiB already pipelines, more made the conv slower (fewer blocks an SM, 2026-12-02).
+constexpr int64_t kPipelinedSharedBytes = 96 * 1024;
+
+// Whether the template applies with `p` within `budget` bytes of shared memory (by default the defaults' budget,
+// template_util.h), lowering p's stages until the block's copies fit it, as pipelineStages does within the
+// hardware's limit.
+bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr, int64_t budget = kDefaultSharedBytes) {
   for (;;) {
     Kernel trial = k.clone();
     TracedSchedule s(trial);
@@ -259,7 +266,7 @@ bool applies(Kernel& k, TemplateParams& p, Kernel* scheduled = nullptr) {
     } catch (const ScheduleError&) {
       return false;
     }
-    if (sharedBytesPerBlock(trial) <= kDefaultSharedBytes) {
+    if (sharedBytesPerBlock(trial) <= budget) {
       if (scheduled) *scheduled = std::move(trial);
       return true;
     }
@@ -371,7 +378,7 @@ int64_t conflictFreePad(const Kernel& scheduled) {
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
 // does.
-bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32) {
+bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32, int64_t& budget) {
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = extentOf(k, loops[1]);
   int64_t bn = 64;
@@ -390,12 +397,17 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["split_k"] = 1;
   Kernel scheduled;
   bool fits = false;
-  for (int64_t bk : {32, 16, 8}) {
-    p["block_k"] = bk;
-    p["stages"] = 2;
-    fits = applies(k, p, &scheduled);
-    if (fits && pipelined(scheduled)) break;
-  }
+  auto deepestPipelined = [&](int64_t bytes) {
+    for (int64_t bk : {32, 16, 8}) {
+      p["block_k"] = bk;
+      p["stages"] = 2;
+      fits = applies(k, p, &scheduled, bytes);
+      if (fits && pipelined(scheduled)) return true;
+    }
+    return false;
+  };
+  budget = kDefaultSharedBytes;
+  if (!deepestPipelined(budget) && deepestPipelined(kPipelinedSharedBytes)) budget = kPipelinedSharedBytes;
   if (!fits) return false;
   // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
   // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
@@ -403,7 +415,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
     int64_t parts = partsToFill(blocks(), extentOf(k, "ic") / p["block_k"], kMmaSplitBlocks);
     if (parts == 0) return false;
     p["split_k"] = parts;
-    if (!applies(k, p, &scheduled)) return false;
+    if (!applies(k, p, &scheduled, budget)) return false;
   }
   p["pad"] = conflictFreePad(scheduled);
   return true;
@@ -418,10 +430,11 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
   std::optional<TemplateParams> unpipelined;
   for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {
     TemplateParams trial = p;
-    if (!mmaTileDefaults(k, trial, th, tw, tf32)) continue;
+    int64_t budget = kDefaultSharedBytes;
+    if (!mmaTileDefaults(k, trial, th, tw, tf32, budget)) continue;
     Kernel scheduled;
     // A split into parts of one k step each has nothing to pipeline: it counts as pipelined.
-    if (applies(k, trial, &scheduled) && (pipelined(scheduled) || splitKParam(trial) > 1)) {
+    if (applies(k, trial, &scheduled, budget) && (pipelined(scheduled) || splitKParam(trial) > 1)) {
       p = trial;
       return true;
     }
