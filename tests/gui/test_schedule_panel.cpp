@@ -197,6 +197,24 @@ class TestSchedulePanel : public QObject {
     QVERIFY2(t.tileCaption.contains("each row over 8 blocks") && t.tileCaption.contains("3 launches"), qPrintable(t.tileCaption));
   }
 
+  // A conv split over k (batch 1, 512 channels over 7 x 7): two launches, and the picture says each of the 16
+  // blocks of a tile sums a part of k.
+  void splitKShowsItsParts() {
+    const char* tsr = "graph g {\n  input %x: f32[1,512,7,7]\n  const %w: f32[512,512,3,3] = fill(0.01)\n"
+                      "  node c = Conv(%x, %w) {kernel_shape=[3, 3], pads=[1, 1, 1, 1]} -> %y\n  output %y\n}\n";
+    execute::CompiledModel m = execute::compileKernels(compileGraph(parseTsr(tsr), CompileOptions{}));
+    const kernel::Kernel& k = m.kernels.at(0).kernel;
+    QCOMPARE(k.params.at("split_k"), int64_t(16));
+    ScheduleLoopModel model;
+    model.setKernel(&k);
+    QCOMPARE(model.rowCount(), 2);  // phase 0 (the parts) and phase 1 (their sum)
+    QVERIFY(model.index(1, ScheduleLoopModel::Notes).data().toString().startsWith("launch 2 of 2"));
+    TilingPicture t = describeTiling(k, codegen::generateCuda(k).launch, cost::loadDevice("h200"));
+    QCOMPARE(t.blocks, int64_t(2048));
+    QCOMPARE(t.tileCols, int64_t(196));  // 25088 outputs x 16 parts over 2048 blocks (tiles of 2 rows overhang the 7)
+    QVERIFY2(t.tileCaption.contains("1/16 of k (split-K); 2 launches"), qPrintable(t.tileCaption));
+  }
+
   // tessera-cli render --view schedule: the panel on the kernel of --select, and run on cpu with its timings.
   void rendersScheduleAndRunHeadless() {
     QTemporaryDir dir;

@@ -60,6 +60,16 @@ void otherTiles(const kernel::Kernel& k, const std::string& name, TilingPicture&
                               : QObject::tr("one row per block, %1 threads across it").arg(threads);
     return;
   }
+  const int64_t parts = param(k, "split_k", 1);
+  if (parts > 1) {  // every output tile computed by `parts` blocks, each over its share of k
+    const int64_t perTile = (n * parts + p.blocks - 1) / std::max<int64_t>(1, p.blocks);
+    p.tileRows = 1;
+    p.tileCols = perTile;
+    p.tileCaption = QObject::tr("%1 outputs per block, each block summing 1/%2 of k (split-K); %3 launches: the parts, then "
+                                "their sum and the epilogue; %4 threads")
+                        .arg(perTile).arg(parts).arg(kernel::launchCount(k)).arg(threads);
+    return;
+  }
   const int64_t per = (n + p.blocks - 1) / std::max<int64_t>(1, p.blocks);
   p.tileRows = 1;
   p.tileCols = per;
