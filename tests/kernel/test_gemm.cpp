@@ -3,9 +3,11 @@
 // means the same as the reference or is refused with a ScheduleError.
 #include <QtTest>
 
+#include "codegen/codegen.h"
 #include "kernel/interpret.h"
 #include "kernel/templates/templates.h"
 #include "runtime/reference/compare.h"
+#include "runtime/cuda/nvrtc_compiler.h"
 #include "runtime/reference/interpreter.h"
 #include "reference_check.h"
 #include "schedule_check.h"
@@ -224,6 +226,37 @@ class TestGemm : public QObject {
     Kernel f32 = lower(gemm(64, 64, 16));
     TracedSchedule s2(f32);
     QVERIFY(failsNaming([&] { applyTemplate(s2, {{"store_tile", 1}}); }, "store_tile", "set mma = 1"));
+  }
+  // split_k: a tile's reduction over several blocks, in the shared form (f32, 16 rows, the bias and ReLU in the
+  // epilogue) and the mma form (bf16): two phases, equal to the reference, compiled by NVRTC for sm_90; refused
+  // with the output tile through shared memory, and where the parts do not divide the steps.
+  void splitKSpreadsTheReduction() {
+    const TemplateParams shared = {{"block_m", 16}, {"block_n", 32}, {"block_k", 16}, {"shared", 1}, {"mma", 0}, {"split_k", 4}};
+    const TemplateParams mma = {{"block_m", 32}, {"block_n", 32}, {"warp_m", 16}, {"warp_n", 16}, {"block_k", 32}, {"mma", 1},
+                                {"wgmma", 0}, {"tma", 0}, {"store_tile", 0}, {"split_k", 2}};
+    for (const auto& [c, p] : {std::pair{gemm(16, 64, 512), shared}, std::pair{gemmWithoutEpilogue(32, 64, 256, DType::BF16), mma}}) {
+      std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+      QVERIFY(has(t, "sync grid"));
+      QVERIFY(has(t, "acc0_parts"));
+      Kernel k = lower(c);
+      TracedSchedule s(k);
+      applyTemplate(s, p);
+      QCOMPARE(agreesWithReference(c.graph, k), std::string());
+      codegen::GeneratedKernel g = codegen::generateCuda(k);
+      QCOMPARE(g.phases, 2);
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+    }
+    Kernel odd = lower(gemm(16, 64, 512));
+    TracedSchedule s(odd);
+    TemplateParams three = shared;
+    three["split_k"] = 3;
+    QVERIFY(failsNaming([&] { applyTemplate(s, three); }, "split_k", "3 parts do not divide the 32 k steps"));
+    Kernel tile = lower(gemmWithoutEpilogue(32, 64, 256, DType::BF16));
+    TracedSchedule st(tile);
+    TemplateParams stored = mma;
+    stored["store_tile"] = 1;
+    QVERIFY(failsNaming([&] { applyTemplate(st, stored); }, "split_k", "store_tile = 0"));
   }
   // Every point of the mma form's space on a bf16 shape no tile divides, and of its tf32 form on f32: correct
   // (the interpreter runs in double: tf32's rounding is the code generator's), or refused.

@@ -85,20 +85,6 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
 }
 
 
-// split_k > 1: the k-outer loop's steps spread over that many blocks (split-K, sched::splitK): outputs too few
-// to give every SM a block (7 x 7 maps at batch 1) then fill the GPU, each block summing a part of the
-// reduction, a second phase adding the parts in the epilogue.
-int64_t splitKParam(const TemplateParams& p) { return p.count("split_k") ? p.at("split_k") : 1; }
-
-void splitKOuter(TracedSchedule& s, const std::string& ko, const TemplateParams& p) {
-  int64_t parts = splitKParam(p);
-  if (parts <= 1) return;
-  int64_t steps = extentOf(s.kernel(), ko);
-  if (steps % parts != 0)
-    rejectParams(s.kernel(), "conv", "split_k", std::to_string(parts) + " parts do not divide the " + std::to_string(steps) + " k steps");
-  s.splitK(ko, parts);
-}
-
 // gemm = 1: the conv as a GEMM with M = output pixels (n, oh, ow), N = output channels, K = ic x kh x kw.
 // A block computes a tile_h x tile_w pixel tile of block_n channels (blockIdx.x: the pixel tiles, y: the
 // channel tiles, z: n). Each step of the k-outer loop (block_k input channels with all their taps, hoisted
@@ -154,7 +140,7 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
     // row of block_k floats would put them in few banks; one element of padding spreads them.
     return !inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0;
   });
-  splitKOuter(s, ko, p);
+  splitKOuter(s, ko, p, "conv");
 }
 
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
@@ -223,7 +209,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
   const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
   stageInShared(s, ko, dims, [&](const std::string& operand) { return operand == input ? p.at("pad") : int64_t(0); });
-  splitKOuter(s, ko, p);
+  splitKOuter(s, ko, p, "conv");
   // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
   pipelineStages(s, ko, p);
 }

@@ -54,6 +54,7 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
     return rowsAlongK ? 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype)) : 0;
   };
   stageOperands(s, ko, {{threadsX, ThreadTag::ThreadX}, {threadsY, ThreadTag::ThreadY}}, padOf, copyBytes(p));
+  splitKOuter(s, ko, p, "gemm");
   pipelineStages(s, ko, p);
 }
 
@@ -115,6 +116,7 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   std::vector<std::string> tiles = stageOperands(s, ko, dims, wgmma ? 0 : p.at("pad"), copyBytes(p));
   if (wgmma)
     for (const std::string& t : tiles) s.swizzle(t, 128);
+  splitKOuter(s, ko, p, "gemm");
   pipelineStages(s, ko, p);
   if (p.at("store_tile")) storeTileThroughShared(s, blockTile[1], dims);
 }
@@ -167,6 +169,9 @@ void gemm(TracedSchedule& s, const TemplateParams& p) {
   if (p.at("wgmma")) checkWgmma(s.kernel(), p, extentOf(s.kernel(), i), extentOf(s.kernel(), j));
   if (p.at("tma") && !p.at("wgmma")) rejectParams(s.kernel(), "gemm", "tma", "TMA fills the swizzled tiles of the wgmma form: set wgmma = 1");
   if (mma) checkMma(s.kernel(), p);
+  if (splitKParam(p) > 1 && (p.at("wgmma") || p.at("store_tile") || (!mma && !p.at("shared"))))
+    rejectParams(s.kernel(), "gemm", "split_k",
+                 "split-K takes the shared and mma forms with their epilogue in registers: set shared = 1 or mma = 1, wgmma = 0, store_tile = 0");
   bool warps = p.at("warp_m") > 0 && p.at("warp_n") > 0;
   bool shared = p.at("shared") != 0;
   if (shared && warps && !mma) rejectParams(s.kernel(), "gemm", "warp_m", "warp tiles and shared operand tiles exclusive: set shared = 0 or warp_m = warp_n = 0");
@@ -320,7 +325,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
-                      {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}};
+                      {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}, {"split_k", 1}};
   // A K that 16 does not divide (ViT's attention · V: 197 keys) takes the tensor cores too: the last step's
   // fragments are zeroed past K (docs/codegen.md, Tensor cores).
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K >= 16) {
@@ -381,6 +386,7 @@ const TemplateDef& gemmTemplate() {
        {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
        {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"},
        {"store_tile", {0, 1}, "with mma = 1: write the block's output tile through shared memory, 16 contiguous bytes a thread (1), or from the accumulators, 2 elements a lane (0)"},
+       {"split_k", {1, 2, 4, 8, 16}, "shared or mma forms (not wgmma, not store_tile): blocks sharing one tile's reduction (split-K), their partial sums added by a second phase; default 1 (not yet measured on gemms)"},
        {"tma", {0, 1}, "with wgmma = 1 and stages > 1: the operand tiles are filled by the tensor memory accelerator, one thread issuing a bulk tensor copy per 64 columns and an mbarrier per stage, instead of every thread's cp.async"},
        {"wgmma", {0, 1}, "with mma = 1 on 16-bit operands (Hopper, sm_90a): four warps of 16 rows are a warpgroup computing a 64 x warp_n tile, one wgmma per 16-deep step from 128-byte-swizzled shared tiles (block_m a multiple of 64, block_k of 64; warp_m unused)"}},
       gemmDefaults};

@@ -175,6 +175,18 @@ void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplatePara
   if (stages > 1) s.pipeline(ko, int(stages));
 }
 
+int64_t splitKParam(const TemplateParams& p) { return p.count("split_k") ? p.at("split_k") : 1; }
+
+void splitKOuter(TracedSchedule& s, const std::string& ko, const TemplateParams& p, const std::string& templateName) {
+  int64_t parts = splitKParam(p);
+  if (parts <= 1) return;
+  int64_t steps = extentOf(s.kernel(), ko);
+  if (steps % parts != 0)
+    rejectParams(s.kernel(), templateName, "split_k",
+                 std::to_string(parts) + " parts do not divide the " + std::to_string(steps) + " k steps");
+  s.splitK(ko, parts);
+}
+
 std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::string& loop) {
   if (extentOf(s.kernel(), loop) <= kVectorLanes) return {"", loop};
   return splitBy(s, loop, kVectorLanes);

@@ -105,5 +105,11 @@ bool indexUses(Kernel& k, const std::string& loop, const std::string& buffer, co
 // S - 1 tiles are in flight while this one's math runs, in S copies of each shared tile. Like the tile sizes, S
 // is an upper bound: fewer stages where the k steps or a block's shared memory (kSharedBytesLimit) do not allow S.
 void pipelineStages(TracedSchedule& s, const std::string& ko, const TemplateParams& p);
+// split_k = P > 1 (a parameter of the conv and gemm templates; absent: 1): the k-outer loop's steps spread over P
+// blocks (split-K, sched::splitK), for outputs too few to give every SM a block, each block summing a part of
+// the reduction and a second phase adding the parts in the epilogue. Refused naming split_k when P does not
+// divide the steps.
+int64_t splitKParam(const TemplateParams& p);
+void splitKOuter(TracedSchedule& s, const std::string& ko, const TemplateParams& p, const std::string& templateName);
 
 }  // namespace tessera::kernel::templ
