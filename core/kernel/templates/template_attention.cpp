@@ -103,7 +103,7 @@ TemplateParams attentionDefaults(Kernel& k) {
   if (k.machine == Machine::Gpu && tensorCoreRefusal(k).empty())
     return {{"rows_per_block", 64}, {"q_registers", 0}, {"tensor_cores", 1}, {"key_tile", 64}, {"stages", 2}, {"warp_rows", 16}};
   int64_t rows = chainExtent(k, outerChain(k)), perBlock = 128;
-  while (perBlock > 32 && (rows + perBlock - 1) / perBlock < 132) perBlock /= 2;
+  while (perBlock > 32 && (rows + perBlock - 1) / perBlock < kDefaultSms) perBlock /= 2;
   return {{"rows_per_block", perBlock}, {"q_registers", 1}, {"tensor_cores", 0}, {"key_tile", 64}, {"stages", 2}, {"warp_rows", 16}};
 }
 

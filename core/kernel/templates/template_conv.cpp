@@ -283,7 +283,7 @@ void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, in
     auto tiles = [&](const std::string& l, int64_t t) { return (extentOf(k, l) + t - 1) / t; };
     return extentOf(k, loops[0]) * tiles(loops[1], bn) * tiles(loops[2], th) * tiles(loops[3], tw);
   };
-  while (blocks() < 132) {
+  while (blocks() < kDefaultSms) {
     if (bn > 32) bn /= 2;
     else if (th > 2) th /= 2;
     else if (bn > 16) bn /= 2;
@@ -297,13 +297,13 @@ void fillTheSms(Kernel& k, const std::vector<std::string>& loops, int64_t tw, in
 // split: the mma form was fastest at 448-512 blocks (3 an SM), the CUDA-core form at 900-3600 (8 an SM
 // keeps each within 1.12x of its best). Layer4's 512 channels over 7 x 7: 0.38 -> 0.040 ms (mma), 0.48 ->
 // 0.073 ms (CUDA cores).
-constexpr int64_t kSms = 132, kMmaSplitBlocks = 3 * kSms, kCoreSplitBlocks = 8 * kSms;
+constexpr int64_t kMmaSplitBlocks = 3 * kDefaultSms, kCoreSplitBlocks = 8 * kDefaultSms;
 
 int64_t partsToFill(int64_t blocks, int64_t steps, int64_t target) {
   int64_t most = 0;
   for (int64_t parts = 1; parts <= 16 && steps % parts == 0; parts *= 2) {
     if (blocks * parts >= target) return parts;
-    if (blocks * parts >= kSms) most = parts;
+    if (blocks * parts >= kDefaultSms) most = parts;
   }
   return most;
 }
@@ -371,7 +371,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   while (bn > 8 && oc % bn != 0) bn /= 2;
   // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
   auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
-  while (bn > 16 && blocks() < 132) bn /= 2;
+  while (bn > 16 && blocks() < kDefaultSms) bn /= 2;
   p["mma"] = 1;
   p["tf32"] = tf32 ? 1 : 0;
   p["tile_h"] = th;
@@ -397,7 +397,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   if (!fits) return false;
   // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
   // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
-  if (blocks() < 132) {
+  if (blocks() < kDefaultSms) {
     int64_t parts = partsToFill(blocks(), extentOf(k, "ic") / p["block_k"], kMmaSplitBlocks);
     if (parts == 0) return false;
     p["split_k"] = parts;

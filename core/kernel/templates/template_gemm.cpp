@@ -231,7 +231,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
       int64_t blocks = batch * tiles(M, bm) * tiles(N, bn);
       double useful = double(std::max<int64_t>(M, 1) * std::max<int64_t>(N, 1)) / double(tiles(M, bm) * bm * tiles(N, bn) * bn);
       double score = useful * double(bm * bn) / double(bm + bn);
-      bool fills = blocks >= 132;
+      bool fills = blocks >= kDefaultSms;
       bool better = fills ? (!bestFills || score > bestScore + 1e-9 || (std::abs(score - bestScore) <= 1e-9 && bm == bn))
                           : (!bestFills && (blocks > bestBlocks || (blocks == bestBlocks && score > bestScore + 1e-9)));
       if (best.first == 0 || better) {

@@ -199,7 +199,7 @@ int64_t defaultBlocksPerRow(Kernel& k, int64_t rowLength) {
   int64_t rows = 1;
   for (const std::string& l : outerChain(k)) rows *= extentOf(k, l);
   int64_t blocks = 1;
-  while (blocks < 32 && rows * blocks < 132 && rowLength % (blocks * 2) == 0 && rowLength / (blocks * 2) >= 8192)
+  while (blocks < 32 && rows * blocks < kDefaultSms && rowLength % (blocks * 2) == 0 && rowLength / (blocks * 2) >= 8192)
     blocks *= 2;
   return blocks;
 }

@@ -16,6 +16,8 @@ namespace tessera::kernel::templ {
 // up to kSharedBytesLimit (launch.h: dynamic shared memory); the defaults keep to the static 48 KiB they were
 // measured at until deeper tiles are measured better.
 inline constexpr int64_t kDefaultSharedBytes = kStaticSharedBytes;
+// The SMs the GPU defaults fill (the H200's 132; the H100 SXM has 132 too): "every SM gets a block" below.
+inline constexpr int64_t kDefaultSms = 132;
 
 // One template: the function applying it, its parameter space, and the defaults it picks for a kernel.
 struct TemplateDef {
