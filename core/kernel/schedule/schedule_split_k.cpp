@@ -124,13 +124,11 @@ Stmt summedEpilogue(const Stmt& s, const std::map<std::string, Buffer>& workspac
 }
 
 // Every loop of `s` renamed to a fresh name (phase 1's copies of phase 0's loops).
-void renameLoops(const Kernel& k, const Stmt& s, std::set<std::string>& taken, std::map<std::string, Expr>& renames) {
+void renameLoops(const Stmt& s, Names& names, std::map<std::string, Expr>& renames) {
   walk(s, [&](StmtNode& n) {
     if (n.kind != StmtKind::For) return;
     auto& f = static_cast<ForStmt&>(n);
-    std::string name = freshName(k, f.h.var + "_sum");
-    for (int i = 1; taken.count(name); ++i) name = freshName(k, f.h.var + "_sum_" + std::to_string(i));
-    taken.insert(name);
+    std::string name = names.fresh(f.h.var + "_sum");
     renames[f.h.var] = var(name);
     f.h.var = name;
   });
@@ -163,7 +161,7 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
     }
 
   // One workspace per accumulator: [parts, the block loops' extents, the accumulator's shape].
-  std::set<std::string> taken;
+  Names names(k);
   std::map<std::string, Buffer> workspaces;
   std::vector<std::string> created;
   for (const std::string& acc : accs) {
@@ -171,9 +169,7 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
     Shape shape = {parts};
     for (ForStmt* f : nest.loops) shape.push_back(f->h.extent);
     shape.insert(shape.end(), a.shape.begin(), a.shape.end());
-    std::string name = freshName(k, acc + "_parts");
-    taken.insert(name);
-    workspaces[acc] = {name, a.dtype, shape, MemScope::Global, BufferRole::Temp, "", "", true, {}};
+    workspaces[acc] = {names.fresh(acc + "_parts"), a.dtype, shape, MemScope::Global, BufferRole::Temp, "", "", true, {}};
   }
 
   // Phase 1 (built first, from the unchanged nest): the block loops again, renamed, around the summed epilogue.
@@ -184,16 +180,14 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
   Stmt phase1 = buildNest(headers, {}, BlockStmt::make(epilogue));
   phase1->provenance = nest.loops.front()->provenance;
   std::map<std::string, Expr> renames;
-  renameLoops(k, phase1, taken, renames);
+  renameLoops(phase1, names, renames);
   substitute(phase1, renames);
 
   // Phase 0: the part joins blockIdx.z (the z loop runs its extent x parts) or gets a z loop of its own.
   ForStmt* z = nullptr;
   for (ForStmt* f : nest.loops)
     if (f->h.tag == ThreadTag::BlockZ) z = f;
-  std::string part = freshName(k, loop + "_part");
-  for (int i = 1; taken.count(part); ++i) part = freshName(k, loop + "_part_" + std::to_string(i));
-  taken.insert(part);
+  std::string part = names.fresh(loop + "_part");
   std::vector<Stmt> body0 = before;
   int64_t chunk = site.loop->h.extent / parts;
   auto chunked = std::static_pointer_cast<ForStmt>(cloneStmt(*site.slot));
@@ -204,8 +198,7 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
   nest.loops.back()->body = BlockStmt::make(body0);
   Stmt phase0 = k.body;
   if (z) {
-    std::string zvar = z->h.var, fused = freshName(k, zvar + "_" + part);
-    for (int i = 1; taken.count(fused); ++i) fused = freshName(k, zvar + "_" + part + "_" + std::to_string(i));
+    std::string zvar = z->h.var, fused = names.fresh(zvar + "_" + part);
     int64_t extent = z->h.extent;
     z->h.var = fused;
     z->h.extent = extent * parts;

@@ -26,21 +26,6 @@ struct RowPass {
   ReduceOp op = ReduceOp::Sum;
 };
 
-// Names made here, unique in the kernel and among themselves.
-class Names {
- public:
-  explicit Names(const Kernel& k) : k_(k) {}
-  std::string fresh(const std::string& base) {
-    std::string name = freshName(k_, base);
-    for (int i = 1; taken_.count(name); ++i) name = freshName(k_, base + "_" + std::to_string(i));
-    taken_.insert(name);
-    return name;
-  }
-
- private:
-  const Kernel& k_;
-  std::set<std::string> taken_;
-};
 
 // The loop over part `b` of the row: extent/blocks iterations at b * extent/blocks.
 Stmt chunked(const ForStmt& f, const std::string& b, int64_t blocks, const std::string& row, const std::string& newRow) {

@@ -47,6 +47,22 @@ Stmt asBlock(Stmt s);
 
 // A name not used by any loop, compute or buffer of the kernel: base, base_1, base_2, ...
 std::string freshName(const Kernel& k, const std::string& base);
+// Names one primitive makes: each unique in the kernel (freshName) and among the others it made, though none is
+// in the kernel yet.
+class Names {
+ public:
+  explicit Names(const Kernel& k) : k_(k) {}
+  std::string fresh(const std::string& base) {
+    std::string name = freshName(k_, base);
+    for (int i = 1; taken_.count(name); ++i) name = freshName(k_, base + "_" + std::to_string(i));
+    taken_.insert(name);
+    return name;
+  }
+
+ private:
+  const Kernel& k_;
+  std::set<std::string> taken_;
+};
 bool containsLoop(const Stmt& s);
 // Some statement of `kind` is in `s` (itself included).
 bool containsKind(const Stmt& s, StmtKind kind);
