@@ -234,7 +234,8 @@ class TestGemm : public QObject {
     const TemplateParams shared = {{"block_m", 16}, {"block_n", 32}, {"block_k", 16}, {"shared", 1}, {"mma", 0}, {"split_k", 4}};
     const TemplateParams mma = {{"block_m", 32}, {"block_n", 32}, {"warp_m", 16}, {"warp_n", 16}, {"block_k", 32}, {"mma", 1},
                                 {"wgmma", 0}, {"tma", 0}, {"store_tile", 0}, {"split_k", 2}};
-    for (const auto& [c, p] : {std::pair{gemm(16, 64, 512), shared}, std::pair{gemmWithoutEpilogue(32, 64, 256, DType::BF16), mma}}) {
+    for (const auto& [c, params] : {std::pair{gemm(16, 64, 512), shared}, std::pair{gemmWithoutEpilogue(32, 64, 256, DType::BF16), mma}}) {
+      const TemplateParams& p = params;  // a structured binding cannot be captured by a lambda in C++20 under clang 14
       std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
       QVERIFY(has(t, "sync grid"));
       QVERIFY(has(t, "acc0_parts"));
