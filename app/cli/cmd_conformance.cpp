@@ -79,7 +79,8 @@ std::vector<Tensor> runGenerated(Graph g, const std::vector<Tensor>& inputs, Out
 }
 
 Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
-  std::vector<std::string> feeds = onnxFeedNames(model.string());
+  const OnnxSignature signature = onnxSignature(model.string());
+  const std::vector<std::string>& feeds = signature.feeds;
   std::vector<fs::path> inputFiles = numberedFiles(dataSet, "input_");
   std::vector<fs::path> outputFiles = numberedFiles(dataSet, "output_");
   if (inputFiles.size() != feeds.size())
@@ -88,7 +89,7 @@ Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
   OnnxImportOptions options;
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < feeds.size(); ++i) {
-    inputs.push_back(readTensorProtoFile(inputFiles[i].string()));
+    inputs.push_back(readValueFile(inputFiles[i].string(), signature.feedTypes[i]));
     options.inputData[feeds[i]] = inputs.back();
   }
   options.sampleInputs = options.inputData;  // data-dependent shapes specialized on the test's own inputs
@@ -120,7 +121,7 @@ Outcome runDataSet(const fs::path& model, const fs::path& dataSet) {
   double maxAbs = 0, maxRel = 0;
   std::string firstProblem;
   for (size_t i = 0; i < outputFiles.size(); ++i) {
-    Tensor expected = readTensorProtoFile(outputFiles[i].string());
+    Tensor expected = readValueFile(outputFiles[i].string(), signature.outputTypes.at(i));
     Comparison c = compareTensors(result.outputs[i], expected, kOnnxTolerance);
     maxAbs = std::max(maxAbs, c.maxAbsError);
     maxRel = std::max(maxRel, c.maxRelError);

@@ -134,9 +134,16 @@ void saveTensors(const compare::Values& values, const RunArgs& args) {
     fail("--save-tensors: the run holds no value '" + kept.missing[0] +
          "' (kept are graph inputs, initializers and each kernel's outputs, not values inside a fused kernel)");
   fs::create_directories(args.saveTensors[1]);
-  for (const auto& [name, t] : kept.values) writeNpy(t, (fs::path(args.saveTensors[1]) / fileNameOf(name)).string());
-  std::printf("saved %zu tensors (%.1f MB) to %s\n", kept.values.size(), double(kept.bytes) / (1 << 20),
-              args.saveTensors[1].c_str());
+  size_t saved = 0;
+  for (const auto& [name, t] : kept.values) {
+    if (t.isContainer()) {  // a sequence or optional is no array: .npy has no form for it
+      std::printf("not saved: '%s' is a %s, not a tensor\n", name.c_str(), t.type().toString().c_str());
+      continue;
+    }
+    writeNpy(t, (fs::path(args.saveTensors[1]) / fileNameOf(name)).string());
+    ++saved;
+  }
+  std::printf("saved %zu tensors (%.1f MB) to %s\n", saved, double(kept.bytes) / (1 << 20), args.saveTensors[1].c_str());
   for (const std::string& d : kept.dropped)
     std::fprintf(stderr, "warning: --save-tensors: %s not saved (past the %.0f MB budget)\n", d.c_str(), args.tensorBudgetMb);
 }

@@ -56,6 +56,7 @@ std::string npyDescr(DType t) {
 }
 
 std::string npyBytes(const Tensor& t) {
+  if (t.isContainer()) fail("a " + t.type().toString() + " is not a tensor: a .npy file holds one array");
   const std::string h = header(t);
   std::string out(kMagic, kMagicSize);
   out += char(1);

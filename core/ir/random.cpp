@@ -30,6 +30,9 @@ Tensor randomUniform(const TensorType& type, uint64_t seed, double lo, double hi
 }
 
 Tensor randomTensor(const TensorType& type, uint64_t seed) {
+  // A container's element shapes are not in its type: nothing to draw them from, so it is empty.
+  if (type.kind == ValueKind::Sequence) return Tensor::sequence(type.dtype, {});
+  if (type.isOptional()) return Tensor::optional(type, std::nullopt);
   if (isFloat(type.dtype)) return randomUniform(type, seed, -1.0, 1.0);
   return randomUniform(type, seed, 0.0, type.dtype == DType::Bool ? 1.0 : 4.0);
 }

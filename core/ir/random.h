@@ -15,6 +15,7 @@ Tensor randomUniform(const TensorType& type, uint64_t seed, double lo, double hi
 
 // Deterministic random inputs for every graph input (floats uniform in [-1, 1), ints in [0, 4), bools): what a
 // run feeds when it is given no inputs, and what data-dependent shapes are specialized on (ops/specialize.h).
+// A sequence or optional input gets an empty one: its type does not say what shapes its elements would have.
 std::vector<Tensor> randomInputs(const Graph& graph, uint64_t seed);
 Tensor randomTensor(const TensorType& type, uint64_t seed);
 

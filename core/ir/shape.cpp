@@ -29,9 +29,39 @@ std::vector<int64_t> stridesOf(const Shape& shape) {
   return strides;
 }
 
-std::string TensorType::toString() const { return std::string(dtypeName(dtype)) + shapeToString(shape); }
+std::string TensorType::toString() const {
+  std::string element(dtypeName(dtype));
+  switch (kind) {
+    case ValueKind::Tensor: return element + shapeToString(shape);
+    case ValueKind::Sequence: return "seq<" + element + ">";
+    case ValueKind::Optional: return "opt<" + element + ">";
+    case ValueKind::OptionalSequence: return "opt<seq<" + element + ">>";
+  }
+  return element;
+}
+
+namespace {
+// "seq<f32>", "opt<f32>", "opt<seq<f32>>": a container's kind and element dtype.
+std::optional<TensorType> containerFromString(std::string_view text) {
+  ValueKind kind;
+  std::string_view inner;
+  auto wrapped = [&](std::string_view prefix) {
+    if (!text.starts_with(prefix) || !text.ends_with(">")) return false;
+    inner = text.substr(prefix.size(), text.size() - prefix.size() - 1);
+    return true;
+  };
+  if (wrapped("opt<seq<") && inner.ends_with(">")) kind = ValueKind::OptionalSequence, inner.remove_suffix(1);
+  else if (wrapped("seq<")) kind = ValueKind::Sequence;
+  else if (wrapped("opt<")) kind = ValueKind::Optional;
+  else return std::nullopt;
+  std::optional<DType> dtype = parseDType(inner);
+  if (!dtype) return std::nullopt;
+  return TensorType::container(kind, *dtype);
+}
+}  // namespace
 
 std::optional<TensorType> TensorType::fromString(std::string_view text) {
+  if (text.ends_with(">")) return containerFromString(text);
   size_t open = text.find('[');
   if (open == std::string_view::npos || text.back() != ']') return std::nullopt;
   std::optional<DType> dtype = parseDType(text.substr(0, open));

@@ -183,6 +183,7 @@ Tensor Tensor::scalar(DType dtype, double v) {
 }
 
 Tensor Tensor::reshaped(Shape shape) const {
+  if (isContainer()) fail("cannot reshape a " + type_.toString());
   if (tessera::numElements(shape) != numElements())
     fail("cannot reshape " + type_.toString() + " to " + shapeToString(shape));
   Tensor t = *this;
@@ -191,8 +192,46 @@ Tensor Tensor::reshaped(Shape shape) const {
   return t;
 }
 
+Tensor Tensor::sequence(DType element, std::vector<Tensor> elements) {
+  for (size_t i = 0; i < elements.size(); ++i)
+    if (elements[i].type_.kind != ValueKind::Tensor || elements[i].dtype() != element)
+      fail("a sequence of " + std::string(dtypeName(element)) + " cannot hold element " + std::to_string(i) + " of type " +
+           elements[i].type_.toString());
+  Tensor t;
+  t.type_ = TensorType::container(ValueKind::Sequence, element);
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(elements));
+  t.owner_ = std::const_pointer_cast<std::vector<Tensor>>(t.elements_);
+  return t;
+}
+
+Tensor Tensor::optional(TensorType type, std::optional<Tensor> element) {
+  if (!type.isOptional()) fail("Tensor::optional: " + type.toString() + " is not an optional type");
+  TensorType inner = TensorType::container(type.isSequence() ? ValueKind::Sequence : ValueKind::Tensor, type.dtype);
+  if (element && (element->type_.kind != inner.kind || element->dtype() != type.dtype))
+    fail("an optional of type " + type.toString() + " cannot hold a value of type " + element->type_.toString());
+  Tensor t;
+  t.type_ = TensorType::container(type.kind, type.dtype);
+  std::vector<Tensor> held;
+  if (element) held.push_back(std::move(*element));
+  t.elements_ = std::make_shared<const std::vector<Tensor>>(std::move(held));
+  t.owner_ = std::const_pointer_cast<std::vector<Tensor>>(t.elements_);
+  return t;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  static const std::vector<Tensor> none;
+  return elements_ ? *elements_ : none;
+}
+
 bool Tensor::identical(const Tensor& other) const {
   if (type_ != other.type_) return false;
+  if (isContainer()) {
+    const auto &a = elements(), &b = other.elements();
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!a[i].identical(b[i])) return false;
+    return true;
+  }
   auto a = bytes(), b = other.bytes();
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
@@ -203,6 +242,10 @@ uint64_t Tensor::hash() const {
   h.add(&dtype, 1);
   for (int64_t d : shape()) h.addU64(uint64_t(d));
   h.add(bytes().data(), bytes().size());
+  if (isContainer()) {
+    h.addU64(uint64_t(type_.kind) << 32 | elements().size());
+    for (const Tensor& e : elements()) h.addU64(e.hash());
+  }
   return h.value;
 }
 

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -49,6 +50,14 @@ class Tensor {
   static Tensor fromInts(DType dtype, Shape shape, std::span<const int64_t> values);
   static Tensor scalar(DType dtype, double v);
 
+  // Containers (shape.h, ValueKind): a sequence of tensors of `element` dtype (any shapes), and an optional
+  // holding a tensor or a sequence (its type says which) or nothing. They have no bytes of their own.
+  static Tensor sequence(DType element, std::vector<Tensor> elements);
+  static Tensor optional(TensorType type, std::optional<Tensor> element);
+  bool isContainer() const { return !type_.isTensor(); }
+  // A sequence's tensors; an optional's one element, or none. Empty for a tensor.
+  const std::vector<Tensor>& elements() const;
+
   // Same bytes with another shape of equal element count.
   Tensor reshaped(Shape shape) const;
   // Byte-wise equality of type and contents.
@@ -62,6 +71,7 @@ class Tensor {
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  std::shared_ptr<const std::vector<Tensor>> elements_;  // a container's
 };
 
 }  // namespace tessera

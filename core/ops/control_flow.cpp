@@ -83,6 +83,23 @@ std::vector<Tensor> evalIf(const Node& node, const std::vector<const Tensor*>& i
 
 // ---- Loop ----
 
+// A carried value may enter as an optional and leave the body as what it holds (ONNX's loop16_seq_none: None at
+// first, then a sequence): the later iterations, and the Loop's output, have the type it leaves with.
+bool unwrapsOptional(const TensorType& entering, const TensorType& leaving) {
+  return entering.isOptional() && !leaving.isOptional() && leaving.dtype == entering.dtype &&
+         leaving.isSequence() == entering.isSequence();
+}
+
+// The carried value as the Loop's output: one that entered as an optional and was never replaced (no iteration
+// ran) gives what it holds.
+Tensor carriedResult(const Node& node, const Tensor& value, const TensorType& type, size_t k) {
+  if (!value.type().isOptional() || type.isOptional()) return value;
+  if (value.elements().empty())
+    failNode(node, "carried value " + std::to_string(k) + " is still the empty optional it entered as (no iteration "
+                   "ran), but the loop's output " + std::to_string(k) + " is a " + type.toString());
+  return value.elements()[0];
+}
+
 // Loop's node inputs: M (trip count), cond, N carried values, then captures. Body: iteration number, cond,
 // N carried values (then captures); outputs: cond, N carried values, K scan outputs.
 struct LoopShape {
@@ -127,11 +144,14 @@ void inferLoop(InferContext& ctx) {
   if (out[0].dtype != DType::Bool || out[0].numElements() != 1)
     ctx.error("body output 0 (the condition) must be one bool, not " + out[0].toString());
   for (size_t k = 0; k < s.carried; ++k)
-    if (out[1 + k] != formal[2 + k])
+    if (out[1 + k] != formal[2 + k] && !unwrapsOptional(formal[2 + k], out[1 + k]))
       ctx.error("carried value " + std::to_string(k) + " enters as " + formal[2 + k].toString() +
                 " and leaves the body as " + out[1 + k].toString() + "; Tessera needs it to keep its type");
   int64_t trips = s.scans > 0 ? staticTripCount(ctx) : 0;
   for (size_t i = 0; i < ctx.node().numOutputs(); ++i) {
+    if (i >= s.carried && !out[1 + i].isTensor())
+      ctx.error("scan output " + std::to_string(i - s.carried) + " is a " + out[1 + i].toString() +
+                "; a scan output stacks tensors");
     ctx.outputs[i] = out[1 + i];
     if (i >= s.carried) ctx.outputs[i].shape.insert(ctx.outputs[i].shape.begin(), trips);
   }
@@ -158,7 +178,7 @@ std::vector<Tensor> evalLoop(const Node& node, const std::vector<const Tensor*>&
   }
   std::vector<Tensor> result;
   for (size_t i = 0; i < types.size(); ++i)
-    result.push_back(i < carriedCount ? carried[i] : stackSlices(node, scans[i - carriedCount], types[i], 0, false));
+    result.push_back(i < carriedCount ? carriedResult(node, carried[i], types[i], i) : stackSlices(node, scans[i - carriedCount], types[i], 0, false));
   for (size_t i = 0; i < types.size(); ++i) requireType(node, result[i], types[i], i);
   return result;
 }
@@ -169,10 +189,10 @@ void registerScanOps(OpRegistry& r);  // control_flow_scan.cpp
 
 void registerControlFlowOps(OpRegistry& r) {
   addOp(r, {"If", OpCategory::Other, "runs then_branch or else_branch (subgraphs) as cond says", 1, kManyInputs, 1,
-            kManyInputs, {}, inferIf, evalIf}, {.subgraphs = true});
+            kManyInputs, {}, inferIf, evalIf}, {.subgraphs = true, .containers = true});
   // Its cost follows M, not the size of its operands: never evaluated at compile time.
   addOp(r, {"Loop", OpCategory::Other, "runs body (a subgraph) M times or while cond holds, carrying values", 0,
-            kManyInputs, 1, kManyInputs, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true});
+            kManyInputs, 1, kManyInputs, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true, .containers = true});
   registerScanOps(r);
 }
 

@@ -60,6 +60,10 @@ void registerWindowInverseOps(OpRegistry& r);
 void registerRoiAlignOps(OpRegistry& r);
 // TfIdfVectorizer (tfidf.cpp).
 void registerTfIdfOps(OpRegistry& r);
+// SequenceEmpty SequenceConstruct SequenceLength SequenceInsert SequenceErase SequenceAt SplitToSequence
+// ConcatFromSequence (sequence.cpp), SequenceMap (sequence_map.cpp), Optional OptionalHasElement
+// OptionalGetElement (optional.cpp): the ops of sequence and optional values.
+void registerSequenceOps(OpRegistry& r);
 // If Loop (control_flow.cpp), Scan (control_flow_scan.cpp): ops with subgraphs.
 void registerControlFlowOps(OpRegistry& r);
 }  // namespace tessera

@@ -82,6 +82,10 @@ void propagateConstants(const Node& node, ConstantTable& constants) {
     types.push_back(out->type());
     total += out->type().numElements();
   }
+  bool makesContainer = std::any_of(types.begin(), types.end(), [](const TensorType& t) { return !t.isTensor(); });
+  if (makesContainer)  // its type holds no size: count what it may hold, its inputs
+    for (Value* in : node.inputs())
+      if (in && in->type().isTensor()) total += in->type().numElements();
   if (total > kMaxFoldElements) return;
   if (nodeFlops(node) > kMaxFoldFlops) return;
   if (total > kAlwaysFoldElements && constants.foldedElements() + total > kMaxFoldTotalElements) return;

@@ -95,10 +95,20 @@ void addOp(OpRegistry& r, OpSchema schema, const OpTraits& traits) {
   addOp(r, std::move(schema));
 }
 
+namespace {
+void requireTensorInputs(const InferContext& ctx) {
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && !ctx.input(i).isTensor())
+      ctx.error("input " + std::to_string(i) + " is a " + ctx.input(i).toString() + "; " + ctx.node().op() +
+                " takes tensors, not sequences or optionals");
+}
+}  // namespace
+
 void addOp(OpRegistry& r, OpSchema schema) {
   InferFn infer = std::move(schema.infer);
-  schema.infer = [infer](InferContext& ctx) {
+  schema.infer = [infer, containers = schema.traits.containers](InferContext& ctx) {
     try {
+      if (!containers) requireTensorInputs(ctx);
       infer(ctx);
       for (const TensorType& t : ctx.outputs) numElements(t.shape);
     } catch (const Error& e) {

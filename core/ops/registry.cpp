@@ -78,6 +78,7 @@ const OpRegistry& OpRegistry::instance() {
     registerRoiAlignOps(r);
     registerTfIdfOps(r);
     registerControlFlowOps(r);
+    registerSequenceOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });
     return r;
   }();

@@ -83,6 +83,8 @@ struct OpTraits {
   bool identityWhenUnary = false;     // copies its only input (Concat, Sum, Max, Min, Mean of one input)
   bool subgraphs = false;             // runs graph attributes (If, Loop, Scan): on the host, never in a kernel
   bool unboundedEval = false;         // evaluation cost not bounded by its operands (Loop: M iterations)
+  bool containers = false;            // may read or make sequence and optional values (ir/shape.h ValueKind);
+                                      // every other op's inference refuses them
   ReduceKind reduce = ReduceKind::None;
   PoolKind pool = PoolKind::None;
   MovementKind movement = MovementKind::None;

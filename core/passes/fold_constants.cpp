@@ -10,10 +10,12 @@ namespace tessera {
 namespace {
 
 // Ops never folded: random, or (Dropout) only an identity in inference, which canonicalize handles, or of a
-// cost not bounded by their operands (a Loop's trip count).
+// cost not bounded by their operands (a Loop's trip count), or making a sequence or optional (an initializer
+// is a tensor: model files hold no other).
 bool foldable(const Node& n) {
   const OpTraits& t = opTraits(n.op());
-  return !t.random && !t.randomInTraining && evalCostBounded(n);
+  bool containers = std::any_of(n.outputs().begin(), n.outputs().end(), [](const Value* v) { return !v->type().isTensor(); });
+  return !t.random && !t.randomInTraining && evalCostBounded(n) && !containers;
 }
 
 // Shape and Size need only the static type of their input, not its data.

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <onnx/onnx-data_pb.h>
+
 #include "frontend/onnx/onnx_import.h"
 #include "ir/error.h"
 #include "ir/random.h"
@@ -760,6 +762,47 @@ class TestOnnx : public QObject {
     } catch (const Error& e) {
       QVERIFY(QString(e.what()).contains("cannot open"));
     }
+  }
+
+  // The backend tests' sequence and optional data files (SequenceProto, OptionalProto), read as the type the model
+  // declares says; a file that holds something else is refused naming it.
+  void containerProtoFiles() {
+    auto floats = [](std::vector<float> v) {
+      onnx::TensorProto t;
+      t.set_data_type(TP::FLOAT);
+      t.add_dims(int64_t(v.size()));
+      for (float f : v) t.add_float_data(f);
+      return t;
+    };
+    const TensorType seqF32 = TensorType::container(ValueKind::Sequence, DType::F32);
+    onnx::SequenceProto seq;
+    seq.set_elem_type(onnx::SequenceProto::TENSOR);
+    *seq.add_tensor_values() = floats({1, 2});
+    *seq.add_tensor_values() = floats({3});
+    Tensor s = parseValueProto(seq.SerializeAsString(), "s.pb", seqF32);
+    QVERIFY(s.identical(Tensor::sequence(DType::F32, {Tensor::fromDoubles(DType::F32, {2}, std::vector<double>{1, 2}),
+                                                      Tensor::fromDoubles(DType::F32, {1}, std::vector<double>{3})})));
+    const TensorType optI32 = TensorType::container(ValueKind::Optional, DType::I32);
+    Tensor none = parseValueProto(onnx::OptionalProto().SerializeAsString(), "o.pb", optI32);  // UNDEFINED: empty
+    QCOMPARE(none.type(), optI32);
+    QVERIFY(none.elements().empty());
+    onnx::OptionalProto held;
+    held.set_elem_type(onnx::OptionalProto::TENSOR);
+    *held.mutable_tensor_value() = floats({4});
+    const TensorType optSeq = TensorType::container(ValueKind::OptionalSequence, DType::F32);
+    auto errorOf = [](const std::function<void()>& f) -> std::string {
+      try {
+        f();
+      } catch (const Error& e) {
+        return e.what();
+      }
+      return "";
+    };
+    QCOMPARE(errorOf([&] { parseValueProto(held.SerializeAsString(), "o.pb", optSeq); }),
+             std::string("o.pb: the optional holds a tensor but the model declares opt<seq<f32>>"));
+    QCOMPARE(errorOf([&] { parseValueProto(seq.SerializeAsString(), "s.pb", TensorType::container(ValueKind::Sequence, DType::I64)); }),
+             std::string("s.pb: element 0 is f32[2] but the model declares seq<i64>"));
+    QVERIFY(errorOf([&] { parseValueProto("\xff\xff", "bad.pb", seqF32); }).starts_with("bad.pb: not a valid ONNX SequenceProto"));
   }
 
   // Inputs the fuzzer once crashed on (tests/fuzz/fuzz_onnx.cpp): each must now import or fail with an Error.

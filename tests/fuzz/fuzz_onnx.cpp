@@ -35,5 +35,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     tessera::parseTensorProto(bytes, "fuzz.pb");
   } catch (const tessera::Error&) {
   }
+  using tessera::ValueKind;
+  for (ValueKind kind : {ValueKind::Sequence, ValueKind::Optional, ValueKind::OptionalSequence}) {
+    try {  // the backend tests' SequenceProto and OptionalProto data files
+      tessera::parseValueProto(bytes, "fuzz.pb", tessera::TensorType::container(kind, tessera::DType::F32));
+    } catch (const tessera::Error&) {
+    }
+  }
   return 0;
 }

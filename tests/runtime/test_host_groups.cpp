@@ -86,6 +86,7 @@ class TestHostGroups : public QObject {
     QCOMPARE(execute::hostRuleName(HostRule::UnknownOp), std::string("unknown-op"));
     QCOMPARE(execute::hostRuleName(HostRule::NoLowering), std::string("no-lowering"));
     QCOMPARE(execute::hostRuleName(HostRule::NoCodegen), std::string("dtype"));
+    QCOMPARE(execute::hostRuleName(HostRule::Containers), std::string("container"));
     execute::Placement p{HostRule::NoLowering, "node 'p' (ReduceProd): not supported"};
     QVERIFY(p.onHost() && p.runs());
     QCOMPARE(p.describe(), std::string("runs on the host (no-lowering): node 'p' (ReduceProd): not supported"));
@@ -242,6 +243,44 @@ class TestHostGroups : public QObject {
                                           "opset 2) and the model declares no static type for its output 'f' "
                                           "(value_info): Tessera infers types only for the ops it knows"));
     }
+  }
+
+  // Sequences and optionals live on the host: their nodes are host groups (rule "container") between the kernels;
+  // a kernel reads the length a host group computed, a sequence is a graph output, and the graph goes through
+  // ONNX and .tsr with its container types (and Optional's type attribute) as they were.
+  void containersRunOnTheHost() {
+    const std::string text =
+        "graph g {\n  input %x: f32[2,3]\n  node relu = Relu(%x) -> %r\n"
+        "  node split = SplitToSequence(%r) {axis=1} -> %s\n  node insert = SequenceInsert(%s, %x) -> %s2\n"
+        "  node len = SequenceLength(%s2) -> %n\n  node tof = Cast(%n) {to=1} -> %nf\n"
+        "  node add = Add(%x, %nf) -> %y\n  node none = Optional() {type=\"seq<f32>\"} -> %o\n"
+        "  node has = OptionalHasElement(%o) -> %h\n  output %s2\n  output %y\n  output %h\n}\n";
+    Graph g = parseTsr(text, "seq.tsr");
+    QCOMPARE(g.findValue("s2")->type().toString(), std::string("seq<f32>"));
+    QCOMPARE(g.findValue("o")->type().toString(), std::string("opt<seq<f32>>"));
+    QCOMPARE(printTsr(parseTsr(printTsr(g), "again.tsr")), printTsr(g));
+    Graph viaOnnx = importOnnxBytes(exportOnnxBytes(g), "seq.onnx");
+    QCOMPARE(viaOnnx.findValue("s2")->type(), g.findValue("s2")->type());
+    QCOMPARE(viaOnnx.findValue("o")->type(), g.findValue("o")->type());
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH");
+    driver::Driver d = cpuDriver(std::move(g));
+    for (const char* id : {"split", "insert", "len"}) {
+      const execute::CompiledKernel& k = kernelOf(d, id);
+      QCOMPARE(k.placement.rule, HostRule::Containers);
+      QVERIFY2(k.placement.reason.find("seq<f32>") != std::string::npos, k.placement.reason.c_str());
+    }
+    QVERIFY(!kernelOf(d, "relu").onHost() && !kernelOf(d, "add").onHost());
+    Tensor x = floats({2, 3}, {1, -2, 3, -4, 5, -6});
+    execute::RunReport r = runOnCpu(d, {x});
+    QVERIFY2(r.ran && r.stopped.empty(), r.cannotRun.c_str());
+    QVERIFY(r.outputsVerified);
+    QCOMPARE(reportOf(r, "len").host.substr(0, 10), std::string("container:"));
+    const std::vector<Tensor>& parts = r.outputs[0].elements();
+    QCOMPARE(parts.size(), size_t(4));
+    QCOMPARE(parts[1].toDoubles(), (std::vector<double>{0, 5}));  // column 1 of relu(x)
+    QVERIFY(parts[3].identical(x));
+    QCOMPARE(r.outputs[1].toDoubles(), (std::vector<double>{5, 2, 7, 0, 9, -2}));
+    QCOMPARE(r.outputs[2].getInt(0), int64_t(0));
   }
 
   // Export writes the node back in its domain, with its type, and imports again the same.

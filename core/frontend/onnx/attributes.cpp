@@ -49,6 +49,23 @@ std::string kindName(AP::AttributeType t) {
 }
 }  // namespace
 
+// A type attribute (Optional's `type`) is kept as the text of the type (ir/shape.h): "seq<f32>", or a tensor's
+// dtype as "f32[]" (only a tensor's dtype matters to the op, not its shape).
+std::string typeAttributeText(const onnx::TypeProto& tp, const std::string& what) {
+  if (std::optional<TensorType> c = containerType(tp)) return c->toString();
+  if (tp.has_tensor_type())
+    if (std::optional<DType> d = dtypeFromOnnx(tp.tensor_type().elem_type())) return TensorType{*d, {}}.toString();
+  fail(what + ": the type is neither a tensor nor a sequence or optional of tensors of a Tessera dtype");
+}
+
+void typeAttributeToProto(const std::string& name, const std::string& text, AP& p) {
+  std::optional<TensorType> t = TensorType::fromString(text);
+  if (!t) fail("attribute '" + name + "': '" + text + "' is not a type");
+  p.set_name(name);
+  p.set_type(AP::TYPE_PROTO);
+  typeToProto(*t, *p.mutable_tp());
+}
+
 Attribute attributeFromProto(const AP& p, const std::string& what) {
   if (!p.ref_attr_name().empty()) fail(what + ": refers to a function attribute, which is not supported");
   AP::AttributeType type = p.has_type() ? p.type() : guessType(p);
@@ -64,6 +81,7 @@ Attribute attributeFromProto(const AP& p, const std::string& what) {
     }
     case AP::INTS: return std::vector<int64_t>(p.ints().begin(), p.ints().end());
     case AP::STRINGS: return std::vector<std::string>(p.strings().begin(), p.strings().end());
+    case AP::TYPE_PROTO: return typeAttributeText(p.tp(), what);
     case AP::UNDEFINED: fail(what + ": has no type and no value");
     default: fail(what + ": attributes of kind " + kindName(type) + " are not supported");
   }

@@ -29,10 +29,7 @@ int64_t opsetNeededFor(const Node& n) {
 
 void setValueInfo(const Value& v, onnx::ValueInfoProto& vi) {
   vi.set_name(v.name());
-  auto* tt = vi.mutable_type()->mutable_tensor_type();
-  tt->set_elem_type(dtypeToOnnx(v.dtype()));
-  auto* shape = tt->mutable_shape();
-  for (int64_t d : v.shape()) shape->add_dim()->set_dim_value(d);
+  typeToProto(v.type(), *vi.mutable_type());
 }
 
 void exportGraph(const Graph& g, onnx::GraphProto& gp, int64_t& opset, bool body);
@@ -71,6 +68,10 @@ void exportNode(const Node& n, onnx::NodeProto& np, int64_t& opset) {
   for (const Value* out : n.outputs()) np.add_output(out->name());
   for (const auto& [name, attr] : n.attrs()) {
     if (name == kSpecializedTypesAttr && isKnownOp(n.op())) continue;  // Tessera's own: a re-import specializes again
+    if (n.op() == "Optional" && name == "type" && attr.kind() == AttrKind::String) {
+      typeAttributeToProto(name, attr.s(), *np.add_attribute());
+      continue;
+    }
     if (attr.kind() != AttrKind::Graph) {
       attributeToProto(name, attr, *np.add_attribute());
       continue;

@@ -147,7 +147,14 @@ class GraphImport {
 
   TensorType inputType(const onnx::ValueInfoProto& vi, const Tensor* data) {
     std::string what = "graph input " + quoted(vi.name());
-    if (!vi.type().has_tensor_type()) fail(what + " is not a tensor (sequence, map, optional or no type)");
+    if (std::optional<TensorType> c = containerType(vi.type())) {
+      if (data && data->type() != *c)
+        fail("input data for " + quoted(vi.name()) + " is " + data->type().toString() + " but the model declares " +
+             c->toString());
+      return *c;
+    }
+    if (!vi.type().has_tensor_type())
+      fail(what + " is neither a tensor nor a sequence or optional of tensors (a map, or no type)");
     const auto& tt = vi.type().tensor_type();
     TensorType t;
     t.dtype = requireDType(tt.elem_type(), what);
@@ -417,17 +424,6 @@ Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, con
   } catch (const Error& e) {
     fail(sourceName + ": " + e.what());
   }
-}
-
-std::vector<std::string> onnxFeedNames(const std::string& path) {
-  onnx::ModelProto model;
-  parseBounded(model, readBoundedFile(path), path, "ONNX model");
-  std::set<std::string> initializers;
-  for (const auto& t : model.graph().initializer()) initializers.insert(t.name());
-  std::vector<std::string> names;
-  for (const auto& v : model.graph().input())
-    if (!initializers.count(v.name())) names.push_back(v.name());
-  return names;
 }
 
 Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options) {

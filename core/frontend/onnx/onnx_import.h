@@ -28,9 +28,15 @@ struct OnnxImportOptions {
 Graph importOnnxFile(const std::string& path, const OnnxImportOptions& options = {});
 Graph importOnnxBytes(std::string_view bytes, const std::string& sourceName, const OnnxImportOptions& options = {});
 
-// Names of the graph inputs that are not initializers, in order, read from the file without importing it:
-// how an ONNX backend test's input_N.pb files map to inputs before OnnxImportOptions::inputData is built.
-std::vector<std::string> onnxFeedNames(const std::string& path);
+// The graph inputs that are not initializers (names and types, in order) and the graph outputs' types, read
+// from the file without importing it: how an ONNX backend test's input_N.pb and output_N.pb files map to values
+// before OnnxImportOptions::inputData is built. Only a type's kind and a container's dtype are read (a tensor's
+// type is f32[] here): what readValueFile needs.
+struct OnnxSignature {
+  std::vector<std::string> feeds;
+  std::vector<TensorType> feedTypes, outputTypes;
+};
+OnnxSignature onnxSignature(const std::string& path);
 
 // Writes a ModelProto (IR version 8, opset 18 of the default domain) holding the graph.
 std::string exportOnnxBytes(const Graph& graph);
@@ -39,6 +45,10 @@ void exportOnnxFile(const Graph& graph, const std::string& path);
 // One serialized TensorProto (the .pb files of ONNX backend tests).
 Tensor readTensorProtoFile(const std::string& path);
 Tensor parseTensorProto(std::string_view bytes, const std::string& sourceName);
+// A TensorProto, or for a container type (a sequence or an optional) a SequenceProto or OptionalProto holding one
+// of `declared`'s dtype.
+Tensor readValueFile(const std::string& path, const TensorType& declared);
+Tensor parseValueProto(std::string_view bytes, const std::string& sourceName, const TensorType& declared);
 void writeTensorProtoFile(const Tensor& tensor, const std::string& name, const std::string& path);
 
 }  // namespace tessera

@@ -48,6 +48,10 @@ Tensor unpackValues(std::string_view packed, DType dtype, const Shape& shape);
 std::string packValues(const Tensor& tensor);
 
 Attribute attributeFromProto(const onnx::AttributeProto& proto, const std::string& what);
+// A TYPE_PROTO attribute is imported as a string attribute holding the type's text (TensorType::toString); the
+// exporter writes the one op attribute of that kind (Optional's `type`) back as a TypeProto.
+std::string typeAttributeText(const onnx::TypeProto& tp, const std::string& what);
+void typeAttributeToProto(const std::string& name, const std::string& text, onnx::AttributeProto& proto);
 void attributeToProto(const std::string& name, const Attribute& attr, onnx::AttributeProto& proto);
 
 // --- module scopes (module_scope.cpp) ---
@@ -71,8 +75,17 @@ std::vector<std::string> nodeCaptures(const onnx::NodeProto& np, int depth);
 // Names whose values decide a shape: operands listed in a schema's shapeInputs, those of the subgraphs of its
 // nodes, and everything they are computed from (except through Shape and Size, which read only a type).
 std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp, int depth);
-// A value's declared type when it is a tensor of a Tessera dtype with a static shape.
+// A value's declared type when it is a tensor of a Tessera dtype with a static shape, or a container of them.
 std::optional<TensorType> declaredType(const onnx::ValueInfoProto& vi);
+
+// --- containers (value_types.cpp) ---
+// The container type (a sequence or optional of tensors, ir/shape.h) a TypeProto declares; nullopt for a tensor,
+// a map, or an element dtype Tessera does not hold.
+std::optional<TensorType> containerType(const onnx::TypeProto& tp);
+// Any value type, a tensor's with its shape.
+void typeToProto(const TensorType& t, onnx::TypeProto& tp);
+// A SequenceProto or OptionalProto (as `declared`'s kind says) read as a container of `declared`'s dtype.
+Tensor containerFromBytes(std::string_view bytes, const TensorType& declared, const std::string& what);
 
 // Reads a whole file, refusing files over kMaxProtoBytes before allocating.
 std::string readBoundedFile(const std::string& path);

@@ -88,6 +88,7 @@ std::unordered_set<std::string> shapeFeedingNames(const onnx::GraphProto& gp, in
 }
 
 std::optional<TensorType> declaredType(const onnx::ValueInfoProto& vi) {
+  if (std::optional<TensorType> c = containerType(vi.type())) return c;
   if (!vi.type().has_tensor_type()) return std::nullopt;
   const auto& tt = vi.type().tensor_type();
   std::optional<DType> dtype = dtypeFromOnnx(tt.elem_type());

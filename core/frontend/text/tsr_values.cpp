@@ -224,7 +224,30 @@ Attribute parseAttributeValue(TokenStream& ts, const std::string& name, int64_t 
 
 }  // namespace
 
+namespace {
+// "seq<f32>", "opt<f32>", "opt<seq<f32>>": a sequence or optional (ir/shape.h), whose type is its element dtype.
+TensorType parseContainerType(TokenStream& ts) {
+  bool optional = ts.atName("opt");
+  ts.take();
+  ts.expect(Tok::Less, optional ? "'<' after 'opt'" : "'<' after 'seq'");
+  bool sequence = !optional || ts.atName("seq");
+  if (optional && sequence) {
+    ts.take();
+    ts.expect(Tok::Less, "'<' after 'seq'");
+  }
+  Token dtypeToken = ts.peek();
+  std::optional<DType> dtype = dtypeToken.kind == Tok::Name ? parseDType(dtypeToken.text) : std::nullopt;
+  if (!dtype) ts.failAt(dtypeToken, "expected the element dtype of a sequence or optional");
+  ts.take();
+  ts.expect(Tok::Greater, "'>' after the element dtype");
+  if (optional && sequence) ts.expect(Tok::Greater, "'>' closing 'opt<seq<'");
+  ValueKind kind = optional ? (sequence ? ValueKind::OptionalSequence : ValueKind::Optional) : ValueKind::Sequence;
+  return TensorType::container(kind, *dtype);
+}
+}  // namespace
+
 TensorType parseTensorType(TokenStream& ts) {
+  if (ts.atName("seq") || ts.atName("opt")) return parseContainerType(ts);
   Token dtypeToken = ts.peek();
   if (dtypeToken.kind != Tok::Name) ts.failExpected("a dtype");
   std::optional<DType> dtype = parseDType(dtypeToken.text);
@@ -256,6 +279,7 @@ TensorType parseTensorType(TokenStream& ts) {
 
 Tensor parseTensorData(TokenStream& ts, const TensorType& type, const std::string& what, int64_t maxBytes) {
   const Token& t = ts.peek();
+  if (!type.isTensor()) ts.failAt(t, what + ": a " + type.toString() + " has no data syntax; only tensors hold data here");
   if (type.numElements() > maxBytes / int64_t(dtypeSize(type.dtype)))
     ts.failAt(t, what + ": " + type.toString() + " is larger than the limit of " + std::to_string(maxBytes) +
                      " bytes");

@@ -41,6 +41,7 @@ Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vecto
 }
 
 void* Arena::find(const std::string& value) {
+  if (auto held = containers_.find(value); held != containers_.end()) return &held->second;
   auto it = where_.find(value);
   return it == where_.end() ? nullptr : it->second;
 }
@@ -54,6 +55,10 @@ void* Arena::place(const std::string& value, size_t bytes, size_t index) {
 }
 
 void Arena::set(const std::string& value, const Tensor& t, size_t index) {
+  if (t.isContainer()) {
+    containers_.insert_or_assign(value, t);
+    return;
+  }
   void* p = place(value, t.byteSize(), index);
   if (t.byteSize()) std::memcpy(p, t.bytes().data(), t.byteSize());  // empty tensors may have null storage
 }
@@ -61,6 +66,11 @@ void Arena::set(const std::string& value, const Tensor& t, size_t index) {
 Tensor Arena::read(const std::string& value) {
   Value* v = g_.findValue(value);
   if (!v) fail("run: no value '" + value + "' in the graph");
+  if (!v->type().isTensor()) {
+    auto held = containers_.find(value);
+    if (held == containers_.end()) fail("run: value '" + value + "' was never written");
+    return held->second;
+  }
   Tensor t(v->dtype(), v->shape());
   void* p = find(value);
   if (!p) fail("run: value '" + value + "' was never written");
@@ -69,6 +79,10 @@ Tensor Arena::read(const std::string& value) {
 }
 
 void Arena::own(const std::string& name, const Tensor& t) {
+  if (t.isContainer()) {
+    containers_.insert_or_assign(name, t);
+    return;
+  }
   private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
   if (t.byteSize()) std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
   where_[name] = private_.back().data();

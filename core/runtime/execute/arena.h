@@ -28,9 +28,12 @@ class ArenaLayout {
   std::map<std::string, size_t> lastReader_;
 };
 
+// Sequences and optionals (ir/shape.h) are not bytes: they are held as they are, beside the buffers, and only host
+// groups read or make them.
 class Arena {
  public:
   Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels);
+  // Where `value` is, or null when nothing wrote it (a container's holder, whose address means only "written").
   void* find(const std::string& value);
   // Where kernel `index` writes `value`.
   void* place(const std::string& value, size_t bytes, size_t index);
@@ -44,6 +47,7 @@ class Arena {
   std::vector<std::vector<std::byte>> planned_;
   std::list<std::vector<std::byte>> private_;
   std::map<std::string, void*> where_;
+  std::map<std::string, Tensor> containers_;
 };
 
 size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes

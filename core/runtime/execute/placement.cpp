@@ -15,6 +15,7 @@ const EnumNames<HostRule>& ruleNames() {
   static const EnumNames<HostRule> names = {
       {HostRule::None, "kernel"},          {HostRule::ControlFlow, "control-flow"}, {HostRule::UnknownOp, "unknown-op"},
       {HostRule::NoLowering, "no-lowering"}, {HostRule::NoCodegen, "dtype"}, {HostRule::DataDependent, "data-dependent"},
+      {HostRule::Containers, "container"},
   };
   return names;
 }
@@ -28,6 +29,16 @@ std::string dtypeWithoutForm(const Node& n) {
       if (v && !codegen::hasGeneratedForm(v->dtype()))
         return nodeText(n) + ": '" + v->name() + "' is " + std::string(dtypeName(v->dtype())) +
                ", which generated code cannot hold yet (float4 lives in the reference semantics only)";
+  return "";
+}
+
+// A sequence or optional the node reads or makes, as a reason; "" when there is none.
+std::string containerValue(const Node& n) {
+  for (const std::vector<Value*>* list : {&n.inputs(), &n.outputs()})
+    for (const Value* v : *list)
+      if (v && !v->type().isTensor())
+        return nodeText(n) + ": '" + v->name() + "' is a " + v->type().toString() +
+               ", a value that lives on the host (the reference semantics run the nodes that read or make one)";
   return "";
 }
 
@@ -58,6 +69,8 @@ Placement placeBeforeLowering(const Graph& g, const kernel::KernelSpec& spec) {
     if (opTraits(n->op()).subgraphs)
       return {HostRule::ControlFlow, nodeText(*n) + " is control flow: it runs on the host, its subgraphs by the "
                                                     "reference interpreter"};
+  for (const Node* n : nodes)
+    if (std::string why = containerValue(*n); !why.empty()) return {HostRule::Containers, why};
   for (const Node* n : nodes)
     if (std::string why = dtypeWithoutForm(*n); !why.empty()) return {HostRule::NoCodegen, why};
   for (const Node* n : nodes)

@@ -19,8 +19,9 @@ enum class HostRule {
   NoLowering,   // no kernel template lowers the group, or its schedule failed (the reason names node and op)
   NoCodegen,    // a dtype the code generators have no form for (float4)
   DataDependent,  // a node specialized to a data-dependent shape (ops/specialize.h): the host checks its extents
+  Containers,     // a node reads or makes a sequence or optional (ir/shape.h): such values live on the host
 };
-// "kernel", "control-flow", "unknown-op", "no-lowering", "dtype", "data-dependent"
+// "kernel", "control-flow", "unknown-op", "no-lowering", "dtype", "data-dependent", "container"
 const std::string& hostRuleName(HostRule r);
 
 struct Placement {

@@ -94,6 +94,26 @@ void compareRange(const Tensor& actual, const Tensor& expected, Tolerance tol, d
 
 }  // namespace
 
+namespace {
+// A container's elements one by one (a sequence's in order, an optional's one or none).
+Comparison compareContainers(const Tensor& actual, const Tensor& expected, Tolerance tol) {
+  Comparison c;
+  const auto &a = actual.elements(), &e = expected.elements();
+  if (a.size() != e.size()) {
+    c.ok = false;
+    c.message = "holds " + std::to_string(a.size()) + " elements; expected " + std::to_string(e.size());
+    return c;
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    Comparison part = compareTensors(a[i], e[i], tol);
+    c.maxAbsError = std::max(c.maxAbsError, part.maxAbsError);
+    c.maxRelError = std::max(c.maxRelError, part.maxRelError);
+    if (!part.ok && c.ok) c.ok = false, c.message = "element " + std::to_string(i) + ": " + part.message;
+  }
+  return c;
+}
+}  // namespace
+
 Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol) {
   Comparison c;
   if (actual.type() != expected.type()) {
@@ -101,6 +121,7 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
     c.message = "type " + actual.type().toString() + " differs from expected " + expected.type().toString();
     return c;
   }
+  if (expected.isContainer()) return compareContainers(actual, expected, tol);
   int64_t n = expected.numElements();
   // A sum's rounding error scales with its terms, not with its result: an element that cancels toward zero
   // (a 4096-term dot product that lands near 0) keeps the error of its neighbours. So the relative tolerance
