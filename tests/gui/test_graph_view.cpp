@@ -7,6 +7,7 @@
 #include "frontend/model_io.h"
 #include "gui_test_util.h"
 #include "ui/graph/graph_items.h"
+#include "ui/graph/graph_layout.h"
 #include "ui/graph/graph_view.h"
 #include "ui/pipeline/ir_panel.h"
 #include "ui/session/session_controller.h"
@@ -19,6 +20,17 @@ using tessera::ui::test::waitIdle;
 class TestGraphView : public QObject {
   Q_OBJECT
  private slots:
+  // A sequence or optional reads as its type, not as a scalar (its type has no shape).
+  void containersShowTheirType() {
+    Graph g;
+    Value* seq = g.addInput("s", TensorType::container(ValueKind::Sequence, DType::F32));
+    LayoutNode box = describeInput(*seq);
+    QCOMPARE(box.subtitle, QStringLiteral("seq<f32>"));
+    QCOMPARE(box.tooltip, QStringLiteral("%s: seq<f32> · held on the host"));
+    Value* x = g.addInput("x", {DType::F32, {}});
+    QCOMPARE(describeInput(*x).subtitle, QStringLiteral("scalar f32"));
+  }
+
   void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
 
   void aNewLayoutSupersedesTheOlderOnes() {

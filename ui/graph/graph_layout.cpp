@@ -31,8 +31,9 @@ namespace {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
-// "1×64×56×56 f32": the second line of a node.
+// "1×64×56×56 f32": the second line of a node; a sequence or optional as its type reads ("seq<f32>").
 QString typeLine(const TensorType& t) {
+  if (!t.isTensor()) return q(t.toString());
   QStringList dims;
   for (int64_t d : t.shape) dims << QString::number(d);
   return (dims.isEmpty() ? QStringLiteral("scalar") : dims.join(QChar(0xd7))) + " " + q(std::string(dtypeName(t.dtype)));
@@ -205,6 +206,8 @@ void foldCollapsed(GraphLayout& layout) {
 }  // namespace
 
 QString valueTooltip(const Value& v) {
+  if (!v.type().isTensor())  // a sequence or optional: its size is data, known when it runs
+    return QStringLiteral("%%1: %2 · held on the host").arg(q(v.name()), q(v.type().toString()));
   return QStringLiteral("%%1: %2 · %3 bytes").arg(q(v.name()), q(v.type().toString())).arg(QLocale().toString(qlonglong(v.type().bytes())));
 }
 
