@@ -11,8 +11,6 @@ namespace tessera {
 namespace {
 using namespace ops;
 
-constexpr int kManyInputs = 1 << 20;  // captures follow the formal inputs; their count is the body's
-
 bool truth(const Tensor& t) { return t.numElements() > 0 && t.getInt(0) != 0; }
 
 void requireCondition(const InferContext& ctx, size_t input, const std::string& what) {
@@ -35,8 +33,6 @@ size_t nodeFormalInputs(const InferContext& ctx, const std::string& name) {
               std::to_string(captures) + " outer values");
   return ctx.numInputs() - captures;
 }
-
-size_t bodyFormalInputs(const Graph& body) { return body.inputs().size() - body.numCaptures(); }
 
 // ---- If ----
 
@@ -188,11 +184,11 @@ std::vector<Tensor> evalLoop(const Node& node, const std::vector<const Tensor*>&
 void registerScanOps(OpRegistry& r);  // control_flow_scan.cpp
 
 void registerControlFlowOps(OpRegistry& r) {
-  addOp(r, {"If", OpCategory::Other, "runs then_branch or else_branch (subgraphs) as cond says", 1, kManyInputs, 1,
-            kManyInputs, {}, inferIf, evalIf}, {.subgraphs = true, .containers = true});
+  addOp(r, {"If", OpCategory::Other, "runs then_branch or else_branch (subgraphs) as cond says", 1, kMaxVariadic, 1,
+            kMaxVariadic, {}, inferIf, evalIf}, {.subgraphs = true, .containers = true});
   // Its cost follows M, not the size of its operands: never evaluated at compile time.
   addOp(r, {"Loop", OpCategory::Other, "runs body (a subgraph) M times or while cond holds, carrying values", 0,
-            kManyInputs, 1, kManyInputs, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true, .containers = true});
+            kMaxVariadic, 1, kMaxVariadic, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true, .containers = true});
   registerScanOps(r);
 }
 

@@ -13,6 +13,8 @@ namespace tessera::ops {
 
 // The graph attribute `name` of `node`; throws naming the node when it is absent or not a graph.
 const Graph& bodyAttr(const Node& node, const std::string& name);
+// A body's own inputs, before its captures.
+inline size_t bodyFormalInputs(const Graph& body) { return body.inputs().size() - body.numCaptures(); }
 
 // A copy of `body` whose input i has type types[i] and, when data[i] is non-null, becomes an initializer
 // holding it; then types are inferred through it. With `evaluate` (a run, every input bound), a node whose

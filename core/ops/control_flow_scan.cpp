@@ -10,8 +10,6 @@ namespace tessera {
 namespace {
 using namespace ops;
 
-constexpr int kManyInputs = 1 << 20;
-
 // What inference and evaluation both need: the counts, axes and directions, checked.
 struct ScanForm {
   size_t states = 0, scanInputs = 0, scanOutputs = 0;
@@ -28,7 +26,7 @@ std::vector<int64_t> perScan(const Node& node, const std::string& attr, size_t c
 
 ScanForm scanForm(const Node& node, const std::vector<size_t>& inRanks, const std::vector<size_t>& outRanks) {
   const Graph& body = bodyAttr(node, "body");
-  size_t formal = body.inputs().size() - body.numCaptures();
+  size_t formal = bodyFormalInputs(body);
   if (node.numInputs() != body.inputs().size())
     failNode(node, "has " + std::to_string(node.numInputs()) + " inputs but body takes " +
                        std::to_string(body.inputs().size()) + " (with its outer values)");
@@ -78,7 +76,7 @@ int64_t scanLength(const Node& node, const ScanForm& f, const std::vector<Shape>
 void inferScan(InferContext& ctx) {
   const Node& node = ctx.node();
   const Graph& body = bodyAttr(node, "body");
-  size_t formal = body.inputs().size() - body.numCaptures();
+  size_t formal = bodyFormalInputs(body);
   size_t m = size_t(std::max<int64_t>(1, node.attrInt("num_scan_inputs", 1)));
   if (m > formal) ctx.error("attribute 'num_scan_inputs' = " + std::to_string(m) + " exceeds body's inputs");
   ScanForm f = scanForm(node, scanInputRanks(node, formal - m, m), {});
@@ -113,7 +111,7 @@ std::vector<Tensor> evalScan(const Node& node, const std::vector<const Tensor*>&
                              const std::vector<TensorType>& types) {
   const Graph& body = bodyAttr(node, "body");
   size_t m = size_t(node.attrInt("num_scan_inputs", 1));
-  size_t states = body.inputs().size() - body.numCaptures() - m;
+  size_t states = bodyFormalInputs(body) - m;
   std::vector<size_t> outRanks;
   for (size_t j = states; j < types.size(); ++j) outRanks.push_back(types[j].shape.size() - 1);
   ScanForm f = scanForm(node, scanInputRanks(node, states, m), outRanks);
@@ -143,7 +141,7 @@ std::vector<Tensor> evalScan(const Node& node, const std::vector<const Tensor*>&
 
 void registerScanOps(OpRegistry& r) {
   addOp(r, {"Scan", OpCategory::Other, "runs body (a subgraph) over slices of the scan inputs, carrying states", 1,
-            kManyInputs, 1, kManyInputs, {}, inferScan, evalScan}, {.subgraphs = true});
+            kMaxVariadic, 1, kMaxVariadic, {}, inferScan, evalScan}, {.subgraphs = true});
 }
 
 }  // namespace tessera

@@ -96,6 +96,9 @@ Tensor stridedCopy(const Tensor& src, const TensorType& outType, const std::vect
                    int64_t srcOffset);
 
 // --- registration and messages ---
+// The arity bound of a variadic op (Concat's inputs, Split's outputs, SequenceConstruct's inputs, and a node with
+// subgraphs, whose captures follow its formal inputs).
+inline constexpr int kMaxVariadic = 1 << 20;
 
 // Registers `schema` with its inference and evaluation wrapped so that an Error they raise without naming the
 // node (an element-count overflow, a tensor over the size limit) is re-raised as "node 'id' (Op): ...".

@@ -15,8 +15,6 @@ namespace tessera {
 namespace {
 using namespace ops;
 
-constexpr int kManyInputs = 1 << 20;
-
 // A sequence position (an integer scalar, ONNX's -n..n-1, or -n..n where `end` may be named) as an index.
 int64_t sequencePosition(const Node& node, const Tensor& position, int64_t n, bool endAllowed) {
   if (!isInteger(position.dtype()) || position.numElements() != 1)
@@ -247,7 +245,7 @@ void registerSequenceOps(OpRegistry& r) {
   const OpTraits containers{.containers = true};
   addOp(r, {"SequenceEmpty", OpCategory::Other, "an empty sequence of attribute dtype", 0, 0, 1, 1, {},
             inferSequenceEmpty, evalSequenceEmpty}, containers);
-  addOp(r, {"SequenceConstruct", OpCategory::Other, "a sequence of the inputs", 1, kManyInputs, 1, 1, {},
+  addOp(r, {"SequenceConstruct", OpCategory::Other, "a sequence of the inputs", 1, kMaxVariadic, 1, 1, {},
             inferSequenceConstruct, evalSequenceConstruct}, containers);
   addOp(r, {"SequenceLength", OpCategory::Other, "the number of tensors in a sequence", 1, 1, 1, 1, {},
             inferSequenceLength, evalSequenceLength}, containers);

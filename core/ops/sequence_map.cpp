@@ -11,8 +11,6 @@
 namespace tessera::ops {
 namespace {
 
-constexpr int kManyInputs = 1 << 20;
-
 size_t formalInputs(const Node& node) {
   const Graph& body = bodyAttr(node, "body");
   size_t captures = body.numCaptures();
@@ -23,9 +21,9 @@ size_t formalInputs(const Node& node) {
 void inferSequenceMap(InferContext& ctx) {
   const Graph& body = bodyAttr(ctx.node(), "body");
   size_t formal = formalInputs(ctx.node());
-  if (body.inputs().size() - body.numCaptures() != formal)
+  if (bodyFormalInputs(body) != formal)
     ctx.error("passes " + std::to_string(formal) + " inputs but body takes " +
-              std::to_string(body.inputs().size() - body.numCaptures()));
+              std::to_string(bodyFormalInputs(body)));
   if (body.outputs().size() != ctx.node().numOutputs())
     ctx.error("has " + std::to_string(ctx.node().numOutputs()) + " outputs but body gives " +
               std::to_string(body.outputs().size()));
@@ -76,8 +74,8 @@ std::vector<Tensor> evalSequenceMap(const Node& node, const std::vector<const Te
 }  // namespace
 
 void registerSequenceMapOp(OpRegistry& r) {
-  addOp(r, {"SequenceMap", OpCategory::Other, "runs body (a subgraph) on each position of the sequences", 1, kManyInputs,
-            1, kManyInputs, {}, inferSequenceMap, evalSequenceMap},
+  addOp(r, {"SequenceMap", OpCategory::Other, "runs body (a subgraph) on each position of the sequences", 1, kMaxVariadic,
+            1, kMaxVariadic, {}, inferSequenceMap, evalSequenceMap},
         {.subgraphs = true, .unboundedEval = true, .containers = true});
 }
 

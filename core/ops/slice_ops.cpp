@@ -11,8 +11,6 @@
 namespace tessera::ops {
 namespace {
 
-constexpr int kMaxVariadic = 1 << 20;  // bound on Concat inputs and Split outputs
-
 int64_t axisAttr(const Node& node, int64_t rank, int64_t fallback) {
   int64_t axis = node.attrInt("axis", fallback);
   auto n = normalizeAxis(axis, rank);
