@@ -42,7 +42,7 @@ std::vector<Tensor> loadInputs(const Graph& g, const RunArgs& args) {
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     fs::path p = fs::path(args.inputsDir) / ("input_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) fail(p.string() + ": missing (graph input " + std::to_string(i) + " '" + g.inputs()[i]->name() + "')");
-    inputs.push_back(readTensorProtoFile(p.string()));
+    inputs.push_back(readValueFile(p.string(), g.inputs()[i]->type()));
   }
   return inputs;
 }
@@ -60,8 +60,15 @@ Graph loadModelFor(const RunArgs& args, std::vector<Tensor>& inputs) {
   return loadModel(args.model, byName);
 }
 
-// A short, stable summary of a tensor: its first values and their sum.
+// A short, stable summary of a tensor: its first values and their sum; of a sequence or optional, its count and
+// its first elements'.
 std::string summarize(const Tensor& t) {
+  if (t.isContainer()) {
+    const std::vector<Tensor>& e = t.elements();
+    std::string s = std::to_string(e.size()) + (e.size() == 1 ? " tensor" : " tensors");
+    for (size_t i = 0; i < std::min<size_t>(e.size(), 3); ++i) s += (i ? "; " : ": ") + e[i].type().toString() + " " + summarize(e[i]);
+    return s + (e.size() > 3 ? "; ..." : "");
+  }
   std::string s;
   int64_t n = t.numElements();
   double sum = 0;
@@ -76,9 +83,9 @@ void saveDataSet(const Graph& g, const std::vector<Tensor>& inputs, const std::v
                  const std::string& dir) {
   fs::create_directories(dir);
   for (size_t i = 0; i < inputs.size(); ++i)
-    writeTensorProtoFile(inputs[i], g.inputs()[i]->name(), (fs::path(dir) / ("input_" + std::to_string(i) + ".pb")).string());
+    writeValueFile(inputs[i], g.inputs()[i]->name(), (fs::path(dir) / ("input_" + std::to_string(i) + ".pb")).string());
   for (size_t i = 0; i < outputs.size(); ++i)
-    writeTensorProtoFile(outputs[i], g.outputs()[i]->name(),
+    writeValueFile(outputs[i], g.outputs()[i]->name(),
                          (fs::path(dir) / ("output_" + std::to_string(i) + ".pb")).string());
 }
 

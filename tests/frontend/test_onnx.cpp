@@ -803,6 +803,14 @@ class TestOnnx : public QObject {
     QCOMPARE(errorOf([&] { parseValueProto(seq.SerializeAsString(), "s.pb", TensorType::container(ValueKind::Sequence, DType::I64)); }),
              std::string("s.pb: element 0 is f32[2] but the model declares seq<i64>"));
     QVERIFY(errorOf([&] { parseValueProto("\xff\xff", "bad.pb", seqF32); }).starts_with("bad.pb: not a valid ONNX SequenceProto"));
+    // What `run --save-data` writes reads back the same: a sequence, an optional sequence, an empty optional.
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("v.pb").toStdString();
+    for (const Tensor& v : {s, Tensor::optional(optSeq, s), none}) {
+      writeValueFile(v, "v", path);
+      QVERIFY2(readValueFile(path, v.type()).identical(v), v.type().toString().c_str());
+    }
+    QVERIFY(errorOf([&] { writeTensorProtoFile(s, "s", path); }).ends_with("a seq<f32> is not a TensorProto (writeValueFile)"));
   }
 
   // Inputs the fuzzer once crashed on (tests/fuzz/fuzz_onnx.cpp): each must now import or fail with an Error.

@@ -49,6 +49,8 @@ Tensor parseTensorProto(std::string_view bytes, const std::string& sourceName);
 // of `declared`'s dtype.
 Tensor readValueFile(const std::string& path, const TensorType& declared);
 Tensor parseValueProto(std::string_view bytes, const std::string& sourceName, const TensorType& declared);
+// The inverse of readValueFile: a TensorProto, SequenceProto or OptionalProto as the value's type says.
+void writeValueFile(const Tensor& value, const std::string& name, const std::string& path);
 void writeTensorProtoFile(const Tensor& tensor, const std::string& name, const std::string& path);
 
 }  // namespace tessera

@@ -86,9 +86,13 @@ std::optional<TensorType> containerType(const onnx::TypeProto& tp);
 void typeToProto(const TensorType& t, onnx::TypeProto& tp);
 // A SequenceProto or OptionalProto (as `declared`'s kind says) read as a container of `declared`'s dtype.
 Tensor containerFromBytes(std::string_view bytes, const TensorType& declared, const std::string& what);
+// Writes a container as the SequenceProto or OptionalProto containerFromBytes reads.
+void writeContainer(const Tensor& value, const std::string& name, const std::string& path);
 
 // Reads a whole file, refusing files over kMaxProtoBytes before allocating.
 std::string readBoundedFile(const std::string& path);
+// Writes one message as a file; throws "PATH: cannot write file".
+void writeMessage(const google::protobuf::MessageLite& message, const std::string& path);
 // Parses a size checked against kMaxProtoBytes, nested up to kMaxProtoNesting; throws "SOURCE: not a valid ONNX KIND".
 void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
                   const std::string& kind);

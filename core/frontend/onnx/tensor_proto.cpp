@@ -335,6 +335,11 @@ void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
 
 std::string readBoundedFile(const std::string& path) { return readWholeFile(path, kMaxProtoBytes); }
 
+void writeMessage(const google::protobuf::MessageLite& message, const std::string& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out || !message.SerializeToOstream(&out)) fail(path + ": cannot write file");
+}
+
 void parseBounded(google::protobuf::MessageLite& message, std::string_view bytes, const std::string& source,
                   const std::string& kind) {
   if (int64_t(bytes.size()) > kMaxProtoBytes) fail(source + ": larger than 2 GiB");
@@ -359,10 +364,10 @@ Tensor parseTensorProto(std::string_view bytes, const std::string& sourceName) {
 Tensor readTensorProtoFile(const std::string& path) { return parseTensorProto(onnxio::readBoundedFile(path), path); }
 
 void writeTensorProtoFile(const Tensor& tensor, const std::string& name, const std::string& path) {
+  if (tensor.isContainer()) fail(path + ": a " + tensor.type().toString() + " is not a TensorProto (writeValueFile)");
   onnx::TensorProto proto;
   onnxio::tensorToProto(tensor, name, proto);
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out || !proto.SerializeToOstream(&out)) fail(path + ": cannot write file");
+  onnxio::writeMessage(proto, path);
 }
 
 }  // namespace tessera

@@ -60,7 +60,31 @@ Tensor sequenceFromProto(const onnx::SequenceProto& p, DType element, const std:
   return Tensor::sequence(element, std::move(elements));
 }
 
+void sequenceToProto(const Tensor& seq, onnx::SequenceProto& p) {
+  p.set_elem_type(onnx::SequenceProto::TENSOR);
+  for (const Tensor& e : seq.elements()) tensorToProto(e, "", *p.add_tensor_values());
+}
+
 }  // namespace
+
+void writeContainer(const Tensor& value, const std::string& name, const std::string& path) {
+  if (value.type().kind == ValueKind::Sequence) {
+    onnx::SequenceProto p;
+    p.set_name(name);
+    sequenceToProto(value, p);
+    return writeMessage(p, path);
+  }
+  onnx::OptionalProto p;  // an empty one stays UNDEFINED, as ONNX's own test files write it
+  p.set_name(name);
+  if (!value.elements().empty() && value.type().isSequence()) {
+    p.set_elem_type(onnx::OptionalProto::SEQUENCE);
+    sequenceToProto(value.elements()[0], *p.mutable_sequence_value());
+  } else if (!value.elements().empty()) {
+    p.set_elem_type(onnx::OptionalProto::TENSOR);
+    tensorToProto(value.elements()[0], "", *p.mutable_tensor_value());
+  }
+  writeMessage(p, path);
+}
 
 Tensor containerFromBytes(std::string_view bytes, const TensorType& declared, const std::string& what) {
   if (declared.kind == ValueKind::Sequence) {
@@ -107,6 +131,11 @@ Tensor parseValueProto(std::string_view bytes, const std::string& sourceName, co
 
 Tensor readValueFile(const std::string& path, const TensorType& declared) {
   return parseValueProto(onnxio::readBoundedFile(path), path, declared);
+}
+
+void writeValueFile(const Tensor& value, const std::string& name, const std::string& path) {
+  if (value.isContainer()) return onnxio::writeContainer(value, name, path);
+  writeTensorProtoFile(value, name, path);
 }
 
 }  // namespace tessera
