@@ -264,6 +264,28 @@ class TestCli : public QObject {
     QCOMPARE(cli({"compile", model, "--param", "k9.mma=1"}).code, 2);
     QCOMPARE(cli({"compile", model, "--param", "k0.mma=one"}).code, 2);
   }
+  // A sequence output is printed as its count and elements, saved as a SequenceProto that conformance reads
+  // back, and fed to another model through --inputs.
+  void runSavesAndReadsSequences() {
+    QString split = writeFile("split.tsr", "graph g {\n  input %x: f32[2,3]\n  node s = SplitToSequence(%x) {axis=1} -> %s\n"
+                                           "  output %s\n}\n");
+    QString test = dir_.filePath("seqconf/test_split");
+    QVERIFY(QDir().mkpath(test));
+    QCOMPARE(cli({"convert", split, "-o", test + "/model.onnx"}).code, 0);
+    Result r = cli({"run", split, "--output", test + "/test_data_set_0"});
+    QCOMPARE(r.code, 0);
+    QVERIFY2(r.out.contains("seq<f32> 3 tensors: f32[2,1] ["), qPrintable(r.out));
+    Result conf = cli({"conformance", test});
+    QVERIFY2(conf.code == 0 && conf.out.contains("pass test_split"), qPrintable(conf.out + conf.err));
+    QString length = writeFile("length.tsr", "graph g {\n  input %s: seq<f32>\n  node n = SequenceLength(%s) -> %n\n"
+                                             "  output %n\n}\n");
+    QString feed = dir_.filePath("seqfeed");
+    QVERIFY(QDir().mkpath(feed));
+    QVERIFY(QFile::copy(test + "/test_data_set_0/output_0.pb", feed + "/input_0.pb"));
+    Result counted = cli({"run", length, "--inputs", feed});
+    QVERIFY2(counted.code == 0 && counted.out.contains("sum=3"), qPrintable(counted.out + counted.err));
+  }
+
   void conformanceCountsAndExitCodes() {
     // A test made from a run of a sample passes; one whose expected output comes from other inputs fails.
     QString root = dir_.filePath("conf");
