@@ -16,8 +16,9 @@ bool Fuel::consume() {
   return true;
 }
 
-PassContext::PassContext(const std::string& passName, const std::vector<PassStatistic>& declared, Fuel& fuel)
-    : passName_(passName), fuel_(fuel) {
+PassContext::PassContext(const std::string& passName, const std::vector<PassStatistic>& declared, Fuel& fuel,
+                         CancelToken cancel)
+    : passName_(passName), fuel_(fuel), cancel_(std::move(cancel)) {
   for (const PassStatistic& s : declared) stats_.emplace_back(s.name, 0);
 }
 
@@ -63,7 +64,7 @@ void PassManager::checkOptions() const {
 
 void PassManager::runOne(Pass& pass, Graph& graph, size_t index, Fuel& fuel) {
   for (auto& i : instrumentations_) i->beforePass(pass, graph);
-  PassContext context(pass.name(), pass.statistics(), fuel);
+  PassContext context(pass.name(), pass.statistics(), fuel, options_.cancel);
   auto start = std::chrono::steady_clock::now();
   double passMs = -1;  // the pass alone, without verification
   auto info = [&] {

@@ -41,9 +41,14 @@ class Fuel {
 // What one pass application sees besides the graph: its statistics and the shared fuel.
 class PassContext {
  public:
-  PassContext(const std::string& passName, const std::vector<PassStatistic>& declared, Fuel& fuel);
-  // Call before each rewrite; false means the fuel is out and the pass must leave the graph as it is.
-  bool tryRewrite() { return fuel_.consume(); }
+  PassContext(const std::string& passName, const std::vector<PassStatistic>& declared, Fuel& fuel,
+              CancelToken cancel = {});
+  // Call before each rewrite; false means the fuel is out and the pass must leave the graph as it is. Throws
+  // Cancelled when the compile was cancelled: a pass over a large graph stops at its next rewrite, not its end.
+  bool tryRewrite() {
+    cancel_.check();
+    return fuel_.consume();
+  }
   // Adds to a declared statistic; throws Error naming the pass for an undeclared one (a typo in a pass).
   void count(const std::string& statistic, int64_t n = 1);
   int64_t statistic(const std::string& name) const;
@@ -53,6 +58,7 @@ class PassContext {
   std::string passName_;
   StatisticValues stats_;
   Fuel& fuel_;
+  CancelToken cancel_;
 };
 
 class Pass {
