@@ -17,7 +17,7 @@ namespace tessera::cli {
 namespace {
 
 struct LessonArgs {
-  std::string lesson, renderDir, html;
+  std::string lesson, renderDir, html, backend;
   int width = 1600, height = 1000;
 };
 
@@ -29,6 +29,7 @@ int playLesson(const LessonArgs& args) {
   r.renderDir = QString::fromStdString(args.renderDir);
   r.html = QString::fromStdString(args.html);
   r.size = QSize(args.width, args.height);
+  r.backend = QString::fromStdString(args.backend);
   return ui::exportLesson(r);
 }
 #else
@@ -46,6 +47,8 @@ void addLessonCommand(CLI::App& app, int& exitCode) {
   cmd->add_option("LESSON", args->lesson, "Lesson file (lessons/*.json, docs/lessons.md)")->required()->check(CLI::ExistingFile);
   cmd->add_option("--render", args->renderDir, "Folder for each step's picture (step-01.png, ...)");
   cmd->add_option("--html", args->html, "Write the lesson as one self-contained HTML page");
+  cmd->add_option("--backend", args->backend, "Where the steps run when the lesson names no backend: cpu (the default) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--width", args->width, "Picture width in pixels")->check(CLI::Range(320, 8192))->capture_default_str();
   cmd->add_option("--height", args->height, "Picture height in pixels")->check(CLI::Range(240, 8192))->capture_default_str();
   cmd->callback([args, &exitCode] { exitCode = playLesson(*args); });

@@ -17,6 +17,7 @@
 #include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/lesson_export.h"
 #include "ui/lessons/lesson_player.h"
+#include "ui/run/run_controller.h"
 #include "ui/schedule/schedule_panel.h"
 #include "ui/lessons/presentation.h"
 #include "ui/lessons/lessons_dock.h"
@@ -117,6 +118,36 @@ class TestLessons : public QObject {
       QVERIFY2(waits >= 1, qPrintable(path + ": no step waits for the learner"));
       QCOMPARE(player.index(), player.count() - 1);
     }
+  }
+
+  // Steps whose lesson names no backend play on the learner's: the window's (cpu in place of the reference
+  // interpreter), then whichever they pick in the Run panel. On a GPU that is cuda, and the figures are the GPU's;
+  // without one, asking the headless player for cuda fails saying why.
+  void stepsPlayOnTheLearnersBackend() {
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.show();
+    RunController* runs = w.controller()->runs();
+    runs->setBackend("reference");
+    LessonPlayer player(w);
+    QCOMPARE(player.defaultBackend(), QString("cpu"));
+    bool gpu = false;
+    for (const BackendInfo& b : runs->backends()) gpu = gpu || (b.name == "cuda" && b.unavailable.isEmpty());
+    const QString expected = gpu ? "cuda" : "cpu";
+    if (gpu) runs->setBackend("cuda");
+    QCOMPARE(player.defaultBackend(), expected);
+    player.setLesson(loadLesson(TESSERA_SOURCE_DIR "/lessons/08-graph-to-ptx.json"));
+    const QString error = playToEnd(player, 240000);
+    QVERIFY2(error.isEmpty(), qPrintable(error));
+    QCOMPARE(runs->backend().name, expected);
+    QVERIFY(runs->lastRun());
+    QCOMPARE(runs->lastRun()->backend, expected);
+    if (gpu) return;
+    qInfo("no GPU here: the lesson played on cpu; checking that --backend cuda is refused");
+    LessonExport r;
+    r.lesson = TESSERA_SOURCE_DIR "/lessons/08-graph-to-ptx.json";
+    r.backend = "cuda";
+    QCOMPARE(exportLesson(r), 2);
   }
 
   // A step that waits is not met until the learner acts, and is met once they did.

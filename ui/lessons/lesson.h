@@ -56,7 +56,8 @@ struct Lesson {
 
 // The whole state a step shows: every earlier step's settings and the outcome of its wait, then its own.
 struct LessonState {
-  QString model, branch = "main", step = "last", select, panel = "graph", level, backend = "cpu";
+  QString model, branch = "main", step = "last", select, panel = "graph", level;
+  QString backend;  // "" = the player's (LessonPlayer::defaultBackend)
   QStringList expand;
   std::vector<Override> overrides;
   LessonParams params;

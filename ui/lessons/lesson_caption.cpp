@@ -107,6 +107,7 @@ QString figure(const SessionController& c, const QString& name, const QString& a
   if (name == "tuned") return tunedFigure(c, arg);
   if (name == "overrides") return overridesFigure(c);
   if (name == "run") return c.runs()->lastRun() ? runSummary(*c.runs()->lastRun()) : QString();
+  if (name == "backend") return c.runs()->backend().name;
   if (name == "device") return c.code()->kernels() ? q(c.code()->kernels()->device.name) : QString();
   return {};
 }

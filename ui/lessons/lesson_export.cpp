@@ -19,6 +19,7 @@
 #include "ui/session/session_files.h"
 #include "ui/window/headless_render.h"
 #include "ui/window/main_window.h"
+#include "ui/window/run_docks.h"
 
 namespace tessera::ui {
 namespace {
@@ -129,6 +130,8 @@ int exportLesson(const LessonExport& r) {
   w.sessionFiles()->setPrompts({});
   w.resize(r.size);
   w.show();
+  if (!r.backend.isEmpty())
+    if (const QString why = chooseBackend(w, r.backend); !why.isEmpty()) return failWith(why);
   LessonPlayer player(w);
   player.setLesson(lesson);
   std::vector<LessonPage> pages;

@@ -34,6 +34,7 @@ struct LessonExport {
   QString renderDir;  // step-NN.png for each step ("" for none)
   QString html;       // the page ("" for none)
   QSize size{1600, 1000};
+  QString backend;    // the steps' backend where the lesson names none ("": cpu)
   int timeoutMs = 600000;
 };
 // Returns 0, or prints one line naming the problem to stderr and returns 2.

@@ -44,6 +44,11 @@ LessonPlayer::LessonPlayer(MainWindow& window, QObject* parent) : QObject(parent
   connect(c, &SessionController::selectionChanged, this, &LessonPlayer::checkWait);
   connect(c->runs(), &RunController::runFinished, this, &LessonPlayer::checkWait);
   connect(c->code(), &CodeController::kernelsReady, this, &LessonPlayer::checkWait);
+  const QString shown = c->runs()->backend().name;
+  defaultBackend_ = shown == "reference" ? "cpu" : shown;
+  connect(c->runs(), &RunController::backendChanged, this, [this](const BackendInfo& b) {
+    if (!running_ && b.name != "reference") defaultBackend_ = b.name;  // the learner's choice, not a step's
+  });
 }
 
 void LessonPlayer::setLesson(Lesson lesson) {
@@ -104,8 +109,9 @@ void LessonPlayer::queueState(const LessonState& st) {
   });
   queue([this, c, st] {
     if (c->overrides() != st.overrides) c->applyOverrides(st.overrides);
-    if (c->runs()->backend().name == st.backend) return QString();
-    const QString why = chooseBackend(window_, st.backend);
+    const QString backend = st.backend.isEmpty() ? defaultBackend_ : st.backend;
+    if (c->runs()->backend().name == backend) return QString();
+    const QString why = chooseBackend(window_, backend);
     return why.isEmpty() ? why : where("backend") + ": " + why;
   });
   queue([this, c, st] {

@@ -30,6 +30,10 @@ class LessonPlayer : public QObject {
   int count() const { return int(lesson_.steps.size()); }
   const LessonStep& current() const { return lesson_.steps[size_t(index_)]; }
   MainWindow& window() const { return window_; }
+  // The backend of the steps whose lesson names none: the window's when the player was made (cpu in place of
+  // the reference interpreter), then whichever the learner picks in the Run panel, so a lesson plays on cuda
+  // where the learner runs on a GPU and on cpu without one.
+  QString defaultBackend() const { return defaultBackend_; }
 
   void goTo(int index);
   void next() { goTo(index_ + 1); }
@@ -73,6 +77,7 @@ class LessonPlayer : public QObject {
   std::deque<Stage> stages_;
   bool running_ = false;  // a stage is executing (it may spin the event loop)
   QString error_;
+  QString defaultBackend_;
   QTimer* timer_;
   bool lastMet_ = false;
   std::shared_ptr<const RunResult> runAtStart_;  // PressRun: a run newer than this one
