@@ -78,7 +78,9 @@ std::shared_ptr<const CompileResult> Driver::compiled(const CancelToken& cancel)
   const uint64_t generation = generation_;
   lock.unlock();
   o.cancel = cancel;
-  auto result = std::make_shared<const CompileResult>(compileGraph(model_->clone(), o));
+  Graph work = model_->clone();
+  cancel.check();  // a large model's clone takes as long as a pass
+  auto result = std::make_shared<const CompileResult>(compileGraph(std::move(work), o));
   lock.lock();
   if (generation == generation_) kept_.compiled = result;
   return result;

@@ -92,6 +92,7 @@ CompileResult compileGraph(Graph graph, const CompileOptions& options) {
   pm.addInstrumentation(recorder);
   CompileResult result;
   result.input = std::make_shared<const Graph>(graph.clone());
+  options.cancel.check();  // the clone of a large graph takes as long as a pass
   try {
     pm.run(graph);
   } catch (const Cancelled&) {

@@ -292,6 +292,13 @@ std::vector<Node*> Graph::topoOrder() const {
 Graph Graph::clone() const {
   Graph g(name_);
   std::unordered_map<const Value*, Value*> map;
+  // Sized once: a 40,000-node chain took 0.2-0.26 s a clone growing these (the window clones a model twice
+  // before its first pass, and a cancel waits for that).
+  map.reserve(values_.size());
+  g.values_.reserve(values_.size());
+  g.valueByName_.reserve(values_.size());
+  g.nodes_.reserve(nodes_.size());
+  g.nodeById_.reserve(nodes_.size());
   for (const auto& v : values_) {
     if (!v || v->producer_) continue;
     Value* c = g.newValue(v->name_);
