@@ -10,6 +10,7 @@
 #include "app/cli/commands.h"
 #include "frontend/model_io.h"
 #include "frontend/onnx/onnx_import.h"
+#include "frontend/text/tsr_syntax.h"
 #include "ir/error.h"
 #include "ops/specialize.h"
 #include "driver/driver.h"
@@ -68,6 +69,12 @@ std::string summarize(const Tensor& t) {
     std::string s = std::to_string(e.size()) + (e.size() == 1 ? " tensor" : " tensors");
     for (size_t i = 0; i < std::min<size_t>(e.size(), 3); ++i) s += (i ? "; " : ": ") + e[i].type().toString() + " " + summarize(e[i]);
     return s + (e.size() > 3 ? "; ..." : "");
+  }
+  if (t.holdsStrings()) {
+    std::string s;
+    const std::vector<std::string>& v = t.strings();
+    for (size_t i = 0; i < std::min<size_t>(v.size(), 6); ++i) s += (i ? ", " : "") + tsr::quoteString(v[i]);
+    return "[" + s + (v.size() > 6 ? ", ..." : "") + "]";
   }
   std::string s;
   int64_t n = t.numElements();
@@ -143,8 +150,8 @@ void saveTensors(const compare::Values& values, const RunArgs& args) {
   fs::create_directories(args.saveTensors[1]);
   size_t saved = 0;
   for (const auto& [name, t] : kept.values) {
-    if (t.isContainer()) {  // a sequence or optional is no array: .npy has no form for it
-      std::printf("not saved: '%s' is a %s, not a tensor\n", name.c_str(), t.type().toString().c_str());
+    if (t.holdsObjects()) {  // a sequence, optional or strings: .npy (of numbers) has no form for it
+      std::printf("not saved: '%s' is a %s, not a tensor of numbers\n", name.c_str(), t.type().toString().c_str());
       continue;
     }
     writeNpy(t, (fs::path(args.saveTensors[1]) / fileNameOf(name)).string());

@@ -7,7 +7,7 @@
 
 namespace tessera::codegen {
 bool hasGeneratedForm(DType t) {
-  return detail::float8Code(t) >= 0 || (!isFloat8(t) && t != DType::F4E2M1);
+  return detail::float8Code(t) >= 0 || (!isFloat8(t) && t != DType::F4E2M1 && t != DType::String);
 }
 }  // namespace tessera::codegen
 

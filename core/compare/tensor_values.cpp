@@ -14,6 +14,7 @@ TensorStats tensorStats(const Tensor& t, int bins) {
   s.dtype = t.dtype();
   s.shape = t.shape();
   s.count = t.numElements();
+  if (t.holdsObjects()) return s;  // strings, sequences, optionals: no numbers to count or bin
   const std::vector<double> v = t.toDoubles();
   double sum = 0, sq = 0;
   int64_t finite = 0;
@@ -62,7 +63,7 @@ Slice2D slice2D(const Tensor& t, std::vector<int64_t> fixed, int64_t maxRows, in
   s.totalCols = rank >= 1 ? shape[rank - 1] : 1;
   s.rows = std::min(s.totalRows, maxRows);
   s.cols = std::min(s.totalCols, maxCols);
-  if (t.numElements() == 0) return s.rows = s.cols = 0, s;
+  if (t.numElements() == 0 || t.holdsObjects()) return s.rows = s.cols = 0, s;
   int64_t base = 0;
   for (size_t d = 0; d < lead; ++d) base = base * shape[d] + fixed[d];
   base *= s.totalRows * s.totalCols;
@@ -76,6 +77,11 @@ TensorError tensorError(const Tensor& actual, const Tensor& reference) {
   if (actual.shape() != reference.shape()) {
     e.comparable = false;
     e.message = "shape " + shapeToString(actual.shape()) + " against the reference's " + shapeToString(reference.shape());
+    return e;
+  }
+  if (actual.holdsObjects() || reference.holdsObjects()) {
+    e.comparable = false;
+    e.message = "a " + actual.type().toString() + " has no numbers to measure an error on; it is equal or not";
     return e;
   }
   const std::vector<double> a = actual.toDoubles(), r = reference.toDoubles();

@@ -57,6 +57,7 @@ std::string npyDescr(DType t) {
 
 std::string npyBytes(const Tensor& t) {
   if (t.isContainer()) fail("a " + t.type().toString() + " is not a tensor: a .npy file holds one array");
+  if (t.holdsStrings()) fail("a " + t.type().toString() + " holds strings: Tessera writes .npy of numbers only");
   const std::string h = header(t);
   std::string out(kMagic, kMagicSize);
   out += char(1);

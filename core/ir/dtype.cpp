@@ -31,6 +31,7 @@ std::string_view dtypeName(DType t) {
     case DType::F4E2M1: return "f4e2m1";
     case DType::I2: return "i2";
     case DType::U2: return "u2";
+    case DType::String: return "str";
   }
   return "?";
 }
@@ -38,6 +39,7 @@ std::string_view dtypeName(DType t) {
 std::optional<DType> parseDType(std::string_view name) {
   for (DType t : kAllDTypes)
     if (dtypeName(t) == name) return t;
+  if (name == dtypeName(DType::String)) return DType::String;
   return std::nullopt;
 }
 
@@ -45,7 +47,8 @@ size_t dtypeSize(DType t) {
   switch (t) {
     case DType::F64:
     case DType::I64:
-    case DType::U64: return 8;
+    case DType::U64:
+    case DType::String: return 8;
     case DType::F32:
     case DType::I32:
     case DType::U32: return 4;
@@ -78,7 +81,7 @@ bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64 || isFloat8(t) ||
          t == DType::F4E2M1;
 }
-bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
+bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool && t != DType::String; }
 bool isSigned(DType t) {
   return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8 || t == DType::I4 ||
          t == DType::I2;

@@ -19,7 +19,11 @@ namespace tessera {
 // The kernel backends take none of these.
 enum class DType : uint8_t {
   F32, F16, BF16, F64, I64, I32, I16, I8, U8, Bool, U16, U32, U64,
-  F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I4, U4, F8E8M0, F4E2M1, I2, U2
+  F8E4M3FN, F8E4M3FNUZ, F8E5M2, F8E5M2FNUZ, I4, U4, F8E8M0, F4E2M1, I2, U2,
+  // ONNX's STRING: each element a byte string of any length (UTF-8 by convention), held as std::string
+  // (Tensor::strings), not as bytes. Only the host ops that say so take it (ops/registry.h, OpTraits::strings);
+  // the kernel backends never see it. Not in kAllDTypes, which lists the numeric types.
+  String
 };
 
 inline constexpr DType kAllDTypes[] = {DType::F32,      DType::F16,        DType::BF16,   DType::F64,
@@ -30,9 +34,10 @@ inline constexpr DType kAllDTypes[] = {DType::F32,      DType::F16,        DType
                                        DType::F4E2M1,   DType::I2,         DType::U2};
 
 // Short name used in .tsr text and in every view: f32, f16, bf16, f64, i64, i32, i16, i8, u8, bool, u16,
-// u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4, f8e8m0, f4e2m1, i2, u2.
+// u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4, f8e8m0, f4e2m1, i2, u2; and str.
 std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
+// Bytes one element takes in a dense buffer; a string's slot (sizeof a pointer), which no buffer holds.
 size_t dtypeSize(DType t);
 bool isFloat(DType t);    // f32 f16 bf16 f64, the float8 types and f4e2m1
 bool isFloat8(DType t);   // f8e4m3fn f8e4m3fnuz f8e5m2 f8e5m2fnuz f8e8m0

@@ -13,7 +13,20 @@ uint64_t splitmix(uint64_t& state) {
 }
 }  // namespace
 
+// Strings: words of 0 to 7 lowercase letters, some of them repeated (so equality and lookups have matches).
+Tensor randomStrings(const TensorType& type, uint64_t seed) {
+  uint64_t state = seed;
+  std::vector<std::string> words(size_t(type.numElements()));
+  for (std::string& w : words) {
+    uint64_t r = splitmix(state);
+    w.assign(size_t(r % 8), ' ');
+    for (char& c : w) c = char('a' + (r >>= 3) % 4);
+  }
+  return Tensor::strings(type.shape, std::move(words));
+}
+
 Tensor randomUniform(const TensorType& type, uint64_t seed, double lo, double hi) {
+  if (type.dtype == DType::String) return randomStrings(type, seed);
   Tensor t(type.dtype, type.shape);
   uint64_t state = seed;
   int64_t n = t.numElements();

@@ -10,6 +10,10 @@ namespace tessera {
 
 Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
   int64_t n = type_.numElements();
+  if (dtype == DType::String) {
+    *this = strings(type_.shape, std::vector<std::string>(size_t(n)));
+    return;
+  }
   if (n > kMaxTensorBytes / int64_t(dtypeSize(dtype)))
     fail("tensor " + type_.toString() + " is larger than the 16 GiB limit");
   auto bytes = std::make_shared<std::vector<std::byte>>(size_t(n) * dtypeSize(dtype));
@@ -40,7 +44,12 @@ std::span<std::byte> Tensor::mutableBytes() {
   return {data_, size_};
 }
 
+namespace {
+[[noreturn]] void noNumbers(const TensorType& t) { fail("a " + t.toString() + " holds strings, not numbers"); }
+}  // namespace
+
 double Tensor::getDouble(int64_t i) const {
+  if (holdsStrings()) noNumbers(type_);
   const std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::F32: { float v; std::memcpy(&v, p, 4); return v; }
@@ -59,6 +68,7 @@ double Tensor::getDouble(int64_t i) const {
 }
 
 int64_t Tensor::getInt(int64_t i) const {
+  if (holdsStrings()) noNumbers(type_);
   const std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::I64: { int64_t v; std::memcpy(&v, p, 8); return v; }
@@ -86,6 +96,7 @@ int64_t Tensor::getInt(int64_t i) const {
 }
 
 void Tensor::setDouble(int64_t i, double v) {
+  if (holdsStrings()) noNumbers(type_);
   std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::F32: { float f = float(v); std::memcpy(p, &f, 4); return; }
@@ -115,6 +126,7 @@ void Tensor::setDouble(int64_t i, double v) {
 }
 
 void Tensor::setInt(int64_t i, int64_t v) {
+  if (holdsStrings()) noNumbers(type_);
   std::byte* p = data_ + size_t(i) * dtypeSize(dtype());
   switch (dtype()) {
     case DType::I64: std::memcpy(p, &v, 8); return;
@@ -218,6 +230,22 @@ Tensor Tensor::optional(TensorType type, std::optional<Tensor> element) {
   return t;
 }
 
+Tensor Tensor::strings(Shape shape, std::vector<std::string> values) {
+  TensorType type{DType::String, std::move(shape)};
+  if (int64_t(values.size()) != type.numElements())
+    fail("tensor " + type.toString() + " given " + std::to_string(values.size()) + " strings");
+  Tensor t;
+  t.type_ = std::move(type);
+  t.strings_ = std::make_shared<const std::vector<std::string>>(std::move(values));
+  t.owner_ = std::const_pointer_cast<std::vector<std::string>>(t.strings_);
+  return t;
+}
+
+const std::vector<std::string>& Tensor::strings() const {
+  static const std::vector<std::string> none;
+  return strings_ ? *strings_ : none;
+}
+
 const std::vector<Tensor>& Tensor::elements() const {
   static const std::vector<Tensor> none;
   return elements_ ? *elements_ : none;
@@ -232,6 +260,7 @@ bool Tensor::identical(const Tensor& other) const {
       if (!a[i].identical(b[i])) return false;
     return true;
   }
+  if (holdsStrings()) return strings() == other.strings();
   auto a = bytes(), b = other.bytes();
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size()) == 0);
 }
@@ -242,6 +271,10 @@ uint64_t Tensor::hash() const {
   h.add(&dtype, 1);
   for (int64_t d : shape()) h.addU64(uint64_t(d));
   h.add(bytes().data(), bytes().size());
+  for (const std::string& e : strings()) {
+    h.addU64(e.size());
+    h.add(e.data(), e.size());
+  }
   if (isContainer()) {
     h.addU64(uint64_t(type_.kind) << 32 | elements().size());
     for (const Tensor& e : elements()) h.addU64(e.hash());

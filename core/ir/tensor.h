@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ir/shape.h"
@@ -58,6 +59,14 @@ class Tensor {
   // A sequence's tensors; an optional's one element, or none. Empty for a tensor.
   const std::vector<Tensor>& elements() const;
 
+  // A tensor of strings (DType::String): its elements are std::strings, not bytes (bytes() is empty, and the
+  // numeric accessors above throw).
+  static Tensor strings(Shape shape, std::vector<std::string> values);
+  bool holdsStrings() const { return type_.isTensor() && type_.dtype == DType::String; }
+  const std::vector<std::string>& strings() const;  // empty unless holdsStrings()
+  // Values with no bytes of their own, which only the host holds: containers and string tensors.
+  bool holdsObjects() const { return isContainer() || holdsStrings(); }
+
   // Same bytes with another shape of equal element count.
   Tensor reshaped(Shape shape) const;
   // Byte-wise equality of type and contents.
@@ -72,6 +81,7 @@ class Tensor {
   size_t size_ = 0;
   bool mapped_ = false;
   std::shared_ptr<const std::vector<Tensor>> elements_;  // a container's
+  std::shared_ptr<const std::vector<std::string>> strings_;  // a string tensor's
 };
 
 }  // namespace tessera

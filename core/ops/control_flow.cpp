@@ -185,10 +185,10 @@ void registerScanOps(OpRegistry& r);  // control_flow_scan.cpp
 
 void registerControlFlowOps(OpRegistry& r) {
   addOp(r, {"If", OpCategory::Other, "runs then_branch or else_branch (subgraphs) as cond says", 1, kMaxVariadic, 1,
-            kMaxVariadic, {}, inferIf, evalIf}, {.subgraphs = true, .containers = true});
+            kMaxVariadic, {}, inferIf, evalIf}, {.subgraphs = true, .containers = true, .strings = true});
   // Its cost follows M, not the size of its operands: never evaluated at compile time.
   addOp(r, {"Loop", OpCategory::Other, "runs body (a subgraph) M times or while cond holds, carrying values", 0,
-            kMaxVariadic, 1, kMaxVariadic, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true, .containers = true});
+            kMaxVariadic, 1, kMaxVariadic, {0, 1}, inferLoop, evalLoop}, {.subgraphs = true, .unboundedEval = true, .containers = true, .strings = true});
   registerScanOps(r);
 }
 

@@ -104,6 +104,14 @@ BinaryFns arith(char op) {
   return {};
 }
 
+// Equal of two string tensors, broadcasting.
+Tensor equalStrings(const Tensor& a, const Tensor& b, const Shape& shape) {
+  std::vector<int64_t> ia = broadcastIndexMap(a.shape(), shape), ib = broadcastIndexMap(b.shape(), shape);
+  std::vector<int64_t> eq(ia.size());
+  for (size_t k = 0; k < ia.size(); ++k) eq[k] = a.strings()[size_t(ia[k])] == b.strings()[size_t(ib[k])];
+  return Tensor::fromInts(DType::Bool, shape, eq);
+}
+
 template <class Cmp>
 BinaryFns compare() {
   return {[](double a, double b) { return Cmp{}(a, b) ? 1.0 : 0.0; },
@@ -172,8 +180,8 @@ const BinaryOp kBinaryOps[] = {
      {}, true},
     {"GreaterOrEqual", "y = a >= b (bool)", DTypeClass::Numeric,
      [](const Node&) { return compare<std::greater_equal<>>(); }, {}, true},
-    {"Equal", "y = a == b (bool)", DTypeClass::Any, [](const Node&) { return compare<std::equal_to<>>(); },
-     {.commutative = true}, true},
+    {"Equal", "y = a == b (bool; strings compare byte for byte)", DTypeClass::Any,
+     [](const Node&) { return compare<std::equal_to<>>(); }, {.commutative = true, .strings = true}, true},
     {"And", "y = a && b (bool)", DTypeClass::Bool, [](const Node&) { return logic('&'); }, {.commutative = true}, true},
     {"Or", "y = a || b (bool)", DTypeClass::Bool, [](const Node&) { return logic('|'); }, {.commutative = true}, true},
     {"Xor", "y = a != b (bool)", DTypeClass::Bool, [](const Node&) { return logic('^'); }, {.commutative = true}, true},
@@ -210,6 +218,7 @@ OpSchema binarySchema(const BinaryOp& op) {
     ctx.outputs[0] = {op.outputsBool ? DType::Bool : ctx.input(0).dtype, broadcastInputs(ctx, {0, 1})};
   };
   s.eval = [op](const Node& node, const std::vector<const Tensor*>& in, const std::vector<TensorType>& types) {
+    if (in[0]->holdsStrings()) return std::vector<Tensor>{equalStrings(*in[0], *in[1], types[0].shape)};
     Tensor y = foldInputs({in[0], in[1]}, types[0], op.make(node));
     requireType(node, y, types[0]);
     return std::vector<Tensor>{y};

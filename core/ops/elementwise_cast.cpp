@@ -118,7 +118,7 @@ OpSchema identitySchema() {
   s.name = "Identity";
   s.category = OpCategory::Pointwise;
   s.summary = "y = x";
-  s.traits = {.containers = true};  // a sequence or an optional passes through too
+  s.traits = {.containers = true, .strings = true};  // a sequence, an optional or strings pass through too
   s.infer = [](InferContext& ctx) { ctx.outputs[0] = ctx.input(0); };
   s.eval = [](const Node&, const std::vector<const Tensor*>& in, const std::vector<TensorType>&) {
     return std::vector<Tensor>{*in[0]};

@@ -64,6 +64,12 @@ void registerTfIdfOps(OpRegistry& r);
 // ConcatFromSequence (sequence.cpp), SequenceMap (sequence_map.cpp), Optional OptionalHasElement
 // OptionalGetElement (optional.cpp): the ops of sequence and optional values.
 void registerSequenceOps(OpRegistry& r);
+// StringConcat StringSplit StringNormalizer RegexFullMatch (strings.cpp).
+void registerStringOps(OpRegistry& r);
+// ai.onnx.ml's LabelEncoder Binarizer ArrayFeatureExtractor TreeEnsemble (ml.cpp).
+void registerMlOps(OpRegistry& r);
+// ai.onnx.preview.training's Adagrad Adam Momentum (training.cpp).
+void registerTrainingOps(OpRegistry& r);
 // If Loop (control_flow.cpp), Scan (control_flow_scan.cpp): ops with subgraphs.
 void registerControlFlowOps(OpRegistry& r);
 }  // namespace tessera

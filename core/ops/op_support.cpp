@@ -102,13 +102,20 @@ void requireTensorInputs(const InferContext& ctx) {
       ctx.error("input " + std::to_string(i) + " is a " + ctx.input(i).toString() + "; " + ctx.node().op() +
                 " takes tensors, not sequences or optionals");
 }
+void requireNoStrings(const InferContext& ctx) {
+  for (size_t i = 0; i < ctx.numInputs(); ++i)
+    if (ctx.hasInput(i) && ctx.input(i).dtype == DType::String)
+      ctx.error("input " + std::to_string(i) + " is a " + ctx.input(i).toString() + "; " + ctx.node().op() +
+                " takes numbers, not strings");
+}
 }  // namespace
 
 void addOp(OpRegistry& r, OpSchema schema) {
   InferFn infer = std::move(schema.infer);
-  schema.infer = [infer, containers = schema.traits.containers](InferContext& ctx) {
+  schema.infer = [infer, containers = schema.traits.containers, strings = schema.traits.strings](InferContext& ctx) {
     try {
       if (!containers) requireTensorInputs(ctx);
+      if (!strings) requireNoStrings(ctx);
       infer(ctx);
       for (const TensorType& t : ctx.outputs) numElements(t.shape);
     } catch (const Error& e) {

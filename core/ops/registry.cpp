@@ -77,6 +77,9 @@ const OpRegistry& OpRegistry::instance() {
     registerWindowInverseOps(r);
     registerRoiAlignOps(r);
     registerTfIdfOps(r);
+    registerStringOps(r);
+    registerMlOps(r);
+    registerTrainingOps(r);
     registerControlFlowOps(r);
     registerSequenceOps(r);
     std::sort(r.schemas_.begin(), r.schemas_.end(), [](auto& a, auto& b) { return a.name < b.name; });

@@ -85,6 +85,8 @@ struct OpTraits {
   bool unboundedEval = false;         // evaluation cost not bounded by its operands (Loop: M iterations)
   bool containers = false;            // may read or make sequence and optional values (ir/shape.h ValueKind);
                                       // every other op's inference refuses them
+  bool strings = false;               // may read string tensors (ir/dtype.h DType::String); every other op's
+                                      // inference refuses them
   ReduceKind reduce = ReduceKind::None;
   PoolKind pool = PoolKind::None;
   MovementKind movement = MovementKind::None;

@@ -412,7 +412,7 @@ graph hand {   # a graph
   void unknownDTypeIsNamed() {
     QCOMPARE(q(parseError("graph g {\n  input %x: f8[2]\n}")),
              q("t.tsr:2:13: unknown dtype 'f8' (the dtypes are f32, f16, bf16, f64, i64, i32, i16, i8, u8, bool, "
-               "u16, u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4, f8e8m0, f4e2m1, i2, u2)"));
+               "u16, u32, u64, f8e4m3fn, f8e4m3fnuz, f8e5m2, f8e5m2fnuz, i4, u4, f8e8m0, f4e2m1, i2, u2, str)"));
   }
 
   void duplicateNamesNameTheFirstLine() {

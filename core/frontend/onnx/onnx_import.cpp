@@ -38,7 +38,16 @@ ModelInfo readModelInfo(const onnx::ModelProto& m) {
     if (isDefaultDomain(o.domain())) info.opset = o.version();
   }
   if (!m.has_graph()) fail("model has no graph");
-  if (info.opset == 0) fail("model imports no opset of the default domain (ai.onnx)");
+  if (info.opset == 0) {
+    // A model of another domain's ops only (ai.onnx.ml, ai.onnx.preview.training) needs no ai.onnx opset; one
+    // that uses an ai.onnx op must import it.
+    for (const auto& np : m.graph().node())
+      if (isDefaultDomain(np.domain()))
+        fail("model imports no opset of the default domain (ai.onnx), but node '" + np.name() + "' uses its op '" +
+             np.op_type() + "'");
+    if (info.domains.empty()) fail("model imports no opset at all");
+    info.opset = kMaxOpset;  // read as the newest; no node of the domain is there to read
+  }
   if (info.opset < kMinOpset || info.opset > kMaxOpset)
     fail("opset " + std::to_string(info.opset) + " of the default domain is not supported (Tessera reads " +
          std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");

@@ -251,6 +251,7 @@ std::optional<DType> dtypeFromOnnx(int32_t code) {
     case kFloat8E8M0: return DType::F8E8M0;
     case kUInt2: return DType::U2;
     case kInt2: return DType::I2;
+    case TP::STRING: return DType::String;
     default: return std::nullopt;
   }
 }
@@ -280,6 +281,7 @@ int32_t dtypeToOnnx(DType t) {
     case DType::F8E8M0: return kFloat8E8M0;
     case DType::U2: return kUInt2;
     case DType::I2: return kInt2;
+    case DType::String: return TP::STRING;
   }
   return TP::UNDEFINED;
 }
@@ -288,7 +290,7 @@ DType requireDType(int32_t code, const std::string& what) {
   if (auto t = dtypeFromOnnx(code)) return *t;
   fail(what + ": element type " + onnxTypeName(code) + " (" + std::to_string(code) +
        ") is not supported (f32 f16 bf16 f64 i64 i32 i16 i8 u8 u16 u32 u64 bool, the five float8 types, f4e2m1, "
-       "i4 u4 i2 u2 are)");
+       "i4 u4 i2 u2 and string are)");
 }
 
 void checkTensorSize(const Shape& shape, DType dtype, const std::string& what) {
@@ -312,10 +314,24 @@ Shape checkedShape(const google::protobuf::RepeatedField<int64_t>& dims, DType d
   return shape;
 }
 
+// A string tensor's values are string_data, one entry an element (ONNX has no raw or external form for them).
+Tensor fromStringData(const TP& p, const Shape& shape, const std::string& what) {
+  if (p.has_raw_data() || p.data_location() == TP::EXTERNAL || p.external_data_size() > 0 ||
+      fieldSize(p, TypedField::Float) || fieldSize(p, TypedField::Int32) || fieldSize(p, TypedField::Int64) ||
+      fieldSize(p, TypedField::Double) || fieldSize(p, TypedField::UInt64))
+    fail(what + ": a string tensor holds its values in string_data only");
+  int64_t n = numElements(shape);
+  if (p.string_data_size() != n)
+    fail(what + ": string_data holds " + std::to_string(p.string_data_size()) + " values but " +
+         TensorType{DType::String, shape}.toString() + " needs " + std::to_string(n));
+  return Tensor::strings(shape, std::vector<std::string>(p.string_data().begin(), p.string_data().end()));
+}
+
 Tensor tensorFromProto(const TP& p, const std::string& what, const std::string& folder) {
   if (p.has_segment()) fail(what + ": segmented tensors are not supported");
   DType dt = requireDType(p.data_type(), what);
   Shape shape = checkedShape(p.dims(), dt, what);
+  if (dt == DType::String) return fromStringData(p, shape, what);
   if (p.data_location() == TP::EXTERNAL || p.external_data_size() > 0) return externalTensor(p, dt, shape, folder, what);
   if (p.has_raw_data()) return fromRawData(p, dt, shape, what);
   return fromTypedField(p, dt, shape, what);
@@ -325,6 +341,10 @@ void tensorToProto(const Tensor& tensor, const std::string& name, TP& p) {
   if (!name.empty()) p.set_name(name);
   p.set_data_type(dtypeToOnnx(tensor.dtype()));
   for (int64_t d : tensor.shape()) p.add_dims(d);
+  if (tensor.holdsStrings()) {
+    for (const std::string& s : tensor.strings()) p.add_string_data(s);
+    return;
+  }
   if (packedBits(tensor.dtype())) {
     p.set_raw_data(packValues(tensor));
     return;

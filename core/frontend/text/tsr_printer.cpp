@@ -39,7 +39,17 @@ std::optional<std::string> listData(const Tensor& t) {
   return out + "]";
 }
 
+// Strings print as a list of quoted strings, whatever their count (they have no base64 form).
+std::string stringData(const Tensor& t, const TsrPrintOptions& options) {
+  int64_t n = t.numElements();
+  if (options.elideAbove >= 0 && n > options.elideAbove) return "<" + std::to_string(n) + " elements>";
+  std::string out = "[";
+  for (int64_t i = 0; i < n; ++i) out += (i ? ", " : "") + quoteString(t.strings()[size_t(i)]);
+  return out + "]";
+}
+
 std::string tensorData(const Tensor& t, const TsrPrintOptions& options) {
+  if (t.holdsStrings()) return stringData(t, options);
   int64_t n = t.numElements();
   if (int64_t(t.byteSize()) != t.type().bytes())  // a default-constructed Tensor has a type but no bytes
     fail("printTsr: a tensor of type " + t.type().toString() + " has " + std::to_string(t.byteSize()) +

@@ -42,6 +42,22 @@ void takeElement(TokenStream& ts, DType dtype, std::byte* out) {
   ts.take();
 }
 
+// A string tensor's data: a list of quoted strings.
+Tensor parseStringList(TokenStream& ts, const TensorType& type, const std::string& what) {
+  Token open = ts.expect(Tok::LBracket, "'[' and quoted strings (a str tensor's data)");
+  std::vector<std::string> values;
+  if (!ts.accept(Tok::RBracket)) {
+    do values.push_back(ts.expect(Tok::String, "a quoted string").text);
+    while (ts.accept(Tok::Comma));
+    ts.expect(Tok::RBracket, "',' or ']'");
+  }
+  int64_t count = int64_t(values.size()), n = type.numElements();
+  if (count != n)
+    ts.failAt(open, what + " has type " + type.toString() + " (" + std::to_string(n) + " elements) but " +
+                        std::to_string(count) + (count == 1 ? " string is" : " strings are") + " given");
+  return Tensor::strings(type.shape, std::move(values));
+}
+
 Tensor parseList(TokenStream& ts, const TensorType& type, const std::string& what) {
   Token open = ts.take();  // '['
   size_t size = dtypeSize(type.dtype);
@@ -254,6 +270,7 @@ TensorType parseTensorType(TokenStream& ts) {
   if (!dtype) {
     std::string known;
     for (DType t : kAllDTypes) known += (known.empty() ? "" : ", ") + std::string(dtypeName(t));
+    known += ", " + std::string(dtypeName(DType::String));
     ts.failAt(dtypeToken, "unknown dtype '" + dtypeToken.text + "' (the dtypes are " + known + ")");
   }
   ts.take();
@@ -283,6 +300,7 @@ Tensor parseTensorData(TokenStream& ts, const TensorType& type, const std::strin
   if (type.numElements() > maxBytes / int64_t(dtypeSize(type.dtype)))
     ts.failAt(t, what + ": " + type.toString() + " is larger than the limit of " + std::to_string(maxBytes) +
                      " bytes");
+  if (type.dtype == DType::String) return parseStringList(ts, type, what);
   if (t.kind == Tok::LBracket) return parseList(ts, type, what);
   if (ts.atName("base64")) return parseBase64(ts, type, what);
   if (ts.atName("zeros") || ts.atName("ones") || ts.atName("fill") || ts.atName("random"))

@@ -55,7 +55,7 @@ void* Arena::place(const std::string& value, size_t bytes, size_t index) {
 }
 
 void Arena::set(const std::string& value, const Tensor& t, size_t index) {
-  if (t.isContainer()) {
+  if (t.holdsObjects()) {
     containers_.insert_or_assign(value, t);
     return;
   }
@@ -66,7 +66,7 @@ void Arena::set(const std::string& value, const Tensor& t, size_t index) {
 Tensor Arena::read(const std::string& value) {
   Value* v = g_.findValue(value);
   if (!v) fail("run: no value '" + value + "' in the graph");
-  if (!v->type().isTensor()) {
+  if (!v->type().isTensor() || v->dtype() == DType::String) {
     auto held = containers_.find(value);
     if (held == containers_.end()) fail("run: value '" + value + "' was never written");
     return held->second;
@@ -79,7 +79,7 @@ Tensor Arena::read(const std::string& value) {
 }
 
 void Arena::own(const std::string& name, const Tensor& t) {
-  if (t.isContainer()) {
+  if (t.holdsObjects()) {
     containers_.insert_or_assign(name, t);
     return;
   }

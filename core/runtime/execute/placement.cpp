@@ -32,11 +32,11 @@ std::string dtypeWithoutForm(const Node& n) {
   return "";
 }
 
-// A sequence or optional the node reads or makes, as a reason; "" when there is none.
+// A sequence, optional or string tensor the node reads or makes, as a reason; "" when there is none.
 std::string containerValue(const Node& n) {
   for (const std::vector<Value*>* list : {&n.inputs(), &n.outputs()})
     for (const Value* v : *list)
-      if (v && !v->type().isTensor())
+      if (v && (!v->type().isTensor() || v->dtype() == DType::String))
         return nodeText(n) + ": '" + v->name() + "' is a " + v->type().toString() +
                ", a value that lives on the host (the reference semantics run the nodes that read or make one)";
   return "";

@@ -19,7 +19,7 @@ enum class HostRule {
   NoLowering,   // no kernel template lowers the group, or its schedule failed (the reason names node and op)
   NoCodegen,    // a dtype the code generators have no form for (float4)
   DataDependent,  // a node specialized to a data-dependent shape (ops/specialize.h): the host checks its extents
-  Containers,     // a node reads or makes a sequence or optional (ir/shape.h): such values live on the host
+  Containers,     // a node reads or makes a sequence, an optional (ir/shape.h) or strings: such values live on the host
 };
 // "kernel", "control-flow", "unknown-op", "no-lowering", "dtype", "data-dependent", "container"
 const std::string& hostRuleName(HostRule r);

@@ -112,6 +112,15 @@ Comparison compareContainers(const Tensor& actual, const Tensor& expected, Toler
   }
   return c;
 }
+
+// Strings compare exactly, the first difference named with its flat index.
+Comparison compareStrings(const Tensor& actual, const Tensor& expected) {
+  Comparison c;
+  const auto &a = actual.strings(), &e = expected.strings();
+  for (size_t i = 0; i < e.size() && c.ok; ++i)
+    if (a[i] != e[i]) c.ok = false, c.message = "element " + std::to_string(i) + " is \"" + a[i] + "\"; expected \"" + e[i] + "\"";
+  return c;
+}
 }  // namespace
 
 Comparison compareTensors(const Tensor& actual, const Tensor& expected, Tolerance tol) {
@@ -122,6 +131,7 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
     return c;
   }
   if (expected.isContainer()) return compareContainers(actual, expected, tol);
+  if (expected.holdsStrings()) return compareStrings(actual, expected);
   int64_t n = expected.numElements();
   // A sum's rounding error scales with its terms, not with its result: an element that cancels toward zero
   // (a 4096-term dot product that lands near 0) keeps the error of its neighbours. So the relative tolerance
