@@ -287,11 +287,43 @@ class TestLessons : public QObject {
     const auto picked = w.graphView()->scene()->selectedItems();
     QVERIFY(picked.size() == 1 && picked.front()->type() == NodeItemType);
     QCOMPARE(static_cast<NodeItem*>(picked.front())->node().id, QString("act"));
+    QCOMPARE(w.graphView()->spotlitDrawn(), QStringList({"act"}));  // the halo follows the link followed
     emit panel->captionView()->anchorClicked(QUrl("panel:run"));
     QVERIFY(w.findChild<QDockWidget*>(dockOfPanel("run"))->isVisible());
-    panel->setPresenting(false);
+    // A clicker's keys while presenting: Right goes on, Left back; F7 leaves (Esc is the window's Cancel).
+    QTest::keyClick(&w, Qt::Key_Right);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->player()->index(), 2, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->player()->settled(), 60000);
+    QTest::keyClick(&w, Qt::Key_Left);
+    QTRY_COMPARE_WITH_TIMEOUT(panel->player()->index(), 1, 10000);
+    QTRY_VERIFY_WITH_TIMEOUT(panel->player()->settled(), 60000);
+    QTest::keyClick(&w, Qt::Key_F7);
+    QVERIFY(!panel->presenting());
     QCOMPARE(w.font().pointSizeF(), size);
     QVERIFY(w.findChild<QDockWidget*>("pipelineDock")->isVisible());
+    QTest::keyClick(&w, Qt::Key_Right);  // not presenting: the arrows are the panels' again
+    QTest::qWait(100);
+    QCOMPARE(panel->player()->index(), 1);
+  }
+
+  // Each step spotlights the nodes its caption links to, in the window and in the exported pictures.
+  void stepsSpotlightTheirLinkedNodes() {
+    MainWindow w;
+    w.sessionFiles()->setPrompts({});
+    w.show();
+    LessonPlayer player(w);
+    const Lesson lesson = loadLesson(TESSERA_SOURCE_DIR "/lessons/09-flash-attention.json");
+    player.setLesson(lesson);
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+    QCOMPARE(nodeLinks(lesson.steps[0].caption), QStringList({"context"}));
+    QCOMPARE(w.graphView()->spotlight(), QStringList({"context"}));
+    QVERIFY(!w.graphView()->spotlitDrawn().isEmpty());
+    player.goTo(1);
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+    QCOMPARE(w.graphView()->spotlight(), QStringList({"masked"}));
+    player.goTo(3);  // a step whose caption links no node
+    QTRY_VERIFY_WITH_TIMEOUT(player.settled(), 60000);
+    QVERIFY(w.graphView()->spotlitDrawn().isEmpty());
   }
 
   // The session file keeps the lesson, its step and its bookmarks.

@@ -33,6 +33,7 @@ QColor shareColor(double share) {
 }
 
 const QColor kFailRed(0xc0, 0x1c, 0x1c);
+const QColor kSpotlight(0xf2, 0xa9, 0x00, 220);  // amber: the lessons' spotlight
 
 // The badge straddling the bottom edge of `r`: time, roofline, verdict; a failed verdict is white on red.
 void paintTimingBadge(QPainter* painter, const QRectF& r, const GroupTiming& t) {
@@ -65,9 +66,22 @@ NodeItem::NodeItem(const LayoutNode& node) : node_(node) {
   setZValue(2);
 }
 
+// The spotlight's halo: this far outside the node's box, this wide.
+constexpr double kHaloGap = 6, kHaloWidth = 5;
+
 QRectF NodeItem::boundingRect() const {
   const double extra = timing_ ? kBadgeHeight / 2 + 40 : 0;
-  return QRectF(-2 - extra, -2, node_.box.width() + 4 + 2 * extra, node_.box.height() + 4 + extra);
+  const QRectF box(-2 - extra, -2, node_.box.width() + 4 + 2 * extra, node_.box.height() + 4 + extra);
+  const double halo = spotlit_ ? kHaloGap + kHaloWidth : 0;
+  return box.adjusted(-halo, -halo, halo, halo);
+}
+
+void NodeItem::setSpotlit(bool on) {
+  if (on == spotlit_) return;
+  prepareGeometryChange();
+  spotlit_ = on;
+  setZValue(on ? 3 : 2);  // above its neighbours, so the halo is not hidden under them
+  update();
 }
 
 void NodeItem::setTiming(const GroupTiming* timing) {
@@ -81,6 +95,11 @@ void NodeItem::paint(QPainter* painter, const QStyleOptionGraphicsItem* option, 
   QColor fill = timing_ ? shareColor(timing_->share) : hueColor(node_.hue);
   if (node_.mark == NodeMark::Removed) fill.setAlpha(90);  // a ghost
   const bool layer = !node_.layer.isEmpty();
+  if (spotlit_) {
+    painter->setPen(QPen(kSpotlight, kHaloWidth));
+    painter->setBrush(Qt::NoBrush);
+    painter->drawRoundedRect(r.adjusted(-kHaloGap, -kHaloGap, kHaloGap, kHaloGap), 10, 10);
+  }
   painter->setPen(markPen(node_.mark, isSelected()));
   if (layer) {  // a collapsed layer: a stack of cards
     painter->setBrush(fill.lighter(108));

@@ -32,10 +32,14 @@ class NodeItem : public QGraphicsItem {
   // A collapsed group shows the overlay of its group (null: none).
   void setTiming(const GroupTiming* timing);
   QString timingText() const { return timing_ ? timing_->text() : QString(); }
+  // A lesson's spotlight (GraphView::setSpotlight): a wide halo around the node, seen from the back of a room.
+  void setSpotlit(bool on);
+  bool spotlit() const { return spotlit_; }
 
  private:
   const LayoutNode& node_;
   std::optional<GroupTiming> timing_;
+  bool spotlit_ = false;
 };
 
 class EdgeItem : public QGraphicsPathItem {

@@ -98,6 +98,7 @@ void GraphView::buildScene() {
   for (const LayoutNode& n : l.nodes) scene_->addItem(new NodeItem(n));
   scene_->setSceneRect(l.bounds.adjusted(-40, -40, 40, 40));
   applyOverlay();
+  setSpotlight(spotlight_);
   overview_->refresh();
   syncing_ = false;
 }
@@ -122,6 +123,22 @@ void GraphView::applyOverlay() {
     }
   }
   if (layers()) applyLayerOverlay();
+}
+
+void GraphView::setSpotlight(const QStringList& nodeIds) {
+  spotlight_ = nodeIds;
+  for (QGraphicsItem* item : scene_->items())
+    if (item->type() == NodeItemType) {
+      auto* n = static_cast<NodeItem*>(item);
+      n->setSpotlit(spotlight_.contains(n->node().id));
+    }
+}
+
+QStringList GraphView::spotlitDrawn() const {
+  QStringList out;
+  for (QGraphicsItem* item : scene_->items())
+    if (item->type() == NodeItemType && static_cast<NodeItem*>(item)->spotlit()) out << static_cast<NodeItem*>(item)->node().id;
+  return out;
 }
 
 std::map<QString, QString> GraphView::overlayTexts() const {

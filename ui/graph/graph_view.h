@@ -37,6 +37,11 @@ class GraphView : public QGraphicsView {
   // Selects and centres a node (or a collapsed group standing for it); false when it is not drawn.
   bool selectNode(const QString& id, bool centre);
   void fit();
+  // Nodes drawn with a halo (a lesson step's linked nodes): kept across layouts until set again; a node hidden
+  // in a closed layer or group is not drawn, so neither is its halo.
+  void setSpotlight(const QStringList& nodeIds);
+  const QStringList& spotlight() const { return spotlight_; }
+  QStringList spotlitDrawn() const;  // the spotlit nodes drawn now
 
   // --- layers (graph_view_layers.cpp) ---
   const LayerTree* layers() const { return layout_ && layout_->layers && layout_->layers->layers().size() > 1 ? layout_->layers.get() : nullptr; }
@@ -111,6 +116,7 @@ class GraphView : public QGraphicsView {
   std::map<QString, GroupTiming> overlay_;
   std::shared_ptr<const GraphLayout> layout_;
   QString lastSearch_;
+  QStringList spotlight_;
   int searchCursor_ = -1;
   double sceneMs_ = 0;
   bool fitOnNextLayout_ = true;

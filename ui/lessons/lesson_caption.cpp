@@ -132,6 +132,16 @@ QString fillFigures(const QString& markdown, const SessionController& c, QString
   return out + markdown.mid(from);
 }
 
+QStringList nodeLinks(const QString& markdown) {
+  static const QRegularExpression link(R"(\]\(node:([^)\s]+)\))");
+  QStringList ids;
+  for (auto it = link.globalMatch(markdown); it.hasNext();) {
+    const QString id = it.next().captured(1);
+    if (!ids.contains(id)) ids << id;
+  }
+  return ids;
+}
+
 QString markdownToHtml(const QString& markdown) {
   QTextDocument doc;
   doc.setMarkdown(markdown);

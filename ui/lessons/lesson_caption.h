@@ -20,6 +20,8 @@ class SessionController;
 
 // The caption with its figures filled in; an unknown figure reads "⟨no figure NAME⟩" and is listed in `unknown`.
 QString fillFigures(const QString& markdown, const SessionController& session, QStringList* unknown = nullptr);
+// The node ids a caption links to (`[text](node:ID)`), in order, each once: the nodes its step spotlights.
+QStringList nodeLinks(const QString& markdown);
 // Markdown as an HTML fragment (what the caption view and the exported page show).
 QString markdownToHtml(const QString& markdown);
 

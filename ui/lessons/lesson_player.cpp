@@ -6,6 +6,7 @@
 
 #include "ui/code/code_controller.h"
 #include "ui/code/levels_panel.h"
+#include "ui/graph/graph_view.h"
 #include "ui/run/run_controller.h"
 #include "ui/schedule/schedule_panel.h"
 #include "ui/session/session_controller.h"
@@ -13,6 +14,7 @@
 #include "ui/window/headless_render.h"
 #include "ui/window/main_window.h"
 #include "ui/window/run_docks.h"
+#include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/presentation.h"
 
 namespace tessera::ui {
@@ -63,6 +65,10 @@ void LessonPlayer::goTo(int index) {
   error_.clear();
   stages_.clear();
   queueState(lessonStateAt(lesson_, index_));
+  queue([this] {  // the nodes the caption links to, haloed in the graph (the presenter's pointer)
+    window_.graphView()->setSpotlight(nodeLinks(current().caption));
+    return QString();
+  });
   queue([this] {
     runAtStart_ = window_.controller()->runs()->lastRun();
     tunesAtStart_ = window_.controller()->runs()->tunesFinished();

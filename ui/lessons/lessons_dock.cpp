@@ -4,6 +4,7 @@
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QHideEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QListWidget>
@@ -16,6 +17,7 @@
 
 #include "io/atomic_file.h"
 #include "ir/error.h"
+#include "ui/graph/graph_view.h"
 #include "ui/lessons/lesson_record.h"
 #include "ui/lessons/lesson_caption.h"
 #include "ui/lessons/lesson_player.h"
@@ -91,6 +93,7 @@ void LessonsDock::buildKeys() {
     connect(s, &QShortcut::activated, this, [this, slot] {
       if (player_->hasLesson()) slot();
     });
+    return s;
   };
   key(QKeySequence(Qt::Key_PageDown), [this] {
     if (player_->waitMet()) goTo(player_->index() + 1);
@@ -98,6 +101,18 @@ void LessonsDock::buildKeys() {
   key(QKeySequence(Qt::Key_PageUp), [this] { goTo(player_->index() - 1); });
   key(QKeySequence(Qt::CTRL | Qt::Key_B), [this] { toggleBookmark(); });
   key(QKeySequence(Qt::Key_F7), [this] { setPresenting(!presenting()); });
+  // What presenters' clickers and slide habits send besides Page Up/Down; on only while presenting, since the
+  // arrows and Space belong to the panels otherwise.
+  auto presenterKey = [&](QKeySequence seq, auto slot) {
+    presenterKeys_.push_back(key(seq, slot));
+    presenterKeys_.back()->setEnabled(false);
+  };
+  for (Qt::Key k : {Qt::Key_Right, Qt::Key_Down, Qt::Key_Space})
+    presenterKey(QKeySequence(k), [this] {
+      if (player_->waitMet()) goTo(player_->index() + 1);
+    });
+  for (Qt::Key k : {Qt::Key_Left, Qt::Key_Up, Qt::Key_Backspace})
+    presenterKey(QKeySequence(k), [this] { goTo(player_->index() - 1); });
 }
 
 // The buttons are off while the step is being set up, so a second click never skips a step.
@@ -159,14 +174,23 @@ void LessonsDock::refreshWait() {
                           "\n\n✓ " + tr("Done."));
 }
 
-// node:ID selects the node (the graph centres on it); panel:NAME brings the panel forward.
+// node:ID selects the node (the graph centres on it) and moves the spotlight to it; panel:NAME brings the panel
+// forward.
 void LessonsDock::onLink(const QUrl& url) {
-  if (url.scheme() == "node") window_.controller()->select({Selection::Node, url.path(), {}, {}});
+  if (url.scheme() == "node") {
+    window_.controller()->select({Selection::Node, url.path(), {}, {}});
+    window_.graphView()->setSpotlight({url.path()});  // the halo follows the link the presenter followed
+  }
   if (url.scheme() == "panel")
     if (auto* dock = window_.findChild<QDockWidget*>(dockOfPanel(url.path()))) {
       dock->show();
       dock->raise();
     }
+}
+
+void LessonsDock::hideEvent(QHideEvent* event) {
+  if (!event->spontaneous()) window_.graphView()->setSpotlight({});
+  QWidget::hideEvent(event);
 }
 
 void LessonsDock::toggleBookmark() {
@@ -177,6 +201,7 @@ void LessonsDock::toggleBookmark() {
 }
 
 void LessonsDock::setPresenting(bool on) {
+  for (QShortcut* k : presenterKeys_) k->setEnabled(on);
   if (on) presentation_->enter();
   else presentation_->leave();
   if (on && player_->hasLesson()) presentation_->showStep(lessonStateAt(player_->lesson(), player_->index()).panel);

@@ -5,6 +5,7 @@
 // bookmarks the step, F7 toggles presentation mode. The lesson and step are kept in the session file.
 #include <QSet>
 #include <QWidget>
+#include <vector>
 
 #include "ui/lessons/lesson.h"
 
@@ -14,6 +15,7 @@ class QListWidget;
 class QMenu;
 class QPushButton;
 class QTextBrowser;
+class QShortcut;
 class QUrl;
 
 namespace tessera::ui {
@@ -41,6 +43,9 @@ class LessonsDock : public QWidget {
   int recordedSteps() const { return int(recording_.steps.size()); }
   bool presenting() const;
 
+ protected:
+  void hideEvent(QHideEvent* event) override;  // the lesson put away: its spotlight goes too
+
  private:
   void buildKeys();
   void goTo(int index);
@@ -62,6 +67,7 @@ class LessonsDock : public QWidget {
   QSet<int> bookmarks_;
   Lesson recording_;
   QPushButton* record_;
+  std::vector<QShortcut*> presenterKeys_;  // on while presenting (buildKeys)
 };
 
 // Help ▸ Lessons: the dock (made on first use) brought forward; added to `help` by the window.
