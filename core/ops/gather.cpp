@@ -53,6 +53,16 @@ std::vector<Tensor> evalGather(const Node& node, const std::vector<const Tensor*
   int64_t axis = gatherAxis(node, int64_t(data.size())), extent = data[size_t(axis)];
   std::vector<int64_t> idx = checkedIndices(node, *in[1], axis, extent);
   int64_t outer = numElements(Shape(data.begin(), data.begin() + axis));
+  if (in[0]->holdsStrings()) {  // strings: the same blocks, element by element
+    const int64_t block = numElements(Shape(data.begin() + axis + 1, data.end()));
+    std::vector<std::string> picked;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i : idx) {
+        const auto first = in[0]->strings().begin() + (o * extent + i) * block;
+        picked.insert(picked.end(), first, first + block);
+      }
+    return {Tensor::strings(types[0].shape, std::move(picked))};
+  }
   size_t block = size_t(numElements(Shape(data.begin() + axis + 1, data.end()))) * dtypeSize(types[0].dtype);
   Tensor out(types[0].dtype, types[0].shape);
   if (out.numElements() == 0) return {out};
@@ -165,7 +175,7 @@ void registerGatherOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
   const OpTraits kReindex{.movement = MovementKind::Reindex};
   addOp(r, {"Gather", dm, "pick slices along an axis by index (negative indices count from the end)", 2, 2, 1, 1, {},
-            inferGather, evalGather}, kReindex);
+            inferGather, evalGather}, {.strings = true, .movement = MovementKind::Reindex});
   addOp(r, {"GatherElements", dm, "pick one element per index along an axis", 2, 2, 1, 1, {}, inferGatherElements,
             evalGatherElements}, kReindex);
   addOp(r, {"GatherND", dm, "pick slices addressed by index tuples (after batch_dims leading dims)", 2, 2, 1, 1, {},

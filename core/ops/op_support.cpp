@@ -158,8 +158,30 @@ void copyRuns(const std::byte* src, std::byte* dst, const Shape& shape, const st
 }
 }  // namespace
 
+namespace {
+// Strings move element by element: the output's coordinates walked like an odometer.
+Tensor stridedStrings(const Tensor& src, const TensorType& outType, const std::vector<int64_t>& srcStrides,
+                      int64_t srcOffset) {
+  const Shape& shape = outType.shape;
+  std::vector<std::string> out(size_t(numElements(shape)));
+  std::vector<int64_t> idx(shape.size(), 0);
+  int64_t from = srcOffset;
+  for (std::string& e : out) {
+    e = src.strings()[size_t(from)];
+    for (size_t d = shape.size(); d-- > 0;) {
+      from += srcStrides[d];
+      if (++idx[d] < shape[d]) break;
+      from -= srcStrides[d] * shape[d];
+      idx[d] = 0;
+    }
+  }
+  return Tensor::strings(shape, std::move(out));
+}
+}  // namespace
+
 Tensor stridedCopy(const Tensor& src, const TensorType& outType, const std::vector<int64_t>& srcStrides,
                    int64_t srcOffset) {
+  if (src.holdsStrings()) return stridedStrings(src, outType, srcStrides, srcOffset);
   Tensor out(outType.dtype, outType.shape);
   if (out.numElements() == 0) return out;
   const std::byte* s = src.bytes().data();

@@ -204,9 +204,10 @@ std::vector<Tensor> evalTile(const Node&, const std::vector<const Tensor*>& in, 
 void registerShapeOps(OpRegistry& r) {
   using namespace ops;
   auto dm = OpCategory::DataMovement;
-  const OpTraits kView{.movement = MovementKind::View};
-  const OpTraits kReindex{.movement = MovementKind::Reindex};
-  const OpTraits kReindexOrCopy{.identityWhenTypeKept = true, .movement = MovementKind::Reindex};
+  // Data movement moves strings too (ops/op_support.h stridedCopy; Reshape's kind shares them).
+  const OpTraits kView{.strings = true, .movement = MovementKind::View};
+  const OpTraits kReindex{.strings = true, .movement = MovementKind::Reindex};
+  const OpTraits kReindexOrCopy{.identityWhenTypeKept = true, .strings = true, .movement = MovementKind::Reindex};
   addOp(r, {"Reshape", dm, "same elements under a new shape (0 copies a dimension, -1 is inferred)", 2, 2, 1, 1, {1},
             inferReshape, evalSameBytes}, kView);
   addOp(r, {"Flatten", dm, "reshape to 2-D around an axis", 1, 1, 1, 1, {}, inferFlatten, evalSameBytes}, kView);

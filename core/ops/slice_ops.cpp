@@ -181,6 +181,16 @@ std::vector<Tensor> evalConcat(const Node& node, const std::vector<const Tensor*
   size_t esize = dtypeSize(types[0].dtype);
   Shape outerShape(out.begin(), out.begin() + axis), innerShape(out.begin() + axis + 1, out.end());
   int64_t outer = numElements(outerShape), inner = numElements(innerShape);
+  if (types[0].dtype == DType::String) {  // strings: the same blocks, element by element
+    std::vector<std::string> joined;
+    for (int64_t o = 0; o < outer; ++o)
+      for (const Tensor* t : in) {
+        const int64_t block = t->shape()[size_t(axis)] * inner;
+        const auto first = t->strings().begin() + o * block;
+        joined.insert(joined.end(), first, first + block);
+      }
+    return {Tensor::strings(out, std::move(joined))};
+  }
   Tensor result(types[0].dtype, out);
   if (result.numElements() == 0) return {result};
   std::byte* dst = result.mutableBytes().data();
@@ -293,13 +303,13 @@ std::vector<Tensor> evalPad(const Node& node, const std::vector<const Tensor*>& 
 
 void registerSliceOps(OpRegistry& r) {
   auto dm = OpCategory::DataMovement;
-  const OpTraits kReindex{.movement = MovementKind::Reindex};
+  const OpTraits kReindex{.strings = true, .movement = MovementKind::Reindex};
   addOp(r, {"Slice", dm, "strided sub-tensor (starts, ends, axes, steps; negative steps walk back)", 3, 5, 1, 1,
             {1, 2, 3, 4}, inferSlice, evalSlice}, kReindex);
   addOp(r, {"Split", dm, "cut along an axis into parts (split sizes or equal parts)", 1, 2, 1, kMaxVariadic, {1},
             inferSplit, evalSplit}, kReindex);
   addOp(r, {"Concat", dm, "join along an axis", 1, kMaxVariadic, 1, 1, {}, inferConcat, evalConcat},
-        {.identityWhenUnary = true, .movement = MovementKind::Reindex});
+        {.identityWhenUnary = true, .strings = true, .movement = MovementKind::Reindex});
   // Pad writes fill values: no movement kind, so the data-movement lowering does not take it.
   addOp(r, {"Pad", dm, "pad or crop each axis (constant, reflect, edge, wrap)", 2, 4, 1, 1, {1, 3}, inferPad, evalPad});
 }

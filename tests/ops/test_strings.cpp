@@ -120,6 +120,20 @@ class TestStrings : public QObject {
     EXPECT_ERROR(run1("ai.onnx.ml::LabelEncoder", {I64({1}, {1})}, toInt), "but the keys are str");
   }
 
+  void dataMovementMovesStrings() {
+    Tensor m = S({2, 3}, {"a", "b", "c", "d", "e", "f"});
+    QCOMPARE(run1("Transpose", {m}).strings(), (Strings{"a", "d", "b", "e", "c", "f"}));
+    QCOMPARE(run1("Slice", {m, I64({1}, {1}), I64({1}, {3}), I64({1}, {1})}, {}, {1, 2, 3}).strings(),
+             (Strings{"b", "c", "e", "f"}));
+    QCOMPARE(run1("Gather", {m, I64({2}, {1, 0})}, {{"axis", int64_t(0)}}).strings(),
+             (Strings{"d", "e", "f", "a", "b", "c"}));
+    QCOMPARE(run1("Concat", {m, S({2, 1}, {"x", "y"})}, {{"axis", int64_t(1)}}).strings(),
+             (Strings{"a", "b", "c", "x", "d", "e", "f", "y"}));
+    QCOMPARE(run1("Unsqueeze", {S({2}, {"p", "q"}), I64({1}, {0})}, {}, {1}).shape(), (Shape{1, 2}));
+    QCOMPARE(run1("Expand", {S({1}, {"z"}), I64({1}, {3})}, {}, {1}).strings(), (Strings{"z", "z", "z"}));
+    EXPECT_ERROR(run1("GatherElements", {m, I64({2, 1}, {0, 0})}), "GatherElements takes numbers, not strings");
+  }
+
   void numericOpsRefuseStrings() {
     EXPECT_ERROR(run1("Relu", {S({1}, {"a"})}), "input 0 is a str[1]; Relu takes numbers, not strings");
     EXPECT_ERROR(run1("Add", {S({1}, {"a"}), S({1}, {"b"})}), "Add takes numbers, not strings");
