@@ -126,6 +126,30 @@ ModelMaker scanModel(int64_t direction) {
   return m;
 }
 
+// Scan of opset 8: running sums over a batch of 2 rows of x [2, 3, 2] (batch axis first), state s0 [2, 2];
+// `lens` names a sequence_lens input ("" for none).
+ModelMaker batchedScanModel(const std::string& lens) {
+  ModelMaker m(8);
+  m.floatInput("s0", {2, 2});
+  m.floatInput("x", {2, 3, 2});
+  if (!lens.empty()) m.input(lens, TP::INT32, {2});
+  auto* n = m.node("Scan", {lens, "s0", "x"}, {"s", "sums"}, "scan");
+  setInt(n, "num_scan_inputs", 1);
+  setInts(n, "directions", {1});  // the opset-8 name of scan_input_directions
+  {
+    Body b(m, graphAttr(n, "body"));
+    m.floatInput("acc", {2});
+    m.floatInput("row", {2});
+    m.node("Add", {"acc", "row"}, {"next"});
+    m.node("Identity", {"next"}, {"out"});
+    m.output("next");
+    m.output("out");
+  }
+  m.output("s");
+  m.output("sums");
+  return m;
+}
+
 Tensor floats(Shape shape, std::vector<double> v) { return Tensor::fromDoubles(DType::F32, std::move(shape), v); }
 Tensor boolean(bool b) { return Tensor::fromInts(DType::Bool, {}, std::vector<int64_t>{b}); }
 
@@ -169,6 +193,21 @@ class TestOnnxControlFlow : public QObject {
     Graph reverse = importOnnxBytes(scanModel(1).bytes(), "scan.onnx");
     auto b = runReference(reverse, {floats({2}, {0, 0}), x});
     QCOMPARE(b.outputs[1].toDoubles(), (std::vector<double>{5, 6, 8, 10, 9, 12}));  // last row first
+  }
+
+  // Opset 8's batched Scan becomes a Scan of the later form per batch row, the rows taken and put back.
+  void batchedScanOfOpset8RunsEachRow() {
+    Graph g = importOnnxBytes(batchedScanModel("").bytes(), "scan8.onnx");
+    int scans = 0;
+    for (const Node* n : g.nodes()) scans += n->op() == "Scan";
+    QCOMPARE(scans, 2);
+    Tensor x = floats({2, 3, 2}, {1, 2, 3, 4, 5, 6, 10, 20, 30, 40, 50, 60});
+    auto r = runReference(g, {floats({2, 2}, {0, 0, 100, 100}), x});
+    QCOMPARE(r.outputs[0].shape(), (Shape{2, 2}));
+    QCOMPARE(r.outputs[0].toDoubles(), (std::vector<double>{9, 12, 190, 220}));
+    QCOMPARE(r.outputs[1].shape(), (Shape{2, 3, 2}));  // reversed: the last row of each sequence first
+    QCOMPARE(r.outputs[1].toDoubles(), (std::vector<double>{5, 6, 8, 10, 9, 12, 150, 160, 180, 200, 190, 220}));
+    EXPECT_ERROR(batchedScanModel("lens").bytes(), "node 'scan' (Scan, opset 8): sequence_lens 'lens' is not supported");
   }
 
   // A Loop body holding an If that reads a value of the model's graph: the Loop captures it for the If.

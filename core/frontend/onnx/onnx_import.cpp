@@ -337,6 +337,66 @@ class GraphImport {
     return op;
   }
 
+  // Scan of opset 8 has a batch axis first on every state, scan input and output (the scan inputs' sequence
+  // axis is their second) and an optional sequence_lens. It becomes, for each batch row b, the row taken out of
+  // every input (Gather at b), a Scan of the later form over it with the same body, and each output row put
+  // back (Unsqueeze, then a Concat over the rows), so the graph holds standard ops only. The batch extent comes
+  // from the inputs' types, known for graph inputs and initializers; sequence_lens is refused.
+  Node* addBatchedScan(const onnx::NodeProto& np, const std::string& hint, Attributes attrs,
+                       const std::vector<std::string>& outs, const std::vector<std::string>& captures) {
+    auto refuse = [&](const std::string& why) -> Node* { fail("node " + quoted(hint) + " (Scan, opset 8): " + why); };
+    if (np.input_size() > 0 && !np.input(0).empty())
+      return refuse("sequence_lens '" + np.input(0) + "' is not supported (every sequence must run its full length)");
+    const Attribute* body = attrs.count("body") ? &attrs.at("body") : nullptr;
+    if (!body || body->kind() != AttrKind::Graph) return refuse("needs a body graph");
+    const size_t formal = body->g().inputs().size() - body->g().numCaptures();
+    if (size_t(np.input_size()) != formal + 1)
+      return refuse(std::to_string(np.input_size()) + " inputs for a body of " + std::to_string(formal));
+    int64_t batch = -1;
+    for (int i = 1; i < np.input_size(); ++i) {
+      auto it = byName_.find(np.input(i));
+      if (it == byName_.end() || it->second->shape().empty() || it->second->type() == TensorType{})
+        return refuse("the batch extent of input '" + np.input(i) + "' is not known here (graph inputs and "
+                      "initializers give it)");
+      if (batch >= 0 && it->second->shape()[0] != batch) return refuse("its inputs disagree on the batch extent");
+      batch = it->second->shape()[0];
+    }
+    if (batch < 1) return refuse("a batch of " + std::to_string(batch) + " rows");
+    if (auto d = attrs.find("directions"); d != attrs.end()) {
+      attrs["scan_input_directions"] = d->second;
+      attrs.erase(d);
+    }
+    Value* axis0 = graph_.addInitializer(graph_.uniqueValueName(hint + "_axis0"), Tensor::fromInts(DType::I64, {1}, std::vector<int64_t>{0}));
+    std::vector<std::vector<Value*>> rows(outs.size());
+    Node* first = nullptr;
+    for (int64_t b = 0; b < batch; ++b) {
+      const std::string row = hint + "_row" + std::to_string(b);
+      Value* at = graph_.addInitializer(graph_.uniqueValueName(row + "_index"), Tensor::fromInts(DType::I64, {}, std::vector<int64_t>{b}));
+      std::vector<Value*> ins;
+      for (int i = 1; i < np.input_size(); ++i) {
+        Node* take = graph_.addNode("Gather", {nullptr, at}, {graph_.uniqueValueName(row + "_" + np.input(i))},
+                                    {{"axis", int64_t(0)}}, freshNodeId(row + "_take" + std::to_string(i)));
+        pending_.push_back({take, 0, np.input(i)});
+        ins.push_back(take->output(0));
+      }
+      std::vector<std::string> rowOuts;
+      for (size_t i = 0; i < outs.size(); ++i) rowOuts.push_back(graph_.uniqueValueName(row + "_out" + std::to_string(i)));
+      Node* scan = graph_.addNode("Scan", ins, rowOuts, attrs, freshNodeId(b == 0 ? hint : row));
+      for (size_t c = 0; c < captures.size(); ++c) pending_.push_back({scan, ins.size() + c, captures[c]});
+      if (!first) first = scan;
+      for (size_t i = 0; i < outs.size(); ++i) {
+        Node* up = graph_.addNode("Unsqueeze", {scan->output(i), axis0}, {graph_.uniqueValueName(rowOuts[i] + "_1")}, {},
+                                  freshNodeId(row + "_put" + std::to_string(i)));
+        rows[i].push_back(up->output(0));
+      }
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Node* cat = graph_.addNode("Concat", rows[i], {outs[i]}, {{"axis", int64_t(0)}}, freshNodeId(hint + "_rows" + std::to_string(i)));
+      define(outs[i], cat->output(0));
+    }
+    return first;
+  }
+
   void addNodes() {
     for (int k = 0; k < gp_.node_size(); ++k) {
       const onnx::NodeProto& np = gp_.node(k);
@@ -353,6 +413,11 @@ class GraphImport {
       auto hint0 = hints_.find(k);
       if (isDefaultDomain(np.domain()) && isCoercingSoftmax(np.op_type(), info_.opset) && hint0 != hints_.end())
         flattenAt = coercedSoftmaxAxis(hint, np.op_type(), attrs, hint0->second);
+      if (isDefaultDomain(np.domain()) && np.op_type() == "Scan" && info_.opset < 9) {
+        // Its nodes are in the later forms already; the first Scan keeps the place of node k (hints_ by k).
+        mainNodes_.push_back(addBatchedScan(np, hint, std::move(attrs), outs, captures));
+        continue;
+      }
       mainNodes_.push_back(flattenAt ? addCoercedSoftmax(np, hint, std::move(attrs), outs, *flattenAt)
                                      : addPlainNode(np, hint, std::move(attrs), outs, captures));
     }

@@ -152,9 +152,6 @@ std::optional<int64_t> coercedSoftmaxAxis(const std::string& nodeId, const std::
 bool upgradeNode(Graph& g, Node* n, int64_t opset, const TensorType* input0) {
   const std::string& op = n->op();
   if (opset < 7) upgradeLegacy(n, opset);
-  if (op == "Scan" && opset < 9)
-    fail("node '" + n->id() + "' (Scan): the opset-8 form (a batch axis, sequence_lens) is unsupported; Tessera "
-         "reads Scan from opset 9");
   for (const MovedOperand& m : kMovedOperands)
     if (op == m.op && opset < m.inputSince) intsToInput(g, n, m.attr, m.slot);
   if (startsWith(op, "Reduce") && op != "ReduceSum" && opset < 18) intsToInput(g, n, "axes", 1);
