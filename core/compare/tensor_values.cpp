@@ -63,12 +63,16 @@ Slice2D slice2D(const Tensor& t, std::vector<int64_t> fixed, int64_t maxRows, in
   s.totalCols = rank >= 1 ? shape[rank - 1] : 1;
   s.rows = std::min(s.totalRows, maxRows);
   s.cols = std::min(s.totalCols, maxCols);
-  if (t.numElements() == 0 || t.holdsObjects()) return s.rows = s.cols = 0, s;
+  if (t.numElements() == 0 || t.isContainer()) return s.rows = s.cols = 0, s;
   int64_t base = 0;
   for (size_t d = 0; d < lead; ++d) base = base * shape[d] + fixed[d];
   base *= s.totalRows * s.totalCols;
   for (int64_t r = 0; r < s.rows; ++r)
-    for (int64_t c = 0; c < s.cols; ++c) s.values.push_back(t.getDouble(base + r * s.totalCols + c));
+    for (int64_t c = 0; c < s.cols; ++c) {
+      const int64_t at = base + r * s.totalCols + c;
+      if (t.holdsStrings()) s.texts.push_back(t.strings()[size_t(at)]);
+      else s.values.push_back(t.getDouble(at));
+    }
   return s;
 }
 

@@ -32,7 +32,8 @@ struct Slice2D {
   int64_t rows = 0, cols = 0;        // of the slice shown
   int64_t totalRows = 0, totalCols = 0;
   std::vector<int64_t> fixed;        // the indices used for the leading dimensions
-  std::vector<double> values;        // rows x cols, row-major
+  std::vector<double> values;        // rows x cols, row-major (numbers)
+  std::vector<std::string> texts;    // rows x cols, row-major (a string tensor's; `values` is then empty)
 };
 Slice2D slice2D(const Tensor& t, std::vector<int64_t> fixed, int64_t maxRows = 64, int64_t maxCols = 64);
 

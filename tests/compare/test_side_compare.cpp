@@ -154,6 +154,12 @@ class TestSideCompare : public QObject {
     QCOMPARE(s.values, (std::vector<double>{12, 13, 14, 16, 17, 18}));
     QCOMPARE(slice2D(t, {9}).fixed, std::vector<int64_t>{1});  // clamped into range
     QCOMPARE(slice2D(Tensor::scalar(DType::F32, 5), {}).values, std::vector<double>{5});
+    Tensor words = Tensor::strings({2, 2}, {"a", "b", "c", "d"});  // strings are shown as they are
+    Slice2D w = slice2D(words, {}, 2, 1);
+    QCOMPARE(w.texts, (std::vector<std::string>{"a", "c"}));
+    QVERIFY(w.values.empty());
+    QCOMPARE(tensorStats(words).count, int64_t(4));
+    QVERIFY(!tensorError(words, words).comparable);
   }
 
   void errorAgainstTheReferenceSaysWhere() {

@@ -122,9 +122,10 @@ bool TensorPanel::showValue(const QString& name) {
   const compare::TensorStats& s = *stats_;
   title_->setText(tr("<b>%1</b> · %2%3 · %4 elements").arg(name.toHtmlEscaped(), QString::fromStdString(std::string(dtypeName(s.dtype))),
                                                              QString::fromStdString(shapeToString(s.shape))).arg(s.count));
-  statsText_->setText(tr("min %1 · max %2 · mean %3 · std %4 · NaN %5 · Inf %6")
-                          .arg(s.min, 0, 'g', 5).arg(s.max, 0, 'g', 5).arg(s.mean, 0, 'g', 5).arg(s.std, 0, 'g', 5)
-                          .arg(s.nans).arg(s.infs));
+  statsText_->setText(t->holdsStrings() ? tr("strings: no statistics; the slice below shows them")
+                                        : tr("min %1 · max %2 · mean %3 · std %4 · NaN %5 · Inf %6")
+                                              .arg(s.min, 0, 'g', 5).arg(s.max, 0, 'g', 5).arg(s.mean, 0, 'g', 5).arg(s.std, 0, 'g', 5)
+                                              .arg(s.nans).arg(s.infs));
   histogram_->setStats(&s);
   if (auto r = run->values->reference.find(name.toStdString()); r != run->values->reference.end()) {
     error_ = compare::tensorError(*t, r->second);
@@ -160,7 +161,8 @@ void TensorPanel::showSlice() {
   slice_->setHorizontalHeaderLabels(cols);
   for (int64_t r = 0; r < s.rows; ++r)
     for (int64_t c = 0; c < s.cols; ++c)
-      slice_->setItem(int(r), int(c), new QTableWidgetItem(QString::number(s.values[size_t(r * s.cols + c)], 'g', 5)));
+      slice_->setItem(int(r), int(c), new QTableWidgetItem(s.texts.empty() ? QString::number(s.values[size_t(r * s.cols + c)], 'g', 5)
+                                                                           : QString::fromStdString(s.texts[size_t(r * s.cols + c)])));
 }
 
 QString TensorPanel::exportNpy(const QString& path) {
