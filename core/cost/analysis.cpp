@@ -419,6 +419,41 @@ void serialChain(const std::vector<Access>& accesses, const std::vector<std::vec
   }
 }
 
+// The attention template's tensor-core form (codegen/flash_attention.cpp) is not the per-thread loops its IR
+// states: each block copies its query rows once and every key and value tile once into shared memory (cp.async,
+// one barrier a tile), its warps read the tiles there with ldmatrix, and both products run as mma tiles. So its
+// figures are that form's: read from the IR, the bench attention (B32 H16 S2048 D64 bf16) was priced at 983 ms
+// against the 2.21 it took on the H200 (bench/results/2026-12-04-flash).
+void tensorCoreAttention(const Kernel& k, KernelFigures& f) {
+  int64_t keys = 0, head = 0, values = 0;
+  walk(k.body, [&](StmtNode& s) {
+    if (s.kind != StmtKind::For) return;
+    const LoopHeader& h = static_cast<ForStmt&>(s).h;
+    if (h.var == "j" && h.reduction) keys = h.extent;
+    if (h.var == "c" && h.reduction) head = h.extent;
+    if (h.var == "d") values = h.extent;
+  });
+  const auto param = [&](const char* name, int64_t fallback) {
+    auto it = k.params.find(name);
+    return double(it == k.params.end() ? fallback : it->second);
+  };
+  if (!keys || !head || !values) return;
+  const double elem = 2, rows = param("rows_per_block", 64), tiles = std::ceil(double(keys) / param("key_tile", 64));
+  const double warps = double(f.blocks) * double(f.threadsPerBlock) / 32.0, kv = double(keys) * double(head + values);
+  double outputs = 0;
+  for (const Buffer& b : k.buffers)
+    if (b.scope == MemScope::Global && b.role == BufferRole::Output) outputs += double(numElements(b.shape)) * double(dtypeSize(b.dtype));
+  f.tensorFlops = f.irFlops;
+  // 249 TFLOP/s of the two products on the bench case against the H200's 790 for a gemm's tiles.
+  f.matrixShare = 249.0 / 790.0;
+  f.l1Bytes = double(f.blocks) * (rows * double(head) + kv) * elem + outputs;
+  f.l2Bytes = f.l1Bytes;
+  f.sharedBytes = (warps * kv + double(f.blocks) * rows * double(head)) * elem;
+  f.serialGlobalLoads = 0;
+  f.serialSharedLoads = 2 * tiles;  // a tile's K, then its V, through ldmatrix
+  f.syncSteps = tiles;
+}
+
 }  // namespace
 
 KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
@@ -461,6 +496,7 @@ KernelFigures analyzeKernel(const Kernel& k, bool gpu) {
   serialChain(c.accesses, c.syncSites, f);
   for (const Buffer& b : k.buffers)
     if (b.scope == MemScope::Global && b.role == BufferRole::Output) f.l2Bytes += double(numElements(b.shape)) * double(dtypeSize(b.dtype));
+  if (gpu && k.kind == "attention" && k.params.count("tensor_cores") && k.params.at("tensor_cores")) tensorCoreAttention(k, f);
   return f;
 }
 

@@ -21,6 +21,10 @@ struct KernelFigures {
   double vectorFlops = 0;        // CPU: the part in loops a C++ compiler can vectorize (contiguous accesses)
   double tensorFlops = 0;        // GPU: the part in tiles bound to the mma lanes (run on the tensor cores)
   bool tf32 = false;             // the tensor-core tiles take f32 operands as TF32 (template parameter tf32)
+  // The share of the device's matrix rate the form's tensor-core tiles reach when every SM has a block (1 for
+  // the gemm and conv forms, whose measured rates the device file holds; less for flash attention, whose
+  // softmax between the two products holds the tensor pipe back).
+  double matrixShare = 1.0;
   // Bytes per level.
   double compulsoryBytes = 0;    // each global input read once, each output written once
   double l2Bytes = 0;            // global reads as blocks fetch them (per-block footprint x blocks) + writes

@@ -79,7 +79,7 @@ void predictGpu(const KernelFigures& f, const Device& d, Estimate& e) {
   // The mma tiles' share of the FLOPs runs at the matrix rate (TF32 at its own), the rest on the CUDA cores.
   double smShare = std::min<double>(1.0, double(active) / d.smCount);
   double tensorShare = f.irFlops > 0 ? std::min(1.0, f.tensorFlops / f.irFlops) : 0.0;
-  double matrixGflops = f.tf32 ? d.tf32MatrixGflops : d.bf16MatrixGflops;
+  double matrixGflops = (f.tf32 ? d.tf32MatrixGflops : d.bf16MatrixGflops) * f.matrixShare;
   e.computeMs = msFor(e.flops * (1 - tensorShare), d.fp32Gflops * 1e9 * smShare) +
                 msFor(e.flops * tensorShare, matrixGflops * 1e9 * smShare);
   e.launchMs = d.launchUs * f.launches / 1e3;
