@@ -181,6 +181,11 @@ std::map<QString, GroupTiming> timeOverlay(const RunResult& run) {
   return out;
 }
 
+QString BackendInfo::cannotRunText() const {
+  if (unavailable.isEmpty()) return {};
+  return unavailable.contains("cannot run") ? unavailable : QObject::tr("%1 cannot run here: %2").arg(name, unavailable);
+}
+
 RunController::RunController(SessionController* session)
     : QObject(session), session_(session), runJob_(this), tuneJob_(this), remoteJob_(this) {
   qRegisterMetaType<BackendInfo>();
@@ -209,7 +214,7 @@ void RunController::setBackend(const QString& name) {
   for (size_t i = 0; i < all.size(); ++i) {
     if (all[i].name != name) continue;
     if (!all[i].unavailable.isEmpty()) {
-      emit message(tr("%1 cannot run here: %2").arg(name, all[i].unavailable));
+      emit message(all[i].cannotRunText());
       return;
     }
     if (i == chosen_) return;
@@ -265,7 +270,7 @@ void RunController::wantRun() {
 
 void RunController::run() {
   if (!session_->compile()) return emit message(tr("Open a model first"));
-  if (!backend().unavailable.isEmpty()) return emit message(tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable));
+  if (!backend().unavailable.isEmpty()) return emit message(backend().cannotRunText());
   autoRun_ = true;
   setBusy(true, tuning_, tr("Lowering for a run on %1").arg(backend().name));
   wantRun();
@@ -283,7 +288,7 @@ bool RunController::canTune(QString* why) {
   QString reason;
   if (!session_->compile()) reason = tr("no model is open");
   else if (backend().kind == execute::BackendKind::Reference) reason = tr("the reference backend runs no generated kernels; choose cpu or cuda");
-  else if (!backend().unavailable.isEmpty()) reason = tr("%1 cannot run here: %2").arg(backend().name, backend().unavailable);
+  else if (!backend().unavailable.isEmpty()) reason = backend().cannotRunText();
   else if (tuning_) reason = tr("a tune is already running");
   if (why) *why = reason;
   return reason.isEmpty();

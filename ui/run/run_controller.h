@@ -29,6 +29,8 @@ struct BackendInfo {
   QString unavailable;  // why it cannot run here ("no libcuda.so.1"); empty when it can
   QString remote;       // HOST:PORT of the worker that runs it (docs/remote.md); "" for this machine
   double latencyMs = -1;  // the worker's greeting round trip when it was last asked
+  // "cuda cannot run here: no libcuda.so.1 ...", said once: a reason that already says so is kept as it is.
+  QString cannotRunText() const;
 };
 
 // The graph overlay of a run: group id → time, share of the total, share of the roofline, verdict.

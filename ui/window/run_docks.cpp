@@ -83,7 +83,7 @@ QString chooseBackend(MainWindow& w, const QString& name) {
   RunController* runs = w.controller()->runs();
   for (const BackendInfo& b : runs->backends()) {
     if (b.name != name) continue;
-    if (!b.unavailable.isEmpty()) return QObject::tr("backend %1 cannot run here: %2").arg(name, b.unavailable);
+    if (!b.unavailable.isEmpty()) return b.cannotRunText();
     runs->setBackend(name);
     return {};
   }
