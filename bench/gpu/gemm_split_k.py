@@ -3,7 +3,8 @@
 definitions and export), then for each split S every gemm kernel of the fused graph gets `split_k = S` where the
 template takes it (a kernel whose k steps S does not divide, or whose form refuses split-K, keeps its default and
 is left out of that column), and one `tessera-cli run --backend cuda --json` times them all. Prints one row per
-gemm kernel: its shape (the kernel IR's loops) and its time at each split, the best marked. Not a unit test.
+gemm kernel: its time at each split (the best marked), with the templates' defaults, and its operands' shapes.
+Not a unit test.
 
   python3 bench/gpu/gemm_split_k.py --cli "gpubundle/run tessera-cli" --models resnet50_b1 --out $OUT
 """
@@ -22,6 +23,21 @@ import pytorch_models  # noqa: E402
 
 def cli_run(cli, args):
     return subprocess.run(shlex.split(cli) + args, capture_output=True, text=True, timeout=900)
+
+
+def kernel_shapes(cli, model, tf32):
+    """Each kernel's global inputs and outputs as the kernel IR declares them ('in0 f32[1, 512, 7, 7]', ...)."""
+    p = cli_run(cli, ["compile", model, "--tf32", tf32, "--emit", "kernel"])
+    shapes, group = {}, None
+    for line in p.stdout.splitlines():
+        m = re.match(r"^kernel (k\d+) ", line)
+        if m:
+            group = m.group(1)
+            shapes[group] = []
+        m = re.match(r"^  (in|out) +(\w+): global (\S+\[[^\]]*\])", line)
+        if m and group:
+            shapes[group].append(m.group(2) + " " + m.group(3))
+    return shapes
 
 
 def gemm_kernels(cli, model, tf32):
@@ -52,8 +68,10 @@ def schedules_with(cli, model, tf32, groups, split, folder):
 
 
 def kernel_times(cli, model, data, tf32, schedules):
-    p = cli_run(cli, ["run", model, "--backend", "cuda", "--inputs", data, "--tf32", tf32, "--schedules", schedules,
-                      "--no-reference", "--no-baseline", "--json"])
+    """Each kernel's ms; `schedules` None runs the templates' defaults."""
+    extra = ["--schedules", schedules] if schedules else []
+    p = cli_run(cli, ["run", model, "--backend", "cuda", "--inputs", data, "--tf32", tf32, "--no-reference",
+                      "--no-baseline", "--json"] + extra)
     if p.returncode:
         return {}, (p.stderr or p.stdout)[-400:]
     report = json.loads(p.stdout)
@@ -77,6 +95,10 @@ def main():
             groups = gemm_kernels(args.cli, model, args.tf32)
             rows = {g: {} for g in groups}
             errors = {}
+            defaults, error = kernel_times(args.cli, model, data, args.tf32, None)
+            if error:
+                errors["default"] = error
+            shapes = kernel_shapes(args.cli, model, args.tf32)
             for s in splits:
                 path, used = schedules_with(args.cli, model, args.tf32, groups, s, work)
                 times, error = kernel_times(args.cli, model, data, args.tf32, path)
@@ -85,13 +107,16 @@ def main():
                 for g in used:
                     if g in times:
                         rows[g][s] = times[g]
-            results[name] = {"rows": rows, "errors": errors}
+            results[name] = {"rows": rows, "default": {g: defaults.get(g) for g in groups},
+                             "shapes": {g: shapes.get(g, []) for g in groups}, "errors": errors}
             print("%s: %d gemm kernels" % (name, len(groups)))
-            print("kernel  " + "  ".join("split %-3d" % s for s in splits))
+            print("kernel  " + "  ".join("split %-3d" % s for s in splits) + "  default    shapes")
             for g, t in rows.items():
                 best = min(t, key=t.get) if t else None
                 cells = [("%.4f%s" % (t[s], "*" if s == best else " ")) if s in t else "   —   " for s in splits]
-                print("%-6s  " % g + "  ".join("%-9s" % c for c in cells))
+                d = defaults.get(g)
+                print("%-6s  " % g + "  ".join("%-9s" % c for c in cells) + "  %-9s  %s" %
+                      ("%.4f" % d if d else "—", "; ".join(shapes.get(g, []))))
             for s, e in errors.items():
                 print("split %d: run failed: %s" % (s, e))
     with open(os.path.join(args.out, "gemm_split_k.json"), "w") as f:
