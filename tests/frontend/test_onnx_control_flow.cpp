@@ -104,14 +104,8 @@ ModelMaker loopModel() {
   return m;
 }
 
-// Running sums of the rows of x (a [3, 2] input), state s; scan output: the running sum after each row.
-ModelMaker scanModel(int64_t direction) {
-  ModelMaker m(16);
-  m.floatInput("s0", {2});
-  m.floatInput("x", {3, 2});
-  auto* n = m.node("Scan", {"s0", "x"}, {"s", "sums"}, "scan");
-  setInt(n, "num_scan_inputs", 1);
-  setInts(n, "scan_input_directions", {direction});
+// The body both Scan models share: acc + row as the next state and as the scan output; the node's outputs s, sums.
+void runningSumBody(ModelMaker& m, onnx::NodeProto* n) {
   {
     Body b(m, graphAttr(n, "body"));
     m.floatInput("acc", {2});
@@ -123,6 +117,17 @@ ModelMaker scanModel(int64_t direction) {
   }
   m.output("s");
   m.output("sums");
+}
+
+// Running sums of the rows of x (a [3, 2] input), state s; scan output: the running sum after each row.
+ModelMaker scanModel(int64_t direction) {
+  ModelMaker m(16);
+  m.floatInput("s0", {2});
+  m.floatInput("x", {3, 2});
+  auto* n = m.node("Scan", {"s0", "x"}, {"s", "sums"}, "scan");
+  setInt(n, "num_scan_inputs", 1);
+  setInts(n, "scan_input_directions", {direction});
+  runningSumBody(m, n);
   return m;
 }
 
@@ -136,17 +141,7 @@ ModelMaker batchedScanModel(const std::string& lens) {
   auto* n = m.node("Scan", {lens, "s0", "x"}, {"s", "sums"}, "scan");
   setInt(n, "num_scan_inputs", 1);
   setInts(n, "directions", {1});  // the opset-8 name of scan_input_directions
-  {
-    Body b(m, graphAttr(n, "body"));
-    m.floatInput("acc", {2});
-    m.floatInput("row", {2});
-    m.node("Add", {"acc", "row"}, {"next"});
-    m.node("Identity", {"next"}, {"out"});
-    m.output("next");
-    m.output("out");
-  }
-  m.output("s");
-  m.output("sums");
+  runningSumBody(m, n);
   return m;
 }
 
