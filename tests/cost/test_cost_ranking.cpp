@@ -163,7 +163,7 @@ void TestCostRanking::dependentChainsSeparateTiledFromUntiled() {
   Kernel lowered = fixtures::lower(rebuild(d));
   cost::Device h200 = cost::loadDevice("h200");
   TemplateParams common = {{"block_m", 16}, {"block_n", 16}, {"block_k", 16}, {"thread_m", 1}, {"thread_n", 1},
-                           {"warp_m", 0},   {"warp_n", 0},   {"mma", 0}};
+                           {"warp_m", 0},   {"warp_n", 0},   {"mma", 0},      {"split_k", 1}};  // unsplit: one thread walks all of k
   TemplateParams tiled = common, untiled = common;
   tiled["shared"] = 1;
   untiled["shared"] = 0;

@@ -93,6 +93,25 @@ class TestGemm : public QObject {
     QCOMPARE(fc2.at("block_n"), int64_t(16));
     QCOMPARE(fc2.at("thread_m"), int64_t(1));
   }
+  // split_k's default (0) is the template's choice: a long reduction over few tiles is split, into the fewest parts
+  // giving 4 blocks an SM; a short one, or one whose tiles fill the GPU, is not; a form without split-K keeps one
+  // part, so changing the form needs no split_k (measured over ResNet-50's gemms: template_gemm.cpp pickSplitK).
+  void defaultSplitKForLongReductionsOnly() {
+    QCOMPARE(defaultParams(lower(gemmWithoutEpilogue(512, 49, 2048))).at("split_k"), int64_t(0));
+    auto splitOf = [](const Case& c, const TemplateParams& p) {
+      std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+      const std::string workspace = "acc0_parts: global f32[";  // [parts, ...]: the partial sums of each part
+      const size_t at = t.find(workspace);
+      return at == std::string::npos ? int64_t(1) : int64_t(std::stoll(t.substr(at + workspace.size())));
+    };
+    QCOMPARE(splitOf(gemmWithoutEpilogue(512, 49, 2048), {}), int64_t(8));  // 128 tiles of 16 x 16: 8 parts make 1024 blocks
+    QCOMPARE(splitOf(gemmWithoutEpilogue(2048, 49, 512), {}), int64_t(1));  // 32 k steps: one part
+    QCOMPARE(splitOf(gemmWithoutEpilogue(512, 49, 2048), {{"shared", 0}}), int64_t(1));  // no split-K form: one part
+    Kernel k = lower(gemmWithoutEpilogue(64, 16, 1024));  // the default schedule, split, agrees with the reference
+    TracedSchedule s(k);
+    applyTemplate(s, {});
+    QCOMPARE(agreesWithReference(gemmWithoutEpilogue(64, 16, 1024).graph, k), std::string());
+  }
   void warpTilesAndSharedAreExclusive() {
     Kernel k = lower(gemm(64, 64, 16));
     TracedSchedule s(k);

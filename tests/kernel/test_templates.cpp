@@ -139,7 +139,7 @@ class TestTemplates : public QObject {
                                       {"thread_n", 8}, {"shared", 0}};
     std::string t = scheduled(gemm(128, 64, 32), warpLevel);
     QVERIFY(has(t, "  param block_k = 16\n  param block_m = 64\n  param block_n = 64\n  param ldmatrix = 1\n  param mma = 0\n  param pad = 0\n  param shared = 0\n"
-                   "  param split_k = 1\n  param stages = 2\n  param store_tile = 0\n  param tf32 = 0\n  param thread_m = 4\n  param thread_n = 8\n  param tma = 0\n"
+                   "  param split_k = 0\n  param stages = 2\n  param store_tile = 0\n  param tf32 = 0\n  param thread_m = 4\n  param thread_n = 8\n  param tma = 0\n"
                    "  param warp_m = 32\n  param warp_n = 32\n  param wgmma = 0\n"));
     // 2 x 2 warps of 32 x 32; lane l computes rows (l / 4) * 4 + 0..3 and columns (l % 4) * 8 + 0..7 of its warp tile.
     QVERIFY(has(t, "  for i_o in 0..2 bind(blockIdx.y) {\n    for j_o in 0..1 bind(blockIdx.x) {\n"

@@ -152,15 +152,39 @@ void checkWgmma(Kernel& k, const TemplateParams& p, int64_t M, int64_t N) {
        "wgmma needs block_k a multiple of 64 (rows of 128 bytes, the swizzle's width) that divides K = " + std::to_string(extentOf(k, "k")));
 }
 
+// split_k = 0, the default, is the template's choice for the form and tiles in force: parts of a long reduction
+// in blocks of their own where the tiles leave the GPU short of blocks. Measured over ResNet-50's 37 gemms at
+// batch 1 (its 1 x 1 convs and the classifier; every split of each, same call, bench/results/2026-12-06-gemm-splitk):
+// those with K of 1024 and 2048 gained from the fewest parts reaching 4 blocks an SM (512 ch over 7 x 7 from 2048:
+// 0.0588 -> 0.0163 ms; the classifier: 0.0266 -> 0.0102), those of K up to 512 lost or tied with any split but
+// three (K 512 into 2048 ch over 7 x 7: 1.14-1.18x at 4 parts), so shorter reductions keep one part. The 37 sum to
+// 0.448 ms on the H200 this way (0.586 at one part, 0.437 at each one's best), each within 1.18x of its best. A
+// form without split-K (wgmma, store_tile, plain) gets one part, so a caller who changes the form need not also
+// change split_k; an explicit split_k there is refused.
+int64_t pickSplitK(Kernel& k, const TemplateParams& p, int64_t M, int64_t N) {
+  if (p.at("wgmma") || p.at("store_tile") || (!p.at("mma") && !p.at("shared"))) return 1;
+  const int64_t K = extentOf(k, "k"), bk = std::max<int64_t>(1, p.at("block_k")), steps = K / bk;
+  if (K % bk != 0 || steps < 64) return 1;
+  const int64_t batch = chainExtent(k, outerChain(k)) / std::max<int64_t>(1, M * N);
+  const int64_t tiles = std::max<int64_t>(1, batch) * ((M + p.at("block_m") - 1) / p.at("block_m")) *
+                        ((N + p.at("block_n") - 1) / p.at("block_n"));
+  constexpr int64_t kWanted = 4 * kDefaultSms;
+  int64_t parts = 1;
+  while (parts < 16 && tiles * parts < kWanted && steps % (parts * 2) == 0) parts *= 2;
+  return parts;
+}
+
 // Output tile per block; inside it either a grid of threads each computing a thread_m x thread_n micro-tile,
 // or (warp_m, warp_n set) a grid of warps each computing a warp_m x warp_n tile with its 32 lanes, or
 // (shared = 1) the tiled form of gemmShared.
-void gemm(TracedSchedule& s, const TemplateParams& p) {
+void gemm(TracedSchedule& s, const TemplateParams& given) {
   std::vector<std::string> loops = outerChain(s.kernel());
   if (loops.size() < 2) return;
   std::string i = loops[loops.size() - 2], j = loops.back();
   // An empty result (a zero-size M or N) computes nothing: its loops run zero times as they are, untiled.
   if (extentOf(s.kernel(), i) == 0 || extentOf(s.kernel(), j) == 0) return;
+  TemplateParams p = given;
+  if (p.at("split_k") == 0) p["split_k"] = pickSplitK(s.kernel(), p, extentOf(s.kernel(), i), extentOf(s.kernel(), j));
   std::vector<std::string> batch(loops.begin(), loops.end() - 2);
   int64_t bm = std::min(p.at("block_m"), extentOf(s.kernel(), i)), bn = std::min(p.at("block_n"), extentOf(s.kernel(), j));
   bool mma = p.at("mma") != 0;
@@ -325,7 +349,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
-                      {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}, {"split_k", 1}};
+                      {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}, {"split_k", 0}};
   // A K that 16 does not divide (ViT's attention · V: 197 keys) takes the tensor cores too: the last step's
   // fragments are zeroed past K (docs/codegen.md, Tensor cores).
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K >= 16) {
@@ -386,7 +410,7 @@ const TemplateDef& gemmTemplate() {
        {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
        {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"},
        {"store_tile", {0, 1}, "with mma = 1: write the block's output tile through shared memory, 16 contiguous bytes a thread (1), or from the accumulators, 2 elements a lane (0)"},
-       {"split_k", {1, 2, 4, 8, 16}, "shared or mma forms (not wgmma, not store_tile): blocks sharing one tile's reduction (split-K), their partial sums added by a second phase; default 1 (not yet measured on gemms)"},
+       {"split_k", {0, 1, 2, 4, 8, 16}, "shared or mma forms (not wgmma, not store_tile): blocks sharing one tile's reduction (split-K), their partial sums added by a second phase; 0 (the default): the template's choice, for K of 64 steps or more the fewest parts giving 4 blocks an SM (measured on ResNet-50's gemms), else 1"},
        {"tma", {0, 1}, "with wgmma = 1 and stages > 1: the operand tiles are filled by the tensor memory accelerator, one thread issuing a bulk tensor copy per 64 columns and an mbarrier per stage, instead of every thread's cp.async"},
        {"wgmma", {0, 1}, "with mma = 1 on 16-bit operands (Hopper, sm_90a): four warps of 16 rows are a warpgroup computing a 64 x warp_n tile, one wgmma per 16-deep step from 128-byte-swizzled shared tiles (block_m a multiple of 64, block_k of 64; warp_m unused)"}},
       gemmDefaults};
