@@ -89,7 +89,7 @@ def run_tessera(args, model, data, inputs, flags):
     kernels = rep.get("kernels", [])
     ok = [k for k in kernels if k.get("status") == "ok"]
     t.update(kernels=len(kernels), kernels_ok=len(ok), outputs_verified=rep.get("outputs_verified"),
-             ms_generated=rep.get("total_ms"))
+             ms_generated=rep.get("total_ms"), whole_ms=rep.get("whole_ms"))
     t["ms"] = rep.get("total_ms") if kernels and len(ok) == len(kernels) else None
     if t["ms"] is None:
         t["why_no_time"] = sorted({k.get("message", k.get("status", ""))[:160] for k in kernels

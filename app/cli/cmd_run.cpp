@@ -118,6 +118,10 @@ void printReport(const execute::RunReport& r) {
   std::printf("total %.4f ms, unfused baseline %.4f ms, outputs %s\n", r.totalMs, r.baselineTotalMs,
               r.outputsVerified ? "verified" : "NOT verified");
   if (r.onceMs > 0) std::printf("once at load %.4f ms (kernels of constants only)\n", r.onceMs);
+  if (r.wholeMs >= 0) std::printf("whole run %.4f ms, kernel by kernel from the host", r.wholeMs);
+  if (r.graphMs >= 0) std::printf("; %.4f ms as one CUDA graph", r.graphMs);
+  if (r.wholeMs >= 0) std::printf("\n");
+  if (!r.wholeNote.empty()) std::printf("whole run: %s\n", r.wholeNote.c_str());
   size_t cached = 0;
   for (const auto& k : r.kernels) cached += k.cached;
   std::printf("built in %.0f ms (%zu of %zu kernels from the module cache)\n", r.buildMs, cached, r.kernels.size());

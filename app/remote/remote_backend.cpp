@@ -98,6 +98,56 @@ class RemoteBackend : public execute::detail::KernelBackend {
     return reply.header.at("ms").get<double>();
   }
 
+  // The whole run in one request: each distinct buffer once (those read before any step writes them travel with
+  // it), each step's parameters by buffer number; the worker runs each kernel once, then the whole run, and sends
+  // back the outputs marked download, in step order.
+  WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
+                         int warmup, int reps) override {
+    if (!cannotRun_.empty()) fail(cannotRun_);
+    std::map<const void*, size_t> number;
+    std::vector<size_t> bytes;
+    std::vector<bool> written, sent;
+    nlohmann::json steps = nlohmann::json::array();
+    for (size_t k = 0; k < order.size(); ++k) {
+      nlohmann::json ps = nlohmann::json::array();
+      for (const ParamBuffer& p : params[k]) {
+        auto [it, fresh] = number.try_emplace(p.host, bytes.size());
+        if (fresh) bytes.push_back(0), written.push_back(false), sent.push_back(false);
+        const size_t id = it->second;
+        bytes[id] = std::max(bytes[id], p.bytes);
+        if (!p.output && !written[id]) sent[id] = true;
+        if (p.output) written[id] = true;
+        ps.push_back({{"buffer", id}, {"bytes", p.bytes}, {"output", p.output}, {"download", p.download},
+                      {"record", p.record}, {"value", p.value}});
+      }
+      steps.push_back({{"kernel", order[k]}, {"params", ps}});
+    }
+    Message request{{{"op", "run_whole"}, {"warmup", warmup}, {"reps", reps}, {"budget_ms", timeBudgetMs_}, {"steps", steps}}, {}};
+    nlohmann::json buffers = nlohmann::json::array();
+    std::vector<const void*> hosts(bytes.size());
+    for (const auto& [host, id] : number) hosts[id] = host;
+    for (size_t id = 0; id < bytes.size(); ++id) {
+      buffers.push_back({{"bytes", bytes[id]}, {"sent", bool(sent[id])}});
+      if (sent[id]) request.payload.append(static_cast<const char*>(hosts[id]), bytes[id]);
+    }
+    request.header["buffers"] = buffers;
+    const uint64_t limit = linked().worker().maxRequestBytes;
+    if (limit && request.payload.size() > limit)
+      fail("the whole run's inputs are " + std::to_string(request.payload.size()) + " bytes, over the " +
+           std::to_string(limit) + " bytes the worker at " + address_ + " takes in one request");
+    Message reply = linked().request(request, cancel);
+    size_t at = 0;
+    for (const auto& ps : params)
+      for (const ParamBuffer& p : ps) {
+        if (!p.output || !p.download) continue;
+        if (at + p.bytes > reply.payload.size()) fail("the worker sent fewer bytes of the whole run's outputs than asked");
+        std::memcpy(p.host, reply.payload.data() + at, p.bytes);
+        at += p.bytes;
+      }
+    return {reply.header.at("whole_ms").get<double>(), reply.header.at("graph_ms").get<double>(),
+            reply.header.value("note", std::string())};
+  }
+
  private:
   void connect(LinkOptions options) {
     link_ = std::make_unique<Link>(address_, std::move(options));

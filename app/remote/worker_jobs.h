@@ -35,6 +35,8 @@ class ClientJobs {
  private:
   Message build(const Message& request);
   Message run(const Message& request);
+  Message runWhole(const Message& request);
+  void checkReps(const Message& request) const;
 
   execute::BackendKind kind_;
   std::string arch_;

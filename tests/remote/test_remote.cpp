@@ -59,7 +59,8 @@ class TestRemote : public QObject {
     remote::installRemoteConnector();
   }
 
-  // The same model, run here and through the worker: the same kernels, verified, with the same output bits.
+  // The same model, run here and through the worker: the same kernels, verified, with the same output bits, and
+  // the whole run timed there as one (its outputs, sent back, are the ones verified).
   void remoteRunMatchesLocal() {
     WorkerProcess w;
     QVERIFY2(w.port() > 0, qPrintable(w.log()));
@@ -75,6 +76,7 @@ class TestRemote : public QObject {
     QCOMPARE(remote.outputs.size(), local.outputs.size());
     for (size_t i = 0; i < local.outputs.size(); ++i) QVERIFY(std::ranges::equal(remote.outputs[i].bytes(), local.outputs[i].bytes()));
     QVERIFY(w.log().contains("alice@127.0.0.1"));
+    QVERIFY2(local.wholeMs > 0 && remote.wholeMs > 0, (local.wholeNote + " / " + remote.wholeNote).c_str());
   }
 
   // With a certificate and key the worker speaks TLS: a client that trusts the certificate connects (wss://), one

@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 struct CUctx_st {
   int device = 0;
@@ -25,6 +26,24 @@ struct CUevent_st {
   long launchesAtRecord = -1;
 };
 
+// A launch as the fake runs it: the kernel, its thread count and the pointers and count it reads.
+struct FakeLaunch {
+  CUfunction f = nullptr;
+  long threads = 0, n = 0;
+  CUdeviceptr a = 0, b = 0, c = 0;
+};
+// A stream records the launches made on it while it captures; a graph replays them.
+struct CUstream_st {
+  bool capturing = false;
+  std::vector<FakeLaunch> captured;
+};
+struct CUgraph_st {
+  std::vector<FakeLaunch> launches;
+};
+struct CUgraphExec_st {
+  std::vector<FakeLaunch> launches;
+};
+
 namespace {
 
 CUctx_st primary;
@@ -37,6 +56,17 @@ CUfunc_st addKernel{"add"}, faultKernel{"fault"}, moduleEntryKernel{"tsr_module_
 CUresult needContext() {
   if (!current) return CUDA_ERROR_INVALID_CONTEXT;
   return sticky;
+}
+
+void runLaunch(const FakeLaunch& l) {
+  ++launches;
+  if (l.f == &faultKernel) {
+    sticky = CUDA_ERROR_ILLEGAL_ADDRESS;  // reported by the next call, like an asynchronous fault
+    return;
+  }
+  auto a = reinterpret_cast<const float*>(l.a), b = reinterpret_cast<const float*>(l.b);
+  auto c = reinterpret_cast<float*>(l.c);
+  for (long i = 0; i < l.n && i < l.threads; ++i) c[i] = a[i] + b[i];
 }
 
 }  // namespace
@@ -185,19 +215,50 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType, cuuint32_
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned, CUstream, void** args, void**) {
+                        unsigned, CUstream stream, void** args, void**) {
   if (CUresult r = needContext()) return r;
   if (bx * by * bz > 1024 || gx * gy * gz == 0) return CUDA_ERROR_INVALID_VALUE;
-  ++launches;
-  if (f == &faultKernel) {
-    sticky = CUDA_ERROR_ILLEGAL_ADDRESS;  // reported by the next call, like an asynchronous fault
-    return CUDA_SUCCESS;
+  FakeLaunch l{f, long(gx) * bx};
+  if (f != &faultKernel) {
+    l.a = *static_cast<CUdeviceptr*>(args[0]);
+    l.b = *static_cast<CUdeviceptr*>(args[1]);
+    l.c = *static_cast<CUdeviceptr*>(args[2]);
+    l.n = f == &moduleEntryKernel ? l.threads : *static_cast<int*>(args[3]);
   }
-  auto a = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[0]));
-  auto b = reinterpret_cast<const float*>(*static_cast<CUdeviceptr*>(args[1]));
-  auto c = reinterpret_cast<float*>(*static_cast<CUdeviceptr*>(args[2]));
-  long n = f == &moduleEntryKernel ? long(gx) * bx : *static_cast<int*>(args[3]);
-  for (long i = 0; i < n && i < long(gx) * bx; ++i) c[i] = a[i] + b[i];
+  if (stream && stream->capturing) stream->captured.push_back(l);
+  else runLaunch(l);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamCreate(CUstream* stream, unsigned) {
+  if (CUresult r = needContext()) return r;
+  *stream = new CUstream_st;
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamDestroy(CUstream stream) { delete stream; return CUDA_SUCCESS; }
+CUresult cuStreamBeginCapture(CUstream stream, CUstreamCaptureMode) {
+  if (CUresult r = needContext()) return r;
+  if (!stream || stream->capturing) return CUDA_ERROR_INVALID_VALUE;  // the legacy stream cannot capture
+  stream->capturing = true;
+  stream->captured.clear();
+  return CUDA_SUCCESS;
+}
+CUresult cuStreamEndCapture(CUstream stream, CUgraph* graph) {
+  if (!stream || !stream->capturing) return CUDA_ERROR_INVALID_VALUE;
+  stream->capturing = false;
+  *graph = new CUgraph_st{std::move(stream->captured)};
+  return needContext();
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec* exec, CUgraph graph, unsigned long long) {
+  if (CUresult r = needContext()) return r;
+  *exec = new CUgraphExec_st{graph->launches};
+  return CUDA_SUCCESS;
+}
+CUresult cuGraphDestroy(CUgraph graph) { delete graph; return CUDA_SUCCESS; }
+CUresult cuGraphExecDestroy(CUgraphExec exec) { delete exec; return CUDA_SUCCESS; }
+CUresult cuGraphLaunch(CUgraphExec exec, CUstream) {
+  if (CUresult r = needContext()) return r;
+  for (const FakeLaunch& l : exec->launches) runLaunch(l);
   return CUDA_SUCCESS;
 }
 
@@ -235,7 +296,10 @@ CUresult cuGetProcAddress(const char* symbol, void** pfn, int, cuuint64_t, CUdri
       TESSERA_FAKE_ENTRY(cuMemcpyHtoD), TESSERA_FAKE_ENTRY(cuMemcpyDtoH), TESSERA_FAKE_ENTRY(cuMemcpyDtoD),
       TESSERA_FAKE_ENTRY(cuMemsetD8), TESSERA_FAKE_ENTRY(cuLaunchKernel), TESSERA_FAKE_ENTRY(cuEventCreate),
       TESSERA_FAKE_ENTRY(cuEventDestroy), TESSERA_FAKE_ENTRY(cuEventRecord), TESSERA_FAKE_ENTRY(cuEventSynchronize),
-      TESSERA_FAKE_ENTRY(cuEventElapsedTime), TESSERA_FAKE_ENTRY(cuTensorMapEncodeTiled)};
+      TESSERA_FAKE_ENTRY(cuEventElapsedTime), TESSERA_FAKE_ENTRY(cuTensorMapEncodeTiled),
+      TESSERA_FAKE_ENTRY(cuStreamCreate), TESSERA_FAKE_ENTRY(cuStreamDestroy), TESSERA_FAKE_ENTRY(cuStreamBeginCapture),
+      TESSERA_FAKE_ENTRY(cuStreamEndCapture), TESSERA_FAKE_ENTRY(cuGraphInstantiateWithFlags),
+      TESSERA_FAKE_ENTRY(cuGraphDestroy), TESSERA_FAKE_ENTRY(cuGraphExecDestroy), TESSERA_FAKE_ENTRY(cuGraphLaunch)};
 #undef TESSERA_FAKE_ENTRY
   auto it = table.find(symbol);
   if (status) *status = it == table.end() ? CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND : CU_GET_PROC_ADDRESS_SUCCESS;

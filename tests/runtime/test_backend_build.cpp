@@ -265,8 +265,47 @@ class TestBackendBuild : public QObject {
     QVERIFY2(r.outputsVerified, r.toJson().dump().c_str());
     QVERIFY(r.kernels[0].once && !r.kernels[1].once);
     QCOMPARE(r.onceMs, r.kernels[0].ms);
+    QVERIFY2(r.wholeMs >= 0 && r.wholeNote.empty(), r.wholeNote.c_str());  // the whole run leaves the constant out
     QCOMPARE(r.totalMs, r.kernels[1].ms);
     QVERIFY(r.toJson().at("kernels").at(0).at("once").get<bool>());
+  }
+
+  // After each kernel's own run the whole run is timed as one: the worker calls every kernel in order, and the
+  // graph's outputs it reports (and verifies) are the whole run's.
+  void cpuWholeRunIsTimedAsOne() {
+    QTemporaryDir dir;
+    RunReport r = executeModel(sample("mlp.tsr"), BackendKind::Cpu, cachedIn(dir));
+    QVERIFY2(r.outputsVerified, r.toJson().dump().c_str());
+    QVERIFY2(r.wholeMs > 0, r.wholeNote.c_str());
+    QCOMPARE(r.graphMs, -1.0);  // no graphs on the host
+    RunReport back = RunReport::fromJson(r.toJson());
+    QCOMPARE(back.wholeMs, r.wholeMs);
+    QCOMPARE(back.graphMs, r.graphMs);
+  }
+
+  // The whole run as one CUDA graph replays every launch: on the fake driver each launch takes 0.01 ms, so both
+  // figures are two launches' worth, and the graph's last pass leaves d = (a + x) + a on the host.
+  void cudaWholeRunReplaysEveryLaunchAsOneGraph() {
+    REQUIRE_GPU_OR_FAKE();
+    codegen::GeneratedKernel add = vaddKernel();
+    auto be = detail::makeCudaBackend("", modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b = be->build({&add, &add});
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    std::vector<float> a = {1, 2, 3, 4}, x = {10, 20, 30, 40}, c(4, -1), d(4, -1);
+    size_t n = sizeof(float) * 4;
+    std::vector<std::vector<detail::ParamBuffer>> params = {
+        {{a.data(), n, false, "a", true}, {x.data(), n, false, "x", true}, {c.data(), n, true, "c", false}},
+        {{c.data(), n, false, "c", true}, {a.data(), n, false, "a", true}, {d.data(), n, true, "d", true}}};
+    for (size_t k = 0; k < 2; ++k) be->run(k, params[k], 0, 1);
+    d.assign(4, -1);
+    detail::KernelBackend::WholeRunTimes t = be->runWhole({0, 1}, params, 1, 3);
+    QVERIFY2(t.launchedMs > 0 && t.graphMs > 0, t.note.c_str());
+    if (be->device().starts_with("Fake")) {
+      QVERIFY(qFuzzyCompare(float(t.launchedMs), 0.02f));
+      QVERIFY(qFuzzyCompare(float(t.graphMs), 0.02f));
+    }
+    QCOMPARE(d, (std::vector<float>{12, 24, 36, 48}));
+    QCOMPARE(c, std::vector<float>(4, -1));  // not downloaded: only outputs marked so come back
   }
 
   void cudaBuildsPerKernelAndCaches() {

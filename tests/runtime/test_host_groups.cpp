@@ -113,6 +113,8 @@ class TestHostGroups : public QObject {
       QCOMPARE(k.status, KernelStatus::Ok);
       QVERIFY(k.ms >= 0);
       QVERIFY(r.outputsVerified);
+      QCOMPARE(r.wholeMs, -1.0);  // host code between kernels is no part of a whole run
+      QVERIFY2(r.wholeNote.find("runs on the host between kernels") != std::string::npos, r.wholeNote.c_str());
       std::vector<double> want = cond ? std::vector<double>{-1, -4, -6} : std::vector<double>{-0.0, -4, -9};
       QCOMPARE(r.outputs[0].toDoubles(), want);
     }

@@ -49,6 +49,8 @@ QString runSummary(const RunResult& run) {
              .arg(r.totalMs > 0 ? std::max(r.baselineTotalMs / r.totalMs, r.totalMs / r.baselineTotalMs) : 0, 0, 'f', 2)
              .arg(r.baselineTotalMs >= r.totalMs ? QObject::tr("faster") : QObject::tr("slower"));
   if (r.onceMs > 0) s += QObject::tr(" · once at load %1 ms").arg(r.onceMs, 0, 'f', 3);
+  if (r.wholeMs >= 0) s += QObject::tr(" · whole run %1 ms").arg(r.wholeMs, 0, 'f', 3);
+  if (r.graphMs >= 0) s += QObject::tr(" (as one CUDA graph %1 ms)").arg(r.graphMs, 0, 'f', 3);
   const auto failed = std::count_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return !k.verified; });
   s += failed == 0 && r.outputsVerified ? QObject::tr(" · all verified ✓")
                                         : QObject::tr(" · %n kernel(s) not verified ✗", nullptr, int(failed));

@@ -186,13 +186,16 @@ std::string CpuWorker::awaitReply(double& ms, const CancelToken& cancel, const s
   return r.ok ? "" : r.message;
 }
 
-double CpuWorker::run(size_t slot, const std::vector<uint64_t>& offsets, int warmup, int reps, double budgetMs,
+double CpuWorker::run(const std::vector<worker::RunStep>& steps, int warmup, int reps, double budgetMs,
                       const CancelToken& cancel, const std::string& kernel) {
-  if (slot >= modules_.size() || modules_[slot].image.empty()) fail("kernel '" + kernel + "': no module was built for it");
+  for (const worker::RunStep& step : steps)
+    if (step.slot >= modules_.size() || modules_[step.slot].image.empty())
+      fail("kernel '" + kernel + "': no module was built for it");
   cancel.check();
   if (!pid_) start(cancel);
-  if (!modules_[slot].loadError.empty()) fail(modules_[slot].loadError);
-  worker::RunRequest q{uint32_t(slot), regionBytes_, warmup, reps, budgetMs, offsets};
+  for (const worker::RunStep& step : steps)
+    if (!modules_[step.slot].loadError.empty()) fail(modules_[step.slot].loadError);
+  worker::RunRequest q{steps, regionBytes_, warmup, reps, budgetMs};
   if (!worker::sendFrame(socket_, worker::encode(q))) fail(endedBy(kernel));
   double ms = 0;
   if (std::string why = awaitReply(ms, cancel, kernel); !why.empty()) fail(why);

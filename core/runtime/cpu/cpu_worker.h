@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ir/cancel.h"
+#include "runtime/cpu/worker_protocol.h"
 
 namespace tessera::cpu {
 
@@ -46,7 +47,12 @@ class CpuWorker {
   // ("kernel 'k' crashed the cpu worker: signal 11 (segmentation fault)") or the kernel cannot run; throws
   // Cancelled (killing the worker) when `cancel` fires while it runs.
   double run(size_t slot, const std::vector<uint64_t>& offsets, int warmup, int reps, double budgetMs,
-             const CancelToken& cancel, const std::string& kernel);
+             const CancelToken& cancel, const std::string& kernel) {
+    return run({{uint32_t(slot), offsets}}, warmup, reps, budgetMs, cancel, kernel);
+  }
+  // The same for several calls in order, timed as one (a whole run); `what` names them in errors.
+  double run(const std::vector<worker::RunStep>& steps, int warmup, int reps, double budgetMs, const CancelToken& cancel,
+             const std::string& what);
 
   pid_t pid() const { return pid_; }  // 0 while none runs
 

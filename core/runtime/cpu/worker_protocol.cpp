@@ -71,13 +71,16 @@ Frame encode(const LoadRequest& r) {
 Frame encode(const RunRequest& r) {
   Frame f;
   f.put(Op::Run);
-  f.put(r.slot);
   f.put(r.regionBytes);
   f.put(r.warmup);
   f.put(r.reps);
   f.put(r.budgetMs);
-  f.put<uint64_t>(r.offsets.size());
-  for (uint64_t o : r.offsets) f.put(o);
+  f.put<uint64_t>(r.steps.size());
+  for (const RunStep& step : r.steps) {
+    f.put(step.slot);
+    f.put<uint64_t>(step.offsets.size());
+    for (uint64_t o : step.offsets) f.put(o);
+  }
   return f;
 }
 
@@ -100,14 +103,22 @@ LoadRequest decodeLoad(Frame& f) {
 
 RunRequest decodeRun(Frame& f) {
   RunRequest r;
-  r.slot = f.get<uint32_t>();
   r.regionBytes = f.get<uint64_t>();
   r.warmup = f.get<int32_t>();
   r.reps = f.get<int32_t>();
   r.budgetMs = f.get<double>();
-  auto n = f.get<uint64_t>();
-  if (n > f.bytes().size()) fail("cpu worker: a run request claims " + std::to_string(n) + " parameters");
-  for (uint64_t i = 0; i < n; ++i) r.offsets.push_back(f.get<uint64_t>());
+  // Counts are checked against the frame's size before anything is reserved for them.
+  auto count = [&](const char* what) {
+    auto n = f.get<uint64_t>();
+    if (n > f.bytes().size()) fail("cpu worker: a run request claims " + std::to_string(n) + " " + what);
+    return n;
+  };
+  for (uint64_t steps = count("steps"), s = 0; s < steps; ++s) {
+    RunStep step;
+    step.slot = f.get<uint32_t>();
+    for (uint64_t n = count("parameters"), i = 0; i < n; ++i) step.offsets.push_back(f.get<uint64_t>());
+    r.steps.push_back(std::move(step));
+  }
   return r;
 }
 

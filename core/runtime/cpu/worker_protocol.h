@@ -21,18 +21,24 @@ struct LoadRequest {
   std::string name, symbol, image;
 };
 
-// Run: call slot's entry with pointers at `offsets` into the region (regionBytes long), timed inside the worker.
-struct RunRequest {
+// One call in a run: slot's entry with pointers at `offsets` into the region.
+struct RunStep {
   uint32_t slot = 0;
+  std::vector<uint64_t> offsets;
+};
+
+// Run: the steps in order (one kernel, or a whole model's), timed as one inside the worker; the region is
+// regionBytes long.
+struct RunRequest {
+  std::vector<RunStep> steps;
   uint64_t regionBytes = 0;
   int32_t warmup = 0, reps = 1;
   double budgetMs = 0;
-  std::vector<uint64_t> offsets;
 };
 
 struct Reply {
   bool ok = false;
-  double ms = 0;        // Run: the median time of one call
+  double ms = 0;        // Run: the median time of one pass over the steps
   std::string message;  // !ok: why
 };
 

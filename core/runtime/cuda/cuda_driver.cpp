@@ -39,6 +39,14 @@ struct CudaDriver::Api {
   decltype(&::cuMemcpyDtoD) memcpyDtoD = nullptr;
   decltype(&::cuMemsetD8) memsetD8 = nullptr;
   decltype(&::cuLaunchKernel) launchKernel = nullptr;
+  decltype(&::cuStreamCreate) streamCreate = nullptr;
+  decltype(&::cuStreamDestroy) streamDestroy = nullptr;
+  decltype(&::cuStreamBeginCapture) streamBeginCapture = nullptr;
+  decltype(&::cuStreamEndCapture) streamEndCapture = nullptr;
+  decltype(&::cuGraphInstantiateWithFlags) graphInstantiate = nullptr;
+  decltype(&::cuGraphLaunch) graphLaunch = nullptr;
+  decltype(&::cuGraphExecDestroy) graphExecDestroy = nullptr;
+  decltype(&::cuGraphDestroy) graphDestroy = nullptr;
   decltype(&::cuEventCreate) eventCreate = nullptr;
   decltype(&::cuEventDestroy) eventDestroy = nullptr;
   decltype(&::cuEventRecord) eventRecord = nullptr;
@@ -106,6 +114,14 @@ std::string fetchEntryPoints(decltype(&::cuGetProcAddress) getProc, CudaDriver::
   TESSERA_FETCH(memcpyDtoD, cuMemcpyDtoD);
   TESSERA_FETCH(memsetD8, cuMemsetD8);
   TESSERA_FETCH(launchKernel, cuLaunchKernel);
+  TESSERA_FETCH(streamCreate, cuStreamCreate);
+  TESSERA_FETCH(streamDestroy, cuStreamDestroy);
+  TESSERA_FETCH(streamBeginCapture, cuStreamBeginCapture);
+  TESSERA_FETCH(streamEndCapture, cuStreamEndCapture);
+  TESSERA_FETCH(graphInstantiate, cuGraphInstantiateWithFlags);
+  TESSERA_FETCH(graphLaunch, cuGraphLaunch);
+  TESSERA_FETCH(graphExecDestroy, cuGraphExecDestroy);
+  TESSERA_FETCH(graphDestroy, cuGraphDestroy);
   TESSERA_FETCH(eventCreate, cuEventCreate);
   TESSERA_FETCH(eventDestroy, cuEventDestroy);
   TESSERA_FETCH(eventRecord, cuEventRecord);
@@ -323,12 +339,45 @@ void CudaDriver::fillZero(DevicePtr dst, std::size_t bytes) const {
   check(*api_, api_->memsetD8(dst, 0, bytes), "cuMemsetD8(" + std::to_string(bytes) + " bytes)");
 }
 
-void CudaDriver::launch(FunctionHandle function, const LaunchConfig& c, void** args) const {
+void CudaDriver::launch(FunctionHandle function, const LaunchConfig& c, void** args, StreamHandle stream) const {
   CUresult r = api_->launchKernel(function, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z,
-                                  c.sharedBytes, nullptr, args, nullptr);
+                                  c.sharedBytes, stream, args, nullptr);
   if (r == CUDA_SUCCESS) return;
   check(*api_, r, "cuLaunchKernel(grid " + dims(c.grid) + ", block " + dims(c.block) + ", " +
                       std::to_string(c.sharedBytes) + " bytes dynamic shared memory)");
+}
+
+StreamHandle CudaDriver::createStream() const {
+  CUstream s = nullptr;
+  check(*api_, api_->streamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  return s;
+}
+
+void CudaDriver::destroyStream(StreamHandle stream) const {
+  check(*api_, api_->streamDestroy(stream), "cuStreamDestroy");
+}
+
+// Thread-local capture: another thread's driver calls (a window's second run) neither join nor break it.
+void CudaDriver::beginCapture(StreamHandle stream) const {
+  check(*api_, api_->streamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL), "cuStreamBeginCapture");
+}
+
+GraphExecHandle CudaDriver::endCapture(StreamHandle stream) const {
+  CUgraph graph = nullptr;
+  check(*api_, api_->streamEndCapture(stream, &graph), "cuStreamEndCapture");
+  CUgraphExec exec = nullptr;
+  CUresult r = api_->graphInstantiate(&exec, graph, 0);
+  api_->graphDestroy(graph);  // the executable graph keeps what it needs
+  check(*api_, r, "cuGraphInstantiate");
+  return exec;
+}
+
+void CudaDriver::launchGraph(GraphExecHandle graph, StreamHandle stream) const {
+  check(*api_, api_->graphLaunch(graph, stream), "cuGraphLaunch");
+}
+
+void CudaDriver::destroyGraph(GraphExecHandle graph) const {
+  check(*api_, api_->graphExecDestroy(graph), "cuGraphExecDestroy");
 }
 
 EventHandle CudaDriver::createEvent() const {
@@ -341,8 +390,8 @@ void CudaDriver::destroyEvent(EventHandle event) const {
   check(*api_, api_->eventDestroy(event), "cuEventDestroy");
 }
 
-void CudaDriver::recordEvent(EventHandle event) const {
-  check(*api_, api_->eventRecord(event, nullptr), "cuEventRecord");
+void CudaDriver::recordEvent(EventHandle event, StreamHandle stream) const {
+  check(*api_, api_->eventRecord(event, stream), "cuEventRecord");
 }
 
 void CudaDriver::synchronizeEvent(EventHandle event) const {

@@ -14,6 +14,8 @@ struct CUctx_st;
 struct CUmod_st;
 struct CUfunc_st;
 struct CUevent_st;
+struct CUstream_st;
+struct CUgraphExec_st;
 
 namespace tessera::cuda {
 
@@ -22,6 +24,8 @@ using ContextHandle = CUctx_st*;
 using ModuleHandle = CUmod_st*;
 using FunctionHandle = CUfunc_st*;
 using EventHandle = CUevent_st*;
+using StreamHandle = CUstream_st*;  // null: the legacy default stream
+using GraphExecHandle = CUgraphExec_st*;
 
 // Whether kernels can run here, and if not, why in a few words (shown to the user as is).
 struct Availability {
@@ -113,12 +117,23 @@ class CudaDriver {
   void encodeTensorMap(void* map, bool bf16, DevicePtr base, const std::vector<uint64_t>& dims,
                        const std::vector<uint32_t>& box) const;
 
-  // Launches on the default stream; `args` holds one pointer per kernel parameter, pointing at its value.
-  void launch(FunctionHandle function, const LaunchConfig& config, void** args) const;
+  // Launches on `stream` (null: the default stream); `args` holds one pointer per kernel parameter, pointing at
+  // its value (copied at the launch, or at its capture into a graph).
+  void launch(FunctionHandle function, const LaunchConfig& config, void** args, StreamHandle stream = nullptr) const;
+
+  // A stream that does not wait on the default stream (so launches there can be captured into a graph).
+  StreamHandle createStream() const;
+  void destroyStream(StreamHandle stream) const;
+  // Capture: the launches made on `stream` by this thread between begin and end become one graph, instantiated
+  // (the graph itself is dropped); nothing runs while capturing.
+  void beginCapture(StreamHandle stream) const;
+  GraphExecHandle endCapture(StreamHandle stream) const;
+  void launchGraph(GraphExecHandle graph, StreamHandle stream) const;
+  void destroyGraph(GraphExecHandle graph) const;
 
   EventHandle createEvent() const;
   void destroyEvent(EventHandle event) const;
-  void recordEvent(EventHandle event) const;
+  void recordEvent(EventHandle event, StreamHandle stream = nullptr) const;
   void synchronizeEvent(EventHandle event) const;
   float elapsedMs(EventHandle start, EventHandle end) const;
 

@@ -118,12 +118,45 @@ void Event::release() noexcept {
   handle_ = nullptr;
 }
 
-void Event::record() const { CudaDriver::get().recordEvent(handle_); }
+void Event::record(StreamHandle stream) const { CudaDriver::get().recordEvent(handle_, stream); }
 
 void Event::synchronize() const { CudaDriver::get().synchronizeEvent(handle_); }
 
 float Event::elapsedMs(const Event& start, const Event& end) {
   return CudaDriver::get().elapsedMs(start.handle_, end.handle_);
 }
+
+Stream::Stream() : handle_(CudaDriver::get().createStream()) {}
+
+Stream::~Stream() {
+  try {
+    CudaDriver::get().destroyStream(handle_);
+  } catch (const Error&) {
+  }
+}
+
+CapturedGraph::CapturedGraph(const Stream& stream, const std::function<void(StreamHandle)>& launchAll) {
+  CudaDriver& d = CudaDriver::get();
+  d.beginCapture(stream.handle());
+  try {
+    launchAll(stream.handle());
+  } catch (...) {
+    try {
+      d.destroyGraph(d.endCapture(stream.handle()));
+    } catch (const Error&) {  // the first error is the one to report
+    }
+    throw;
+  }
+  handle_ = d.endCapture(stream.handle());
+}
+
+CapturedGraph::~CapturedGraph() {
+  try {
+    CudaDriver::get().destroyGraph(handle_);
+  } catch (const Error&) {
+  }
+}
+
+void CapturedGraph::launch(const Stream& stream) const { CudaDriver::get().launchGraph(handle_, stream.handle()); }
 
 }  // namespace tessera::cuda

@@ -3,6 +3,7 @@
 // destructor must not throw) and is move-only. All but CudaContext need a current context, and must be destroyed
 // before the CudaContext they were made under.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -73,13 +74,41 @@ class Event {
   Event(Event&& other) noexcept;
   Event& operator=(Event&& other) noexcept;
 
-  void record() const;
+  void record(StreamHandle stream = nullptr) const;
   void synchronize() const;
   static float elapsedMs(const Event& start, const Event& end);
 
  private:
   void release() noexcept;
   EventHandle handle_ = nullptr;
+};
+
+// A stream of its own (not the default stream), for capturing launches into a graph. Not moved: made and dropped
+// where it is used.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  StreamHandle handle() const { return handle_; }
+
+ private:
+  StreamHandle handle_ = nullptr;
+};
+
+// The launches `launchAll` makes on `stream` (none of them run), as one instantiated CUDA graph. A capture that
+// throws is ended and its graph dropped before the error goes on.
+class CapturedGraph {
+ public:
+  CapturedGraph(const Stream& stream, const std::function<void(StreamHandle)>& launchAll);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+  void launch(const Stream& stream) const;
+
+ private:
+  GraphExecHandle handle_ = nullptr;
 };
 
 }  // namespace tessera::cuda

@@ -13,6 +13,10 @@ namespace tessera::cuda {
 // (runtime/timing_budget.h), at least one timed launch.
 double medianKernelMs(const std::function<void()>& launch, int warmup, int reps, double budgetMs = 0);
 
+// The launches `launchAll` makes on the stream it is given, captured once into a CUDA graph and timed as
+// medianKernelMs times a launch (the graph's launches on a stream of its own, after what the default stream holds).
+double medianGraphMs(const std::function<void(StreamHandle)>& launchAll, int warmup, int reps, double budgetMs = 0);
+
 // The same for one kernel launched with `config` and `args`.
 double medianKernelMs(FunctionHandle function, const LaunchConfig& config, void** args, int warmup, int reps);
 

@@ -38,10 +38,16 @@ void CudaDriver::copyToHost(void*, DevicePtr, std::size_t) const { unavailable()
 void CudaDriver::copyOnDevice(DevicePtr, DevicePtr, std::size_t) const { unavailable(); }
 void CudaDriver::fillZero(DevicePtr, std::size_t) const { unavailable(); }
 void CudaDriver::encodeTensorMap(void*, bool, DevicePtr, const std::vector<uint64_t>&, const std::vector<uint32_t>&) const { unavailable(); }
-void CudaDriver::launch(FunctionHandle, const LaunchConfig&, void**) const { unavailable(); }
+void CudaDriver::launch(FunctionHandle, const LaunchConfig&, void**, StreamHandle) const { unavailable(); }
+StreamHandle CudaDriver::createStream() const { unavailable(); }
+void CudaDriver::destroyStream(StreamHandle) const { unavailable(); }
+void CudaDriver::beginCapture(StreamHandle) const { unavailable(); }
+GraphExecHandle CudaDriver::endCapture(StreamHandle) const { unavailable(); }
+void CudaDriver::launchGraph(GraphExecHandle, StreamHandle) const { unavailable(); }
+void CudaDriver::destroyGraph(GraphExecHandle) const { unavailable(); }
 EventHandle CudaDriver::createEvent() const { unavailable(); }
 void CudaDriver::destroyEvent(EventHandle) const { unavailable(); }
-void CudaDriver::recordEvent(EventHandle) const { unavailable(); }
+void CudaDriver::recordEvent(EventHandle, StreamHandle) const { unavailable(); }
 void CudaDriver::synchronizeEvent(EventHandle) const { unavailable(); }
 float CudaDriver::elapsedMs(EventHandle, EventHandle) const { unavailable(); }
 

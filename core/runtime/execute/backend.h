@@ -47,6 +47,21 @@ class KernelBackend {
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
 
+  // The whole run as one: the kernels `order` (with their parameters as run() takes them, named values only)
+  // back to back, each after the one before, every one of them run() first so their inputs are in place. The
+  // median ms of the whole with each kernel launched from the host, and as one CUDA graph where the backend has
+  // graphs (else -1); the outputs marked `download` come back from the last pass. A backend that cannot time a
+  // whole run returns launchedMs -1 and says why in `note`.
+  struct WholeRunTimes {
+    double launchedMs = -1, graphMs = -1;
+    std::string note;
+  };
+  virtual WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
+                                 int warmup, int reps) {
+    (void)order, (void)params, (void)warmup, (void)reps;
+    return {-1, -1, "this backend times kernels one by one only"};
+  }
+
   // Asked by build (before each module; a compiler process is killed) and before every timed call of run
   // (which then throws Cancelled).
   CancelToken cancel;

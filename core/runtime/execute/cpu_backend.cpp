@@ -98,9 +98,37 @@ class CpuBackend : public KernelBackend {
     return ms;
   }
 
+  // Every value in the region at once, one place per host buffer (values the memory plan gives one buffer share
+  // it, as they do here), filled with what the host holds; the worker calls the kernels in order, timed as one,
+  // and the outputs to download come back.
+  WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
+                         int warmup, int reps) override {
+    std::map<void*, size_t> bytesAt;  // by host address: the most any value there takes
+    for (const auto& ps : params)
+      for (const auto& p : ps) bytesAt[p.host] = std::max(bytesAt[p.host], std::max<size_t>(p.bytes, 1));
+    std::map<void*, uint64_t> offsetOf;
+    size_t at = 0;
+    for (const auto& [host, bytes] : bytesAt) offsetOf[host] = at, at += (bytes + 63) / 64 * 64;
+    std::byte* base = worker_.region(at);
+    for (const auto& [host, bytes] : bytesAt) std::memcpy(base + offsetOf[host], host, bytes);
+    std::vector<cpu::worker::RunStep> steps;
+    for (size_t k = 0; k < order.size(); ++k) {
+      size_t slot = owners_.at(order[k]);
+      if (slot == kNoModule) fail("kernel '" + names_.at(order[k]) + "' was not generated");
+      cpu::worker::RunStep step{uint32_t(slot), {}};
+      for (const auto& p : params[k]) step.offsets.push_back(offsetOf[p.host]);
+      steps.push_back(std::move(step));
+    }
+    double budget = timeBudgetMs_ * double(std::max<size_t>(order.size(), 1));
+    WholeRunTimes t{worker_.run(steps, warmup, reps, budget, cancel, "the whole run"), -1, ""};
+    base = worker_.region(0);
+    for (const auto& ps : params)
+      for (const auto& p : ps)
+        if (p.output && p.download && p.bytes) std::memcpy(p.host, base + offsetOf[p.host], p.bytes);
+    return t;
+  }
+
  private:
-  // Kernel i's module (key.source, called `name`) from the cache, else compiled and stored; a cached object that
-  // will not load is compiled again.
   // Kernel i's module (key.source, called `name`): its shared object's bytes from the cache, else compiled and
   // stored. The worker loads it; nothing of it runs in this process.
   void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const std::string& name,

@@ -4,6 +4,7 @@
 // the value last written or uploaded there, so a value a kernel wrote stays on the device for its readers.
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "ir/error.h"
@@ -93,12 +94,30 @@ class CudaBackend : public KernelBackend {
   // A kernel fault poisons the context: it is reset and the modules loaded again, so the kernels after this one
   // (and the next run) get a clean one; the fault fails this kernel, naming it and the driver's error.
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
+    return guardFaults("kernel '" + kernels_.at(index)->kernelId + "'", [&] { return launchTimed(index, params, warmup, reps); });
+  }
+
+  WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
+                         int warmup, int reps) override {
+    return guardFaults("the whole run", [&] { return timeWhole(order, params, warmup, reps); });
+  }
+
+ private:
+  // The driver acts on the context current on the calling thread, and a backend is called from more than one:
+  // a remote worker's jobs and the window's runs each come on a thread of their own.
+  void makeCurrent() const {
+    if (context_) context_->makeCurrent();
+  }
+
+  // Runs `body` in this backend's context; a fault there fails `what`, after the context is reset (or, where CUDA
+  // cannot recover in this process, after the device is marked lost).
+  template <class Body>
+  auto guardFaults(const std::string& what, Body body) -> decltype(body()) {
     try {
       makeCurrent();
-      return launchTimed(index, params, warmup, reps);
+      return body();
     } catch (const cuda::CudaFault& f) {
-      const std::string fault = "kernel '" + kernels_.at(index)->kernelId + "' faulted on the GPU: " + f.errorName() +
-                                " (" + f.what() + ")";
+      const std::string fault = what + " faulted on the GPU: " + f.errorName() + " (" + f.what() + ")";
       try {
         resetContext();
       } catch (const std::exception& e) {
@@ -112,46 +131,6 @@ class CudaBackend : public KernelBackend {
     }
   }
 
- private:
-  // The driver acts on the context current on the calling thread, and a backend is called from more than one:
-  // a remote worker's jobs and the window's runs each come on a thread of their own.
-  void makeCurrent() const {
-    if (context_) context_->makeCurrent();
-  }
-
-  double launchTimed(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) {
-    if (!avail_.available) fail(cannotRun());
-    if (!lostDevice_.empty()) fail(lostDevice_);
-    for (const auto& p : params)
-      if (!p.output && lost_.count(p.value))
-        fail("input '" + p.value + "' was only on the device and went with the context a faulted kernel reset");
-    std::vector<cuda::DeviceBuffer> anonymous;  // this run's own buffers (params without a value)
-    std::vector<cuda::DevicePtr> ptrs;
-    for (const auto& p : params) ptrs.push_back(deviceCopy(p, anonymous));
-    const codegen::GeneratedKernel& g = *kernels_.at(index);
-    for (cuda::DevicePtr w : workspaces(index, g)) ptrs.push_back(w);
-    std::vector<void*> args;
-    for (auto& p : ptrs) args.push_back(&p);
-    int phase = 0;
-    if (g.phases > 1) args.push_back(&phase);
-    std::vector<TensorMapBits> maps = tensorMaps(g, ptrs);  // after every other parameter, by value
-    for (TensorMapBits& m : maps) args.push_back(m.bits);
-    const codegen::LaunchDims& d = g.launch;
-    cuda::LaunchConfig cfg{{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]},
-                          unsigned(g.dynamicSharedBytes)};
-    cuda::FunctionHandle fn = functions_.at(index);
-    cuda::CudaDriver& driver = cuda::CudaDriver::get();
-    // One timed run is every phase, launched in order on the stream (the driver copies `phase` at each launch).
-    double ms = cuda::medianKernelMs(
-        [&] {
-          cancel.check();
-          for (phase = 0; phase < g.phases; ++phase) driver.launch(fn, cfg, args.data());
-        },
-        warmup, reps, timeBudgetMs_);
-    finishOutputs(params, ptrs);
-    return ms;
-  }
-
   // The TMA's tensor maps over the kernel's sources, at this run's device addresses.
   struct alignas(64) TensorMapBits {
     unsigned long long bits[16];
@@ -163,6 +142,108 @@ class CudaBackend : public KernelBackend {
       cuda::CudaDriver::get().encodeTensorMap(out[i].bits, m.bf16, ptrs.at(m.param), m.dims, m.box);
     }
     return out;
+  }
+
+  // One kernel's launch, ready to repeat: its device pointers and tensor maps and the argument array pointing at
+  // them (so it stays where it was made). One launch is every phase in order (the driver copies `phase` each time).
+  struct PreparedLaunch {
+    cuda::FunctionHandle fn = nullptr;
+    cuda::LaunchConfig cfg;
+    int phases = 1, phase = 0;
+    std::vector<cuda::DevicePtr> ptrs;
+    std::vector<TensorMapBits> maps;
+    std::vector<void*> args;
+    PreparedLaunch() = default;
+    PreparedLaunch(const PreparedLaunch&) = delete;
+    void launch(cuda::StreamHandle stream) {
+      for (phase = 0; phase < phases; ++phase) cuda::CudaDriver::get().launch(fn, cfg, args.data(), stream);
+    }
+  };
+
+  void checkRunnable(const std::vector<ParamBuffer>& params) const {
+    if (!avail_.available) fail(cannotRun());
+    if (!lostDevice_.empty()) fail(lostDevice_);
+    for (const auto& p : params)
+      if (!p.output && lost_.count(p.value))
+        fail("input '" + p.value + "' was only on the device and went with the context a faulted kernel reset");
+  }
+
+  // Kernel `index`'s launch on the device pointers `ptrs` (one per parameter).
+  void prepare(size_t index, std::vector<cuda::DevicePtr> ptrs, PreparedLaunch& l) {
+    const codegen::GeneratedKernel& g = *kernels_.at(index);
+    l.ptrs = std::move(ptrs);
+    for (cuda::DevicePtr w : workspaces(index, g)) l.ptrs.push_back(w);
+    for (auto& p : l.ptrs) l.args.push_back(&p);
+    l.phases = g.phases;
+    if (g.phases > 1) l.args.push_back(&l.phase);
+    l.maps = tensorMaps(g, l.ptrs);  // after every other parameter, by value
+    for (TensorMapBits& m : l.maps) l.args.push_back(m.bits);
+    const codegen::LaunchDims& d = g.launch;
+    l.cfg = {{d.grid[0], d.grid[1], d.grid[2]}, {d.block[0], d.block[1], d.block[2]}, unsigned(g.dynamicSharedBytes)};
+    l.fn = functions_.at(index);
+  }
+
+  double launchTimed(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) {
+    checkRunnable(params);
+    std::vector<cuda::DeviceBuffer> anonymous;  // this run's own buffers (params without a value)
+    std::vector<cuda::DevicePtr> ptrs;
+    for (const auto& p : params) ptrs.push_back(deviceCopy(p, anonymous));
+    PreparedLaunch l;
+    prepare(index, std::move(ptrs), l);
+    double ms = cuda::medianKernelMs(
+        [&] {
+          cancel.check();
+          l.launch(nullptr);
+        },
+        warmup, reps, timeBudgetMs_);
+    finishOutputs(params, l.ptrs);
+    return ms;
+  }
+
+  // Each kernel reads the resident copies the kernels before it write (every one ran once already, so each value
+  // has its buffer); a parameter without a value gets a zeroed buffer of this run's own.
+  WholeRunTimes timeWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
+                          int warmup, int reps) {
+    std::vector<cuda::DeviceBuffer> anonymous;
+    std::vector<std::unique_ptr<PreparedLaunch>> launches;
+    for (size_t k = 0; k < order.size(); ++k) {
+      checkRunnable(params[k]);
+      std::vector<cuda::DevicePtr> ptrs;
+      for (const auto& p : params[k]) ptrs.push_back(residentCopy(p, anonymous));
+      launches.push_back(std::make_unique<PreparedLaunch>());
+      prepare(order[k], std::move(ptrs), *launches.back());
+    }
+    auto launchAll = [&](cuda::StreamHandle stream) {
+      for (auto& l : launches) l->launch(stream);
+    };
+    double budget = timeBudgetMs_ * double(std::max<size_t>(order.size(), 1));
+    WholeRunTimes t;
+    t.launchedMs = cuda::medianKernelMs(
+        [&] {
+          cancel.check();
+          launchAll(nullptr);
+        },
+        warmup, reps, budget);
+    cancel.check();
+    t.graphMs = cuda::medianGraphMs(launchAll, warmup, reps, budget);
+    for (size_t k = 0; k < order.size(); ++k)  // what the graph's last launch left
+      for (size_t i = 0; i < params[k].size(); ++i)
+        if (const ParamBuffer& p = params[k][i]; p.output && p.download && p.bytes)
+          cuda::CudaDriver::get().copyToHost(p.host, launches[k]->ptrs[i], p.bytes);
+    return t;
+  }
+
+  // A value's resident buffer as the kernels left it (the whole run writes each before reading it again).
+  cuda::DevicePtr residentCopy(const ParamBuffer& p, std::vector<cuda::DeviceBuffer>& anonymous) {
+    if (p.value.empty()) {
+      anonymous.emplace_back(std::max<size_t>(p.bytes, 1));
+      anonymous.back().zero();
+      return anonymous.back().ptr();
+    }
+    auto it = resident_.find(p.host);
+    if (it == resident_.end() || it->second.buffer.bytes() < p.bytes)
+      fail("value '" + p.value + "' has no device buffer: its kernel did not run");
+    return it->second.buffer.ptr();
   }
 
   // Everything made in the faulted context goes (its handles are dead; their frees fail quietly), the primary

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <set>
 
 #include "ir/error.h"
@@ -321,6 +322,57 @@ void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
   }
 }
 
+// Kernel i's parameters for a whole run: its named values where the arena holds them, and a zeroed error record.
+// The graph's outputs come back, so what the run reports and verifies is the whole run's.
+std::vector<detail::ParamBuffer> wholeRunParams(size_t i, RunState& s, const codegen::GeneratedKernel& gen,
+                                                std::deque<detail::IndexRecord>& records) {
+  std::vector<detail::ParamBuffer> params;
+  for (const auto& b : s.m.kernels[i].kernel.buffers)
+    if (b.role != BufferRole::Temp)
+      params.push_back({s.arena.find(b.value), bufferBytes(b), b.role == BufferRole::Output, b.value,
+                        b.role == BufferRole::Output && isGraphOutput(*s.m.graph, b.value)});
+  records.emplace_back(gen).appendTo(params);
+  return params;
+}
+
+// Whether a kernel after the constant kernels writes where one of them left its outputs (the memory plan reused
+// the buffer after its last reader): a whole run without them would then read another value there.
+bool constantsOverwritten(RunState& s, const RunReport& r) {
+  std::set<void*> constants;
+  for (size_t i = 0; i < r.kernels.size(); ++i)
+    for (const auto& b : s.m.kernels[i].kernel.buffers) {
+      if (b.role != BufferRole::Output) continue;
+      void* at = s.arena.find(b.value);
+      if (r.kernels[i].once) constants.insert(at);
+      else if (constants.count(at)) return true;
+    }
+  return false;
+}
+
+// The whole run timed as one (KernelBackend::runWhole), once every kernel ran cleanly on its own. Host code
+// between kernels is no part of a run on the device, so a run with a host group is not timed as a whole. The
+// constant kernels are left out as in the total, unless a later kernel overwrites what they made.
+void timeWholeRun(detail::KernelBackend& be, RunState& s, RunReport& r) {
+  const bool withConstants = constantsOverwritten(s, r);
+  std::vector<size_t> order;
+  std::vector<std::vector<detail::ParamBuffer>> params;
+  std::deque<detail::IndexRecord> records;
+  for (size_t i = 0; i < r.kernels.size(); ++i) {
+    const KernelReport& kr = r.kernels[i];
+    if (kr.once && !withConstants) continue;
+    if (kr.status != KernelStatus::Ok && kr.status != KernelStatus::Unchecked)
+      return void(r.wholeNote = "not timed as a whole: kernel " + kr.group + " did not run cleanly");
+    if (kr.onHost())
+      return void(r.wholeNote = "not timed as a whole: host group " + kr.group + " runs on the host between kernels");
+    order.push_back(i);
+    params.push_back(wholeRunParams(i, s, r.generated[i], records));
+  }
+  detail::KernelBackend::WholeRunTimes t = be.runWhole(order, params, s.o.warmup, s.o.reps);
+  r.wholeMs = t.launchedMs;
+  r.graphMs = t.graphMs;
+  r.wholeNote = t.note.empty() && withConstants ? "the constant kernels run too: a later kernel reuses their memory" : t.note;
+}
+
 // The graph's outputs as the kernels left them, each checked against the reference's (at tf32's tolerance for
 // one made of tf32-rounded values); the outputs are verified only when every kernel is Ok too.
 void collectOutputs(RunState& s, RunReport& r) {
@@ -406,6 +458,15 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   RunState state{m, o, ref, arena, {}, detail::valuesReadOnHost(m)};
   runKernels(*be, state, r);
   r.ran = true;
+  if (r.stopped.empty()) {
+    try {
+      timeWholeRun(*be, state, r);
+    } catch (const Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {  // each kernel's time stands; only the whole run's is missing
+      r.wholeNote = std::string("not timed as a whole: ") + e.what();
+    }
+  }
   collectOutputs(state, r);
   return r;
 }

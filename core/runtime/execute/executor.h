@@ -1,8 +1,9 @@
 #pragma once
 // The compiled-model executor: compiles every kernel of a CompiledModel once for a backend (reference, cpu,
 // cuda), then runs them in order on buffers laid out by the memory plan, times each (median of N after
-// warm-up), checks each kernel's outputs and every graph output against the reference interpreter, and runs
-// the unfused baseline so the gain from fusion is measured. Compiler, NVRTC, driver and kernel errors come
+// warm-up), then times the whole run as one (kernels back to back, and as one CUDA graph on cuda), checks each
+// kernel's outputs and every graph output against the reference interpreter, and runs the unfused baseline so
+// the gain from fusion is measured. Compiler, NVRTC, driver and kernel errors come
 // back as messages; the run goes on with the reference's values in place of a kernel that failed.
 #include <functional>
 #include <string>

@@ -59,11 +59,14 @@ constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
   f("once_ms", r.onceMs);
   f("build_ms", r.buildMs);
   f("baseline_total_ms", r.baselineTotalMs);
+  f("whole_ms", r.wholeMs);
+  f("graph_ms", r.graphMs);
   f("outputs_verified", r.outputsVerified);
   f("messages", r.messages);
   g("cannot_run", r.cannotRun);
   g("stopped", r.stopped);
   g("worker", r.worker);
+  g("whole_note", r.wholeNote);
 };
 
 // The JSON object of `v`'s fields; the optional strings only when not empty.

@@ -60,6 +60,11 @@ struct RunReport {
   double onceMs = 0;             // sum of the medians of the kernels of constants (computed once at load)
   double buildMs = 0;            // wall time of generating, compiling (or loading from the cache) and loading
   double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
+  // The whole run timed as one, after each kernel ran on its own (executor.h): every kernel but the constants'
+  // back to back, each launched from the host (wholeMs), and as one CUDA graph (graphMs, cuda); -1 when not
+  // timed, and wholeNote says why.
+  double wholeMs = -1, graphMs = -1;
+  std::string wholeNote;
   bool outputsVerified = false;  // every graph output matched the reference
   std::vector<std::string> messages;  // errors and notes, one line each
   // Why the run stopped before its last kernel: a host group the reference cannot run (an op unknown to

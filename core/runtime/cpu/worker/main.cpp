@@ -62,17 +62,30 @@ class Server {
     modules_[q.slot] = std::move(m);
   }
 
-  double run(const RunRequest& q) {
-    auto it = modules_.find(q.slot);
-    if (it == modules_.end()) fail("cpu worker: no module " + std::to_string(q.slot) + " was loaded");
-    std::byte* base = map(q.regionBytes);
+  // One step's entry and its argument array.
+  struct Call {
+    Entry* entry;
     std::vector<void*> args;
-    for (uint64_t o : q.offsets) {
-      if (o > q.regionBytes) fail("cpu worker: a parameter at " + std::to_string(o) + " is past the region");
-      args.push_back(base + o);
+  };
+
+  double run(const RunRequest& q) {
+    std::byte* base = map(q.regionBytes);
+    std::vector<Call> calls;
+    for (const RunStep& step : q.steps) {
+      auto it = modules_.find(step.slot);
+      if (it == modules_.end()) fail("cpu worker: no module " + std::to_string(step.slot) + " was loaded");
+      Call c{it->second.entry, {}};
+      for (uint64_t o : step.offsets) {
+        if (o > q.regionBytes) fail("cpu worker: a parameter at " + std::to_string(o) + " is past the region");
+        c.args.push_back(base + o);
+      }
+      calls.push_back(std::move(c));
     }
-    Entry* entry = it->second.entry;
-    return medianHostMs([&] { entry(args.data()); }, q.warmup, q.reps, q.budgetMs);
+    return medianHostMs(
+        [&] {
+          for (Call& c : calls) c.entry(c.args.data());
+        },
+        q.warmup, q.reps, q.budgetMs);
   }
 
   // The region, mapped again when the backend grew it.
