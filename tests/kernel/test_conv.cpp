@@ -8,6 +8,7 @@
 
 #include "codegen/codegen.h"
 #include "cpu_run.h"
+#include "kernel/templates/template_util.h"
 #include "kernel/templates/templates.h"
 #include "reference_check.h"
 #include "runtime/cuda/nvrtc_compiler.h"
@@ -190,6 +191,16 @@ class TestConv : public QObject {
     QCOMPARE(defaultParams(grouped).at("gemm"), int64_t(0));
     TracedSchedule s(grouped);
     QVERIFY(failsNaming([&] { applyTemplate(s, {{"gemm", 1}}); }, "gemm", "without groups"));
+    // A depthwise conv (channel oc reads its own input channel, oc + ic) is a box per channel chunk, but its
+    // GEMM's k is one channel's 9 taps: the window form, which the implicit GEMM still may replace.
+    Case dw = convCase(false, 2, 6, {11, 9, 6, 6});
+    Kernel depthwise = lower(dw);
+    QVERIFY(templ::plainConv2d(depthwise) && templ::depthwiseConv(depthwise, templ::outerChain(depthwise)[1]));
+    QCOMPARE(defaultParams(depthwise).at("gemm"), int64_t(0));
+    QVERIFY(!templ::depthwiseConv(grouped, templ::outerChain(grouped)[1]));
+    TracedSchedule window(depthwise);
+    applyTemplate(window, {});
+    QCOMPARE(agreesWithReference(dw.graph, depthwise), std::string());
   }
   // Large filters at stride 4 (AlexNet's first conv is 11 x 11): the defaults stage fewer input channels per
   // step until the halo and weight tiles fit in 48 KiB (a 23 x 23 filter over 16 channels), and take the

@@ -92,6 +92,12 @@ class TestGemm : public QObject {
     QCOMPARE(fc2.at("block_m"), int64_t(16));
     QCOMPARE(fc2.at("block_n"), int64_t(16));
     QCOMPARE(fc2.at("thread_m"), int64_t(1));
+    // The CUDA-core form wants two blocks an SM: GPT-2's second MLP matmul (2048 x 768 outputs) takes 64 x 64
+    // tiles (768 blocks), not 128 x 64 (192), and so needs no split-K.
+    TemplateParams out = defaultParams(lower(gemmWithoutEpilogue(2048, 768, 3072)));
+    QCOMPARE(out.at("block_m"), int64_t(64));
+    QCOMPARE(out.at("block_n"), int64_t(64));
+    QCOMPARE(out.at("mma"), int64_t(0));
   }
   // split_k's default (0) is the template's choice: a long reduction over few tiles is split, into the fewest parts
   // giving 4 blocks an SM; a short one, or one whose tiles fill the GPU, is not; a form without split-K keeps one

@@ -60,15 +60,6 @@ int64_t columnStride(Kernel& k, const std::string& ow) {
   return stride;
 }
 
-// A depthwise conv's output channel `oc` reads input channel `oc + ic` (one a group): its own, so a register
-// tile of several channels shares no loads.
-bool depthwise(Kernel& k, const std::string& oc) {
-  if (k.kind != "conv" || extentOf(k, "ic") != 1) return false;
-  bool own = false;
-  for (const auto& idx : detail::loadsOf(k.body, k.buffers.front().name)) own = own || (idx.size() > 1 && usesVar(idx[1], oc));
-  return own;
-}
-
 // A grouped conv reads input channel `oc / F * (C / G) + ic`: F output channels a group (0 when not grouped;
 // a depthwise conv with one output channel a group reads `oc + ic` and is not).
 int64_t groupOutputChannels(Kernel& k, const std::string& oc) {
@@ -136,7 +127,7 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   // A grouped conv's channels split by group (g, oc_i): inside a group the input channels are g * (C/G) + ic,
   // an offset for the work item, and the rest of the form is the ungrouped one over the group's channels.
   const std::string groups = pool ? "" : splitGroups(s, loops[1]);
-  const bool oneChannelEach = pool || depthwise(k, loops[1]);  // each output channel reads its own input channel
+  const bool oneChannelEach = pool || depthwiseConv(k, loops[1]);  // a register tile of several channels shares no loads
   const int64_t OC = extentOf(k, loops[1]), OH = extentOf(k, loops[2]), OW = extentOf(k, loops[3]);
   if (OC == 0 || OH == 0 || OW == 0 || extentOf(k, reduction) == 0) return;  // nothing to compute
   const int64_t mr = std::min(p.at("tile_m"), OC), mc = std::min(p.at("block_m"), OC);
@@ -235,7 +226,7 @@ TemplateParams convCpuDefaults(Kernel& k) {
     while (mc * 2 <= (wide ? 2 : 8) && OC % (mc * 2) == 0) mc *= 2;
     return {{"tile_m", 1}, {"tile_h", wide ? std::min<int64_t>(OH, 4) : 1}, {"tile_w", OW <= 8 ? 8 : wide ? 32 : 16}, {"block_m", mc}, {"pack_input", 1}};
   }
-  if (depthwise(k, outer[1])) {
+  if (depthwiseConv(k, outer[1])) {
     // One channel a register tile, 4 rows (their taps share input rows), the row's width in one tile of 8, 16
     // or 32 columns; 4 channels a work item. Measured (one thread, the fill's lanes masked) against the tile
     // below: 136 channels at 28 x 28 0.123 -> 0.050 ms, 144 at 56 x 56 0.343 -> 0.176, stride 2 0.429 ->

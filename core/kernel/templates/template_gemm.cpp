@@ -233,11 +233,12 @@ void gemm(TracedSchedule& s, const TemplateParams& given) {
 }
 
 // The gemm block tile. Sides 128, 64, 32 and 16 up to the extent, dividing it or overhanging it (the last tile's
-// rows past M are guarded); an extent under 16 is one tile. Among the tiles that give every SM of an H200 (132)
-// a block, the one doing the most products per operand element it loads (bm·bn / (bm + bn)) scaled by the share
-// of its outputs that exist; when none does, the one giving the most blocks. Dividing sides only, ViT's 197
-// tokens got 16-row tiles (12.5 TFLOP/s in f32 on the H200; 128 x 128 tiles of 4096³ run 38).
-std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
+// rows past M are guarded); an extent under 16 is one tile. Among the tiles that give at least `enough` blocks
+// (every SM of an H200 one by default), the one doing the most products per operand element it loads
+// (bm·bn / (bm + bn)) scaled by the share of its outputs that exist; when none does, the one giving the most
+// blocks. Dividing sides only, ViT's 197 tokens got 16-row tiles (12.5 TFLOP/s in f32 on the H200; 128 x 128
+// tiles of 4096³ run 38).
+std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch, int64_t enough = kDefaultSms) {
   auto sides = [](int64_t extent) {
     std::vector<int64_t> out;
     for (int64_t c : {128, 64, 32, 16})
@@ -255,7 +256,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch) {
       int64_t blocks = batch * tiles(M, bm) * tiles(N, bn);
       double useful = double(std::max<int64_t>(M, 1) * std::max<int64_t>(N, 1)) / double(tiles(M, bm) * bm * tiles(N, bn) * bn);
       double score = useful * double(bm * bn) / double(bm + bn);
-      bool fills = blocks >= kDefaultSms;
+      bool fills = blocks >= enough;
       bool better = fills ? (!bestFills || score > bestScore + 1e-9 || (std::abs(score - bestScore) <= 1e-9 && bm == bn))
                           : (!bestFills && (blocks > bestBlocks || (blocks == bestBlocks && score > bestScore + 1e-9)));
       if (best.first == 0 || better) {
@@ -344,8 +345,11 @@ TemplateParams gemmDefaults(Kernel& k) {
   int64_t n = chainExtent(k, outer);
   int64_t M = outer.size() >= 2 ? extentOf(k, outer[outer.size() - 2]) : 1;
   int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
-  auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N));
   int64_t K = extentOf(k, "k");
+  // The CUDA-core form wants two blocks an SM: GPT-2's second MLP matmul (2048 x 3072 x 768, f32) ran 0.361 ms in
+  // 192 blocks of 128 x 64 and 0.275 in 768 of 64 x 64 (H100), as fast as the first (K = 768) in 384 of 128².
+  const bool tensorCores = (sixteenBitOperands(k) && K >= 16) || (k.allowTf32 && operandsOf(k, "k", {DType::F32}) && K >= 8);
+  auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N), tensorCores ? kDefaultSms : 2 * kDefaultSms);
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},

@@ -35,6 +35,8 @@ const TemplateDef& convTemplate();
 const TemplateDef& convCpuTemplate();  // the 2-D ungrouped conv kernels of Machine::Cpu
 // A 2-D convolution (n, oc, oh, ow; reducing ic, kh, kw) without groups: the implicit-GEMM forms' kernels.
 bool plainConv2d(Kernel& k);
+// A depthwise conv: output channel `oc` reads input channel `oc + ic` (one a group), its own.
+bool depthwiseConv(Kernel& k, const std::string& oc);
 // plainConv2d, or a 2-D pool, with NCHW output (its rows along ow): the kernels conv-cpu schedules on
 // Machine::Cpu.
 bool convCpuApplies(Kernel& k);
