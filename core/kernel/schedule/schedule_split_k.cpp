@@ -5,6 +5,7 @@
 // on the sum of the parts, in the same blocks and threads as the epilogue ran before. The sums are added in
 // another order than one block would, so a float result rounds differently (within the type's tolerance).
 #include <algorithm>
+#include <map>
 
 #include "kernel/printer.h"
 #include "kernel/schedule/schedule_util.h"
@@ -69,17 +70,52 @@ bool isAccumulator(const std::vector<std::string>& accs, const std::string& b) {
   return std::find(accs.begin(), accs.end(), b) != accs.end();
 }
 
-// The workspace element of accumulator element `indices` for part `part`: [part, the block loops, indices].
-Expr workspaceAt(const Buffer& ws, const Expr& part, const std::vector<ForStmt*>& blocks, const std::vector<Expr>& indices) {
+// One accumulator's workspace: [parts, the block loops' extents, the accumulator's dims in `order`].
+struct Workspace {
+  Buffer buffer;
+  std::vector<size_t> order;
+};
+
+// How fast a loop's variable changes across the threads that run the epilogue: along a warp's lanes
+// (threadIdx.x, the mma lanes) 2, from warp to warp (threadIdx.y and z, warp) 1, within one thread 0.
+int laneRank(ThreadTag t) {
+  if (t == ThreadTag::ThreadX || isMmaTag(t)) return 2;
+  return t == ThreadTag::ThreadY || t == ThreadTag::ThreadZ || t == ThreadTag::Warp ? 1 : 0;
+}
+
+// The accumulator's dims in the workspace's order: those the epilogue indexes by a thread's own loops first,
+// then those of the warps, the lanes' innermost, so a warp's partial stores and phase 1's loads are consecutive.
+// In the accumulator's own order each thread's micro-tile is innermost: in the CUDA-core gemm its lanes lay 16
+// floats apart and used an eighth of each sector.
+std::vector<size_t> workspaceOrder(const std::vector<Stmt>& after, const std::string& acc, size_t rank) {
+  std::map<std::string, int> lane;
+  for (const Stmt& s : after)
+    walk(s, [&](StmtNode& n) {
+      if (n.kind == StmtKind::For) lane[static_cast<ForStmt&>(n).h.var] = laneRank(static_cast<ForStmt&>(n).h.tag);
+    });
+  std::vector<int> score(rank, 0);
+  for (const Stmt& s : after)
+    for (const std::vector<Expr>& idx : loadsOf(s, acc))
+      for (size_t d = 0; d < idx.size() && d < rank; ++d)
+        for (const auto& [v, r] : lane)
+          if (r > score[d] && usesVar(idx[d], v)) score[d] = r;
+  std::vector<size_t> order(rank);
+  for (size_t d = 0; d < rank; ++d) order[d] = d;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return score[a] < score[b]; });
+  return order;
+}
+
+// The workspace element of accumulator element `indices` for part `part`.
+Expr workspaceAt(const Workspace& ws, const Expr& part, const std::vector<ForStmt*>& blocks, const std::vector<Expr>& indices) {
   std::vector<Expr> at = {part};
   for (ForStmt* f : blocks) at.push_back(var(f->h.var));
-  at.insert(at.end(), indices.begin(), indices.end());
-  return Load::make(ws.name, ws.dtype, at);
+  for (size_t d : ws.order) at.push_back(indices.at(d));
+  return Load::make(ws.buffer.name, ws.buffer.dtype, at);
 }
 
 // Phase 0's epilogue: the loops and guards of `s` kept, each statement that reads an accumulator replaced by
 // stores of the elements it reads to the part's workspace, the others dropped.
-Stmt partialStores(const Stmt& s, const std::map<std::string, Buffer>& workspaces, const Expr& part,
+Stmt partialStores(const Stmt& s, const std::map<std::string, Workspace>& workspaces, const Expr& part,
                    const std::vector<ForStmt*>& blocks) {
   if (s->kind == StmtKind::For || s->kind == StmtKind::IfThen || s->kind == StmtKind::Block) {
     Stmt copy = cloneStmt(s);
@@ -95,9 +131,9 @@ Stmt partialStores(const Stmt& s, const std::map<std::string, Buffer>& workspace
   std::set<std::string> seen;
   for (const auto& [acc, ws] : workspaces)
     for (const std::vector<Expr>& idx : loadsOf(s, acc)) {
-      Expr element = Load::make(acc, ws.dtype, idx);
+      Expr element = Load::make(acc, ws.buffer.dtype, idx);
       if (!seen.insert(printExpr(element)).second) continue;
-      Stmt st = StoreStmt::make(ws.name, static_cast<const Load&>(*workspaceAt(ws, part, blocks, idx)).indices, element);
+      Stmt st = StoreStmt::make(ws.buffer.name, static_cast<const Load&>(*workspaceAt(ws, part, blocks, idx)).indices, element);
       st->provenance = s->provenance;
       stores.push_back(st);
     }
@@ -105,7 +141,7 @@ Stmt partialStores(const Stmt& s, const std::map<std::string, Buffer>& workspace
 }
 
 // Phase 1's epilogue: every read of an accumulator element becomes the sum of its parts.
-Stmt summedEpilogue(const Stmt& s, const std::map<std::string, Buffer>& workspaces, int64_t parts,
+Stmt summedEpilogue(const Stmt& s, const std::map<std::string, Workspace>& workspaces, int64_t parts,
                     const std::vector<ForStmt*>& blocks) {
   Stmt copy = cloneStmt(s);
   mapAllExprs(copy, [&](const Expr& e) {
@@ -160,16 +196,17 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
                 "the statements after it use '" + b + "', allocated in the block");
     }
 
-  // One workspace per accumulator: [parts, the block loops' extents, the accumulator's shape].
+  // One workspace per accumulator: [parts, the block loops' extents, the accumulator's dims reordered].
   Names names(k);
-  std::map<std::string, Buffer> workspaces;
+  std::map<std::string, Workspace> workspaces;
   std::vector<std::string> created;
   for (const std::string& acc : accs) {
     const Buffer& a = *k.findBuffer(acc);
     Shape shape = {parts};
     for (ForStmt* f : nest.loops) shape.push_back(f->h.extent);
-    shape.insert(shape.end(), a.shape.begin(), a.shape.end());
-    workspaces[acc] = {names.fresh(acc + "_parts"), a.dtype, shape, MemScope::Global, BufferRole::Temp, "", "", true, {}};
+    std::vector<size_t> order = workspaceOrder(after, acc, a.shape.size());
+    for (size_t d : order) shape.push_back(a.shape[d]);
+    workspaces[acc] = {{names.fresh(acc + "_parts"), a.dtype, shape, MemScope::Global, BufferRole::Temp, "", "", true, {}}, order};
   }
 
   // Phase 1 (built first, from the unchanged nest): the block loops again, renamed, around the summed epilogue.
@@ -216,14 +253,14 @@ std::vector<std::string> splitK(Kernel& k, const std::string& loop, int64_t part
     created.push_back(part);
   }
   std::vector<Stmt> top;
-  for (const auto& [acc, ws] : workspaces) top.push_back(AllocateStmt::make(ws.name));
+  for (const auto& [acc, ws] : workspaces) top.push_back(AllocateStmt::make(ws.buffer.name));
   top.push_back(phase0);
   top.push_back(SyncStmt::makeGrid());
   top.push_back(phase1);
   k.body = BlockStmt::make(top);
   for (const auto& [acc, ws] : workspaces) {
-    k.buffers.push_back(ws);
-    created.push_back(ws.name);
+    k.buffers.push_back(ws.buffer);
+    created.push_back(ws.buffer.name);
   }
   return created;
 }
