@@ -107,6 +107,10 @@ class TestRunPanel : public QObject {
     QCOMPARE(overlay["k1"].text(), QString("1.00 ms · 90% of roofline · ✗"));
     QVERIFY(runSummary(*run).contains("2.00× faster"));
     QVERIFY(runSummary(*run).contains("not verified"));
+    QVERIFY(!runSummary(*run).contains("whole run"));  // not timed as a whole: nothing said
+    run->report.wholeMs = 3.5;
+    run->report.graphMs = 3.25;
+    QVERIFY2(runSummary(*run).contains("whole run 3.500 ms (as one CUDA graph 3.250 ms)"), qPrintable(runSummary(*run)));
     RooflineChart roofline;
     roofline.setRun(run);
     QCOMPARE(roofline.pointCount(), 1);  // k1 moved bytes but did no arithmetic: it has no place on a log axis
