@@ -55,7 +55,7 @@ class TestMemoryLimit : public QObject {
     for (const Value* v : m.graph->values()) all += bytesOf(*v);
     QVERIFY(e.arena >= weights + bytesOf(*m.graph->inputs()[0]));
     QCOMPARE(e.reference, all);
-    QVERIFY(e.worker > 0 && e.worker < e.arena);
+    QVERIFY(e.worker > e.arena);  // the whole run holds every buffer in the worker's region at once
     QCOMPARE(e.total(), e.arena + e.reference + e.kept + e.worker);
     o.verify = false;
     QCOMPARE(estimateHostMemory(m, BackendKind::Cpu, o, true).reference, uint64_t(0));

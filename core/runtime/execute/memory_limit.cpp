@@ -18,8 +18,8 @@ uint64_t allValueBytes(const Graph& g) {
   return total;
 }
 
-// The largest kernel's parameters, as the cpu backend lays them out in the worker's region.
-uint64_t workerRegionBytes(const CompiledModel& m) {
+// The largest kernel's parameters, as the cpu backend lays them out in the worker's region for one kernel's run.
+uint64_t kernelRegionBytes(const CompiledModel& m) {
   uint64_t most = 0;
   for (const CompiledKernel& ck : m.kernels) {
     if (ck.onHost()) continue;  // a host group runs in this process, not in the worker
@@ -52,7 +52,9 @@ HostMemoryEstimate estimateHostMemory(const CompiledModel& m, BackendKind backen
   }
   if (o.verify) e.reference = allValueBytes(g);
   if (o.keepValues) e.kept = allValueBytes(g);
-  if (backend == BackendKind::Cpu) e.worker = workerRegionBytes(m);
+  // The whole run (executor.cpp, timeWholeRun) puts every buffer the kernels touch in the region at once: about
+  // the arena, rounded up to 64 bytes a buffer.
+  if (backend == BackendKind::Cpu) e.worker = std::max(kernelRegionBytes(m), e.arena + 64 * uint64_t(m.kernels.size() + 1));
   return e;
 }
 

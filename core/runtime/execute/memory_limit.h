@@ -17,7 +17,7 @@ struct HostMemoryEstimate {
   bool baselineArena = false;  // the baseline's is the larger
   uint64_t reference = 0;  // every value the reference interpreter keeps (verify)
   uint64_t kept = 0;       // RunOptions::keepValues
-  uint64_t worker = 0;     // cpu: the worker's shared buffers (the largest kernel's parameters)
+  uint64_t worker = 0;     // cpu: the worker's shared buffers (every buffer at once, for the whole run)
   uint64_t total() const { return arena + reference + kept + worker; }
   std::string parts() const;  // "arena 30.1 GiB + reference 8.1 GiB"
 };
