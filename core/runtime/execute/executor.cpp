@@ -367,6 +367,7 @@ void timeWholeRun(detail::KernelBackend& be, RunState& s, RunReport& r) {
     order.push_back(i);
     params.push_back(wholeRunParams(i, s, r.generated[i], records));
   }
+  if (order.empty()) return void(r.wholeNote = "not timed as a whole: no kernel runs on every call");
   detail::KernelBackend::WholeRunTimes t = be.runWhole(order, params, s.o.warmup, s.o.reps);
   r.wholeMs = t.launchedMs;
   r.graphMs = t.graphMs;
