@@ -459,7 +459,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   RunState state{m, o, ref, arena, {}, detail::valuesReadOnHost(m)};
   runKernels(*be, state, r);
   r.ran = true;
-  if (r.stopped.empty()) {
+  if (r.stopped.empty() && o.timeWhole) {
     try {
       timeWholeRun(*be, state, r);
     } catch (const Cancelled&) {

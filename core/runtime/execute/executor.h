@@ -47,6 +47,9 @@ struct RunOptions {
   // Fill RunReport::values with every value the kernels read or wrote (for the tuner's measurements: the inputs
   // each kernel saw and what the model's own kernels made of them).
   bool keepValues = false;
+  // Time the whole run as one after the kernels (RunReport::wholeMs, graphMs); false where only the values are
+  // wanted (the tuner's run of the model's own kernels).
+  bool timeWhole = true;
   // The compiled-module cache (runtime/cache/module_cache.h): false = compile every kernel; moduleCacheDir ""
   // = <defaultCacheDir()>/modules (off when $TESSERA_MODULE_CACHE is 0 or off).
   bool moduleCache = true;

@@ -60,6 +60,7 @@ ValueMap modelValues(const CompiledModel& m, BackendKind backend, const MeasureO
   ro.seed = o.seed;
   ro.verify = false;
   ro.keepValues = true;
+  ro.timeWhole = false;
   ro.cancel = o.cancel;
   return executeModel(m, backend, ro).values;
 }
