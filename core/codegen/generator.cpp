@@ -23,6 +23,12 @@ int tagIndex(ThreadTag t) {
   }
 }
 std::string tagAxis(ThreadTag t) { return std::string(1, "xyz"[tagIndex(t)]); }
+
+// CPU: a loop OpenMP shares among threads when no loop around it is shared already.
+bool cpuParallelLoop(const LoopHeader& h) {
+  bool blockLoop = h.loopKind == LoopKind::Bound && isBlockTag(h.tag) && h.extent > 1;
+  return !h.reduction && (h.loopKind == LoopKind::Parallel || blockLoop);
+}
 }  // namespace
 
 Generator::Generator(const Kernel& k, Target target, bool dynamicShared)
@@ -94,6 +100,7 @@ GeneratedKernel Generator::run() {
     line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
   if (!tmaMaps_.empty())
     line("struct __align__(64) tsr_tensor_map { unsigned long long bits[16]; };  // a CUtensorMap, opaque here");
+  sharesRegion_ = target_ == Target::Cpu && sharesRegion();
   signature();
   indent_ = 1;
   if (dynamicShared_) dynamicArena();
@@ -170,18 +177,52 @@ void Generator::signature() {
   if (decls.empty()) line(") {");
 }
 
-// A uniform entry point for the host: every parameter is a pointer, passed in order through an array.
+namespace {
+// Whether every thread of a region may run `s` whole: a shared loop, or a plain loop (the same iterations for
+// every thread, so each meets the same shared loops in the same order) of nothing but such statements.
+bool onlySharedLoops(const Stmt& s) {
+  if (s->kind == StmtKind::Block) {
+    const auto& stmts = static_cast<const BlockStmt&>(*s).stmts;
+    return !stmts.empty() && std::all_of(stmts.begin(), stmts.end(), onlySharedLoops);
+  }
+  if (s->kind != StmtKind::For) return false;
+  const LoopHeader& h = static_cast<const ForStmt&>(*s).h;
+  if (cpuParallelLoop(h)) return true;
+  bool plain = h.loopKind == LoopKind::Serial || h.loopKind == LoopKind::Bound;  // Bound: serial on the CPU
+  return plain && onlySharedLoops(static_cast<const ForStmt&>(*s).body);
+}
+}  // namespace
+
+// Nothing outside the shared loops: each thread may run the whole function inside one parallel region (a
+// statement outside them would run once per thread).
+bool Generator::sharesRegion() const { return onlySharedLoops(k_.body); }
+
+// A uniform entry point for the host: every parameter is a pointer, passed in order through an array. A kernel
+// whose loops share a region runs them in the caller's (tessera-cpu-worker opens one for a whole run, saving a
+// fork and join a kernel), or in one of its own when called outside any; `<entry>_region` tells the worker.
 void Generator::callWrapper() {
-  line("extern \"C\" void " + out_.entry + "_call(void** args) {");
-  std::string call = "  " + out_.entry + "(";
+  std::string call = out_.entry + "(";
   for (size_t i = 0; i < out_.params.size(); ++i) {
     const Buffer& b = ep_.buffer(out_.params[i]);
     std::string cst = b.role == BufferRole::Input ? "const " : "";
     call += (i ? ", " : "") + std::string("(") + cst + storageType(b.dtype, target_) + "*)args[" + std::to_string(i) + "]";
   }
   if (!out_.indexChecks.empty()) call += std::string(out_.params.empty() ? "" : ", ") + "(int64_t*)args[" + std::to_string(out_.params.size()) + "]";
-  line(call + ");");
+  call += ");";
+  line("extern \"C\" void " + out_.entry + "_call(void** args) {");
+  if (!sharesRegion_) {
+    line("  " + call);
+    line("}");
+    return;
+  }
+  line("  if (omp_get_level() > 0) {  // inside the caller's parallel region: every thread takes its share");
+  line("    " + call);
+  line("    return;");
+  line("  }");
+  line("  #pragma omp parallel");
+  line("  " + call);
   line("}");
+  line("extern \"C\" const int " + out_.entry + "_region = 1;  // its loops share the caller's parallel region");
 }
 
 void Generator::body(const Stmt& s) {
@@ -312,9 +353,8 @@ void Generator::forLoop(const ForStmt& f) {
   } else if (target_ == Target::Cuda && mmaNest(f)) {                // mma.cpp: a warp's tiles
   } else {
     if (target_ == Target::Cpu) {
-      bool blockLoop = h.loopKind == LoopKind::Bound && isBlockTag(h.tag) && h.extent > 1;
-      parallel = parallelDepth_ == 0 && !h.reduction && (h.loopKind == LoopKind::Parallel || blockLoop);
-      if (parallel) line("#pragma omp parallel for", f.provenance);
+      parallel = parallelDepth_ == 0 && cpuParallelLoop(h);
+      if (parallel) line(sharesRegion_ ? "#pragma omp for" : "#pragma omp parallel for", f.provenance);
       // A vectorized reduction loop carries its accumulator from lane to lane: `omp simd` without a reduction
       // clause would race on it, so its lanes are unrolled in order (the IR's meaning, docs/kernel-ir.md).
       else if (h.loopKind == LoopKind::Vectorized && !h.reduction) line("#pragma omp simd", f.provenance);

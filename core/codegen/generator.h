@@ -45,6 +45,7 @@ class Generator {
   void prelude();
   void signature();
   void callWrapper();
+  bool sharesRegion() const;
   void launchComment();
   void stmt(const kernel::Stmt& s);
   void allocate(const kernel::AllocateStmt& n);
@@ -130,6 +131,9 @@ class Generator {
   int indent_ = 0;
   int reductionDepth_ = 0;  // reduction loops around the statement being generated
   int parallelDepth_ = 0;   // CPU: loops made OpenMP-parallel around it
+  // CPU: every top-level statement is a parallel loop, so the loops are worksharing loops (`omp for`) of a
+  // region the caller opens: the worker one for a whole run, else the `_call` wrapper (sharesRegion()).
+  bool sharesRegion_ = false;
   int warpDepth_ = 0;       // CUDA: warp-bound loops around it (threadIdx.x inside is the lane)
   int combineCount_ = 0;
   size_t preludeLines_ = 0;

@@ -133,6 +133,7 @@ constexpr const char* kCppPrelude = R"(#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
+extern "C" int omp_get_level(void);  // OpenMP's (the module is built with -fopenmp): parallel regions around the caller
 // The CPU vector path (docs/codegen.md): one vector register of f32 lanes, as wide as this host's (the module
 // is compiled with -march=native); loads and stores through memcpy, so no alignment is assumed.
 #if defined(__AVX512F__)

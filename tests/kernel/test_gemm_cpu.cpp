@@ -57,6 +57,24 @@ class TestGemmCpu : public QObject {
     QVERIFY2(has(t, " vectorized {"), t.c_str());
     QCOMPARE(agreesWithReference(onCpu(gemm(64, 64, 32)).graph, k), std::string());
   }
+  // Its one top-level loop shared among threads, the gemm's C++ makes it a worksharing loop of the caller's
+  // region (the worker opens one for a whole run) and marks its wrapper so; outside any region the wrapper opens
+  // its own. Under a loop that is not a plain one (unrolled here), the loop keeps a region of its own.
+  void sharedLoopsRunInTheCallersRegion() {
+    Kernel k = lower(onCpu(gemm(64, 64, 32)));
+    applyDefaultSchedule(k);
+    codegen::GeneratedKernel g = codegen::generateCpp(k);
+    QVERIFY2(has(g.body, "#pragma omp for\n"), g.body.c_str());
+    QVERIFY2(!has(g.body, "omp parallel for"), g.body.c_str());
+    QVERIFY2(has(g.body, "if (omp_get_level() > 0) {"), g.body.c_str());
+    QVERIFY2(has(g.body, g.entry + "_region = 1;"), g.body.c_str());
+    QCOMPARE(cpuRun(onCpu(gemm(64, 64, 32))), std::string());
+    Kernel unrolled = k;
+    unrolled.body = ForStmt::make({"once", 1, LoopKind::Unrolled}, k.body);
+    codegen::GeneratedKernel own = codegen::generateCpp(unrolled);
+    QVERIFY2(has(own.body, "#pragma omp parallel for\n"), own.body.c_str());
+    QVERIFY2(!has(own.body, "_region") && !has(own.body, "#pragma omp for\n"), own.body.c_str());
+  }
   void defaultsFitTheHostsVectors() {
     TemplateParams p = defaultParams(lower(onCpu(gemm(64, 256, 32))));
     int64_t lanes = hostVectorBytes() / 4;

@@ -15,6 +15,7 @@
 #include "frontend/model_io.h"
 #include "frontend/text/tsr.h"
 #include "runtime/cpu/cpu_compiler.h"
+#include "runtime/cpu/cpu_threads.h"
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
@@ -33,6 +34,20 @@ codegen::GeneratedKernel cpuKernel(const std::string& entry, const std::string& 
   k.entry = entry;
   k.source = "extern \"C\" void " + entry + "_call(void** args) {\n  float* x = static_cast<float*>(args[0]);\n" +
              "  for (int i = 0; i < 4; ++i) x[i] += " + amount + ";\n}\n";
+  return k;
+}
+
+// A cpu kernel writing, to each of four floats, 10 × the OpenMP level it runs at + the threads of its team; with
+// `shares`, its loop is a worksharing loop of the caller's region and it carries the marker that says so
+// (`<entry>_region`, as codegen's wrapper writes them).
+codegen::GeneratedKernel ompProbeKernel(const std::string& entry, bool shares) {
+  codegen::GeneratedKernel k;
+  k.entry = entry;
+  k.source = "extern \"C\" int omp_get_level(void);\nextern \"C\" int omp_get_num_threads(void);\n"
+             "extern \"C\" void " + entry + "_call(void** args) {\n  float* x = static_cast<float*>(args[0]);\n" +
+             (shares ? "#pragma omp for\n" : "") +
+             "  for (int i = 0; i < 4; ++i) x[i] = 10.0f * omp_get_level() + omp_get_num_threads();\n}\n" +
+             (shares ? "extern \"C\" const int " + entry + "_region = 1;\n" : "");
   return k;
 }
 
@@ -281,6 +296,28 @@ class TestBackendBuild : public QObject {
     RunReport back = RunReport::fromJson(r.toJson());
     QCOMPARE(back.wholeMs, r.wholeMs);
     QCOMPARE(back.graphMs, r.graphMs);
+  }
+
+  // Kernels marked as sharing the caller's region run in one the worker opens (level 1, a team of the threads
+  // setting); one without the marker runs outside any, as its own code would open its own.
+  void cpuWorkerOpensOneRegionForKernelsThatShareIt() {
+    cpu::setCpuThreads(2);  // the worker starts with the backend
+    std::vector<codegen::GeneratedKernel> ks = {ompProbeKernel("shares_a", true), ompProbeKernel("alone", false),
+                                                ompProbeKernel("shares_b", true)};
+    auto be = detail::makeCpuBackend(modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    for (const auto& one : b) QVERIFY2(one.error.empty(), one.error.c_str());
+    std::vector<float> a(4, -1), x(4, -1), c(4, -1);
+    size_t n = sizeof(float) * 4;
+    std::vector<std::vector<detail::ParamBuffer>> params = {
+        {{a.data(), n, true, "a", true}}, {{x.data(), n, true, "x", true}}, {{c.data(), n, true, "c", true}}};
+    detail::KernelBackend::WholeRunTimes t = be->runWhole({0, 1, 2}, params, 0, 1);
+    cpu::setCpuThreads(0);
+    QVERIFY2(t.launchedMs > 0, t.note.c_str());
+    QCOMPARE(a, std::vector<float>(4, 12));
+    QCOMPARE(x, std::vector<float>(4, 1));
+    QCOMPARE(c, std::vector<float>(4, 12));
+    QCOMPARE(runOnFour(*be, 0), std::vector<float>(4, 12));  // alone too: its own region from the worker
   }
 
   // The whole run as one CUDA graph replays every launch: on the fake driver each launch takes 0.01 ms, so both

@@ -39,6 +39,8 @@ void* SharedLibrary::symbol(const std::string& name) const {
   return address;
 }
 
+bool SharedLibrary::has(const std::string& name) const { return dlsym(handle_, name.c_str()) != nullptr; }
+
 const std::string& pinOpenMpRuntime() {
   static const std::string status = [] {
     dlerror();

@@ -18,6 +18,8 @@ class SharedLibrary {
 
   // The address of an `extern "C"` symbol; throws naming the symbol when it is absent.
   void* symbol(const std::string& name) const;
+  // Whether it has that symbol (a marker the generator may or may not have written).
+  bool has(const std::string& name) const;
   template <class Fn>
   Fn* function(const std::string& name) const {
     return reinterpret_cast<Fn*>(symbol(name));

@@ -46,15 +46,22 @@ std::string withoutComments(const std::string& text) {
   return out;
 }
 
-// Every whole-identifier `name`, and `name` as the prefix of name_call, becomes `to`.
+// Whether text[at...] is `suffix` and then no identifier character.
+bool suffixAt(const std::string& text, size_t at, const std::string& suffix) {
+  size_t end = at + suffix.size();
+  return text.compare(at, suffix.size(), suffix) == 0 && (end == text.size() || !identifierChar(text[end]));
+}
+
+// Every whole-identifier `name`, and `name` as the prefix of name_call and name_region (the CPU wrapper and its
+// marker, codegen's callWrapper), becomes `to`.
 std::string renamed(const std::string& text, const std::string& name, const std::string& to) {
   std::string out;
   size_t from = 0;
   for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + name.size())) {
     size_t end = at + name.size();
     bool starts = at == 0 || !identifierChar(text[at - 1]);
-    bool ends = end == text.size() || !identifierChar(text[end]) ||
-                (text.compare(end, 5, "_call") == 0 && (end + 5 == text.size() || !identifierChar(text[end + 5])));
+    bool ends = end == text.size() || !identifierChar(text[end]) || suffixAt(text, end, "_call") ||
+                suffixAt(text, end, "_region");
     if (!starts || !ends) continue;
     out.append(text, from, at - from).append(to);
     from = end;

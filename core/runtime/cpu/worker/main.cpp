@@ -32,7 +32,16 @@ using Entry = void(void**);
 struct Module {
   std::shared_ptr<SharedLibrary> library;
   Entry* entry = nullptr;
+  bool sharesRegion = false;  // its loops are worksharing loops of the caller's parallel region
 };
+
+// The marker beside a kernel's `<entry>_call` saying its loops share the caller's region: `<entry>_region`
+// (codegen's callWrapper).
+std::string regionMarker(const std::string& callSymbol) {
+  const std::string call = "_call";
+  if (callSymbol.size() <= call.size() || callSymbol.compare(callSymbol.size() - call.size(), call.size(), call) != 0) return "";
+  return callSymbol.substr(0, callSymbol.size() - call.size()) + "_region";
+}
 
 class Server {
  public:
@@ -59,14 +68,36 @@ class Server {
     Module m;
     m.library = SharedLibrary::openImage(q.image, q.name);
     m.entry = m.library->function<Entry>(q.symbol);
+    std::string marker = regionMarker(q.symbol);
+    m.sharesRegion = !marker.empty() && m.library->has(marker);
     modules_[q.slot] = std::move(m);
   }
 
   // One step's entry and its argument array.
   struct Call {
     Entry* entry;
+    bool sharesRegion;
     std::vector<void*> args;
   };
+
+  // The calls in order. Consecutive kernels whose loops share a region run in one: the threads start each
+  // kernel's loops together and wait for each other at the end of each loop (OpenMP's barrier after a
+  // worksharing loop), so a kernel sees its producers' writes without a fork and join of its own. The others
+  // open their own regions.
+  static void runCalls(std::vector<Call>& calls) {
+    for (size_t i = 0; i < calls.size();) {
+      size_t end = i + 1;
+      if (calls[i].sharesRegion)
+        while (end < calls.size() && calls[end].sharesRegion) ++end;
+      if (!calls[i].sharesRegion) {
+        calls[i].entry(calls[i].args.data());
+      } else {
+#pragma omp parallel
+        for (size_t k = i; k < end; ++k) calls[k].entry(calls[k].args.data());
+      }
+      i = end;
+    }
+  }
 
   double run(const RunRequest& q) {
     std::byte* base = map(q.regionBytes);
@@ -74,7 +105,7 @@ class Server {
     for (const RunStep& step : q.steps) {
       auto it = modules_.find(step.slot);
       if (it == modules_.end()) fail("cpu worker: no module " + std::to_string(step.slot) + " was loaded");
-      Call c{it->second.entry, {}};
+      Call c{it->second.entry, it->second.sharesRegion, {}};
       for (uint64_t o : step.offsets) {
         if (o > q.regionBytes) fail("cpu worker: a parameter at " + std::to_string(o) + " is past the region");
         c.args.push_back(base + o);
@@ -82,9 +113,7 @@ class Server {
       calls.push_back(std::move(c));
     }
     return medianHostMs(
-        [&] {
-          for (Call& c : calls) c.entry(c.args.data());
-        },
+        [&] { runCalls(calls); },
         q.warmup, q.reps, q.budgetMs);
   }
 
