@@ -214,7 +214,7 @@ std::string ExprPrinter::unary(const Unary& u) const {
   std::string ct = computeType(t, target_);
   bool fl = isFloat(t);
   std::string one = fl ? floatLiteral(1.0, t) : "1";
-  std::string stdp = target_ == Target::Cpu ? "std::" : "";
+  std::string stdp = target_ == Target::Cpu ? "__builtin_" : "";  // the C++ prelude has no <cmath>
   switch (u.op) {
     case UnaryOp::Neg: return "(-" + a + ")";
     case UnaryOp::Abs: return fl ? fn("fabs", t) + "(" + a + ")" : "(" + a + " < 0 ? -" + a + " : " + a + ")";

@@ -457,8 +457,8 @@ void Generator::globalWorkspace(const Buffer& b, const std::vector<std::string>&
   std::string name = identifier(b.name), n = std::to_string(std::max<int64_t>(1, numElements(b.shape)));
   if (target_ == Target::Cuda) return line("// " + name + ": workspace of " + n + " elements, a parameter", provenance);
   std::string t = storageType(b.dtype, target_);
-  line("std::unique_ptr<" + t + "[]> " + name + "_owner(new " + t + "[" + n + "]());  // workspace", provenance);
-  line(t + "* const " + name + " = " + name + "_owner.get();", provenance);
+  line("tsr_workspace<" + t + "> " + name + "_owner(" + n + ");  // workspace, zeroed", provenance);
+  line(t + "* const " + name + " = " + name + "_owner.p;", provenance);
 }
 
 }  // namespace tessera::codegen::detail

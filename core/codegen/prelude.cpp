@@ -129,10 +129,31 @@ __device__ __forceinline__ long long tsr_index(long long* err, int check, long l
 }
 
 // The C++ prelude is fixed text: every generated C++ module starts with it.
-constexpr const char* kCppPrelude = R"(#include <cmath>
-#include <cstdint>
+constexpr const char* kCppPrelude = R"(#include <cstdint>
 #include <cstring>
-#include <memory>
+// The C library's math, declared here: <cmath> costs a module about 0.35 s of its compile, more than most
+// kernels' own code (docs/performance.md, CPU 2026-12-06). Each for float (expf) and double (exp).
+#define TSR_LIBM(name) float name##f(float); double name(double);
+#define TSR_LIBM2(name) float name##f(float, float); double name(double, double);
+extern "C" {
+TSR_LIBM(fabs) TSR_LIBM(exp) TSR_LIBM(log) TSR_LIBM(sqrt) TSR_LIBM(tanh) TSR_LIBM(erf) TSR_LIBM(erfc)
+TSR_LIBM(sin) TSR_LIBM(cos) TSR_LIBM(tan) TSR_LIBM(asin) TSR_LIBM(acos) TSR_LIBM(atan) TSR_LIBM(sinh)
+TSR_LIBM(cosh) TSR_LIBM(asinh) TSR_LIBM(acosh) TSR_LIBM(atanh) TSR_LIBM(floor) TSR_LIBM(ceil) TSR_LIBM(rint)
+TSR_LIBM(nearbyint) TSR_LIBM2(fmod) TSR_LIBM2(pow) TSR_LIBM2(copysign)
+float ldexpf(float, int); double ldexp(double, int); long long llround(double); int ilogb(double);
+}
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+// A kernel's global workspace on the CPU (a GPU form's partials): zeroed, freed on return (no <memory> either).
+template <class T> struct tsr_workspace {
+  T* p;
+  explicit tsr_workspace(long long n) : p(new T[n]()) {}
+  ~tsr_workspace() { delete[] p; }
+  tsr_workspace(const tsr_workspace&) = delete;
+  tsr_workspace& operator=(const tsr_workspace&) = delete;
+};
+static inline float tsr_exp(float x) { return expf(x); }
+static inline double tsr_exp(double x) { return exp(x); }
 extern "C" int omp_get_level(void);  // OpenMP's (the module is built with -fopenmp): parallel regions around the caller
 // The CPU vector path (docs/codegen.md): one vector register of f32 lanes, as wide as this host's (the module
 // is compiled with -march=native); loads and stores through memcpy, so no alignment is assumed.
@@ -322,7 +343,7 @@ template <class V> static inline V tsr_verf(V x) {
 }
 // Online softmax's pair (kernel IR maxsumexp): m the running max, s the sum of exp(x - m) so far.
 template <class T> static inline void tsr_maxsumexp(T& m, T& s, T x) {
-  if (x > m) { s = s * std::exp(m - x) + T(1); m = x; } else if (x != -INFINITY) { s += std::exp(x - m); }
+  if (x > m) { s = s * tsr_exp(m - x) + T(1); m = x; } else if (x != -INFINITY) { s += tsr_exp(x - m); }
 }
 static inline int64_t tsr_ftoi(double v) {
   if (v != v) return 0;
@@ -348,15 +369,15 @@ static inline uint32_t tsr_ubits(float f) { uint32_t u; std::memcpy(&u, &f, 4); 
 static inline float tsr_h2f(uint16_t h) {
   uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
   if (exp == 0x1fu) return tsr_bits(sign | 0x7f800000u | (man << 13));
-  if (exp == 0) return (sign ? -1.0f : 1.0f) * std::ldexp((float)man, -24);
+  if (exp == 0) return (sign ? -1.0f : 1.0f) * ldexpf((float)man, -24);
   return tsr_bits(sign | ((exp + 112u) << 23) | (man << 13));
 }
 static inline uint16_t tsr_f2h(float f) {
   uint32_t u = tsr_ubits(f), sign = (u >> 16) & 0x8000u;
-  float a = std::fabs(f);
+  float a = fabsf(f);
   if (a != a) return (uint16_t)(sign | 0x7e00u);
   if (a >= 65520.0f) return (uint16_t)(sign | 0x7c00u);
-  if (a < 6.103515625e-05f) return (uint16_t)(sign | (uint32_t)std::nearbyint(a * 16777216.0f));
+  if (a < 6.103515625e-05f) return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f));
   uint32_t au = tsr_ubits(a);
   uint32_t rounded = au + 0xfffu + ((au >> 13) & 1u);
   return (uint16_t)(sign | (((rounded >> 13) - (112u << 10)) & 0x7fffu));
