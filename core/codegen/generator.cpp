@@ -340,6 +340,7 @@ void Generator::forLoop(const ForStmt& f) {
   std::string v = identifier(h.var), n = std::to_string(h.extent);
   std::string it = indexType(target_);
   bool parallel = false;
+  int64_t unroll = 1;  // CPU: copies of the body `#pragma GCC unroll` asks for
   if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound && isMmaTag(h.tag)) {
     mmaLanes(f);
   } else if (target_ == Target::Cuda && h.loopKind == LoopKind::Bound) {
@@ -358,17 +359,21 @@ void Generator::forLoop(const ForStmt& f) {
       // A vectorized reduction loop carries its accumulator from lane to lane: `omp simd` without a reduction
       // clause would race on it, so its lanes are unrolled in order (the IR's meaning, docs/kernel-ir.md).
       else if (h.loopKind == LoopKind::Vectorized && !h.reduction) line("#pragma omp simd", f.provenance);
-      else if (h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized)
-        line("#pragma GCC unroll " + std::to_string(std::min<int64_t>(h.extent, 64)), f.provenance);
+      else if (h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized) {
+        unroll = std::min<int64_t>({h.extent, 64, std::max<int64_t>(1, kCpuUnrollBudget / cpuUnrolled_)});
+        if (unroll > 1) line("#pragma GCC unroll " + std::to_string(unroll), f.provenance);
+      }
     } else if (h.loopKind == LoopKind::Unrolled || h.loopKind == LoopKind::Vectorized) {
       line("#pragma unroll", f.provenance);
     }
     std::string note = h.loopKind == LoopKind::Bound ? "  // " + std::string(threadTagName(h.tag)) : "";
     line("for (" + it + " " + v + " = 0; " + v + " < " + n + "; ++" + v + ") {" + note, f.provenance);
     if (parallel) ++parallelDepth_;
+    cpuUnrolled_ *= unroll;
     ++indent_;
     body(f.body);
     --indent_;
+    cpuUnrolled_ /= unroll;
     if (parallel) --parallelDepth_;
     line("}", f.provenance);
   }

@@ -131,6 +131,12 @@ class Generator {
   int indent_ = 0;
   int reductionDepth_ = 0;  // reduction loops around the statement being generated
   int parallelDepth_ = 0;   // CPU: loops made OpenMP-parallel around it
+  // CPU: copies of a statement the unrolled loops around it ask GCC for. Nested unrolls multiply: a tile fill
+  // of 64 × 16 unrolled copies (zfnet's last gemm) took g++ 6.9 s, so a nest gets kCpuUnrollBudget copies at
+  // most and the inner loops what the outer ones leave (register tiles stay within it: 112 copies at most in
+  // the light models' convs).
+  static constexpr int64_t kCpuUnrollBudget = 256;
+  int64_t cpuUnrolled_ = 1;
   // CPU: every top-level statement is a parallel loop, so the loops are worksharing loops (`omp for`) of a
   // region the caller opens: the worker one for a whole run, else the `_call` wrapper (sharesRegion()).
   bool sharesRegion_ = false;
