@@ -17,6 +17,7 @@
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cpu/cpu_threads.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
 #include "runtime/execute/module_source.h"
@@ -283,6 +284,11 @@ class TestBackendBuild : public QObject {
     QVERIFY2(r.wholeMs >= 0 && r.wholeNote.empty(), r.wholeNote.c_str());  // the whole run leaves the constant out
     QCOMPARE(r.totalMs, r.kernels[1].ms);
     QVERIFY(r.toJson().at("kernels").at(0).at("once").get<bool>());
+    // The constant has memory of its own, as an initializer has: the memory plan would hand its buffer to y
+    // (the Add's output takes over its dying input), and a whole run would then have to make w again.
+    detail::ArenaLayout layout(*m.graph, m.kernels);
+    QCOMPARE(layout.place("w", 512 * 512 * 4, 0), -1);
+    QVERIFY(layout.place("y", 512 * 512 * 4, 1) >= 0);
   }
 
   // After each kernel's own run the whole run is timed as one: the worker calls every kernel in order, and the

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "ops/registry.h"
 
 namespace tessera::execute::detail {
 
@@ -16,14 +17,44 @@ namespace {
 uint64_t valueBytes(const Value& v) { return uint64_t(numElements(v.shape())) * dtypeSize(v.dtype()); }
 }  // namespace
 
+// The kernels whose every input is a constant (an initializer, or made by such a kernel) and that draw no random
+// numbers: their outputs are the same on every run, so a deployment computes them once when it loads the model.
+// fold-constants leaves such nodes as ops only when their results are too large to keep in the graph (the
+// weights a light model makes with ConstantOfShape).
+std::vector<bool> constantKernels(const Graph& g, const std::vector<CompiledKernel>& kernels) {
+  std::set<const Value*> constant;
+  for (const Value* v : g.initializers()) constant.insert(v);
+  std::vector<bool> once(kernels.size(), false);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    std::set<const Node*> group;
+    for (const std::string& id : kernels[i].spec.nodeIds) group.insert(g.findNode(id));
+    bool all = !group.count(nullptr);
+    for (const Node* n : group) {
+      if (!n) continue;
+      all = all && !opTraits(n->op()).random && !opTraits(n->op()).randomInTraining;
+      for (const Value* in : n->inputs())
+        all = all && (!in || constant.count(in) || (in->producer() && group.count(in->producer())));
+    }
+    if (!all) continue;
+    once[i] = true;
+    for (const Node* n : group)
+      for (const Value* out : n->outputs()) constant.insert(out);
+  }
+  return once;
+}
+
 ArenaLayout::ArenaLayout(const Graph& g, const std::vector<CompiledKernel>& kernels) : plan_(planMemory(g)) {
+  const std::vector<bool> once = constantKernels(g, kernels);
   for (size_t i = 0; i < kernels.size(); ++i)
-    for (const auto& b : kernels[i].kernel.buffers)
+    for (const auto& b : kernels[i].kernel.buffers) {
       if (b.role == BufferRole::Input) lastReader_[b.value] = i;
+      if (b.role == BufferRole::Output && once[i]) constants_.insert(b.value);
+    }
   for (Value* v : g.outputs()) lastReader_[v->name()] = kernels.size();
 }
 
 int ArenaLayout::place(const std::string& value, size_t bytes, size_t index) {
+  if (constants_.count(value)) return -1;
   auto it = plan_.bufferOf.find(value);
   if (it == plan_.bufferOf.end() || static_cast<size_t>(plan_.bufferBytes[it->second]) < bytes) return -1;
   std::string& occupant = occupant_[it->second];

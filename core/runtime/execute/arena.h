@@ -2,10 +2,13 @@
 // Internal: the executor's host memory. Graph inputs and initializers are copied in; the values kernels write go
 // into the memory plan's buffers (planMemory), except that a planned buffer still holding a value some later
 // kernel reads is not reused: the value gets a buffer of its own (the plan is per node; fused kernels read their
-// inputs throughout). ArenaLayout makes those choices without memory, so a run's size is known before it starts.
+// inputs throughout). The values constant kernels make (constantKernels) get buffers of their own too, as
+// initializers do: a deployment makes them once, at load, so no value of a run may take their place. ArenaLayout
+// makes those choices without memory, so a run's size is known before it starts.
 #include <cstdint>
 #include <list>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,6 +17,10 @@
 #include "runtime/execute/compiled_model.h"
 
 namespace tessera::execute::detail {
+
+// The kernels whose every input is a constant (an initializer, or made by such a kernel) and that draw no random
+// numbers: computed once at load (RunReport: their time is onceMs, not the total; a whole run leaves them out).
+std::vector<bool> constantKernels(const Graph& g, const std::vector<CompiledKernel>& kernels);
 
 class ArenaLayout {
  public:
@@ -26,6 +33,7 @@ class ArenaLayout {
   MemoryPlan plan_;
   std::map<int, std::string> occupant_;
   std::map<std::string, size_t> lastReader_;
+  std::set<std::string> constants_;  // outputs of constant kernels: never in a planned (shared) buffer
 };
 
 // Sequences and optionals (ir/shape.h) are not bytes: they are held as they are, beside the buffers, and only host

@@ -31,6 +31,7 @@ namespace {
 using kernel::BufferRole;
 using detail::Arena;
 using detail::bufferBytes;
+using detail::constantKernels;
 
 bool isGraphOutput(const Graph& g, const std::string& value) {
   for (const Value* v : g.outputs())
@@ -264,38 +265,12 @@ void stopAt(size_t i, const CompiledModel& m, RunReport& r) {
   }
 }
 
-// The kernels whose every input is a constant (an initializer, or made by such a kernel) and that draw no random
-// numbers: their outputs are the same on every run, so a deployment computes them once when it loads the model.
-// fold-constants leaves such nodes as ops only when their results are too large to keep in the graph (the
-// weights a light model makes with ConstantOfShape).
-std::vector<bool> constantKernels(const CompiledModel& m) {
-  std::set<const Value*> constant;
-  for (const Value* v : m.graph->initializers()) constant.insert(v);
-  std::vector<bool> once(m.kernels.size(), false);
-  for (size_t i = 0; i < m.kernels.size(); ++i) {
-    std::set<const Node*> group;
-    for (const std::string& id : m.kernels[i].spec.nodeIds) group.insert(m.graph->findNode(id));
-    bool all = !group.count(nullptr);
-    for (const Node* n : group) {
-      if (!n) continue;
-      all = all && !opTraits(n->op()).random && !opTraits(n->op()).randomInTraining;
-      for (const Value* in : n->inputs())
-        all = all && (!in || constant.count(in) || (in->producer() && group.count(in->producer())));
-    }
-    if (!all) continue;
-    once[i] = true;
-    for (const Node* n : group)
-      for (const Value* out : n->outputs()) constant.insert(out);
-  }
-  return once;
-}
-
 // Runs the built kernels and the host groups in order. A kernel that failed or was never built gets the
 // reference's values in its place, so the kernels after it can still run. A kernel of constants is timed, but
 // its time goes to onceMs, not the total.
 void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
   const CompiledModel& m = s.m;
-  const std::vector<bool> once = constantKernels(m);
+  const std::vector<bool> once = constantKernels(*m.graph, m.kernels);
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
     kr.once = once[i];
@@ -335,8 +310,9 @@ std::vector<detail::ParamBuffer> wholeRunParams(size_t i, RunState& s, const cod
   return params;
 }
 
-// Whether a kernel after the constant kernels writes where one of them left its outputs (the memory plan reused
-// the buffer after its last reader): a whole run without them would then read another value there.
+// Whether a kernel after the constant kernels writes where one of them left its outputs: a whole run without
+// them would then read another value there. The arena gives constants buffers of their own, so this guards
+// that promise rather than expecting it to fail.
 bool constantsOverwritten(RunState& s, const RunReport& r) {
   std::set<void*> constants;
   for (size_t i = 0; i < r.kernels.size(); ++i)

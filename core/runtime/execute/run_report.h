@@ -38,7 +38,7 @@ struct KernelReport {
   double maxAbsErr = 0;  // against the reference (relative errors blow up where a relu leaves 0)
   std::string precision;  // codegen's GeneratedKernel::precision: "tf32", or "" (its dtypes' own); sets the tolerance
   bool cached = false;    // its module came from the module cache (no compiler ran)
-  // Every input is a constant (executor.cpp, constantKernels): computed once at load; its time is in onceMs,
+  // Every input is a constant (arena.h, constantKernels): computed once at load; its time is in onceMs,
   // not in the total.
   bool once = false;
   double compileMs = 0;   // the compiler's time for it (0 when cached or not generated)
