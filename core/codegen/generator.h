@@ -133,12 +133,11 @@ class Generator {
   int parallelDepth_ = 0;   // CPU: loops made OpenMP-parallel around it
   // CPU: copies of a statement the unrolled loops around it ask GCC for. Nested unrolls multiply: a tile fill
   // of 64 × 16 unrolled copies (zfnet's last gemm) took g++ 6.9 s, so a nest gets kCpuUnrollBudget copies at
-  // most and the inner loops what the outer ones leave (register tiles stay within it: 112 copies at most in
-  // the light models' convs).
+  // most and the inner loops what the outer ones leave (in the light models' C++ only such fills exceed it).
   static constexpr int64_t kCpuUnrollBudget = 256;
   int64_t cpuUnrolled_ = 1;
-  // CPU: every top-level statement is a parallel loop, so the loops are worksharing loops (`omp for`) of a
-  // region the caller opens: the worker one for a whole run, else the `_call` wrapper (sharesRegion()).
+  // CPU: every statement lies inside a shared loop (sharesRegion()), so those loops are worksharing loops
+  // (`omp for`) of a region the caller opens: the worker's for a run, else the `_call` wrapper's.
   bool sharesRegion_ = false;
   int warpDepth_ = 0;       // CUDA: warp-bound loops around it (threadIdx.x inside is the lane)
   int combineCount_ = 0;

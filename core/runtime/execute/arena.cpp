@@ -43,12 +43,12 @@ std::vector<bool> constantKernels(const Graph& g, const std::vector<CompiledKern
   return once;
 }
 
-ArenaLayout::ArenaLayout(const Graph& g, const std::vector<CompiledKernel>& kernels) : plan_(planMemory(g)) {
-  const std::vector<bool> once = constantKernels(g, kernels);
+ArenaLayout::ArenaLayout(const Graph& g, const std::vector<CompiledKernel>& kernels)
+    : plan_(planMemory(g)), once_(detail::constantKernels(g, kernels)) {
   for (size_t i = 0; i < kernels.size(); ++i)
     for (const auto& b : kernels[i].kernel.buffers) {
       if (b.role == BufferRole::Input) lastReader_[b.value] = i;
-      if (b.role == BufferRole::Output && once[i]) constants_.insert(b.value);
+      if (b.role == BufferRole::Output && once_[i]) constants_.insert(b.value);
     }
   for (Value* v : g.outputs()) lastReader_[v->name()] = kernels.size();
 }

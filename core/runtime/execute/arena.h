@@ -28,11 +28,13 @@ class ArenaLayout {
   // The planned buffer kernel `index` writes `value` (bytes long) into, or -1: it needs a buffer of its own.
   int place(const std::string& value, size_t bytes, size_t index);
   const MemoryPlan& plan() const { return plan_; }
+  const std::vector<bool>& constantKernels() const { return once_; }  // constantKernels(g, kernels)
 
  private:
   MemoryPlan plan_;
   std::map<int, std::string> occupant_;
   std::map<std::string, size_t> lastReader_;
+  std::vector<bool> once_;           // constantKernels(g, kernels)
   std::set<std::string> constants_;  // outputs of constant kernels: never in a planned (shared) buffer
 };
 
@@ -47,6 +49,7 @@ class Arena {
   void* place(const std::string& value, size_t bytes, size_t index);
   void set(const std::string& value, const Tensor& t, size_t index);
   Tensor read(const std::string& value);
+  const std::vector<bool>& constantKernels() const { return layout_.constantKernels(); }
 
  private:
   void own(const std::string& name, const Tensor& t);

@@ -31,7 +31,6 @@ namespace {
 using kernel::BufferRole;
 using detail::Arena;
 using detail::bufferBytes;
-using detail::constantKernels;
 
 bool isGraphOutput(const Graph& g, const std::string& value) {
   for (const Value* v : g.outputs())
@@ -270,7 +269,7 @@ void stopAt(size_t i, const CompiledModel& m, RunReport& r) {
 // its time goes to onceMs, not the total.
 void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
   const CompiledModel& m = s.m;
-  const std::vector<bool> once = constantKernels(*m.graph, m.kernels);
+  const std::vector<bool>& once = s.arena.constantKernels();
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
     kr.once = once[i];
@@ -310,32 +309,17 @@ std::vector<detail::ParamBuffer> wholeRunParams(size_t i, RunState& s, const cod
   return params;
 }
 
-// Whether a kernel after the constant kernels writes where one of them left its outputs: a whole run without
-// them would then read another value there. The arena gives constants buffers of their own, so this guards
-// that promise rather than expecting it to fail.
-bool constantsOverwritten(RunState& s, const RunReport& r) {
-  std::set<void*> constants;
-  for (size_t i = 0; i < r.kernels.size(); ++i)
-    for (const auto& b : s.m.kernels[i].kernel.buffers) {
-      if (b.role != BufferRole::Output) continue;
-      void* at = s.arena.find(b.value);
-      if (r.kernels[i].once) constants.insert(at);
-      else if (constants.count(at)) return true;
-    }
-  return false;
-}
-
 // The whole run timed as one (KernelBackend::runWhole), once every kernel ran cleanly on its own. Host code
 // between kernels is no part of a run on the device, so a run with a host group is not timed as a whole. The
-// constant kernels are left out as in the total, unless a later kernel overwrites what they made.
+// constant kernels are left out, as in the total: what they made stays where they left it (the arena gives
+// their values memory of their own).
 void timeWholeRun(detail::KernelBackend& be, RunState& s, RunReport& r) {
-  const bool withConstants = constantsOverwritten(s, r);
   std::vector<size_t> order;
   std::vector<std::vector<detail::ParamBuffer>> params;
   std::deque<detail::IndexRecord> records;
   for (size_t i = 0; i < r.kernels.size(); ++i) {
     const KernelReport& kr = r.kernels[i];
-    if (kr.once && !withConstants) continue;
+    if (kr.once) continue;
     if (kr.status != KernelStatus::Ok && kr.status != KernelStatus::Unchecked)
       return void(r.wholeNote = "not timed as a whole: kernel " + kr.group + " did not run cleanly");
     if (kr.onHost())
@@ -347,7 +331,7 @@ void timeWholeRun(detail::KernelBackend& be, RunState& s, RunReport& r) {
   detail::KernelBackend::WholeRunTimes t = be.runWhole(order, params, s.o.warmup, s.o.reps);
   r.wholeMs = t.launchedMs;
   r.graphMs = t.graphMs;
-  r.wholeNote = t.note.empty() && withConstants ? "the constant kernels run too: a later kernel reuses their memory" : t.note;
+  r.wholeNote = t.note;
 }
 
 // The graph's outputs as the kernels left them, each checked against the reference's (at tf32's tolerance for

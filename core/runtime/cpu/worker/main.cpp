@@ -86,15 +86,15 @@ class Server {
   // open their own regions.
   static void runCalls(std::vector<Call>& calls) {
     for (size_t i = 0; i < calls.size();) {
-      size_t end = i + 1;
-      if (calls[i].sharesRegion)
-        while (end < calls.size() && calls[end].sharesRegion) ++end;
       if (!calls[i].sharesRegion) {
         calls[i].entry(calls[i].args.data());
-      } else {
-#pragma omp parallel
-        for (size_t k = i; k < end; ++k) calls[k].entry(calls[k].args.data());
+        ++i;
+        continue;
       }
+      size_t end = i;
+      while (end < calls.size() && calls[end].sharesRegion) ++end;
+#pragma omp parallel
+      for (size_t k = i; k < end; ++k) calls[k].entry(calls[k].args.data());
       i = end;
     }
   }
