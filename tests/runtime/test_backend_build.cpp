@@ -304,6 +304,28 @@ class TestBackendBuild : public QObject {
     QCOMPARE(back.graphMs, r.graphMs);
   }
 
+  // Values in the backend's resident memory (where the executor's arena lives) are used in place: a kernel that
+  // writes a parameter passed as an input changes it there (a copy would not come back), and they stay where
+  // they are while the region grows for parameters that are copied (a large one beside them).
+  void cpuKernelsRunOnResidentMemoryInPlace() {
+    std::vector<codegen::GeneratedKernel> ks = {cpuKernel("add_one", "1.0f")};
+    auto be = detail::makeCpuBackend(modcache::ModuleCache());
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    QVERIFY2(b[0].error.empty(), b[0].error.c_str());
+    std::byte* block = be->residentMemory(4096);
+    QVERIFY(block);
+    auto* x = reinterpret_cast<float*>(block + 128);
+    QCOMPARE(x[0], 0.0f);  // zeroed
+    std::copy_n(std::vector<float>{1, 2, 3, 4}.begin(), 4, x);
+    std::vector<float> copied(size_t(16) << 20, 7.0f);  // 64 MiB, outside: copied in and out
+    be->run(0, {{x, sizeof(float) * 4, false, "x", false}, {copied.data(), copied.size() * sizeof(float), true, "", true}}, 0, 1);
+    QCOMPARE(std::vector<float>(x, x + 4), (std::vector<float>{2, 3, 4, 5}));
+    QCOMPARE(copied.back(), 7.0f);
+    std::vector<float> outside = {1, 2, 3, 4};  // the same kernel on memory outside: a copy, its change not kept
+    be->run(0, {{outside.data(), sizeof(float) * 4, false, "", false}}, 0, 1);
+    QCOMPARE(outside, (std::vector<float>{1, 2, 3, 4}));
+  }
+
   // Kernels marked as sharing the caller's region run in one the worker opens (level 1, a team of the threads
   // setting); one without the marker runs outside any, as its own code would open its own.
   void cpuWorkerOpensOneRegionForKernelsThatShareIt() {

@@ -1,5 +1,7 @@
 #include <QtTest>
 
+#include <algorithm>
+
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -110,6 +112,24 @@ class TestCpuJit : public QObject {
     QCOMPARE(workerTeam(), 3);
     qunsetenv("OMP_NUM_THREADS");
   }
+  // A pinned region keeps its address while it grows (the executor's arena lives there), starts zeroed even where
+  // something ran before, and a kernel's results land at that address.
+  void aPinnedRegionStaysWhereItIs() {
+    CpuBuild b = CpuCompiler().build(kTeamSize, "team_size");
+    QVERIFY2(b.ok, b.error.c_str());
+    CpuWorker w;
+    w.addModule(0, "team_size", "team_size", b.image);
+    std::memset(w.region(4096), 0xab, 4096);
+    std::byte* pinned = w.pinnedRegion(4096);
+    QVERIFY(pinned);
+    QVERIFY(std::all_of(pinned, pinned + 4096, [](std::byte x) { return x == std::byte{0}; }));
+    QCOMPARE(w.region(size_t(256) << 20), pinned);  // grown past 4096 bytes many times over
+    w.run(0, {64}, 0, 1, 0, CancelToken(), "team_size");
+    int n = 0;
+    std::memcpy(&n, pinned + 64, sizeof n);
+    QVERIFY(n >= 1);
+  }
+
   void buildsAndRunsOpenMpVectorAdd() {
     CpuCompiler cc;
     CpuBuild b = cc.build(kVectorAdd, "vector_add");

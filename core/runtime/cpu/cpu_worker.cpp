@@ -62,7 +62,7 @@ CpuWorker::CpuWorker(std::string program) : program_(std::move(program)) {}
 
 CpuWorker::~CpuWorker() {
   stop();
-  if (region_) munmap(region_, regionBytes_);
+  unmapRegion();
   if (regionFd_ >= 0) close(regionFd_);
 }
 
@@ -72,24 +72,62 @@ void CpuWorker::addModule(size_t slot, const std::string& name, const std::strin
   if (pid_) load(slot, CancelToken());
 }
 
+// Address space only (no memory behind it until the file is mapped over it): the largest from 1 TiB down to
+// 1 GiB that the process's limits allow; none when even that fails (the region then moves as it grows).
+void CpuWorker::reserveAddresses() {
+  for (size_t bytes = size_t(1) << 40; bytes >= (size_t(1) << 30); bytes /= 2) {
+    void* p = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) continue;
+    region_ = static_cast<std::byte*>(p);
+    reservedBytes_ = bytes;
+    return;
+  }
+}
+
+void CpuWorker::unmapRegion() {
+  if (region_) munmap(region_, std::max(regionBytes_, reservedBytes_));
+  region_ = nullptr;
+  regionBytes_ = reservedBytes_ = 0;
+}
+
 std::byte* CpuWorker::region(size_t bytes) {
   if (regionFd_ < 0) {
     regionFd_ = memfd_create("tessera-cpu-buffers", MFD_CLOEXEC);
     if (regionFd_ < 0) fail(errnoText("cpu worker: cannot create shared memory"));
     regionFd_ = aboveInherited(regionFd_);
+    reserveAddresses();
   }
-  if (bytes <= regionBytes_) return region_;
+  if (bytes <= regionBytes_ && region_) return region_;
   size_t grown = std::max<size_t>({bytes, 2 * regionBytes_, size_t(1) << 20});
+  if (grown > reservedBytes_ && pinned_)
+    grown = bytes <= reservedBytes_ ? reservedBytes_ : 0;
+  if (grown == 0)
+    fail("cpu worker: the shared region cannot grow to " + std::to_string(bytes) + " bytes without moving the run's values (" +
+         std::to_string(reservedBytes_) + " bytes of address space were reserved for it)");
   if (ftruncate(regionFd_, off_t(grown)) != 0)
     fail(errnoText("cpu worker: cannot grow shared memory to " + std::to_string(grown) + " bytes"));
-  if (region_) munmap(region_, regionBytes_);
-  region_ = nullptr;
-  regionBytes_ = 0;
-  void* p = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED, regionFd_, 0);
-  if (p == MAP_FAILED) fail(errnoText("cpu worker: cannot map shared memory"));
-  region_ = static_cast<std::byte*>(p);
+  if (grown <= reservedBytes_) {  // more of the file over the reservation, at the same address
+    if (mmap(region_, grown, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, regionFd_, 0) == MAP_FAILED)
+      fail(errnoText("cpu worker: cannot map shared memory"));
+  } else {  // past the reservation: the region moves
+    unmapRegion();
+    void* p = mmap(nullptr, grown, PROT_READ | PROT_WRITE, MAP_SHARED, regionFd_, 0);
+    if (p == MAP_FAILED) fail(errnoText("cpu worker: cannot map shared memory"));
+    region_ = static_cast<std::byte*>(p);
+  }
   regionBytes_ = grown;
   return region_;
+}
+
+std::byte* CpuWorker::pinnedRegion(size_t bytes) {
+  region(0);
+  if (bytes > reservedBytes_ / 2) return nullptr;
+  std::byte* base = region(bytes);
+  // Whatever ran before leaves nothing behind: the pages are dropped, and read as zeros again.
+  if (fallocate(regionFd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, off_t(bytes)) != 0)
+    std::memset(base, 0, bytes);
+  pinned_ = true;
+  return base;
 }
 
 namespace {

@@ -39,8 +39,14 @@ class CpuWorker {
     if (!pid_) start(CancelToken());
   }
 
-  // The shared region, at least `bytes` long; earlier contents stay, its address may change.
+  // The shared region, at least `bytes` long; earlier contents stay. Its address stays while it grows within the
+  // address space reserved for it at its creation (1 TiB, or less under an address-space limit); past that it
+  // moves, unless pinned.
   std::byte* region(size_t bytes);
+  // The region, at least `bytes` long and its first `bytes` zeroed, pinned: its address never changes again (a
+  // growth that would move it throws). Null when `bytes` would take more than half the reserved address space.
+  std::byte* pinnedRegion(size_t bytes);
+  const std::byte* regionStart() const { return region_; }  // null before the first region()
 
   // Calls slot's entry with pointers at `offsets` into the region: warm-ups, then the median ms of `reps` calls
   // (cpu_timing.h's rules, `budgetMs` included). `kernel` names it in errors. Throws Error when the worker dies
@@ -69,9 +75,13 @@ class CpuWorker {
 
   std::string program_;
   std::vector<Module> modules_;
+  void reserveAddresses();
+  void unmapRegion();
   int regionFd_ = -1;
   std::byte* region_ = nullptr;
   size_t regionBytes_ = 0;
+  size_t reservedBytes_ = 0;  // address space at region_ the region grows into without moving
+  bool pinned_ = false;
   int socket_ = -1;
   pid_t pid_ = 0;
 };

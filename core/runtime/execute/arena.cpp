@@ -15,6 +15,8 @@ size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtyp
 
 namespace {
 uint64_t valueBytes(const Value& v) { return uint64_t(numElements(v.shape())) * dtypeSize(v.dtype()); }
+// A value's room in the arena: at least one byte (an empty value still has an address), 64-byte aligned.
+uint64_t room(uint64_t bytes) { return (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64; }
 }  // namespace
 
 // The kernels whose every input is a constant (an initializer, or made by such a kernel) and that draw no random
@@ -64,11 +66,21 @@ int ArenaLayout::place(const std::string& value, size_t bytes, size_t index) {
   return it->second;
 }
 
-Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels)
-    : g_(g), layout_(g, kernels) {
+Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
+             std::byte* block, size_t blockBytes)
+    : g_(g), layout_(g, kernels), block_(block), blockBytes_(block ? blockBytes : 0) {
   for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
   for (Value* v : g.initializers()) own(v->name(), *v->initializer());
-  for (int64_t bytes : layout_.plan().bufferBytes) planned_.emplace_back(std::max<int64_t>(bytes, 1));
+  for (int64_t bytes : layout_.plan().bufferBytes) planned_.push_back(take(size_t(bytes)));
+}
+
+std::byte* Arena::take(size_t bytes) {
+  if (used_ + room(bytes) <= blockBytes_) {
+    std::byte* p = block_ + used_;
+    used_ += room(bytes);
+    return p;
+  }
+  return heap_.emplace_back(std::max<size_t>(bytes, 1)).data();
 }
 
 void* Arena::find(const std::string& value) {
@@ -80,9 +92,7 @@ void* Arena::find(const std::string& value) {
 void* Arena::place(const std::string& value, size_t bytes, size_t index) {
   if (void* p = find(value)) return p;
   int slot = layout_.place(value, bytes, index);
-  if (slot >= 0) return where_[value] = planned_[size_t(slot)].data();
-  private_.emplace_back(std::max<size_t>(bytes, 1));
-  return where_[value] = private_.back().data();
+  return where_[value] = slot >= 0 ? planned_[size_t(slot)] : take(bytes);
 }
 
 void Arena::set(const std::string& value, const Tensor& t, size_t index) {
@@ -114,22 +124,22 @@ void Arena::own(const std::string& name, const Tensor& t) {
     containers_.insert_or_assign(name, t);
     return;
   }
-  private_.emplace_back(std::max<size_t>(t.byteSize(), 1));
-  if (t.byteSize()) std::memcpy(private_.back().data(), t.bytes().data(), t.byteSize());
-  where_[name] = private_.back().data();
+  std::byte* p = take(t.byteSize());
+  if (t.byteSize()) std::memcpy(p, t.bytes().data(), t.byteSize());
+  where_[name] = p;
 }
 
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) {
   ArenaLayout layout(g, kernels);
   uint64_t total = 0;
   std::set<std::string> placed;
-  for (Value* v : g.inputs()) placed.insert(v->name()), total += std::max<uint64_t>(valueBytes(*v), 1);
-  for (Value* v : g.initializers()) placed.insert(v->name()), total += std::max<uint64_t>(valueBytes(*v), 1);
-  for (int64_t bytes : layout.plan().bufferBytes) total += uint64_t(std::max<int64_t>(bytes, 1));
+  for (Value* v : g.inputs()) placed.insert(v->name()), total += room(valueBytes(*v));
+  for (Value* v : g.initializers()) placed.insert(v->name()), total += room(valueBytes(*v));
+  for (int64_t bytes : layout.plan().bufferBytes) total += room(uint64_t(bytes));
   for (size_t i = 0; i < kernels.size(); ++i)
     for (const auto& b : kernels[i].kernel.buffers)
       if (b.role == BufferRole::Output && placed.insert(b.value).second && layout.place(b.value, bufferBytes(b), i) < 0)
-        total += std::max<size_t>(bufferBytes(b), 1);
+        total += room(bufferBytes(b));
   return total;
 }
 

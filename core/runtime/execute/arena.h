@@ -4,7 +4,8 @@
 // kernel reads is not reused: the value gets a buffer of its own (the plan is per node; fused kernels read their
 // inputs throughout). The values constant kernels make (constantKernels) get buffers of their own too, as
 // initializers do: a deployment makes them once, at load, so no value of a run may take their place. ArenaLayout
-// makes those choices without memory, so a run's size is known before it starts.
+// makes those choices without memory, so a run's size is known before it starts (arenaBytes), and the arena can
+// take all of it from one block the backend runs kernels on in place (KernelBackend::residentMemory).
 #include <cstdint>
 #include <list>
 #include <map>
@@ -42,7 +43,10 @@ class ArenaLayout {
 // groups read or make them.
 class Arena {
  public:
-  Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels);
+  // `block` (null: none) is zeroed memory of `blockBytes` (arenaBytes(g, kernels)) that values are carved from,
+  // 64-byte aligned; what does not fit (a run that places values otherwise than arenaBytes foresaw) goes to the heap.
+  Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
+        std::byte* block = nullptr, size_t blockBytes = 0);
   // Where `value` is, or null when nothing wrote it (a container's holder, whose address means only "written").
   void* find(const std::string& value);
   // Where kernel `index` writes `value`.
@@ -53,17 +57,20 @@ class Arena {
 
  private:
   void own(const std::string& name, const Tensor& t);
+  std::byte* take(size_t bytes);  // zeroed memory from the block, else from the heap
   const Graph& g_;
   ArenaLayout layout_;
-  std::vector<std::vector<std::byte>> planned_;
-  std::list<std::vector<std::byte>> private_;
+  std::byte* block_;
+  size_t blockBytes_, used_ = 0;
+  std::vector<std::byte*> planned_;
+  std::list<std::vector<std::byte>> heap_;
   std::map<std::string, void*> where_;
   std::map<std::string, Tensor> containers_;
 };
 
 size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes
 
-// The bytes an Arena for `kernels` holds once every kernel has written its outputs.
+// The bytes an Arena for `kernels` holds once every kernel has written its outputs, each value's rounded up to 64.
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels);
 
 }  // namespace tessera::execute::detail

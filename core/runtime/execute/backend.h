@@ -1,5 +1,6 @@
 #pragma once
 // Internal: what a backend does for the executor. Pointers are host pointers; a device backend copies.
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -44,6 +45,13 @@ class KernelBackend {
   // Compiles the kernels (null entries: not generated), one module each, concurrently on a bounded pool, each
   // looked up in the module cache first; one KernelBuild per kernel.
   virtual std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
+  // `bytes` of zeroed host memory the kernels run on where it lies (the cpu worker's shared region), for the
+  // executor's arena, or null (the default): run() and runWhole() copy every parameter in and out. Parameters
+  // inside it are used in place, so a run moves none of the arena's bytes. Asked once, before any run.
+  virtual std::byte* residentMemory(size_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
 

@@ -1,7 +1,8 @@
 // The `cpu` backend: one shared object per distinct kernel (module_source.h), compiled by the system compiler
 // concurrently (one compiler process per hardware thread) or taken from the module cache, and run in a worker
 // process (runtime/cpu/cpu_worker.h): a kernel that crashes fails its run and the next run gets a new worker.
-// Each run copies the kernel's parameters into the worker's shared buffers and its outputs back, outside the timing.
+// The executor's arena lives in the worker's shared region (residentMemory), so a kernel runs on its values in
+// place; any other parameter is copied into the region and its outputs back, outside the timing.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -84,47 +85,44 @@ class CpuBackend : public KernelBackend {
     return out;
   }
 
+  std::byte* residentMemory(size_t bytes) override {
+    std::byte* base = worker_.pinnedRegion(bytes);
+    residentBytes_ = base ? (bytes + 63) / 64 * 64 : 0;
+    return base;
+  }
+
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
     size_t slot = owners_.at(index);
     if (slot == kNoModule) fail("kernel '" + names_.at(index) + "' was not generated");
-    std::vector<uint64_t> offsets;
-    std::byte* base = worker_.region(layOut(params, offsets));
-    for (size_t i = 0; i < params.size(); ++i)  // outputs too: the kernel sees what it saw in this process
-      if (params[i].bytes) std::memcpy(base + offsets[i], params[i].host, params[i].bytes);
+    std::vector<const ParamBuffer*> ps;
+    for (const ParamBuffer& p : params) ps.push_back(&p);
+    std::vector<uint64_t> offsets = placeInRegion(ps);
     double ms = worker_.run(slot, offsets, warmup, reps, timeBudgetMs_, cancel, names_.at(index));
-    base = worker_.region(0);
-    for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].output && params[i].bytes) std::memcpy(params[i].host, base + offsets[i], params[i].bytes);
+    copyOutputsBack(ps, offsets, false);  // the kernels after it read them here
     return ms;
   }
 
-  // Every value in the region at once, one place per host buffer (values the memory plan gives one buffer share
-  // it, as they do here), filled with what the host holds; the worker calls the kernels in order, timed as one,
-  // and the outputs to download come back.
+  // Every kernel's parameters in the region at once (values the memory plan gives one buffer share a place, as
+  // they do in the arena); the worker calls the kernels in order, timed as one, and the outputs to download come
+  // back.
   WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
                          int warmup, int reps) override {
-    std::map<void*, size_t> bytesAt;  // by host address: the most any value there takes
-    for (const auto& ps : params)
-      for (const auto& p : ps) bytesAt[p.host] = std::max(bytesAt[p.host], std::max<size_t>(p.bytes, 1));
-    std::map<void*, uint64_t> offsetOf;
-    size_t at = 0;
-    for (const auto& [host, bytes] : bytesAt) offsetOf[host] = at, at += (bytes + 63) / 64 * 64;
-    std::byte* base = worker_.region(at);
-    for (const auto& [host, bytes] : bytesAt) std::memcpy(base + offsetOf[host], host, bytes);
+    std::vector<const ParamBuffer*> ps;
+    for (const auto& kernelParams : params)
+      for (const ParamBuffer& p : kernelParams) ps.push_back(&p);
+    std::vector<uint64_t> offsets = placeInRegion(ps);
     std::vector<cpu::worker::RunStep> steps;
+    size_t at = 0;
     for (size_t k = 0; k < order.size(); ++k) {
       size_t slot = owners_.at(order[k]);
       if (slot == kNoModule) fail("kernel '" + names_.at(order[k]) + "' was not generated");
       cpu::worker::RunStep step{uint32_t(slot), {}};
-      for (const auto& p : params[k]) step.offsets.push_back(offsetOf[p.host]);
+      for (size_t i = 0; i < params[k].size(); ++i) step.offsets.push_back(offsets[at++]);
       steps.push_back(std::move(step));
     }
     double budget = timeBudgetMs_ * double(std::max<size_t>(order.size(), 1));
     WholeRunTimes t{worker_.run(steps, warmup, reps, budget, cancel, "the whole run"), -1, ""};
-    base = worker_.region(0);
-    for (const auto& ps : params)
-      for (const auto& p : ps)
-        if (p.output && p.download && p.bytes) std::memcpy(p.host, base + offsetOf[p.host], p.bytes);
+    copyOutputsBack(ps, offsets, true);
     return t;
   }
 
@@ -149,19 +147,44 @@ class CpuBackend : public KernelBackend {
     image = std::move(one.image);
   }
 
-  // Each parameter's place in the shared region, 64-byte aligned; returns the bytes they need.
-  static size_t layOut(const std::vector<ParamBuffer>& params, std::vector<uint64_t>& offsets) {
-    size_t at = 0;
-    for (const auto& p : params) {
-      offsets.push_back(at);
-      at += (std::max<size_t>(p.bytes, 1) + 63) / 64 * 64;
-    }
-    return at;
+  bool resident(const ParamBuffer& p) const {
+    const std::byte* base = worker_.regionStart();
+    auto* at = static_cast<const std::byte*>(p.host);
+    return residentBytes_ && at >= base && at + p.bytes <= base + residentBytes_;
+  }
+
+  // Each parameter's offset in the shared region: where it lies for one in the resident memory (the arena), else
+  // a place after it (64-byte aligned, one per host address, as large as the largest parameter there) holding a
+  // copy of it.
+  std::vector<uint64_t> placeInRegion(const std::vector<const ParamBuffer*>& params) {
+    std::map<void*, size_t> copied;  // by host address: the most bytes any parameter there takes
+    for (const ParamBuffer* p : params)
+      if (!resident(*p)) copied[p->host] = std::max(copied[p->host], std::max<size_t>(p->bytes, 1));
+    std::map<void*, uint64_t> copyAt;
+    size_t end = residentBytes_;
+    for (const auto& [host, bytes] : copied) copyAt[host] = end, end += (bytes + 63) / 64 * 64;
+    std::byte* base = worker_.region(end);
+    for (const auto& [host, bytes] : copied)  // outputs too: the kernel sees what it saw in this process
+      std::memcpy(base + copyAt[host], host, bytes);
+    std::vector<uint64_t> offsets;
+    for (const ParamBuffer* p : params)
+      offsets.push_back(resident(*p) ? uint64_t(static_cast<std::byte*>(p->host) - base) : copyAt[p->host]);
+    return offsets;
+  }
+
+  // The outputs that are copies (those marked `download`, or all of them), back where the caller holds them.
+  void copyOutputsBack(const std::vector<const ParamBuffer*>& params, const std::vector<uint64_t>& offsets,
+                       bool onlyDownloads) {
+    std::byte* base = worker_.region(0);
+    for (size_t i = 0; i < params.size(); ++i)
+      if (const ParamBuffer& p = *params[i]; p.output && (p.download || !onlyDownloads) && p.bytes && !resident(p))
+        std::memcpy(p.host, base + offsets[i], p.bytes);
   }
 
   modcache::ModuleCache cache_;
   std::vector<size_t> owners_;      // the kernel whose module each kernel runs (its worker slot)
   std::vector<std::string> names_;  // kernel ids, for messages
+  size_t residentBytes_ = 0;       // the start of the region the executor's arena lives in (residentMemory)
   cpu::CpuWorker worker_;
 };
 

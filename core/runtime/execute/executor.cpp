@@ -411,7 +411,8 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ro.cancel = o.cancel;
   ro.stopWithoutSemantics = true;  // up to the node the run stops before (runKernels)
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
-  Arena arena(g, inputs, m.kernels);
+  const size_t arenaSize = detail::arenaBytes(g, m.kernels);
+  Arena arena(g, inputs, m.kernels, be->residentMemory(arenaSize), arenaSize);
   if (o.keepValues) {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
