@@ -6,18 +6,33 @@
 
 namespace tessera {
 
+namespace {
+
+// Whether the graph's types describe this evaluation: the node's outputs do not follow its data (it was not
+// specialized) and its inputs have the types inference gave them (no node before it gave other extents).
+bool graphTypesHold(const Node& node, const std::vector<const Tensor*>& ins) {
+  if (isSpecialized(node)) return false;
+  for (size_t i = 0; i < ins.size() && i < node.numInputs(); ++i)
+    if (ins[i] && node.input(i) && node.input(i)->type().isTensor() && !ins[i]->holdsObjects() &&
+        ins[i]->type() != node.input(i)->type())
+      return false;
+  return true;
+}
+
+}  // namespace
+
 std::vector<Tensor> evalNode(const Node& node, const std::vector<const Tensor*>& ins) {
   const OpSchema* known = OpRegistry::instance().find(node.op());
   if (!known || !known->eval) fail(noSemanticsMessage(node));
   const OpSchema& schema = *known;
+  const bool asInferred = graphTypesHold(node, ins);
   std::vector<TensorType> types;
   for (Value* out : node.outputs()) types.push_back(out->type());
-  std::vector<Tensor> outs = schema.eval(node, ins, types);
+  std::vector<Tensor> outs = asInferred ? schema.eval(node, ins, types) : evalOnValues(node, ins);
   if (outs.size() < node.numOutputs())
     fail("node '" + node.id() + "' (" + node.op() + "): produced " + std::to_string(outs.size()) + " outputs");
-  for (size_t i = 0; i < node.numOutputs(); ++i)
-    if (outs[i].type() != types[i] && isSpecialized(node)) fail(specializedMismatch(node, i, outs[i].type()));
-    else if (outs[i].type() != types[i])
+  for (size_t i = 0; i < node.numOutputs() && asInferred; ++i)
+    if (outs[i].type() != types[i])
       fail("node '" + node.id() + "' (" + node.op() + "): output " + std::to_string(i) + " is " +
            outs[i].type().toString() + " but " + types[i].toString() + " was inferred");
   return outs;

@@ -15,7 +15,7 @@ const Tensor* ConstantTable::find(const Value* v) const {
   return it == known_.end() ? nullptr : &it->second;
 }
 
-std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants) {
+std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants, bool runValues) {
   const OpSchema* known = OpRegistry::instance().find(node.op());
   if (!known) {  // an opaque node: its outputs keep the types its model declared (the importers require them)
     std::vector<TensorType> declared;
@@ -36,12 +36,12 @@ std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constan
                                      std::to_string(i) + " is missing");
   if (int(node.numOutputs()) < schema.minOutputs || int(node.numOutputs()) > schema.maxOutputs)
     arityError("outputs", node.numOutputs(), schema.minOutputs, schema.maxOutputs);
-  InferContext ctx(node, [&](const Value* v) { return constants.find(v); });
+  InferContext ctx(node, [&](const Value* v) { return constants.find(v); }, runValues);
   ctx.outputs.resize(node.numOutputs());
   try {
     schema.infer(ctx);
   } catch (const NeedsValuesError&) {  // a data-dependent shape: the types measured when it was specialized
-    if (std::optional<std::vector<TensorType>> kept = specializedTypes(node)) return *kept;
+    if (std::optional<std::vector<TensorType>> kept = specializedTypes(node); kept && !runValues) return *kept;
     throw;
   }
   if (ctx.outputs.size() != node.numOutputs())

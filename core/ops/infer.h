@@ -47,7 +47,10 @@ void propagateConstants(const Node& node, ConstantTable& constants);
 std::vector<int64_t> shapeSlice(const Node& node, const Shape& inputShape);
 
 // Infers one node's output types given a constant lookup; does not modify the graph. A node whose op the
-// registry does not know (ops/registry.h, isKnownOp) keeps the types its outputs have: the declared ones.
-std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants);
+// registry does not know (ops/registry.h, isKnownOp) keeps the types its outputs have: the declared ones. A node
+// whose types need values the table lacks takes the types it was specialized to (ops/specialize.h). With
+// `runValues`, the table holds a run's values (ops/specialize.h, evalOnValues): their types are the inputs' types,
+// and no specialization stands in (NeedsValuesError propagates).
+std::vector<TensorType> inferNode(const Node& node, const ConstantTable& constants, bool runValues = false);
 
 }  // namespace tessera

@@ -20,12 +20,13 @@ std::string_view opCategoryName(OpCategory c) {
   return "other";
 }
 
-InferContext::InferContext(const Node& node, ConstantLookup constants)
-    : node_(node), constants_(std::move(constants)) {}
+InferContext::InferContext(const Node& node, ConstantLookup constants, bool valuesTyped)
+    : node_(node), constants_(std::move(constants)), valuesTyped_(valuesTyped) {}
 
 const TensorType& InferContext::input(size_t i) const {
   const Value* v = node_.input(i);
   if (!v) error("input " + std::to_string(i) + " is missing");
+  if (const Tensor* t = valuesTyped_ ? constantInput(i) : nullptr) return t->type();
   return v->type();
 }
 

@@ -35,7 +35,8 @@ class NeedsValuesError : public Error {
 class InferContext {
  public:
   using ConstantLookup = std::function<const Tensor*(const Value*)>;
-  InferContext(const Node& node, ConstantLookup constants);
+  // `valuesTyped`: the known inputs are a run's values, whose types are the inputs' (not the graph's).
+  InferContext(const Node& node, ConstantLookup constants, bool valuesTyped = false);
 
   const Node& node() const { return node_; }
   size_t numInputs() const { return node_.numInputs(); }
@@ -53,6 +54,7 @@ class InferContext {
  private:
   const Node& node_;
   ConstantLookup constants_;
+  bool valuesTyped_;
 };
 
 using InferFn = std::function<void(InferContext&)>;

@@ -96,22 +96,41 @@ class SampleValues {
   int64_t bytes_ = 0, flops_ = 0;
 };
 
-// The node's output types with its inputs' values known. Inference folds only small values, so a branch of an If
-// whose shapes follow from large ones (a NonMaxSuppression over thousands of boxes) is run instead.
-std::vector<TensorType> typesOnValues(const Node& node, const ConstantTable& values) {
+// The node's outputs with its inputs' values known, their types inferred from those values; `typesOnly` lets an
+// If's outputs be the types' only source. Inference folds only small values, so a branch of an If whose shapes
+// follow from large ones (a NonMaxSuppression over thousands of boxes) is run instead.
+std::vector<Tensor> outputsOnValues(const Node& node, const ConstantTable& values, std::vector<TensorType>& types) {
+  std::vector<const Tensor*> ins;
+  for (const Value* in : node.inputs()) ins.push_back(in ? values.find(in) : nullptr);
+  const OpSchema& schema = OpRegistry::instance().get(node);
   try {
-    return inferNode(node, values);
+    types = inferNode(node, values, true);
   } catch (const NeedsValuesError&) {
     if (node.op() != "If") throw;  // (a Loop's cost is unbounded; Scan's inference needs its types)
-    std::vector<const Tensor*> ins;
-    for (const Value* in : node.inputs()) ins.push_back(in ? values.find(in) : nullptr);
-    std::vector<TensorType> types;
-    for (const Tensor& t : OpRegistry::instance().get(node).eval(node, ins, {})) types.push_back(t.type());
-    return types;
+    std::vector<Tensor> outs = schema.eval(node, ins, {});
+    types.clear();
+    for (const Tensor& t : outs) types.push_back(t.type());
+    return outs;
   }
+  return {};
+}
+
+std::vector<TensorType> typesOnValues(const Node& node, const ConstantTable& values) {
+  std::vector<TensorType> types;
+  outputsOnValues(node, values, types);
+  return types;
 }
 
 }  // namespace
+
+std::vector<Tensor> evalOnValues(const Node& node, const std::vector<const Tensor*>& ins) {
+  ConstantTable values;
+  for (size_t i = 0; i < ins.size() && i < node.numInputs(); ++i)
+    if (ins[i] && node.input(i)) values.set(node.input(i), *ins[i]);
+  std::vector<TensorType> types;
+  std::vector<Tensor> outs = outputsOnValues(node, values, types);
+  return outs.empty() && !types.empty() ? OpRegistry::instance().get(node).eval(node, ins, types) : outs;
+}
 
 std::optional<std::vector<TensorType>> specializedTypes(const Node& node) {
   const Attribute* a = node.attr(kSpecializedTypesAttr);

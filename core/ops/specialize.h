@@ -4,8 +4,9 @@
 // by a shape computed from data. Such a node is specialized: the graph is evaluated with the reference semantics
 // on sample inputs up to it, and the types its outputs took there are kept on the node (attribute
 // `specialized_types`, one "i64[2,37]" per output), so inference, passes and kernels see static shapes. The node
-// itself then runs on the host (placement rule `data-dependent`), where a run on other inputs that gives other
-// extents stops naming it, instead of computing past the buffers. docs/operators.md, "Data-dependent shapes".
+// itself then runs on the host (placement rule `data-dependent`), where a run on other inputs gives the extents
+// these inputs give: the reference semantics carry them on (evalOnValues), and the executor runs a kernel built
+// for the sample's extents on the host when its inputs have others. docs/operators.md, "Data-dependent shapes".
 #include <functional>
 #include <optional>
 #include <string>
@@ -32,8 +33,13 @@ struct SpecializeResult {
 // typed with its input values known.
 SpecializeResult inferSpecializing(Graph& graph, const std::function<std::vector<Tensor>()>& sampleInputs);
 
-// "node 'nz' (NonZero): output 0 is i64[2,41] on these inputs, but ...": what a run says when a specialized node
-// gives other types than those it was specialized to.
+// "node 'nz' (NonZero): output 0 is i64[2,41] on these inputs, but ...": what an evaluation against the graph's
+// types says when a specialized node gives other types than those it was specialized to.
 std::string specializedMismatch(const Node& node, size_t output, const TensorType& got);
+
+// The node's reference semantics with the extents these inputs give: its output types inferred again from the
+// inputs' values, not taken from the graph. How a specialized node runs, and every node after one whose run gave
+// other extents than the sample did (evalNode calls it for them). Throws Error as inference or the op does.
+std::vector<Tensor> evalOnValues(const Node& node, const std::vector<const Tensor*>& inputs);
 
 }  // namespace tessera

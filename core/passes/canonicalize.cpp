@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "ops/registry.h"
+#include "ops/specialize.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
 
@@ -54,6 +55,10 @@ class Canonicalizer {
  private:
   bool visit(Node* n) {
     const std::string& op = n->op();
+    // A specialized node's output types hold for the sample inputs only (ops/specialize.h): rewritten into a
+    // static op (an Unsqueeze by runtime axes into a Reshape to the sample's shape) it would keep them on a run
+    // whose values give others.
+    if (isSpecialized(*n)) return false;
     if (op == "Identity") return forward(n, n->input(0), "identity-ops");
     if (op == "Dropout") return dropout(n);
     if (opTraits(op).neutral && neutralOperand(n)) return true;

@@ -4,7 +4,10 @@ random weights (no download: the machines that run this reach no network), `torc
 (torch.export, the default exporter of recent PyTorch, which keeps each node's module path in its metadata).
 The weights are random, so the outputs mean nothing; the graphs, shapes and layers are the real ones.
 
-  python3 samples/pytorch/export.py --out DIR [--models shufflenet_v2_x0_5,squeezenet1_1]
+  python3 samples/pytorch/export.py --out DIR [--models shufflenet_v2_x0_5,squeezenet1_1] [--exporter torchscript]
+
+`--exporter torchscript` uses the older TorchScript exporter (`dynamo=False`, opset 17), which traces a detector's
+data-dependent post-processing (torch.export refuses it) into Loop, If and NonMaxSuppression nodes.
 
 Models: torchvision classifiers and segmenters (1 x 3 x 224 x 224), and gpt_tiny / bert_tiny, a GPT-2-like decoder
 and a BERT-like encoder written here as those models' PyTorch code is (token ids in, logits out).
@@ -35,6 +38,18 @@ def image_model(build):
                 return y["out"] if isinstance(y, dict) else y
         return Out(), torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
     return make
+
+
+def spread_scores(detector):
+    """Random weights give a detector thousands of boxes with near-equal scores, whose order (and so which boxes
+    NMS keeps) a last-bit rounding decides: its classification head's weights are scaled up so that the scores
+    are far apart and the boxes kept are the model's, not the rounding's."""
+    import torch
+    with torch.no_grad():
+        for name, mod in detector.named_modules():
+            if "classification_head" in name and isinstance(mod, torch.nn.Conv2d):
+                mod.weight.mul_(30.0)
+    return detector
 
 
 def tiny_transformer(causal):
@@ -98,13 +113,13 @@ BUILDERS = {
     "fcn_resnet50": image_model(
         lambda tv: tv.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False)),
     "ssdlite320_mobilenet_v3_large": image_model(
-        lambda tv: tv.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)),
+        lambda tv: spread_scores(tv.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None))),
     "gpt_tiny": tiny_transformer(causal=True),
     "bert_tiny": tiny_transformer(causal=False),
 }
 
 
-def export(name, out):
+def export(name, out, exporter="dynamo"):
     import onnx
     import torch
     import torchvision
@@ -120,7 +135,10 @@ def export(name, out):
     path = os.path.join(out, name + ".onnx")
     with torch.no_grad():
         y = m(x)
-        torch.onnx.export(m, (x,), path, dynamo=True, input_names=["x"], output_names=["y"], external_data=False)
+        if exporter == "torchscript":
+            torch.onnx.export(m, (x,), path, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"])
+        else:
+            torch.onnx.export(m, (x,), path, dynamo=True, input_names=["x"], output_names=["y"], external_data=False)
     data = os.path.join(out, name + "_data")
     os.makedirs(data, exist_ok=True)
     onnx.save_tensor(numpy_helper.from_array(x.numpy(), "x"), os.path.join(data, "input_0.pb"))
@@ -132,11 +150,12 @@ def main():
     a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     a.add_argument("--out", required=True)
     a.add_argument("--models", default="shufflenet_v2_x0_5,squeezenet1_1")
+    a.add_argument("--exporter", choices=["dynamo", "torchscript"], default="dynamo")
     o = a.parse_args()
     os.makedirs(o.out, exist_ok=True)
     for name in o.models.split(","):
         try:
-            export(name, o.out)
+            export(name, o.out, o.exporter)
         except Exception as e:  # one model the exporter refuses leaves the others
             print(f"{name}: export failed: {type(e).__name__}: {str(e)[:300]}", flush=True)
 

@@ -100,6 +100,13 @@ class TestRunPanel : public QObject {
     QCOMPARE(rooflineShare(run->report.kernels[0], run->peaks), 0.5);
     QCOMPARE(rooflineShare(run->report.kernels[1], run->peaks), 0.9);
     QCOMPARE(arithmeticIntensity(run->report.kernels[0]), 10.0);
+    // Against the cache's roof when the buffers fit in it: 2 MB at 2000 GB/s is half a 4000 GB/s cache of 4 MB,
+    // not twice the 1000 GB/s of DRAM; 3 GB do not fit, so DRAM's roof stands.
+    DevicePeaks cached = run->peaks;
+    cached.cacheGbps = 4000, cached.cacheBytes = 4e6;
+    QCOMPARE(rooflineShare(kernelReport("small", 0.001, 2000, 0, true), cached), 0.5);
+    QCOMPARE(rooflineShare(kernelReport("large", 1.5, 2000, 0, true), cached), 2.0);
+    QCOMPARE(rooflineShare(run->report.kernels[0], cached), 0.5);
     auto overlay = timeOverlay(*run);
     QCOMPARE(overlay.size(), size_t(2));
     QCOMPARE(overlay["k0"].share, 0.75);

@@ -5,9 +5,14 @@
 
 namespace tessera::ui {
 
+double bandwidthRoof(const execute::KernelReport& k, const DevicePeaks& p) {
+  const double bytes = k.gbps * 1e6 * k.ms;  // GB/s x ms
+  return p.cacheGbps > 0 && bytes <= p.cacheBytes ? p.cacheGbps : p.gbps;
+}
+
 double rooflineShare(const execute::KernelReport& k, const DevicePeaks& p) {
   if (k.ms <= 0 || !p.known()) return -1;
-  return std::max(k.gflops / p.gflops, k.gbps / p.gbps);
+  return std::max(k.gflops / p.gflops, k.gbps / bandwidthRoof(k, p));
 }
 
 double arithmeticIntensity(const execute::KernelReport& k) { return k.gbps > 0 ? k.gflops / k.gbps : 0; }
@@ -21,7 +26,8 @@ std::string kernelKey(const execute::KernelReport& k) {
 nlohmann::json runToJson(const RunResult& run) {
   nlohmann::json j = run.report.toJson();
   j["peaks"] = {{"name", run.peaks.name.toStdString()}, {"gbps", run.peaks.gbps}, {"gflops", run.peaks.gflops},
-                {"source", run.peaks.source.toStdString()}};
+                {"source", run.peaks.source.toStdString()}, {"cache_gbps", run.peaks.cacheGbps},
+                {"cache_bytes", run.peaks.cacheBytes}};
   j["kinds"] = run.kinds;
   return j;
 }
@@ -32,7 +38,8 @@ RunResult runFromJson(const nlohmann::json& j) {
   const execute::RunReport& rep = r.report;
   const nlohmann::json peaks = j.value("peaks", nlohmann::json::object());
   r.peaks = {QString::fromStdString(peaks.value("name", "")), peaks.value("gbps", 0.0), peaks.value("gflops", 0.0),
-             QString::fromStdString(peaks.value("source", ""))};
+             QString::fromStdString(peaks.value("source", "")), peaks.value("cache_gbps", 0.0),
+             peaks.value("cache_bytes", 0.0)};
   r.kinds = j.value("kinds", std::map<std::string, std::string>{});
   r.backend = QString::fromStdString(rep.backend);
   return r;

@@ -18,6 +18,9 @@ struct DevicePeaks {
   double gbps = 0;     // DRAM copy bandwidth
   double gflops = 0;   // fp32 arithmetic (FMA counted as 2)
   QString source;      // where the figures come from, for tooltips
+  // The last-level cache (GPU: L2), whose bandwidth is the roof of a kernel whose buffers fit in it; 0: unknown.
+  double cacheGbps = 0;
+  double cacheBytes = 0;
   bool known() const { return gbps > 0 && gflops > 0; }
 };
 
@@ -44,7 +47,12 @@ struct RunResult {
 
 // The fraction of the roofline a kernel reached: max(GFLOP/s ÷ peak, GB/s ÷ bandwidth), the larger of the two
 // because the slower resource is the one the kernel must saturate. -1 when it did not run or peaks are unknown.
+// The larger of GFLOP/s over the compute peak and GB/s over the bandwidth: the last-level cache's when the
+// kernel's buffers fit in it (a small kernel run again and again reads them from there), else DRAM's. -1 when
+// the kernel did not run or the peaks are unknown.
 double rooflineShare(const execute::KernelReport& kernel, const DevicePeaks& peaks);
+// The bandwidth that roofs `kernel`: the cache's or DRAM's (rooflineShare).
+double bandwidthRoof(const execute::KernelReport& kernel, const DevicePeaks& peaks);
 // FLOPs per byte moved (GFLOP/s ÷ GB/s); 0 when nothing moved.
 double arithmeticIntensity(const execute::KernelReport& kernel);
 // The key that matches a kernel across runs even when group ids shift: its node ids.

@@ -111,7 +111,8 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
   if (role == Qt::DisplayRole) return tr(names[section]);
   if (role == Qt::ToolTipRole && section == Predicted) return tr("The cost model's estimate (core/cost)");
   if (role == Qt::ToolTipRole && section == Roofline)
-    return tr("Share of the roofline: the larger of GFLOP/s ÷ peak and GB/s ÷ bandwidth");
+    return tr("Share of the roofline: the larger of GFLOP/s ÷ peak and GB/s ÷ bandwidth (the last-level cache's "
+              "for a kernel whose buffers fit in it, DRAM's otherwise)");
   return {};
 }
 

@@ -78,21 +78,33 @@ void RooflineChart::setRun(std::shared_ptr<const RunResult> run) {
   roof->append(start, p.gbps * start);
   roof->append(ridge, p.gflops);
   roof->append(xhi, p.gflops);
+  std::vector<QLineSeries*> roofs = {roof};
+  if (p.cacheGbps > p.gbps) {  // the roof of kernels whose buffers fit in the last-level cache
+    auto* cache = new QLineSeries();
+    cache->setName(tr("cache %1 GB/s (buffers up to %2 MB)").arg(p.cacheGbps, 0, 'f', 0).arg(p.cacheBytes / 1e6, 0, 'f', 0));
+    cache->setPen(QPen(QColor(0x33, 0x33, 0x33), 1, Qt::DashLine));
+    const double from = std::max(xlo, ylo / p.cacheGbps);
+    cache->append(from, p.cacheGbps * from);
+    cache->append(p.gflops / p.cacheGbps, p.gflops);
+    roofs.push_back(cache);
+  }
   auto* x = logAxis(tr("arithmetic intensity (FLOP/byte)"), xlo, xhi);
   auto* y = logAxis(tr("GFLOP/s"), ylo, yhi);
   c->addAxis(x, Qt::AlignBottom);
   c->addAxis(y, Qt::AlignLeft);
-  c->addSeries(roof);
-  roof->attachAxis(x);
-  roof->attachAxis(y);
+  for (QLineSeries* r : roofs) {
+    c->addSeries(r);
+    r->attachAxis(x);
+    r->attachAxis(y);
+  }
   for (QScatterSeries* s : dots) {
     c->addSeries(s);
     s->attachAxis(x);
     s->attachAxis(y);
   }
-  // One legend entry (the roof); the points carry their own labels.
+  // Legend entries for the roofs only; the points carry their own labels.
   const auto markers = c->legend()->markers();
-  for (int i = 1; i < markers.size(); ++i) markers[i]->setVisible(false);
+  for (int i = int(roofs.size()); i < markers.size(); ++i) markers[i]->setVisible(false);
   points_ = int(dots.size());
   c->setTitle(tr("Roofline on %1 (%2)").arg(p.name, p.source) +
               (leftOut_ ? tr(" · %n kernel(s) without FLOPs not shown", nullptr, leftOut_) : QString()));

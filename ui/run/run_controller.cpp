@@ -35,7 +35,7 @@ BackendInfo probe(execute::BackendKind kind, const QString& name) {
 
 DevicePeaks peaksOf(const cost::Device& d) {
   return {QString::fromStdString(d.name), d.dramGBps, d.fp32Gflops,
-          QString::fromStdString(d.note.empty() ? "core/cost device data" : d.note)};
+          QString::fromStdString(d.note.empty() ? "core/cost device data" : d.note), d.l2GBps, double(d.l2Bytes)};
 }
 
 std::map<std::string, std::string> groupKinds(const CompileResult& compile) {

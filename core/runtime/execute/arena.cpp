@@ -84,7 +84,7 @@ std::byte* Arena::take(size_t bytes) {
 }
 
 void* Arena::find(const std::string& value) {
-  if (auto held = containers_.find(value); held != containers_.end()) return &held->second;
+  if (auto held = held_.find(value); held != held_.end()) return &held->second;
   auto it = where_.find(value);
   return it == where_.end() ? nullptr : it->second;
 }
@@ -96,8 +96,9 @@ void* Arena::place(const std::string& value, size_t bytes, size_t index) {
 }
 
 void Arena::set(const std::string& value, const Tensor& t, size_t index) {
-  if (t.holdsObjects()) {
-    containers_.insert_or_assign(value, t);
+  const Value* v = g_.findValue(value);
+  if (t.holdsObjects() || (v && v->type().isTensor() && t.type() != v->type())) {
+    held_.insert_or_assign(value, t);
     return;
   }
   void* p = place(value, t.byteSize(), index);
@@ -107,11 +108,8 @@ void Arena::set(const std::string& value, const Tensor& t, size_t index) {
 Tensor Arena::read(const std::string& value) {
   Value* v = g_.findValue(value);
   if (!v) fail("run: no value '" + value + "' in the graph");
-  if (!v->type().isTensor() || v->dtype() == DType::String) {
-    auto held = containers_.find(value);
-    if (held == containers_.end()) fail("run: value '" + value + "' was never written");
-    return held->second;
-  }
+  if (auto held = held_.find(value); held != held_.end()) return held->second;
+  if (!v->type().isTensor() || v->dtype() == DType::String) fail("run: value '" + value + "' was never written");
   Tensor t(v->dtype(), v->shape());
   void* p = find(value);
   if (!p) fail("run: value '" + value + "' was never written");
@@ -121,12 +119,18 @@ Tensor Arena::read(const std::string& value) {
 
 void Arena::own(const std::string& name, const Tensor& t) {
   if (t.holdsObjects()) {
-    containers_.insert_or_assign(name, t);
+    held_.insert_or_assign(name, t);
     return;
   }
   std::byte* p = take(t.byteSize());
   if (t.byteSize()) std::memcpy(p, t.bytes().data(), t.byteSize());
   where_[name] = p;
+}
+
+std::optional<TensorType> Arena::otherType(const std::string& value) const {
+  auto held = held_.find(value);
+  if (held == held_.end() || held->second.holdsObjects()) return std::nullopt;
+  return held->second.type();
 }
 
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,7 +41,8 @@ class ArenaLayout {
 };
 
 // Sequences and optionals (ir/shape.h) are not bytes: they are held as they are, beside the buffers, and only host
-// groups read or make them.
+// groups read or make them. So is a tensor a host group made with other extents than the graph's (a data-dependent
+// shape on inputs other than the sample's, ops/specialize.h): no kernel built for the graph's extents may read it.
 class Arena {
  public:
   // `block` (null: none) is zeroed memory of `blockBytes` (arenaBytes(g, kernels)) that values are carved from,
@@ -53,6 +55,8 @@ class Arena {
   void* place(const std::string& value, size_t bytes, size_t index);
   void set(const std::string& value, const Tensor& t, size_t index);
   Tensor read(const std::string& value);
+  // The type `value` has on this run when it is not the graph's (held with other extents), else nullopt.
+  std::optional<TensorType> otherType(const std::string& value) const;
   const std::vector<bool>& constantKernels() const { return layout_.constantKernels(); }
 
  private:
@@ -65,7 +69,7 @@ class Arena {
   std::vector<std::byte*> planned_;
   std::list<std::vector<std::byte>> heap_;
   std::map<std::string, void*> where_;
-  std::map<std::string, Tensor> containers_;
+  std::map<std::string, Tensor> held_;  // containers, and tensors with other extents than the graph's
 };
 
 size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes

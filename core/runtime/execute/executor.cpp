@@ -264,6 +264,18 @@ void stopAt(size_t i, const CompiledModel& m, RunReport& r) {
   }
 }
 
+// Why kernel i, built for the graph's extents, cannot run on this run's values: an input a data-dependent node
+// upstream gave other extents than the sample the model was specialized on (Arena::otherType); "" when it can.
+std::string otherExtents(const CompiledKernel& ck, const Arena& arena) {
+  for (const auto& b : ck.kernel.buffers)
+    if (b.role == BufferRole::Input)
+      if (std::optional<TensorType> t = arena.otherType(b.value))
+        return "input '" + b.value + "' is " + t->toString() + " on this run, not the " +
+               TensorType{b.dtype, b.shape}.toString() + " the kernel was built for (an extent that follows the "
+               "data of a node before it): its nodes ran on the host with this run's extents";
+  return "";
+}
+
 // Runs the built kernels and the host groups in order. A kernel that failed or was never built gets the
 // reference's values in its place, so the kernels after it can still run. A kernel of constants is timed, but
 // its time goes to onceMs, not the total.
@@ -279,7 +291,8 @@ void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
     if (kr.status == KernelStatus::NotRun) {
       try {
         noteRounded(m.kernels[i].kernel, kr, s.rounded);
-        if (m.kernels[i].onHost()) runHost(i, s, kr);
+        if (std::string why = otherExtents(m.kernels[i], s.arena); !why.empty()) kr.host = why;
+        if (m.kernels[i].onHost() || !kr.host.empty()) runHost(i, s, kr);
         else runKernel(be, i, s, r.generated[i], kr);
         (kr.once ? r.onceMs : r.totalMs) += kr.ms;
         ran = true;
@@ -417,7 +430,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
   }
-  RunState state{m, o, ref, arena, {}, detail::valuesReadOnHost(m)};
+  RunState state{m, o, ref, arena, {}, {}, detail::valuesReadOnHost(m)};
   runKernels(*be, state, r);
   r.ran = true;
   if (r.stopped.empty() && o.timeWhole) {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "ir/error.h"
+#include "ops/specialize.h"
 #include "runtime/reference/interpreter.h"
 
 namespace tessera::execute::detail {
@@ -29,12 +30,27 @@ double runHostGroup(const CompiledModel& m, size_t index, Arena& arena, const Ca
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+namespace {
+
+bool holdsSpecializedNode(const Graph& g, const CompiledKernel& ck) {
+  for (const std::string& id : ck.spec.nodeIds)
+    if (const Node* n = g.findNode(id); n && isSpecialized(*n)) return true;
+  return false;
+}
+
+}  // namespace
+
 std::set<std::string> valuesReadOnHost(const CompiledModel& m) {
-  std::set<std::string> read;
-  for (const CompiledKernel& ck : m.kernels)
-    if (ck.onHost())
-      for (const auto& b : ck.kernel.buffers)
-        if (b.role == BufferRole::Input) read.insert(b.value);
+  std::set<std::string> read, mayChange;  // mayChange: values whose extents may follow a specialized node's data
+  for (const CompiledKernel& ck : m.kernels) {
+    bool after = holdsSpecializedNode(*m.graph, ck);
+    for (const auto& b : ck.kernel.buffers)
+      after = after || (b.role == BufferRole::Input && mayChange.count(b.value));
+    if (!ck.onHost() && !after) continue;
+    for (const auto& b : ck.kernel.buffers)
+      if (b.role == BufferRole::Input) read.insert(b.value);
+      else if (after && b.role == BufferRole::Output) mayChange.insert(b.value);
+  }
   return read;
 }
 
