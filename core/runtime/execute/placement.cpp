@@ -77,7 +77,7 @@ Placement placeBeforeLowering(const Graph& g, const kernel::KernelSpec& spec) {
     if (isSpecialized(*n))
       return {HostRule::DataDependent, nodeText(*n) + "'s output shape depends on input values: it was specialized to " +
                                            specializedText(*n) + " on the inputs the model was opened with, and runs "
-                                           "on the host, which checks it on every run"};
+                                           "on the host with the extents each run's values give"};
   return {};
 }
 
