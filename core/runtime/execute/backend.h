@@ -65,10 +65,7 @@ class KernelBackend {
     std::string note;
   };
   virtual WholeRunTimes runWhole(const std::vector<size_t>& order, const std::vector<std::vector<ParamBuffer>>& params,
-                                 int warmup, int reps) {
-    (void)order, (void)params, (void)warmup, (void)reps;
-    return {-1, -1, "this backend times kernels one by one only"};
-  }
+                                 int warmup, int reps) = 0;
 
   // Asked by build (before each module; a compiler process is killed) and before every timed call of run
   // (which then throws Cancelled).
