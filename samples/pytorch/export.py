@@ -52,6 +52,28 @@ def spread_scores(detector):
     return detector
 
 
+def detector_head(build):
+    """A detector up to its head, before the post-processing whose choices (thresholds, NMS, the top boxes)
+    turn last-bit differences into other boxes: the resize and normalization, the backbone and the head's box
+    regressions and class logits, one tensor [1, anchors, 4 + classes]. What a comparison with PyTorch can check
+    exactly."""
+    def make(tv, torch):
+        det = build(tv)
+
+        class Head(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.det = det
+
+            def forward(self, x):
+                images, _ = self.det.transform(list(x))
+                features = list(self.det.backbone(images.tensors).values())
+                out = self.det.head(features)
+                return torch.cat([out["bbox_regression"], out["cls_logits"]], dim=-1)
+        return Head(), torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
+    return make
+
+
 def tiny_transformer(causal):
     """A GPT-2-like decoder (causal self-attention, token and position embeddings, an LM head) or a BERT-like
     encoder (the same without the mask): 4 blocks of width 256, 4 heads, 64 tokens, vocabulary 1000, pre-norm,
@@ -113,6 +135,8 @@ BUILDERS = {
     "fcn_resnet50": image_model(
         lambda tv: tv.models.segmentation.fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False)),
     "ssdlite320_mobilenet_v3_large": image_model(
+        lambda tv: spread_scores(tv.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None))),
+    "ssdlite320_head": detector_head(
         lambda tv: spread_scores(tv.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None))),
     "gpt_tiny": tiny_transformer(causal=True),
     "bert_tiny": tiny_transformer(causal=False),
