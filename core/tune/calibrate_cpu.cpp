@@ -1,9 +1,11 @@
 // Measuring the host CPU for the cost model: three small loops compiled by the cpu backend's compiler.
 #include <algorithm>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "ir/error.h"
+#include "kernel/host.h"
 #include "runtime/cpu/cpu_compiler.h"
 #include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/cpu_timing.h"
@@ -13,12 +15,18 @@ namespace tessera::tune {
 namespace {
 
 constexpr long kCopyElems = 16L << 20;   // 64 MiB per array: far beyond the last-level cache
-constexpr int kFmaLanes = 64, kFmaSteps = 128;
+constexpr int kFmaSteps = 128;
 constexpr long kL1Elems = 4096;          // 16 KiB: inside L1
 constexpr int kL1Passes = 2000;
 
-// Arguments: a[0] dst, a[1] src, a[2] long n (elements; chunks of 64 lanes for fma, passes for l1).
-const char* kSource = R"(
+// An FMA's result is ready 4 cycles after it issues and a core issues up to two a cycle, so the FMA loop keeps 8
+// independent vectors in flight: 8 x the host's lanes (fmaLanes). With 4 (64 lanes on AVX-512) it measured one
+// FMA a cycle, half the peak: 244 GFLOP/s on the build machine's two cores, where its conv kernels reach 342.
+int fmaLanes() { return int(8 * kernel::hostVectorBytes() / 4); }
+
+// Arguments: a[0] dst, a[1] src, a[2] long n (elements; chunks of TSR_LANES lanes for fma, passes for l1).
+std::string source() {
+  return "#define TSR_LANES " + std::to_string(fmaLanes()) + "\n" + R"(
 #include <omp.h>
 extern "C" void tsr_copy(void** a) {
   float* d = (float*)a[0]; const float* s = (const float*)a[1]; long n = *(long*)a[2];
@@ -29,12 +37,12 @@ extern "C" void tsr_fma(void** a) {
   float* d = (float*)a[0]; long chunks = *(long*)a[2];
   #pragma omp parallel for schedule(static)
   for (long c = 0; c < chunks; ++c) {
-    float x[64];
-    for (int l = 0; l < 64; ++l) x[l] = d[c * 64 + l];
+    float x[TSR_LANES];
+    for (int l = 0; l < TSR_LANES; ++l) x[l] = d[c * TSR_LANES + l];
     for (int r = 0; r < 128; ++r)
       #pragma omp simd
-      for (int l = 0; l < 64; ++l) x[l] = x[l] * 0.999f + 0.001f;
-    for (int l = 0; l < 64; ++l) d[c * 64 + l] = x[l];
+      for (int l = 0; l < TSR_LANES; ++l) x[l] = x[l] * 0.999f + 0.001f;
+    for (int l = 0; l < TSR_LANES; ++l) d[c * TSR_LANES + l] = x[l];
   }
 }
 extern "C" void tsr_l1(void** a) {  // one core: the figure is per core
@@ -48,6 +56,7 @@ extern "C" void tsr_l1(void** a) {  // one core: the figure is per core
   d[0] = s;
 }
 )";
+}
 
 // The fastest of several runs (as STREAM reports): what the hardware can do, not what a busy machine let one
 // run do.
@@ -63,7 +72,7 @@ double timeMs(void (*fn)(void**), float* dst, float* src, long n) {
 
 cost::Device calibrateCpu(const cost::Device& base) {
   cpu::CpuCompiler compiler;
-  cpu::CpuBuild b = compiler.build(kSource, "tessera_calibrate");
+  cpu::CpuBuild b = compiler.build(source(), "tessera_calibrate");
   if (!b.ok) fail("cpu calibration: " + b.error);
   int threads = cpu::cpuThreads();
   std::vector<float> src(kCopyElems, 1.0f), dst(kCopyElems, 0.0f);
@@ -71,9 +80,9 @@ cost::Device calibrateCpu(const cost::Device& base) {
   d.smCount = threads;
   double copyMs = timeMs(b.library->function<void(void**)>("tsr_copy"), dst.data(), src.data(), kCopyElems);
   d.dramGBps = 2.0 * double(kCopyElems) * 4 / (copyMs / 1e3) / 1e9;
-  long chunks = kCopyElems / kFmaLanes / 16;
+  long chunks = kCopyElems / fmaLanes() / 16;
   double fmaMs = timeMs(b.library->function<void(void**)>("tsr_fma"), dst.data(), src.data(), chunks);
-  d.fp32Gflops = double(chunks) * kFmaLanes * kFmaSteps * 2 / (fmaMs / 1e3) / 1e9;
+  d.fp32Gflops = double(chunks) * fmaLanes() * kFmaSteps * 2 / (fmaMs / 1e3) / 1e9;
   std::vector<float> l1(kL1Elems, 1.0f);
   double l1Ms = timeMs(b.library->function<void(void**)>("tsr_l1"), l1.data(), nullptr, kL1Passes);
   d.l1GBpsPerSm = double(kL1Elems) * 4 * kL1Passes / (l1Ms / 1e3) / 1e9;
