@@ -32,7 +32,8 @@ std::string cpuModelName() {
   return "unknown CPU";
 }
 
-// Calibrated figures are cached per CPU, thread count and compiler (they measure that compiler's code).
+// Calibrated figures are cached per CPU, thread count, compiler (they measure that compiler's code) and version
+// of the measuring loops.
 Target cpuTarget(const TargetOptions& o) {
   Target t;
   int threads = cpu::cpuThreads();
@@ -42,7 +43,7 @@ Target cpuTarget(const TargetOptions& o) {
   base.name = t.device;
   if (base.smCount <= 0) base.smCount = threads;
   std::string dir = o.cacheDir.empty() ? defaultCacheDir() : o.cacheDir;
-  fs::path file = fs::path(dir) / "devices" / ("cpu-" + fnv1a64Hex(t.device + '\n' + t.toolkit) + ".json");
+  fs::path file = fs::path(dir) / "devices" / ("cpu-" + fnv1a64Hex(t.device + '\n' + t.toolkit + '\n' + std::to_string(kCpuCalibrationVersion)) + ".json");
   t.costDevice = base;
   std::error_code ec;
   if (!o.recalibrate && fs::exists(file, ec)) {

@@ -40,6 +40,9 @@ Target targetFromJson(const nlohmann::json& j, const std::string& origin);
 // Measures the host's copy bandwidth, FLOP rate and per-core L1 bandwidth with code built by the cpu backend's
 // compiler (same flags as kernels); about a second.
 cost::Device calibrateCpu(const cost::Device& base);
+// Part of a calibration's cache key: raised when the measuring loops change, so a figure an older loop measured
+// (version 1's FMA loop measured half the peak) is measured again.
+inline constexpr int kCpuCalibrationVersion = 2;
 
 // The predictor for RunOptions::predictMs: cost::predict with the op registry's FLOP count.
 std::function<double(const Graph&, const kernel::Kernel&)> costPredictor(const cost::Device& device);
