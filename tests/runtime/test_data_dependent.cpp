@@ -185,6 +185,7 @@ class TestDataDependent : public QObject {
     for (double v : x.toDoubles()) want += v > 0 ? v : 0;
     QVERIFY(std::abs(r.outputs[0].getDouble(0) - want) < 1e-4);
     for (const auto& k : r.kernels) QVERIFY2(k.host.find("on this run") == std::string::npos, k.host.c_str());
+    for (const auto& m : r.messages) QVERIFY2(m.find("data-dependent extents") == std::string::npos, m.c_str());
 
     std::vector<double> values(20);
     for (size_t i = 0; i < values.size(); ++i) values[i] = i % 3 == 0 ? -1.0 : 0.5 * double(i);
@@ -207,6 +208,10 @@ class TestDataDependent : public QObject {
                sum->host.c_str());
       QVERIFY2(sum->status == (verify ? execute::KernelStatus::Ok : execute::KernelStatus::Unchecked), sum->message.c_str());
       QCOMPARE(o.outputsVerified, verify);
+      const bool said = std::any_of(o.messages.begin(), o.messages.end(), [&](const std::string& m) {
+        return m.find("data-dependent extents") == 0 && m.find(sum->group) != std::string::npos;
+      });
+      QVERIFY2(said, "the run's messages name the kernels that ran on the host for their extents");
     }
     Tensor reference = runReference(*d.model(), {other}).outputs.at(1);  // the reference carries the extents on too
     QCOMPARE(reference.type(), (TensorType{DType::F32, {count}}));

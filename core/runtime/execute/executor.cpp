@@ -282,6 +282,7 @@ std::string otherExtents(const CompiledKernel& ck, const Arena& arena) {
 void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
   const CompiledModel& m = s.m;
   const std::vector<bool>& once = s.arena.constantKernels();
+  std::string sentToHost;  // kernels built for other extents than this run's values gave
   for (size_t i = 0; i < m.kernels.size(); ++i) {
     KernelReport& kr = r.kernels[i];
     kr.once = once[i];
@@ -291,7 +292,8 @@ void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
     if (kr.status == KernelStatus::NotRun) {
       try {
         noteRounded(m.kernels[i].kernel, kr, s.rounded);
-        if (std::string why = otherExtents(m.kernels[i], s.arena); !why.empty()) kr.host = why;
+        if (std::string why = otherExtents(m.kernels[i], s.arena); !why.empty())
+          kr.host = why, sentToHost += (sentToHost.empty() ? "" : ", ") + kr.group;
         if (m.kernels[i].onHost() || !kr.host.empty()) runHost(i, s, kr);
         else runKernel(be, i, s, r.generated[i], kr);
         (kr.once ? r.onceMs : r.totalMs) += kr.ms;
@@ -307,6 +309,9 @@ void runKernels(detail::KernelBackend& be, RunState& s, RunReport& r) {
     if (!ran) fillFromReference(*m.graph, m.kernels[i], i, s.arena, s.ref);
     if (s.o.keepValues && (ran || s.o.verify)) keepOutputs(m.kernels[i], s.arena, r);  // a failed kernel's are garbage
   }
+  if (!sentToHost.empty())
+    r.messages.push_back("data-dependent extents: this run's values gave other extents than the model was specialized "
+                         "to, so kernels built for those ran on the host: " + sentToHost);
 }
 
 // Kernel i's parameters for a whole run: its named values where the arena holds them, and a zeroed error record.
