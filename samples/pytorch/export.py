@@ -21,23 +21,30 @@ import os
 IMAGE = (1, 3, 224, 224)
 
 
-def image_model(build):
-    """A torchvision image model and its input shape; segmentation models return a dict, whose "out" is kept."""
+def wrapped(build, forward):
+    """A torchvision model from `build` inside a module whose forward is `forward(model, x)`, and a seeded input."""
     def make(tv, torch):
         m = build(tv)
 
-        class Out(torch.nn.Module):
+        class Wrapped(torch.nn.Module):
             def __init__(self):
                 super().__init__()
                 self.m = m
 
             def forward(self, x):
-                y = self.m(x)
-                if isinstance(y, list):  # a detector: the first image's boxes
-                    return y[0]["boxes"]
-                return y["out"] if isinstance(y, dict) else y
-        return Out(), torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
+                return forward(self.m, x)
+        return Wrapped(), torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
     return make
+
+
+def image_model(build):
+    """A torchvision image model and its input shape; segmentation models return a dict, whose "out" is kept."""
+    def output(m, x):
+        y = m(x)
+        if isinstance(y, list):  # a detector: the first image's boxes
+            return y[0]["boxes"]
+        return y["out"] if isinstance(y, dict) else y
+    return wrapped(build, output)
 
 
 def spread_scores(detector):
@@ -57,21 +64,12 @@ def detector_head(build):
     turn last-bit differences into other boxes: the resize and normalization, the backbone and the head's box
     regressions and class logits, one tensor [1, anchors, 4 + classes]. What a comparison with PyTorch can check
     exactly."""
-    def make(tv, torch):
-        det = build(tv)
-
-        class Head(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.det = det
-
-            def forward(self, x):
-                images, _ = self.det.transform(list(x))
-                features = list(self.det.backbone(images.tensors).values())
-                out = self.det.head(features)
-                return torch.cat([out["bbox_regression"], out["cls_logits"]], dim=-1)
-        return Head(), torch.randn(*IMAGE, generator=torch.Generator().manual_seed(1))
-    return make
+    def head(det, x):
+        import torch
+        images, _ = det.transform(list(x))
+        out = det.head(list(det.backbone(images.tensors).values()))
+        return torch.cat([out["bbox_regression"], out["cls_logits"]], dim=-1)
+    return wrapped(build, head)
 
 
 def tiny_transformer(causal):
