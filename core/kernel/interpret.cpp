@@ -199,7 +199,7 @@ std::vector<Tensor> interpretKernel(const Kernel& k, const std::vector<const Ten
       if (next >= inputs.size() || !inputs[next]) fail("kernel '" + k.id + "': no tensor for input '" + b.name + "'");
       const Tensor& t = *inputs[next++];
       if (t.shape() != b.graphShape()) fail("kernel '" + k.id + "': input '" + b.name + "' has shape " + shapeToString(t.shape()));
-      in.buffers[b.name] = t.toDoubles();
+      in.buffers[b.name] = packTensor(b, t).toDoubles();
     } else if (b.role == BufferRole::Output) {
       in.buffers[b.name].assign(size_t(numElements(b.shape)), 0.0);
     }

@@ -1,9 +1,11 @@
 #include "kernel/kernel_ir.h"
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 
 #include "ir/error.h"
+#include "ir/tensor.h"
 #include "kernel/visit.h"
 #include "ops/op_support.h"
 
@@ -371,6 +373,46 @@ std::string indexCheckError(const IndexCheck& c, int64_t index, int64_t position
 }
 
 std::string_view machineName(Machine m) { return m == Machine::Cpu ? "cpu" : "gpu"; }
+
+namespace {
+// The packed copy's loops, written in its order (consecutive stores): `copy(to, from)` moves one element.
+template <class Copy>
+void packLoops(const Shape& v, size_t axis, int64_t block, const Copy& copy) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= v[d];
+  for (size_t d = axis + 1; d < v.size(); ++d) inner *= v[d];
+  const int64_t along = v[axis], blocks = along / block;
+  int64_t to = 0;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t b = 0; b < blocks; ++b)
+      for (int64_t j = 0; j < inner; ++j)
+        for (int64_t r = 0; r < block; ++r) copy(to++, (o * along + b * block + r) * inner + j);
+}
+}  // namespace
+
+void packBytes(const Buffer& b, const std::byte* value, std::byte* out, size_t elementBytes) {
+  const Shape& v = b.graphShape();
+  if (b.packBlock <= 0 || b.packAxis < 0 || size_t(b.packAxis) >= v.size() || v[size_t(b.packAxis)] % b.packBlock != 0)
+    fail("buffer '" + b.name + "' is not packed along an axis its blocks divide");
+  if (elementBytes == 4) {  // f32 weights, the common case: typed copies, not memcpy calls
+    const auto* from = reinterpret_cast<const uint32_t*>(value);
+    auto* to = reinterpret_cast<uint32_t*>(out);
+    packLoops(v, size_t(b.packAxis), b.packBlock, [&](int64_t t, int64_t f) { to[t] = from[f]; });
+    return;
+  }
+  packLoops(v, size_t(b.packAxis), b.packBlock, [&](int64_t t, int64_t f) {
+    std::memcpy(out + t * int64_t(elementBytes), value + f * int64_t(elementBytes), elementBytes);
+  });
+}
+
+Tensor packTensor(const Buffer& b, const Tensor& value) {
+  if (!b.packBlock) return value;
+  if (value.shape() != b.graphShape())
+    fail("buffer '" + b.name + "' packs a value of shape " + shapeToString(b.graphShape()) + ", not " + shapeToString(value.shape()));
+  Tensor out(value.dtype(), b.shape);
+  if (value.byteSize()) packBytes(b, value.bytes().data(), out.mutableBytes().data(), dtypeSize(value.dtype()));
+  return out;
+}
 
 Kernel Kernel::clone() const {
   Kernel k = *this;

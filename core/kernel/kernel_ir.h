@@ -3,6 +3,7 @@
 // node when nothing changed); statements form a tree owned by the kernel and are rewritten in place by the
 // schedule primitives. Node kinds are listed once (the X-lists below); the printer and the visitors follow
 // from those lists. docs/kernel-ir.md says what code each node kind stands for.
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -11,6 +12,10 @@
 
 #include "ir/dtype.h"
 #include "ir/shape.h"
+
+namespace tessera {
+class Tensor;
+}
 
 namespace tessera::kernel {
 
@@ -318,7 +323,19 @@ struct Buffer {
   // batched matmul's [batch, M, K] operand read as one [batch·M, K] matrix. Empty: the value's shape is `shape`.
   Shape valueShape = {};
   const Shape& graphShape() const { return valueShape.empty() ? shape : valueShape; }  // the value's shape
+  // An input stored packed (the pack primitive, docs/kernel-ir.md): axis `packAxis` of the value cut into blocks
+  // of `packBlock` elements, each element's place in its block moved to a last axis: conv weights [OC, IC, 3, 3]
+  // as [OC/32, IC, 3, 3, 32] (oneDNN's OIhw32o), so a vector of 32 output channels loads consecutive elements.
+  // The runtime makes that copy of the value before the kernel runs (packBytes), once a run; `valueShape` is
+  // the value's own shape. packBlock 0: the buffer holds the value as it is.
+  int64_t packAxis = 0, packBlock = 0;
 };
+
+// `value`'s elements (row-major in b.graphShape(), `elementBytes` each) in b's packed order (Buffer::packAxis),
+// written to `out` (as many bytes).
+void packBytes(const Buffer& b, const std::byte* value, std::byte* out, size_t elementBytes);
+// `value` (of b.graphShape()) as the packed buffer holds it (b.shape); `value` itself when b is not packed.
+Tensor packTensor(const Buffer& b, const Tensor& value);
 
 // What a CheckedIndex checks: the node and input its index comes from, for the error's message.
 struct IndexCheck {

@@ -173,6 +173,7 @@ std::string printKernel(const Kernel& k) {
        << shapeText(b.shape);
     if (!b.value.empty()) os << "  # value '" << b.value << "'";
     if (!b.valueShape.empty()) os << " of shape " << shapeText(b.valueShape);
+    if (b.packBlock) os << ", packed in blocks of " << b.packBlock << " along axis " << b.packAxis;
     if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
     if (b.cachePad) os << ", rows padded by " << b.cachePad;
     if (b.cacheZeroOutside) os << ", zero outside " << b.cacheOf;

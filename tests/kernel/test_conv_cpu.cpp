@@ -126,12 +126,12 @@ class TestConvCpu : public QObject {
     TemplateParams p = defaultParams(lower(cpuConv(d)));
     QVERIFY(p.at("block_m") % p.at("tile_m") == 0 && 64 % p.at("block_m") == 0);
     if (hostVectorBytes() >= 64) {
-      for (int64_t w : {56, 28, 13, 7}) {
+      for (int64_t w : {56, 28, 13}) {  // 7 columns take lanes along the channels (narrowImages... below)
         d.H = d.W = w;
         p = defaultParams(lower(cpuConv(d)));
         QCOMPARE(p.at("tile_m") * p.at("tile_h") * p.at("tile_w"), int64_t(8 * 2 * 16));
       }
-      d.stride = 2;
+      d.H = d.W = 28, d.stride = 2;  // 14 output columns
       p = defaultParams(lower(cpuConv(d)));
       QCOMPARE(p.at("tile_m"), int64_t(4));
       QCOMPARE(p.at("tile_h"), int64_t(4));
@@ -262,6 +262,44 @@ class TestConvCpu : public QObject {
     std::string cpp = generatedCpp(cpuConv(d));
     QVERIFY2(has(cpp, "tsr_vload_even(&in0_shared[") || has(cpp, "tsr_vload_even8(&in0_shared["), cpp.c_str());
     QCOMPARE(cpuRun(cpuConv(d)), std::string());
+  }
+
+  // An image narrower than a vector (ResNet's layer4: 7 x 7) takes lanes along 32 output channels by default on
+  // AVX-512 hosts: the weights packed in blocks of 32 (one vector load a tap), the input one broadcast scalar,
+  // where lanes along 7 columns fill 7 of 16. Interpreted and compiled on the cpu backend it agrees with the
+  // reference: stride 1 and 2, one vector or two, two rows a tile, the patch packed or not, columns overhanging.
+  void narrowImagesTakeLanesAlongTheChannels() {
+    const Shape2d d{.C = 16, .OC = 64, .H = 7, .W = 7};
+    const TemplateParams lanes{{"tile_m", 32}, {"tile_h", 1}, {"tile_w", 7}, {"block_m", 64}, {"pack_input", 1}, {"channel_lanes", 1}};
+    Kernel k = lower(cpuConv(d));
+    TracedSchedule s(k);
+    applyTemplate(s, lanes);
+    const std::string t = printKernel(k);
+    QVERIFY2(has(t, "global f32[2, 16, 3, 3, 32]") && has(t, "packed in blocks of 32 along axis 0"), t.c_str());
+    QCOMPARE(agreesWithReference(cpuConv(d).graph, k), std::string());
+    const std::string cpp = generatedCpp(cpuConv(d), lanes);
+    QVERIFY2(has(cpp, "tsr_vload(&in1["), cpp.c_str());  // a tap's 16 channels, one load
+    QCOMPARE(cpuRun(cpuConv(d), lanes), std::string());
+    auto with = [&](std::map<std::string, int64_t> change) {
+      TemplateParams p = lanes;
+      for (auto& [key, value] : change) p[key] = value;
+      return p;
+    };
+    QCOMPARE(cpuRun(cpuConv({.C = 16, .OC = 64, .H = 14, .W = 14, .stride = 2}), lanes), std::string());
+    QCOMPARE(cpuRun(cpuConv({.C = 8, .OC = 96, .H = 7, .W = 7}), with({{"block_m", 32}})), std::string());
+    QCOMPARE(cpuRun(cpuConv(d), with({{"tile_m", 16}, {"tile_h", 2}, {"block_m", 32}})), std::string());
+    QCOMPARE(cpuRun(cpuConv(d), with({{"pack_input", 0}})), std::string());
+    QCOMPARE(cpuRun(cpuConv({.C = 4, .OC = 32, .H = 5, .W = 9}), with({{"tile_w", 4}, {"block_m", 32}})), std::string());
+    Kernel grouped = lower(cpuConv({.C = 32, .OC = 64, .H = 7, .W = 7, .groups = 2}));
+    TracedSchedule g(grouped);
+    QVERIFY(failsNaming([&] { applyTemplate(g, lanes); }, "channel_lanes", "ungrouped"));
+    Kernel narrow = lower(cpuConv(d));
+    TracedSchedule n(narrow);
+    QVERIFY(failsNaming([&] { applyTemplate(n, with({{"tile_m", 8}, {"block_m", 64}})); }, "tile_m", "multiple of 16"));
+    if (hostVectorBytes() < 64) QSKIP("the default takes channel lanes on AVX-512 hosts only; checked above by parameters");
+    QCOMPARE(defaultParams(lower(cpuConv(d))).at("channel_lanes"), int64_t(1));
+    QCOMPARE(defaultParams(lower(cpuConv({.C = 16, .OC = 48, .H = 7, .W = 7}))).at("channel_lanes"), int64_t(0));  // 48: not 32s
+    QCOMPARE(defaultParams(lower(cpuConv({.C = 16, .OC = 64, .H = 14, .W = 14}))).at("channel_lanes"), int64_t(0));  // 14 columns
   }
 
   void everyCpuPointIsCorrectOrRefused() {

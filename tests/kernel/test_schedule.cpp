@@ -300,6 +300,27 @@ class TestSchedule : public QObject {
     QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in1", 2); }, "in1", "step 2: 'in1' is not a cache"));
     QVERIFY(failsNaming([&] { sched::deinterleave(odd, "in0_shared", 17); }, "in0_shared", "step 3"));
   }
+  // An input stored packed: B [8, 32] in blocks of 16 along its columns is [8, 2, 16], read at in1[k, j_o, j_i]
+  // once j is split by 16 (the divisions simplified); the interpreter packs the value, so the results agree.
+  void packInputInBlocks() {
+    Case c = gemm(16, 32, 8);
+    Trace trace;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) {
+      s.split("j", 16);
+      s.pack("in1", 1, 16);
+    }, &trace);
+    QVERIFY2(has(t, "in  in1: global f32[8, 2, 16]"), t.c_str());
+    QVERIFY2(has(t, "of shape [8, 32], packed in blocks of 16 along axis 1"), t.c_str());
+    QVERIFY2(has(t, "in1[k, j_o, j_i]"), t.c_str());
+    QCOMPARE(replayAgrees(c, trace), std::string());
+    Kernel k = lower(c);
+    QVERIFY(failsNaming([&] { sched::pack(k, "out0", 0, 2); }, "out0", "step 2"));
+    QVERIFY(failsNaming([&] { sched::pack(k, "in1", 2, 2); }, "in1", "step 4"));
+    QVERIFY(failsNaming([&] { sched::pack(k, "in1", 1, 5); }, "in1", "step 5"));
+    sched::pack(k, "in1", 0, 4);  // unsplit: in1[k / 4, j, k % 4]
+    QVERIFY(failsNaming([&] { sched::pack(k, "in1", 1, 2); }, "in1", "step 3"));
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+  }
   // A cache's axes in another order: every access follows, the values do not change.
   void permuteCacheAxes() {
     Case c = gemm(16, 16, 32);

@@ -105,6 +105,10 @@ void deinterleave(Kernel& k, const std::string& buffer, int64_t factor);
 // old), every access rewritten: an NHWC input's packed patch stored [n, c, h, w] so a conv's lanes along w
 // read consecutive elements. Values do not change.
 void permute(Kernel& k, const std::string& buffer, const std::vector<int64_t>& perm);
+// Stores input `buffer` packed (Buffer::packAxis): axis `axis` cut into blocks of `block` elements, the place in
+// a block a new last axis ([OC, IC, 3, 3] as [OC/32, IC, 3, 3, 32]), every access rewritten; the runtime copies
+// the value into that order before the kernel runs. For constants (weights) read by vectors along `axis`.
+void pack(Kernel& k, const std::string& buffer, int64_t axis, int64_t block);
 // Records a template parameter on the kernel.
 void setParam(Kernel& k, const std::string& name, int64_t value);
 

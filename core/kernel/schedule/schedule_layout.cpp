@@ -1,7 +1,8 @@
 // Storage layouts of caches: swizzle (a shared buffer's layout, the one the tensor cores' descriptors read;
 // kernel_ir.h, Buffer::swizzleBytes; docs/kernel-ir.md, Swizzled tiles) and deinterleave (a strided conv's
 // packed columns stored by phase, so its lanes read consecutive elements) and permute (a cache's axes in another
-// order: an NHWC input's packed patch stored channels first).
+// order: an NHWC input's packed patch stored channels first); pack (an input, a conv's weights, stored in
+// blocks of one axis, its block index last: kernel_ir.h, Buffer::packAxis).
 #include <functional>
 
 #include "kernel/printer.h"
@@ -111,6 +112,32 @@ void permute(Kernel& k, const std::string& buffer, const std::vector<int64_t>& p
     return out;
   };
   relayout(k, c, buffer, [&](std::vector<Expr>& idx) { idx = permuted(idx); }, [&](Buffer& out) { out.shape = permuted(out.shape); });
+}
+
+void pack(Kernel& k, const std::string& buffer, int64_t axis, int64_t block) {
+  detail::Checker c(k, "pack", buffer);
+  Buffer* b = k.findBuffer(buffer);
+  c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
+  c.check(2, b->role == BufferRole::Input && b->scope == MemScope::Global, "'" + buffer + "' is not an input of the kernel");
+  c.check(3, b->packBlock == 0 && b->valueShape.empty(), "'" + buffer + "' is already stored in another shape");
+  c.check(4, axis >= 0 && axis < int64_t(b->shape.size()), "axis " + std::to_string(axis) + " is not one of its " +
+                                                               std::to_string(b->shape.size()) + " axes");
+  const int64_t along = b->shape[size_t(axis)];
+  c.check(5, block >= 2 && along % block == 0,
+          "blocks of " + std::to_string(block) + " do not divide axis " + std::to_string(axis) + " (" + std::to_string(along) + ")");
+  const std::map<std::string, int64_t> extents = detail::loopsInside(k.body);
+  auto rewrite = [&](std::vector<Expr>& idx) {
+    const Expr at = idx[size_t(axis)];
+    idx[size_t(axis)] = detail::simplifyDivMod(idiv(at, intImm(block)), extents);
+    idx.push_back(detail::simplifyDivMod(imod(at, intImm(block)), extents));
+  };
+  relayout(k, c, buffer, rewrite, [&](Buffer& out) {
+    out.valueShape = out.shape;
+    out.shape[size_t(axis)] = along / block;
+    out.shape.push_back(block);
+    out.packAxis = axis;
+    out.packBlock = block;
+  });
 }
 
 }  // namespace tessera::kernel::sched

@@ -83,6 +83,10 @@ const std::map<std::string, Apply>& primitives() {
          sched::permute(k, input(i, 0), attr<std::vector<int64_t>>(i, "perm"));
          return std::vector<std::string>{};
        }},
+      {"pack", [](Kernel& k, const Instruction& i) {
+         sched::pack(k, input(i, 0), attr<int64_t>(i, "axis"), attr<int64_t>(i, "block"));
+         return std::vector<std::string>{};
+       }},
       {"set_param", [](Kernel& k, const Instruction& i) {
          if (!i.decision.is_number_integer()) fail("trace: set_param '" + input(i, 0) + "' needs an integer decision");
          sched::setParam(k, input(i, 0), i.decision.get<int64_t>());
@@ -237,6 +241,9 @@ void TracedSchedule::deinterleave(const std::string& buffer, int64_t factor) {
 }
 void TracedSchedule::permute(const std::string& buffer, const std::vector<int64_t>& perm) {
   record({"permute", {buffer}, {{"perm", perm}}, {}, nullptr});
+}
+void TracedSchedule::pack(const std::string& buffer, int64_t axis, int64_t block) {
+  record({"pack", {buffer}, {{"axis", axis}, {"block", block}}, {}, nullptr});
 }
 int64_t TracedSchedule::setParam(const std::string& name, int64_t value) {
   record({"set_param", {name}, json::object(), {}, value});

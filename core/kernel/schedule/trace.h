@@ -16,7 +16,7 @@ struct Instruction {
   std::string kind;                  // split, tile, reorder, fuse, vectorize, overcompute, version, unroll, parallel, bind,
                                      // cache_read, cache_write, compute_at, hoist_reduction,
                                      // keep_in_registers, online_softmax, rfactor, split_reduction, split_k,
-                                     // pipeline, swizzle, deinterleave, permute, set_param
+                                     // pipeline, swizzle, deinterleave, permute, pack, set_param
   std::vector<std::string> inputs;   // loop, buffer or parameter names
   nlohmann::json attrs = nlohmann::json::object();
   std::vector<std::string> outputs;  // names created
@@ -73,6 +73,7 @@ class TracedSchedule {
   void swizzle(const std::string& buffer, int64_t bytes);
   void deinterleave(const std::string& buffer, int64_t factor);
   void permute(const std::string& buffer, const std::vector<int64_t>& perm);
+  void pack(const std::string& buffer, int64_t axis, int64_t block);
   // Records a template parameter; returns the value in effect (the decision).
   int64_t setParam(const std::string& name, int64_t value);
 

@@ -7,6 +7,10 @@
 // its channels and rows unrolled and its columns one vectorized loop (vector registers when tile_w is a
 // multiple of 16 f32 lanes, docs/codegen.md; GCC's `omp simd` otherwise). The weights are read as one scalar
 // per channel and tap, the same for every column.
+// With channel_lanes = 1 the lanes run along the register tile's output channels instead, for images narrower
+// than a vector (7 columns fill 7 of 16 lanes): the weights are packed in blocks of tile_m channels (the pack
+// primitive: [OC/32, IC, 3, 3, 32]), so a tap's channels are one vector load, each input element is one
+// broadcast scalar, and the tile is a row's columns unrolled.
 #include "kernel/templates/template_util.h"
 
 #include <algorithm>
@@ -116,6 +120,20 @@ void packInput(TracedSchedule& s, const std::string& item, int64_t columnAxis, i
   }
 }
 
+// The weights: the input other than the data whose first index is the output channel `oc`; "" for a pool.
+std::string weightsBuffer(Kernel& k, const std::string& oc) {
+  for (size_t i = 1; i < k.buffers.size(); ++i) {
+    const Buffer& b = k.buffers[i];
+    if (b.role != BufferRole::Input || b.shape.size() != 4) continue;
+    auto loads = detail::loadsOf(k.body, b.name);
+    if (!loads.empty() && std::all_of(loads.begin(), loads.end(), [&](const auto& idx) { return usesVar(idx[0], oc); }))
+      return b.name;
+  }
+  return "";
+}
+
+bool channelLanes(const TemplateParams& p) { return p.count("channel_lanes") && p.at("channel_lanes") == 1; }  // absent in older traces
+
 void convCpu(TracedSchedule& s, const TemplateParams& p) {
   Kernel& k = s.kernel();
   if (!convCpuApplies(k))
@@ -134,17 +152,36 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   // Columns may overhang the width up to a multiple of 16 lanes (split's limit; overcompute below).
   const int64_t th = std::min(p.at("tile_h"), OH), tw = std::min(p.at("tile_w"), std::max(OW, (OW + 15) / 16 * 16));
   if (mc % mr != 0) rejectParams(k, "conv-cpu", "block_m", "block_m must be a multiple of tile_m (" + std::to_string(mr) + ")");
+  const bool alongChannels = channelLanes(p);
+  const std::string weights = pool ? "" : weightsBuffer(k, loops[1]);
+  if (alongChannels && (oneChannelEach || !groups.empty() || weights.empty()))
+    rejectParams(k, "conv-cpu", "channel_lanes", "lanes along the channels need an ungrouped conv with weights");
+  if (alongChannels && (mr % kVectorLanes != 0 || OC % mc != 0))
+    rejectParams(k, "conv-cpu", "tile_m", "lanes along the channels need tile_m a multiple of 16 and block_m dividing the " +
+                                              std::to_string(OC) + " channels");
   const int64_t stride = columnStride(k, loops[3]);
   const int64_t columnAxis = inputColumnAxis(k, loops[3]);
   // oc_o, oh_o, ow_o: the work item's channels block, rows and columns; oc_i, oh_i, ow_i: inside it.
   auto t = s.tile({loops[1], loops[2], loops[3]}, {mc, th, tw});
   auto [io, ii] = splitBy(s, t[3], mr);  // register tiles of the block, channels of one tile
-  auto [steps, lanes] = splitLanes(s, t[5]);
+  // The lanes: the tile's columns, or its channels (which then come innermost, so the accumulators hoisting
+  // makes are [rows][columns][channels] and a vector of channels is consecutive there).
+  auto [steps, lanes] = splitLanes(s, alongChannels ? ii : t[5]);
+  std::vector<std::string> tile = alongChannels ? std::vector<std::string>{t[4], t[5], steps}
+                                                : std::vector<std::string>{ii, t[4], steps};
+  if (alongChannels) {
+    std::vector<std::string> inner = {t[4], t[5]};
+    if (!steps.empty()) inner.push_back(steps);
+    inner.push_back(lanes);
+    s.reorder(inner);
+    s.pack(weights, 0, mr);
+  }
   auto copies = s.hoistReduction(reduction, io);  // accumulate each register tile over every channel and tap
   std::vector<std::string> order = {"kh", "kw"};  // the taps outside the register tile, inside the channels
   if (pool) order = {"kw"};
-  for (const std::string& l : {ii, t[4], steps, lanes})
+  for (const std::string& l : tile)
     if (!l.empty()) order.push_back(l);
+  order.push_back(lanes);
   s.reorder(order);
   if (extentOf(k, "kw") <= 8) s.unroll("kw");
   if (p.at("pack_input")) packInput(s, t[2], columnAxis, stride, oneChannelEach);  // before the work item's loops are fused
@@ -159,8 +196,8 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   }
   // The stores of a tile wholly inside the image need no guard: such tiles store whole vectors.
   std::string wholeStores;
-  if (!guarded && holdsGuard(k, lanes + "_epi")) wholeStores = s.version(lanes + "_epi");
-  unrollAndVectorize(s, copies, {ii, t[4], steps}, lanes, guarded);
+  if (!guarded && !alongChannels && holdsGuard(k, lanes + "_epi")) wholeStores = s.version(lanes + "_epi");
+  unrollAndVectorize(s, copies, tile, lanes, guarded);
   if (!wholeStores.empty()) s.vectorize(wholeStores);
   std::vector<std::string> items = {loops[0], t[0], t[1], t[2]};
   if (!groups.empty()) items.insert(items.begin() + 1, groups);
@@ -198,6 +235,27 @@ std::optional<TemplateParams> wideTile(Kernel& k, int64_t OC, int64_t OH, bool s
   return std::nullopt;
 }
 
+// Lanes along the channels for an image of at most 8 columns (a vector of 16 columns would waste half its
+// lanes or more): 32 channels (two vectors) x one row of columns, 14 accumulators for 7 columns, and work items
+// of up to 256 channels (each packs its input rows for every channel, so fewer items copy less). nullopt where
+// the conv is grouped, its channels are not a multiple of 32, or the form is refused (tried on a copy).
+// Measured with a hand-written prototype (bench/results/2026-12-06-cpu-resident/conv_channel_lanes.cpp) on
+// ResNet-50's layer4 conv, 512 channels over 7 x 7: 0.70 ms at two threads against 1.54 for the column lanes.
+std::optional<TemplateParams> channelTile(Kernel& k, int64_t OC, int64_t OW) {
+  if (OW > 8 || OC % 32 != 0) return std::nullopt;
+  int64_t mc = 32;
+  while (mc * 2 <= 256 && OC % (mc * 2) == 0) mc *= 2;
+  TemplateParams p{{"tile_m", 32}, {"tile_h", 1}, {"tile_w", OW}, {"block_m", mc}, {"pack_input", 1}, {"channel_lanes", 1}};
+  Kernel trial = k.clone();
+  try {
+    TracedSchedule s(trial);
+    convCpu(s, p);
+    return p;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 // The register tile. An FMA's latency is 4 cycles and a core issues two a cycle, so a tile needs at least 8
 // independent accumulators (vectors) to keep the FMA units busy, and it may hold about half the vector registers
 // (the rest take the patch's rows and the broadcast weights). With AVX-512 (32 registers of 16 lanes): 8 channels
@@ -209,7 +267,7 @@ std::optional<TemplateParams> wideTile(Kernel& k, int64_t OC, int64_t OH, bool s
 // 128 ch 56 x 56 stride 2 75 -> 129 (a grid of 3 x 3 x 3 tiles in bench/results/2026-12-05-cpu-conv-tiles/).
 // Narrower hosts keep the earlier tile: 4 channels by 2 rows of 8 columns or 1 row of 16, whichever wastes less
 // of the image to overhang (16 lanes preferred by 10%), 4 or 8 accumulators of 8 lanes in 16 registers.
-TemplateParams convCpuDefaults(Kernel& k) {
+TemplateParams tileDefaults(Kernel& k) {
   std::vector<std::string> outer = outerChain(k);
   if (outer.size() != 4) return {{"tile_m", 1}, {"tile_h", 1}, {"tile_w", 4}, {"block_m", 8}, {"pack_input", 1}};
   const int64_t groupChannels = k.kind == "pool" ? 0 : groupOutputChannels(k, outer[1]);
@@ -234,6 +292,8 @@ TemplateParams convCpuDefaults(Kernel& k) {
     const int64_t tw = OW <= 8 ? 8 : OW <= 16 ? 16 : 32;
     return {{"tile_m", 1}, {"tile_h", std::min<int64_t>(OH, 4)}, {"tile_w", tw}, {"block_m", OW <= 8 ? 8 : 4}, {"pack_input", 1}};
   }
+  if (hostVectorBytes() >= 64 && groupChannels == 0)
+    if (auto lanes = channelTile(k, OC, OW)) return *lanes;
   if (hostVectorBytes() >= 64)
     if (auto wide = wideTile(k, OC, OH, columnStride(k, outer[3]) > 1)) return *wide;
   int64_t mr = 1;
@@ -244,6 +304,13 @@ TemplateParams convCpuDefaults(Kernel& k) {
   int64_t mc = mr;
   while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
   return {{"tile_m", mr}, {"tile_h", th}, {"tile_w", tw}, {"block_m", mc}, {"pack_input", 1}};
+}
+
+// The tile, and the lanes along the columns unless channelTile chose the channels.
+TemplateParams convCpuDefaults(Kernel& k) {
+  TemplateParams p = tileDefaults(k);
+  p.emplace("channel_lanes", 0);
+  return p;
 }
 
 }  // namespace
@@ -261,11 +328,13 @@ bool convCpuApplies(Kernel& k) {
 const TemplateDef& convCpuTemplate() {
   static const TemplateDef def = {
       convCpu,
-      {{"tile_m", {1, 2, 3, 4, 6, 8}, "output channels of the register tile (unrolled)"},
+      {{"tile_m", {1, 2, 3, 4, 6, 8, 16, 32}, "output channels of the register tile (unrolled; with channel_lanes, its vectors)"},
        {"tile_h", {1, 2, 4}, "output rows of the register tile (unrolled)"},
-       {"tile_w", {4, 7, 8, 14, 16, 28, 32}, "output columns of the register tile (one vectorized loop)"},
-       {"block_m", {1, 2, 3, 4, 6, 8, 16, 32, 64, 128}, "output channels of one work item (a multiple of tile_m)"},
-       {"pack_input", {0, 1}, "copy the work item's input patch (with the padding's zeros) into a contiguous local array"}},
+       {"tile_w", {4, 7, 8, 14, 16, 28, 32}, "output columns of the register tile (one vectorized loop; with channel_lanes, unrolled)"},
+       {"block_m", {1, 2, 3, 4, 6, 8, 16, 32, 64, 128, 256}, "output channels of one work item (a multiple of tile_m)"},
+       {"pack_input", {0, 1}, "copy the work item's input patch (with the padding's zeros) into a contiguous local array"},
+       {"channel_lanes", {0, 1}, "1: the vector lanes run along the output channels (weights packed in blocks of tile_m), "
+                                 "for images narrower than a vector; 0: along the output's columns"}},
       convCpuDefaults};
   return def;
 }

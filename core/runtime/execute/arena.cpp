@@ -13,6 +13,10 @@ using kernel::BufferRole;
 
 size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
 
+std::string packedName(const kernel::Buffer& b) {
+  return b.value + "|packed(" + std::to_string(b.packAxis) + "," + std::to_string(b.packBlock) + ")";
+}
+
 namespace {
 uint64_t valueBytes(const Value& v) { return uint64_t(numElements(v.shape())) * dtypeSize(v.dtype()); }
 // A value's room in the arena: at least one byte (an empty value still has an address), 64-byte aligned.
@@ -89,6 +93,17 @@ void* Arena::find(const std::string& value) {
   return it == where_.end() ? nullptr : it->second;
 }
 
+void* Arena::input(const kernel::Buffer& b) {
+  void* value = find(b.value);
+  if (!b.packBlock || !value) return value;
+  const std::string name = packedName(b);
+  if (auto it = where_.find(name); it != where_.end()) return it->second;
+  if (held_.count(b.value)) fail("value '" + b.value + "' has other extents on this run than the packed buffer of its kernel");
+  std::byte* copy = take(bufferBytes(b));
+  kernel::packBytes(b, static_cast<const std::byte*>(value), copy, dtypeSize(b.dtype));
+  return where_[name] = copy;
+}
+
 void* Arena::place(const std::string& value, size_t bytes, size_t index) {
   if (void* p = find(value)) return p;
   int slot = layout_.place(value, bytes, index);
@@ -144,6 +159,8 @@ uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) 
     for (const auto& b : kernels[i].kernel.buffers)
       if (b.role == BufferRole::Output && placed.insert(b.value).second && layout.place(b.value, bufferBytes(b), i) < 0)
         total += room(bufferBytes(b));
+      else if (b.role == BufferRole::Input && b.packBlock && placed.insert(packedName(b)).second)
+        total += room(bufferBytes(b));  // its packed copy (Arena::input)
   return total;
 }
 

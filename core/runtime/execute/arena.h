@@ -53,6 +53,10 @@ class Arena {
   void* find(const std::string& value);
   // Where kernel `index` writes `value`.
   void* place(const std::string& value, size_t bytes, size_t index);
+  // Where a kernel reads input buffer `b` from: its value, or for a packed buffer (Buffer::packBlock) the
+  // value's packed copy, made on the first request and kept for the run (the value is written once a run);
+  // null when the value was never written.
+  void* input(const kernel::Buffer& b);
   void set(const std::string& value, const Tensor& t, size_t index);
   Tensor read(const std::string& value);
   // The type `value` has on this run when it is not the graph's (held with other extents), else nullopt.
@@ -73,6 +77,8 @@ class Arena {
 };
 
 size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes
+// The name a packed buffer's copy goes by (a device backend keeps it apart from the value): "w|packed(0,32)".
+std::string packedName(const kernel::Buffer& b);
 
 // The bytes an Arena for `kernels` holds once every kernel has written its outputs, each value's rounded up to 64.
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels);

@@ -44,8 +44,10 @@ std::set<std::string> valuesReadOnHost(const CompiledModel& m) {
   std::set<std::string> read, mayChange;  // mayChange: values whose extents may follow a specialized node's data
   for (const CompiledKernel& ck : m.kernels) {
     bool after = holdsSpecializedNode(*m.graph, ck);
-    for (const auto& b : ck.kernel.buffers)
+    for (const auto& b : ck.kernel.buffers) {
       after = after || (b.role == BufferRole::Input && mayChange.count(b.value));
+      if (b.role == BufferRole::Input && b.packBlock) read.insert(b.value);  // packed on the host (Arena::input)
+    }
     if (!ck.onHost() && !after) continue;
     for (const auto& b : ck.kernel.buffers)
       if (b.role == BufferRole::Input) read.insert(b.value);

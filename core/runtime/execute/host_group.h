@@ -17,7 +17,7 @@ double runHostGroup(const CompiledModel& m, size_t index, Arena& arena, const Ca
 
 // The values host code may read: the host groups' inputs, and those of every kernel after a specialized node (a
 // run whose values give that node other extents runs such a kernel on the host too). A device backend must leave
-// them on the host as well.
+// them on the host as well. And the values a kernel reads packed (Buffer::packBlock): the arena packs them on the host.
 std::set<std::string> valuesReadOnHost(const CompiledModel& m);
 
 }  // namespace tessera::execute::detail

@@ -131,7 +131,8 @@ void runVariant(detail::KernelBackend& be, size_t i, const kernel::Kernel& k, co
     auto it = values.find(b.value);
     if (it == values.end()) fail("value '" + b.value + "' read by kernel " + k.id + " has no value (the model's run did not make it)");
     inputs.emplace_back(std::max<size_t>(bytesOf(b), 1));
-    if (bytesOf(b)) std::memcpy(inputs.back().data(), it->second.bytes().data(), bytesOf(b));
+    if (bytesOf(b) && b.packBlock) kernel::packBytes(b, it->second.bytes().data(), inputs.back().data(), dtypeSize(b.dtype));
+    else if (bytesOf(b)) std::memcpy(inputs.back().data(), it->second.bytes().data(), bytesOf(b));
     params.push_back({inputs.back().data(), bytesOf(b), false, "", true});
   }
   detail::IndexRecord record(gen);
