@@ -8,7 +8,8 @@ library only; not a unit test (timings do not belong in CTest).
 
 Every model gets a fresh cache folder (TESSERA_CACHE_DIR) for its cold run, which its warm runs then reuse, so the
 user's own cache is never touched (nor its tuned schedules used: both runs are on the default schedules). Also
-reported from the run's JSON: build_ms (generate + compile or load), how many kernels came from the cache, the sum
+reported: repeat_s, the second of two runs in one more process (`run --repeat 2`: the window's Run pressed again,
+its compiled graph and kernels kept); from the run's JSON: build_ms (generate + compile or load), how many kernels came from the cache, the sum
 and the largest of the kernels' compile times (the largest is what re-timing after one kernel's schedule edit
 costs on top of a warm run), total_ms (the kernels' summed medians) and launches_s = total_ms x (reps + 2
 warm-up launches), the part of the wall spent in the timed launches themselves. `--budget-ms N` adds a warm run with
@@ -58,9 +59,11 @@ def models(spec):
     return out
 
 
-def run_once(args, model, cache_dir, no_cache=False, budget_ms=0):
+def run_once(args, model, cache_dir, no_cache=False, budget_ms=0, repeat=1):
     cmd = shlex.split(args.cli) + ["run", model, "--backend", args.backend, "--no-reference", "--no-baseline",
                                    "--json", "--reps", str(args.reps)] + shlex.split(args.extra)
+    if repeat > 1:
+        cmd += ["--repeat", str(repeat)]
     if no_cache:
         cmd.append("--no-cache")
     if budget_ms > 0:
@@ -84,6 +87,8 @@ def run_once(args, model, cache_dir, no_cache=False, budget_ms=0):
                not_ok=sum(1 for k in ks if k.get("status") not in ("ok", "unchecked")),
                # the launches' own share of the wall: each kernel runs warmup (2) + reps times
                launches_s=j.get("total_ms", 0) * (args.reps + 2) / 1e3, load=os.getloadavg()[0])
+    if "run_wall_ms" in j:  # the runs of --repeat: the last is the window's Run pressed again
+        row["repeat_s"] = j["run_wall_ms"][-1] / 1e3
     return row
 
 
@@ -99,6 +104,7 @@ def measure(args, model):
         result["cold"] = run_once(args, model, cache)
         warm = [run_once(args, model, cache) for _ in range(args.warm)]
         result["warm"] = min(warm, key=lambda r: abs(r["wall_s"] - median([w["wall_s"] for w in warm])))
+        result["repeat"] = run_once(args, model, cache, repeat=2)
         if args.budget_ms > 0:
             result["warm_budget"] = run_once(args, model, cache, budget_ms=args.budget_ms)
         if args.no_cache:
@@ -115,15 +121,16 @@ def fmt(row, key, spec="{:.2f}"):
 
 def table(results, backend):
     lines = [f"| model ({backend}) | kernels | cold wall s | cold build s | compile sum s | compile max s | "
-             f"warm wall s | warm build s | cached | launches s | budget wall s | no-cache wall s | kernels ms |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             f"warm wall s | warm build s | cached | launches s | repeat s | budget wall s | no-cache wall s | kernels ms |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in results:
         c, w, n, b = r["cold"], r["warm"], r.get("no_cache", {}), r.get("warm_budget", {})
+        rep = r.get("repeat", {})
         note = "" if "error" not in c else " (" + " ".join(c["error"]) + ")"
         lines.append(f"| {os.path.basename(r['model'])}{note} | {c.get('kernels', '-')} | {fmt(c, 'wall_s')} | "
                      f"{fmt(c, 'build_s')} | {fmt(c, 'compile_sum_s')} | {fmt(c, 'compile_max_s')} | "
                      f"{fmt(w, 'wall_s')} | {fmt(w, 'build_s')} | {w.get('cached', '-')}/{w.get('kernels', '-')} | "
-                     f"{fmt(w, 'launches_s')} | {fmt(b, 'wall_s')} | {fmt(n, 'wall_s')} | {fmt(w, 'total_ms', '{:.3f}')} |")
+                     f"{fmt(w, 'launches_s')} | {fmt(rep, 'repeat_s')} | {fmt(b, 'wall_s')} | {fmt(n, 'wall_s')} | {fmt(w, 'total_ms', '{:.3f}')} |")
     return "\n".join(lines)
 
 

@@ -30,7 +30,7 @@ struct RunArgs {
   std::string model, backend = "reference", inputsDir, outputDir, schedules, arch, trace, tf32 = "off", memoryLimit;
   std::string overrides;  // --overrides: fusion overrides, as compile takes them
   uint64_t seed = 0;
-  int reps = 10;
+  int reps = 10, repeat = 1;
   double budgetMs = 0;
   bool check = false, json = false, noTuned = false, noReference = false, noBaseline = false, noCache = false;
   std::vector<std::string> saveTensors;  // --save-tensors NAMES|all DIR
@@ -190,11 +190,28 @@ int runCompiled(const RunArgs& args) {
   request.kernelBudgetMs = args.budgetMs;
   request.keepValues = !args.saveTensors.empty();
   request.memoryLimit = memoryLimitOption(args.memoryLimit);
-  const std::shared_ptr<const driver::RunStage> run = d.run(request);
+  // --repeat: the window's Run pressed again, through the same driver (its compiled kernels kept); each run's wall.
+  std::shared_ptr<const driver::RunStage> run;
+  std::vector<double> wallsMs;
+  for (int i = 0; i < args.repeat; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    run = d.run(request);
+    wallsMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
   const execute::RunReport& r = run->report;
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
-  if (args.json) std::printf("%s\n", r.toJson().dump(2).c_str());
-  else printReport(r);
+  if (args.json) {
+    nlohmann::json j = r.toJson();
+    if (args.repeat > 1) j["run_wall_ms"] = wallsMs;
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    printReport(r);
+  }
+  if (args.repeat > 1 && !args.json) {
+    std::printf("walls:");
+    for (double ms : wallsMs) std::printf(" %.0f ms", ms);
+    std::printf(" (run %d times through one driver, as the window's Run again)\n", args.repeat);
+  }
   if (!args.outputDir.empty() && r.ran) saveDataSet(*d.compiled()->graph, inputs, r.outputs, args.outputDir);
   if (r.ran) saveTensors(r.values, args);
   if (!r.ran) return r.cannotRun.empty() ? 1 : 0;
@@ -245,6 +262,10 @@ void addRunCommand(CLI::App& app, int& exitCode) {
                   "Time a slow kernel with fewer runs, about this many ms in all (at least one warm-up and one timed "
                   "run; default 0: always 2 warm-ups and --reps)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--repeat", args->repeat,
+                  "Run this many times through one driver, as the window's Run pressed again (compiled kernels kept), "
+                  "printing each run's wall time (JSON: run_wall_ms); the report is the last run's")
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");
   cmd->add_flag("--json", args->json, "Print the run report as JSON (cpu, cuda)");
   cmd->add_option("--trace", args->trace, "Write the run as a Chrome trace JSON (cpu, cuda; one event per kernel)");
