@@ -50,10 +50,11 @@ void scatterOne(Tensor& out, int64_t to, const Tensor& updates, int64_t from, Re
   }
 }
 
-int64_t checkedIndex(const Node& node, int64_t i, int64_t extent, size_t axis) {
+// Index `i`, at flat `position` of the indices (of shape `indexShape`), into an axis of `extent`: the gathers'
+// words for one out of range (ops::indexOutOfRange), which a generated scatter kernel's index check gives too.
+int64_t checkedIndex(const Node& node, int64_t i, int64_t extent, size_t axis, const Shape& indexShape, int64_t position) {
   if (i < -extent || i >= extent)
-    failNode(node, "index " + std::to_string(i) + " is out of range for axis " + std::to_string(axis) +
-                       " of extent " + std::to_string(extent));
+    failNode(node, indexOutOfRange(1, node.input(1) ? node.input(1)->name() : "", indexShape, position, i, int64_t(axis), extent));
   return i < 0 ? i + extent : i;
 }
 
@@ -97,7 +98,7 @@ std::vector<int64_t> elementTargets(const Node& node, const Shape& data, const S
   std::vector<int64_t> c(shape.size(), 0);
   for (size_t k = 0; k < idx.size(); ++k) {
     for (size_t d = 0; d < shape.size(); ++d)
-      to[k] += (d == axis ? checkedIndex(node, idx[k], data[axis], axis) : c[d]) * strides[d];
+      to[k] += (d == axis ? checkedIndex(node, idx[k], data[axis], axis, shape, int64_t(k)) : c[d]) * strides[d];
     for (size_t d = shape.size(); d-- > 0;)
       if (++c[d] < shape[d]) break; else c[d] = 0;
   }
@@ -137,7 +138,8 @@ std::vector<int64_t> tupleTargets(const Node& node, const Shape& data, const Sha
   to.reserve(size_t(tuples * slice));
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t base = 0;
-    for (size_t d = 0; d < k; ++d) base += checkedIndex(node, idx[size_t(t) * k + d], data[d], d) * strides[d];
+    for (size_t d = 0; d < k; ++d)
+      base += checkedIndex(node, idx[size_t(t) * k + d], data[d], d, idxShape, t * int64_t(k) + int64_t(d)) * strides[d];
     for (int64_t e = 0; e < slice; ++e) to.push_back(base + e);
   }
   return to;

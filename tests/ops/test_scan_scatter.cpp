@@ -91,7 +91,7 @@ class TestScanScatter : public QObject {
     EXPECT_TENSOR(run1("Scatter", {row, I64({1, 1}, {0}), F32({1, 1}, {9})}, {{"axis", 1}}),
                   (TensorType{DType::F32, {1, 5}}), (V{9, 2, 3, 4, 5}), 0);
     EXPECT_ERROR(run1("ScatterElements", {row, I64({1, 1}, {5}), F32({1, 1}, {9})}, {{"axis", 1}}),
-                 "node 'node1' (ScatterElements)", "index 5 is out of range for axis 1 of extent 5");
+                 "node 'node1' (ScatterElements)", "holds 5 at [0, 0], out of range for axis 1 of extent 5");
     EXPECT_ERROR(run1("ScatterElements", {row, I64({1, 1}, {0}), F32({1, 2}, {9, 9})}),
                  "node 'node1' (ScatterElements)", "input 2 (updates)");
     EXPECT_ERROR(run1("ScatterElements", {row, I64({1, 1}, {0}), F32({1, 1}, {9})}, {{"reduction", "avg"}}),
@@ -108,7 +108,7 @@ class TestScanScatter : public QObject {
                        {{"reduction", "mul"}}),
                   (TensorType{DType::F32, {2, 2}}), (V{1, 2, 30, 400}), 0);
     EXPECT_ERROR(run1("ScatterND", {data, I64({1, 1}, {8}), F32({1}, {0})}), "node 'node1' (ScatterND)",
-                 "index 8 is out of range");
+                 "holds 8 at [0, 0], out of range for axis 0 of extent 8");
   }
   void gatherND() {
     Tensor data = F32({2, 2}, {0, 1, 2, 3});

@@ -26,6 +26,8 @@ std::pair<const Node*, std::string> anchorOf(const LowerCtx& ctx) {
   for (const Node* n : ctx.nodes)
     if (n->op() == "MatMul" || n->op() == "Gemm") return {n, "gemm"};
   for (const Node* n : ctx.nodes)
+    if (n->op() == "ScatterElements" || n->op() == "Scatter" || n->op() == "ScatterND") return {n, "scatter"};
+  for (const Node* n : ctx.nodes)
     if (n->op() == "Conv" || n->op() == "ConvTranspose") return {n, "conv"};
   for (const Node* n : ctx.nodes)  // LRN is a window over the channels, CumSum one along its axis: a pool's nest
     if (isPoolOp(n->op()) || n->op() == "LRN" || n->op() == "CumSum") return {n, "pool"};
@@ -74,6 +76,7 @@ Kernel lowerToLoops(const Graph& g, const KernelSpec& spec) {
   else if (kind == "pool") lowerPool(ctx, *anchor);
   else if (kind == "reduction") lowerRowReduction(ctx);
   else if (kind == "data-movement") lowerDataMovement(ctx, *anchor);
+  else if (kind == "scatter") lowerScatter(ctx, *anchor);
   else lowerPointwise(ctx);
   dropUnreadInputs(k);
   return k;

@@ -120,6 +120,7 @@ void lowerConvTranspose(LowerCtx& ctx, const Node& anchor);
 void lowerPool(LowerCtx& ctx, const Node& anchor);
 void lowerLrn(LowerCtx& ctx, const Node& anchor);
 void lowerCumSum(LowerCtx& ctx, const Node& anchor);  // lower_scan.cpp
+void lowerScatter(LowerCtx& ctx, const Node& anchor);  // lower_scatter.cpp: ScatterElements, Scatter, ScatterND
 void lowerDataMovement(LowerCtx& ctx, const Node& anchor);
 // Two MatMuls around one Softmax: fusion's attention pattern (lower_attention.cpp).
 bool isAttentionGroup(const std::vector<const Node*>& nodes);

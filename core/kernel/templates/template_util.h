@@ -44,6 +44,7 @@ const TemplateDef& poolTemplate();
 const TemplateDef& transposeTemplate();
 const TemplateDef& dataMovementTemplate();
 const TemplateDef& attentionTemplate();  // the fused attention kernels (both machines)
+const TemplateDef& scatterTemplate();    // ScatterElements/ScatterND by indices known at run time (both machines)
 // Elementwise and data-movement kernels (not transposes) of Machine::Cpu: rows vectorized, rows over threads.
 const TemplateDef& elementwiseCpuTemplate();
 

@@ -18,7 +18,7 @@ const TemplateDef& templateFor(const std::string& name) {
       {"conv", &templ::convTemplate()},                 {"conv-cpu", &templ::convCpuTemplate()},
       {"pool", &templ::poolTemplate()},                 {"transpose", &templ::transposeTemplate()},
       {"data-movement", &templ::dataMovementTemplate()}, {"attention", &templ::attentionTemplate()},
-      {"elementwise-cpu", &templ::elementwiseCpuTemplate()},
+      {"elementwise-cpu", &templ::elementwiseCpuTemplate()}, {"scatter", &templ::scatterTemplate()},
   };
   return *table.at(name);
 }
@@ -27,6 +27,7 @@ const TemplateDef& templateFor(const std::string& name) {
 
 std::string templateName(const Kernel& k) {
   const bool cpu = k.machine == Machine::Cpu;
+  if (k.kind == "scatter") return "scatter";
   if (k.kind == "reduction") return cpu ? "row-reduction-cpu" : "row-reduction";
   if (k.kind == "data-movement") {
     if (templ::isTransposeLike(const_cast<Kernel&>(k))) return "transpose";
