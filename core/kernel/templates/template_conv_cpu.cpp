@@ -205,6 +205,25 @@ void convCpu(TracedSchedule& s, const TemplateParams& p) {
   s.parallel(work);
 }
 
+// `from` doubled while the result divides `of` and stays within `limit`: a work item's channels.
+int64_t doubledWhileDividing(int64_t from, int64_t of, int64_t limit) {
+  int64_t n = from;
+  while (n * 2 <= limit && of % (n * 2) == 0) n *= 2;
+  return n;
+}
+
+// Whether the form takes parameters `p` for `k`, tried on a copy of the kernel.
+bool schedules(Kernel& k, const TemplateParams& p) {
+  Kernel trial = k.clone();
+  try {
+    TracedSchedule s(trial);
+    convCpu(s, p);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 // The share of a tile grid's pixels that are the image's (the rest is overhang, computed and thrown away).
 double usefulShare(int64_t OH, int64_t OW, int64_t th, int64_t tw) {
   auto up = [](int64_t x, int64_t m) { return (x + m - 1) / m * m; };
@@ -221,16 +240,9 @@ std::optional<TemplateParams> wideTile(Kernel& k, int64_t OC, int64_t OH, bool s
               : std::vector<std::pair<int64_t, int64_t>>{{8, 2}, {4, 4}, {4, 2}, {8, 1}};
   for (auto [mr, th] : tiles) {
     if (OC % mr != 0) continue;
-    int64_t mc = mr;
-    while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
-    TemplateParams p{{"tile_m", mr}, {"tile_h", std::min(OH, th)}, {"tile_w", 16}, {"block_m", mc}, {"pack_input", 1}};
-    Kernel trial = k.clone();
-    try {
-      TracedSchedule s(trial);
-      convCpu(s, p);
-      return p;
-    } catch (const Error&) {
-    }
+    TemplateParams p{{"tile_m", mr}, {"tile_h", std::min(OH, th)}, {"tile_w", 16}, {"block_m", doubledWhileDividing(mr, OC, 64)},
+                     {"pack_input", 1}};
+    if (schedules(k, p)) return p;
   }
   return std::nullopt;
 }
@@ -239,21 +251,13 @@ std::optional<TemplateParams> wideTile(Kernel& k, int64_t OC, int64_t OH, bool s
 // lanes or more): 32 channels (two vectors) x one row of columns, 14 accumulators for 7 columns, and work items
 // of up to 256 channels (each packs its input rows for every channel, so fewer items copy less). nullopt where
 // the conv is grouped, its channels are not a multiple of 32, or the form is refused (tried on a copy).
-// Measured with a hand-written prototype (bench/results/2026-12-06-cpu-resident/conv_channel_lanes.cpp) on
-// ResNet-50's layer4 conv, 512 channels over 7 x 7: 0.70 ms at two threads against 1.54 for the column lanes.
+// ResNet-50's layer4 convs, 512 channels over 7 x 7, at two threads: 0.57 ms (404 GFLOP/s) against 1.54 with
+// the column lanes (docs/performance.md, CPU 2026-12-06 evening).
 std::optional<TemplateParams> channelTile(Kernel& k, int64_t OC, int64_t OW) {
   if (OW > 8 || OC % 32 != 0) return std::nullopt;
-  int64_t mc = 32;
-  while (mc * 2 <= 256 && OC % (mc * 2) == 0) mc *= 2;
-  TemplateParams p{{"tile_m", 32}, {"tile_h", 1}, {"tile_w", OW}, {"block_m", mc}, {"pack_input", 1}, {"channel_lanes", 1}};
-  Kernel trial = k.clone();
-  try {
-    TracedSchedule s(trial);
-    convCpu(s, p);
-    return p;
-  } catch (const Error&) {
-    return std::nullopt;
-  }
+  TemplateParams p{{"tile_m", 32}, {"tile_h", 1}, {"tile_w", OW}, {"block_m", doubledWhileDividing(32, OC, 256)},
+                   {"pack_input", 1}, {"channel_lanes", 1}};
+  return schedules(k, p) ? std::optional<TemplateParams>(p) : std::nullopt;
 }
 
 // The register tile. An FMA's latency is 4 cycles and a core issues two a cycle, so a tile needs at least 8
@@ -279,9 +283,8 @@ TemplateParams tileDefaults(Kernel& k) {
     // and 8 channels. Measured on one core with the fill and the padding vectorized, max pool 3 x 3 stride 2,
     // 1 row of 16 -> 4 rows of 32: 64 channels 111 x 111 0.294 -> 0.218 ms, padded 112 x 112 0.505 -> 0.339,
     // 24 channels 0.191 -> 0.131; over 14 columns (average, 136 channels) 4 rows were slower (0.038 -> 0.047).
-    int64_t mc = 1;
     const bool wide = OW > 16;
-    while (mc * 2 <= (wide ? 2 : 8) && OC % (mc * 2) == 0) mc *= 2;
+    const int64_t mc = doubledWhileDividing(1, OC, wide ? 2 : 8);
     return {{"tile_m", 1}, {"tile_h", wide ? std::min<int64_t>(OH, 4) : 1}, {"tile_w", OW <= 8 ? 8 : wide ? 32 : 16}, {"block_m", mc}, {"pack_input", 1}};
   }
   if (depthwiseConv(k, outer[1])) {
@@ -301,9 +304,7 @@ TemplateParams tileDefaults(Kernel& k) {
   const int64_t th = wide || OH == 1 ? 1 : 2, tw = wide ? 16 : 8;
   for (int64_t c : {4, 3, 2, 1})
     if (OC % c == 0) { mr = c; break; }
-  int64_t mc = mr;
-  while (mc * 2 <= 64 && OC % (mc * 2) == 0) mc *= 2;
-  return {{"tile_m", mr}, {"tile_h", th}, {"tile_w", tw}, {"block_m", mc}, {"pack_input", 1}};
+  return {{"tile_m", mr}, {"tile_h", th}, {"tile_w", tw}, {"block_m", doubledWhileDividing(mr, OC, 64)}, {"pack_input", 1}};
 }
 
 // The tile, and the lanes along the columns unless channelTile chose the channels.
