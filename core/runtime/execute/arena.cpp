@@ -13,7 +13,8 @@ using kernel::BufferRole;
 
 size_t bufferBytes(const kernel::Buffer& b) { return numElements(b.shape) * dtypeSize(b.dtype); }
 
-std::string packedName(const kernel::Buffer& b) {
+std::string readName(const kernel::Buffer& b) {
+  if (!b.packBlock) return b.value;
   return b.value + "|packed(" + std::to_string(b.packAxis) + "," + std::to_string(b.packBlock) + ")";
 }
 
@@ -96,7 +97,7 @@ void* Arena::find(const std::string& value) {
 void* Arena::input(const kernel::Buffer& b) {
   void* value = find(b.value);
   if (!b.packBlock || !value) return value;
-  const std::string name = packedName(b);
+  const std::string name = readName(b);
   if (auto it = where_.find(name); it != where_.end()) return it->second;
   if (held_.count(b.value)) fail("value '" + b.value + "' has other extents on this run than the packed buffer of its kernel");
   std::byte* copy = take(bufferBytes(b));
@@ -159,7 +160,7 @@ uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) 
     for (const auto& b : kernels[i].kernel.buffers)
       if (b.role == BufferRole::Output && placed.insert(b.value).second && layout.place(b.value, bufferBytes(b), i) < 0)
         total += room(bufferBytes(b));
-      else if (b.role == BufferRole::Input && b.packBlock && placed.insert(packedName(b)).second)
+      else if (b.role == BufferRole::Input && b.packBlock && placed.insert(readName(b)).second)
         total += room(bufferBytes(b));  // its packed copy (Arena::input)
   return total;
 }

@@ -77,8 +77,9 @@ class Arena {
 };
 
 size_t bufferBytes(const kernel::Buffer& b);  // a kernel buffer's bytes
-// The name a packed buffer's copy goes by (a device backend keeps it apart from the value): "w|packed(0,32)".
-std::string packedName(const kernel::Buffer& b);
+// The name what a kernel reads for buffer `b` goes by: its value's, or for a packed buffer its copy's (a device
+// backend keeps it apart from the value): "w|packed(0,32)".
+std::string readName(const kernel::Buffer& b);
 
 // The bytes an Arena for `kernels` holds once every kernel has written its outputs, each value's rounded up to 64.
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels);

@@ -179,7 +179,7 @@ void runKernel(detail::KernelBackend& be, size_t i, RunState& s, const codegen::
     bool out = b.role == BufferRole::Output;
     void* p = out ? s.arena.place(b.value, bufferBytes(b), i) : s.arena.input(b);
     if (!p) fail("value '" + b.value + "' read by kernel " + k.id + " was never written");
-    params.push_back({p, bufferBytes(b), out, b.packBlock ? detail::packedName(b) : b.value, out && hostReads(b.value)});
+    params.push_back({p, bufferBytes(b), out, detail::readName(b), out && hostReads(b.value)});
   }
   detail::IndexRecord record(gen);
   record.appendTo(params);
@@ -321,7 +321,7 @@ std::vector<detail::ParamBuffer> wholeRunParams(size_t i, RunState& s, const cod
   std::vector<detail::ParamBuffer> params;
   for (const auto& b : s.m.kernels[i].kernel.buffers)
     if (b.role != BufferRole::Temp)
-      params.push_back({s.arena.input(b), bufferBytes(b), b.role == BufferRole::Output, b.packBlock ? detail::packedName(b) : b.value,
+      params.push_back({s.arena.input(b), bufferBytes(b), b.role == BufferRole::Output, detail::readName(b),
                         b.role == BufferRole::Output && isGraphOutput(*s.m.graph, b.value)});
   records.emplace_back(gen).appendTo(params);
   return params;
