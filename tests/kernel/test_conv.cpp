@@ -138,7 +138,7 @@ class TestConv : public QObject {
  private slots:
   void implicitGemmForm() {
     Case c = convCase(false, 1);
-    const TemplateParams p = {{"tile_h", 4}, {"tile_w", 8}, {"block_n", 6}, {"block_k", 4}, {"thread_m", 2}, {"thread_n", 3}};
+    const TemplateParams p = {{"tile_h", 4}, {"tile_w", 8}, {"block_n", 6}, {"block_k", 4}, {"thread_m", 2}, {"thread_n", 3}, {"stages", 1}};
     std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
     // Pixel tiles on blockIdx.x, channel tiles on y, n on z; 8 x 2 x 2 threads each 2 rows x 3 channels.
     QVERIFY(has(t, "for oh_o_ow_o in 0..6 bind(blockIdx.x) {"));
@@ -165,7 +165,7 @@ class TestConv : public QObject {
     Case c = convCase(false, 2);
     Kernel k = lower(c);
     TracedSchedule s(k);
-    applyTemplate(s, {{"tile_h", 2}, {"tile_w", 8}, {"block_k", 4}});
+    applyTemplate(s, {{"tile_h", 2}, {"tile_w", 8}, {"block_k", 4}, {"stages", 1}});
     // compute_at takes the cache out (its reads get their masks back) and places it again.
     s.computeAt("in0_shared", "ic_o");
     QVERIFY(has(printKernel(k), "# read cache of in0, zero outside in0"));
@@ -180,6 +180,20 @@ class TestConv : public QObject {
     codegen::GeneratedKernel g = codegen::generateCuda(k);
     QVERIFY(has(g.source, "cp.async.ca.shared.global [%0], [%1], 4, %2;"));
     QCOMPARE(cudaError(k), std::string());
+  }
+  // The CUDA-core implicit GEMM pipelines its k loop as the mma form does (stages): the halo's and the weights'
+  // tiles of the next step load by cp.async during this one's; unpipelined with stages = 1.
+  void implicitGemmPipelines() {
+    Case c = convCase(false, 1);
+    for (int64_t stages : {1, 2, 3}) {
+      Kernel k = lower(c);
+      TracedSchedule s(k);
+      applyTemplate(s, {{"gemm", 1}, {"tile_h", 4}, {"tile_w", 8}, {"block_k", 2}, {"stages", stages}});
+      std::string t = printKernel(k);
+      QCOMPARE(has(t, "pipeline(" + std::to_string(stages) + ")"), stages > 1);
+      QCOMPARE(agreesWithReference(c.graph, k), std::string());
+      QCOMPARE(cudaError(k), std::string());
+    }
   }
   void defaultsPickTheGemmForm() {
     TemplateParams d = defaultParams(lower(convCase(false, 1)));

@@ -81,6 +81,27 @@ class TestGemm : public QObject {
     applyTemplate(s, {{"block_m", 64}, {"block_n", 64}, {"block_k", 16}, {"thread_m", 4}, {"thread_n", 4}, {"stages", 1}});
     QCOMPARE(agreesWithReference(c.graph, k), std::string());
   }
+  // column_run = 4: a thread's 8 columns are two runs of 4 consecutive ones, a run per thread side by side, so its
+  // reads of B's shared row and its stores are runs of 16 bytes; the kernel means the same and compiles for sm_90.
+  void columnRunsAreConsecutiveColumns() {
+    Case c = gemm(128, 128, 64);
+    const TemplateParams p = {{"block_m", 128}, {"block_n", 128}, {"block_k", 16}, {"thread_m", 8}, {"thread_n", 8}, {"column_run", 4}};
+    std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+    QVERIFY(has(t, "sum= in0_shared[i_i_i + i_i_o * 16, k_i] * in1_shared[k_i, j_i_i + j_i_o_i * 4 + j_i_o_o * 64]"));
+    QVERIFY(has(t, "for j_i_i in 0..4 unrolled {"));
+    Kernel k = lower(c);
+    TracedSchedule s(k);
+    applyTemplate(s, p);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "gemm.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    // Runs that overhang the tile (20 columns: 8 a thread, in runs of 4) are guarded.
+    Case odd = gemm(40, 20, 20);
+    Kernel ko = lower(odd);
+    TracedSchedule so(ko);
+    applyTemplate(so, {{"block_m", 32}, {"block_n", 32}, {"thread_m", 4}, {"thread_n", 8}, {"column_run", 4}});
+    QCOMPARE(agreesWithReference(odd.graph, ko), std::string());
+  }
   void defaultsFillTheMachine() {
     // 4096 x 4096: 128 x 128 tiles still give 1024 blocks; 128 x 256 (the transformer's fc2): 16 x 16 tiles.
     TemplateParams big = defaultParams(lower(gemmWithoutEpilogue(4096, 4096, 64)));
@@ -145,6 +166,7 @@ class TestGemm : public QObject {
             TracedSchedule s(k);
             try {
               applyTemplate(s, {{"block_m", bm}, {"block_n", bn}, {"block_k", bk}, {"thread_m", tm}, {"thread_n", tn},
+                                {"column_run", space["column_run"][size_t(n / 7) % space["column_run"].size()]},
                                 {"warp_m", 0}, {"warp_n", 0}, {"shared", 1}, {"stages", stages}});
             } catch (const ScheduleError&) {
               ++refused;

@@ -141,6 +141,7 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
     return !inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0;
   });
   splitKOuter(s, ko, p, "conv");
+  pipelineStages(s, ko, p);
 }
 
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
@@ -464,6 +465,9 @@ TemplateParams convDefaults(Kernel& k) {
   p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
+  // The CUDA-core form's pipeline is an explicit choice until measured on the GPU; the mma form's defaults set
+  // their own stages below.
+  p["stages"] = 1;
   if (gemm) {
     TemplateParams mma = p;
     if (mmaDefaults(k, mma)) p = mma;
@@ -504,7 +508,7 @@ const TemplateDef& convTemplate() {
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
-       {"stages", {1, 2, 3}, "mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
+       {"stages", {1, 2, 3}, "gemm and mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"split_k", {1, 2, 4, 8, 16}, "gemm and mma: blocks sharing one tile's reduction (split-K), their partial sums added by a second phase"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},
        {"unroll_window", {0, 1}, "window form: unroll the filter window loops"}},

@@ -17,29 +17,36 @@ int64_t copyBytes(const TemplateParams& p) { return p.at("stages") > 1 ? 16 : 0;
 // shared = 1: the reduction is hoisted out of the thread loops to the block, so that each k-outer step
 // stages an A tile (block_m x block_k) and a B tile (block_k x block_n) in shared memory, filled by all the
 // block's threads, and each thread accumulates a thread_m x thread_n micro-tile in registers. A thread's rows
-// (columns) are a thread apart, so the threads of a warp read consecutive shared and global addresses.
+// are a thread apart, so the threads of a warp read consecutive shared and global addresses; its columns are
+// too (column_run = 1), or come in runs of column_run consecutive ones, a run per thread side by side
+// (column_run = 4: one 16-byte shared load gives a thread four of B's f32 columns, where a thread apart they
+// are four loads; the shared loads per multiply-add bound the form).
 void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<std::string>& blockTile) {
   Kernel& k = s.kernel();
   std::string rows = blockTile[2], cols = blockTile[3];
   int64_t bm = extentOf(k, rows), bn = extentOf(k, cols);
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
+  int64_t run = std::min(p.count("column_run") ? p.at("column_run") : 1, tn);  // runs past the tile are guarded
   auto [mi, ty] = splitBy(s, rows, (bm + tm - 1) / tm);
-  auto [ni, tx] = splitBy(s, cols, (bn + tn - 1) / tn);
+  auto [runs, nr] = splitBy(s, cols, run);  // nr: the columns of one run ("" when run = 1)
+  auto [ni, tx] = splitBy(s, runs, (bn + tn - 1) / tn);
   int64_t threadsY = ty.empty() ? 1 : extentOf(k, ty), threadsX = tx.empty() ? 1 : extentOf(k, tx);
   std::vector<std::string> order;
-  for (const std::string& l : {ty, tx, mi, ni})
+  for (const std::string& l : {ty, tx, mi, ni, nr})
     if (!l.empty()) order.push_back(l);
   if (order.size() >= 2) s.reorder(order);
   if (!ty.empty()) s.bind(ty, ThreadTag::ThreadY);
   if (!tx.empty()) s.bind(tx, ThreadTag::ThreadX);
   if (!ty.empty()) s.unroll(mi);
   if (!tx.empty()) s.unroll(ni);
+  if (!nr.empty()) s.unroll(nr);
   auto [ko, ki] = splitBy(s, "k", p.at("block_k"));
   s.hoistReduction(ko, blockTile[1]);
   if (!ki.empty()) {
     std::vector<std::string> inner = {ki};
     if (!ty.empty()) inner.push_back(mi);
     if (!tx.empty()) inner.push_back(ni);
+    if (!nr.empty()) inner.push_back(nr);
     if (inner.size() >= 2) s.reorder(inner);
     s.unroll(ki);
   }
@@ -352,7 +359,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   auto [bm, bn] = pickBlockTile(M, N, n / std::max<int64_t>(1, M * N), tensorCores ? kDefaultSms : 2 * kDefaultSms);
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
-                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
+                      {"thread_n", std::max<int64_t>(1, bn / 16)}, {"column_run", 1}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
                       {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}, {"split_k", 0}};
   // A K that 16 does not divide (ViT's attention · V: 197 keys) takes the tensor cores too: the last step's
   // fragments are zeroed past K (docs/codegen.md, Tensor cores).
@@ -407,6 +414,7 @@ const TemplateDef& gemmTemplate() {
        {"warp_n", {0, 16, 32, 64, 128, 256}, "columns of the tile of one warp (0: no warp level); with wgmma = 1, of one warpgroup"},
        {"thread_m", {1, 2, 4, 8}, "rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "columns each thread computes (unrolled)"},
+       {"column_run", {1, 2, 4}, "shared = 1: a thread's columns in runs of this many consecutive ones (4: one 16-byte shared load reads four f32 columns of B; 1: a thread apart)"},
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
