@@ -446,7 +446,8 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
 
 // The implicit-GEMM tile: rows as wide as a dividing width up to 16 (8 x 14 ran 1.6x faster than 4 x 28 on
 // the H200 bench conv), rows up to 128 pixels per block, up to 64 channels, 4 x 8 outputs per thread, 8 input
-// channels per step. A depthwise conv takes the window form: its GEMM's K is the 9 taps of one channel, so the
+// channels per step, two steps in flight (the k loop pipelined: the bench conv 1.052 -> 0.548 ms on the H100,
+// three stages 0.563; bench/results/2026-12-06-gpu-fgemm). A depthwise conv takes the window form: its GEMM's K is the 9 taps of one channel, so the
 // shared tiles' fills are all of its work (H100, MobileNet-V2's 3 x 3 depthwise convs at batch 32, 144 channels
 // over 56², and 96 over 112² at stride 2: 0.267 -> 0.074 ms and 0.458 -> 0.073 ms).
 TemplateParams convDefaults(Kernel& k) {
@@ -465,9 +466,6 @@ TemplateParams convDefaults(Kernel& k) {
   p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
-  // The CUDA-core form's pipeline is an explicit choice until measured on the GPU; the mma form's defaults set
-  // their own stages below.
-  p["stages"] = 1;
   if (gemm) {
     TemplateParams mma = p;
     if (mmaDefaults(k, mma)) p = mma;
