@@ -266,12 +266,25 @@ int64_t fragmentRowPasses(int64_t rowBytes) {
   return passes;
 }
 
+// A shared read inside an unrolled loop over 2 or 4 consecutive elements (8 or 16 bytes): the CUDA compiler
+// merges the copies into one wide load (the f32 gemm's column runs: 64 LDS.128 a k step in the SASS, none
+// scalar; bench/results/2026-12-06-gpu-fgemm). Global loads stay scalar (their alignment is not known).
+int64_t mergedSharedLanes(const Access& a) {
+  if (a.write || a.buffer->scope != MemScope::Shared) return 1;
+  const int64_t size = int64_t(dtypeSize(a.buffer->dtype));
+  for (const LoopHeader* h : a.loops)
+    if (h->loopKind == LoopKind::Unrolled && (h->extent * size == 8 || h->extent * size == 16) && usedBy(a, h->var) &&
+        flatAt(a, {{h->var, {1, 1}}}) - flatAt(a, {}) == 1)
+      return h->extent;
+  return 1;
+}
+
 // Shared memory serves a warp in one pass unless lanes hit the same bank (32 banks of 4 bytes) at different
 // addresses: a stride of s words costs gcd(s, 32) passes; the same word for all lanes is a broadcast.
 double sharedBytesPerAccess(const Access& a) {
   double size = double(dtypeSize(a.buffer->dtype));
   if (isMmaOperand(a)) return size * double(fragmentRowPasses(a.buffer->shape.back() * int64_t(size)));
-  int64_t stride = laneStride(a, true), wide = wideLanes(a);
+  int64_t stride = laneStride(a, true), wide = std::max(wideLanes(a), mergedSharedLanes(a));
   if (wide > 1 && stride == wide) return size;  // one wide access a thread, the runs adjacent: no conflicts
   // The lanes' addresses `stride` elements apart: 2-byte elements two to a bank word.
   int64_t words = stride == 0 ? 0 : std::max<int64_t>(1, stride * int64_t(size) / 4);
