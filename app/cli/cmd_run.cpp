@@ -125,6 +125,7 @@ void printReport(const execute::RunReport& r) {
   size_t cached = 0;
   for (const auto& k : r.kernels) cached += k.cached;
   std::printf("built in %.0f ms (%zu of %zu kernels from the module cache)\n", r.buildMs, cached, r.kernels.size());
+  if (r.keptBytes > 0) std::printf("constants kept from the last run: %.1f MB (not copied again)\n", r.keptBytes / 1e6);
   for (const auto& m : r.messages) std::printf("note: %s\n", m.c_str());
 }
 
@@ -190,7 +191,8 @@ int runCompiled(const RunArgs& args) {
   request.kernelBudgetMs = args.budgetMs;
   request.keepValues = !args.saveTensors.empty();
   request.memoryLimit = memoryLimitOption(args.memoryLimit);
-  // --repeat: the window's Run pressed again, through the same driver (its compiled kernels kept); each run's wall.
+  // --repeat: the window's Run pressed again, through the same driver (its compiled kernels and its RunSession
+  // kept); each run's wall.
   std::shared_ptr<const driver::RunStage> run;
   std::vector<double> wallsMs;
   for (int i = 0; i < args.repeat; ++i) {
@@ -263,7 +265,7 @@ void addRunCommand(CLI::App& app, int& exitCode) {
                   "run; default 0: always 2 warm-ups and --reps)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--repeat", args->repeat,
-                  "Run this many times through one driver, as the window's Run pressed again (compiled kernels kept), "
+                  "Run this many times through one driver, as the window's Run pressed again (compiled kernels, the cpu worker and the model's constants in its memory kept), "
                   "printing each run's wall time (JSON: run_wall_ms); the report is the last run's")
       ->check(CLI::Range(1, 1000));
   cmd->add_flag("--check", args->check, "Exit 1 unless every kernel and output matches the reference");

@@ -55,6 +55,7 @@ void Driver::setBackend(execute::BackendKind backend, std::string arch, std::str
   options_.arch = std::move(arch);
   options_.remote = std::move(remote);
   dropFrom(Stage::Kernel);
+  session_->clear();  // the backend kept for the old one ends
 }
 
 void Driver::setUseTuned(bool useTuned) {

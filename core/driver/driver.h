@@ -151,6 +151,8 @@ class Driver {
   DriverOptions options_;
   Kept kept_;
   uint64_t generation_ = 0;  // bumped by every change: results of older generations are not kept
+  // What runs keep for the next one (the cpu worker, the model's constants in its memory): run_session.h.
+  std::shared_ptr<execute::RunSession> session_ = std::make_shared<execute::RunSession>();
 };
 
 }  // namespace tessera::driver

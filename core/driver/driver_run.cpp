@@ -80,6 +80,7 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.keepValues = request.keepValues;
   o.memoryLimit = request.memoryLimit;
   o.cancel = cancel;
+  o.session = session_;  // a repeat keeps the cpu worker and the model's constants in its memory
   if (backend != execute::BackendKind::Reference) o.predictMs = predictor();
   const execute::CompiledModel& m = r->kernels->model;
   r->report = request.baseline ? execute::executeWithBaseline(m, backend, o) : execute::executeModel(m, backend, o);

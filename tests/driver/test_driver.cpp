@@ -123,6 +123,44 @@ class TestDriver : public QObject {
     for (const auto& k : d.kernels()->model.kernels) QVERIFY(!k.replayed);  // the template defaults
   }
 
+  // A repeat through one driver (the window's Run again) keeps the cpu worker and the model's constants in its
+  // memory (run_session.h): the first run copies the weights in, the next finds them there and copies nothing,
+  // its outputs still verified on other inputs; another driver, or a new compile, starts afresh.
+  void aRepeatKeepsTheConstants() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    RunRequest request;
+    request.reps = 1;
+    request.warmup = 0;
+    request.baseline = true;  // the baseline keeps its own slot: it does not evict the model's constants
+    auto first = d.run(request);
+    QVERIFY(first->report.outputsVerified);
+    QCOMPARE(first->report.keptBytes, 0.0);
+    size_t weights = 0;
+    for (const Value* v : first->kernels->model.graph->initializers()) weights += v->initializer()->byteSize();
+    request.seed = 7;
+    auto second = d.run(request);
+    QVERIFY2(second->report.outputsVerified, second->report.toJson().dump().c_str());
+    QVERIFY2(second->report.keptBytes >= double(weights), qPrintable(QString::number(second->report.keptBytes)));
+    const auto a = first->report.outputs.front().bytes(), b = second->report.outputs.front().bytes();
+    QVERIFY(!std::equal(a.begin(), a.end(), b.begin(), b.end()));  // other inputs, other outputs
+    Driver other(sampleModel("mlp.tsr"), cpuOptions(cache));
+    QCOMPARE(other.run(request)->report.keptBytes, 0.0);
+    // New schedules keep the graph, whose constants the zone holds: still kept, still verified.
+    d.setUseTuned(false);
+    auto rescheduled = d.run(request);
+    QVERIFY(rescheduled->report.outputsVerified);
+    QVERIFY(rescheduled->report.keptBytes > 0);
+    // A new compile makes a new graph: its constants are copied in again.
+    CompileOptions compile;
+    compile.fuel = 100000;  // as many rewrites as it takes: the same graph, made again
+    d.setCompileOptions(compile);
+    auto recompiled = d.run(request);
+    QVERIFY(recompiled->report.outputsVerified);
+    QCOMPARE(recompiled->report.keptBytes, 0.0);
+  }
+
   void eachMachineSchedulesItsOwnKernels() {
     QTemporaryDir cache;
     Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));

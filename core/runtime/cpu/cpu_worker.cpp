@@ -68,7 +68,12 @@ CpuWorker::~CpuWorker() {
 
 void CpuWorker::addModule(size_t slot, const std::string& name, const std::string& symbol, std::string image) {
   if (modules_.size() <= slot) modules_.resize(slot + 1);
-  modules_[slot] = {name, symbol, std::move(image), ""};
+  Module& held = modules_[slot];
+  if (pid_ && held.loadError.empty() && held.symbol == symbol && held.image == image) {
+    held.name = name;
+    return;
+  }
+  held = {name, symbol, std::move(image), ""};
   if (pid_) load(slot, CancelToken());
 }
 
@@ -119,13 +124,14 @@ std::byte* CpuWorker::region(size_t bytes) {
   return region_;
 }
 
-std::byte* CpuWorker::pinnedRegion(size_t bytes) {
+std::byte* CpuWorker::pinnedRegion(size_t bytes, size_t keep) {
   region(0);
   if (bytes > reservedBytes_ / 2) return nullptr;
   std::byte* base = region(bytes);
-  // Whatever ran before leaves nothing behind: the pages are dropped, and read as zeros again.
-  if (fallocate(regionFd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, off_t(bytes)) != 0)
-    std::memset(base, 0, bytes);
+  keep = std::min(keep, bytes);
+  // Whatever ran before leaves nothing behind past `keep`: the pages are dropped, and read as zeros again.
+  if (fallocate(regionFd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, off_t(keep), off_t(bytes - keep)) != 0)
+    std::memset(base + keep, 0, bytes - keep);
   pinned_ = true;
   return base;
 }

@@ -31,6 +31,7 @@ class CpuWorker {
   const std::string& program() const { return program_; }
   // Module `slot`: a shared object's bytes whose `symbol` is a `void(void**)` entry, loaded into the worker now
   // (when one runs) and into every worker started later. A load that fails makes run(slot) throw its error.
+  // A slot that already holds the same module, loaded, is left as it is (a driver's next run of the model).
   void addModule(size_t slot, const std::string& name, const std::string& symbol, std::string image);
 
   // Starts the worker now when none runs (a run starts one anyway), so that its start overlaps other work.
@@ -43,9 +44,10 @@ class CpuWorker {
   // address space reserved for it at its creation (1 TiB, or less under an address-space limit); past that it
   // moves, unless pinned.
   std::byte* region(size_t bytes);
-  // The region, at least `bytes` long and its first `bytes` zeroed, pinned: its address never changes again (a
-  // growth that would move it throws). Null when `bytes` would take more than half the reserved address space.
-  std::byte* pinnedRegion(size_t bytes);
+  // The region, at least `bytes` long and its first `bytes` zeroed but the first `keep` (left as they are),
+  // pinned: its address never changes again (a growth that would move it throws). Null when `bytes` would take
+  // more than half the reserved address space.
+  std::byte* pinnedRegion(size_t bytes, size_t keep = 0);
   const std::byte* regionStart() const { return region_; }  // null before the first region()
 
   // Calls slot's entry with pointers at `offsets` into the region: warm-ups, then the median ms of `reps` calls

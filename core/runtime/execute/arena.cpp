@@ -71,13 +71,46 @@ int ArenaLayout::place(const std::string& value, size_t bytes, size_t index) {
   return it->second;
 }
 
+ConstantZone constantZone(const Graph& g, const std::vector<CompiledKernel>& kernels) {
+  ConstantZone z;
+  std::set<std::string> inputs, constant;
+  for (const Value* v : g.inputs()) inputs.insert(v->name());
+  auto add = [&](const std::string& name, uint64_t bytes) {
+    if (!z.at.emplace(name, std::make_pair(z.bytes, size_t(bytes))).second) return;
+    z.bytes += room(bytes);
+    z.signature += name + ":" + std::to_string(bytes) + ";";
+  };
+  for (const Value* v : g.initializers())
+    if (!inputs.count(v->name()) && v->initializer() && !v->initializer()->holdsObjects())
+      add(v->name(), valueBytes(*v)), constant.insert(v->name());
+  const std::vector<bool> once = constantKernels(g, kernels);
+  for (size_t i = 0; i < kernels.size(); ++i)
+    for (const auto& b : kernels[i].kernel.buffers)
+      if (once[i] && b.role == BufferRole::Output) add(b.value, bufferBytes(b)), constant.insert(b.value);
+  for (const CompiledKernel& k : kernels)
+    for (const auto& b : k.kernel.buffers)
+      if (b.role == BufferRole::Input && b.packBlock && constant.count(b.value)) add(readName(b), bufferBytes(b));
+  return z;
+}
+
 Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
-             std::byte* block, size_t blockBytes)
-    : g_(g), layout_(g, kernels), block_(block), blockBytes_(block ? blockBytes : 0) {
+             std::byte* block, size_t blockBytes, const ConstantZone* zone, bool zoneKept)
+    : g_(g), layout_(g, kernels), block_(block), blockBytes_(block ? blockBytes : 0),
+      zone_(block && zone && zone->bytes <= blockBytes ? zone : nullptr), zoneKept_(zoneKept && zone_) {
+  if (zone_) used_ = zone_->bytes;
   for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
   for (Value* v : g.initializers()) own(v->name(), *v->initializer());
   for (int64_t bytes : layout_.plan().bufferBytes) planned_.push_back(take(size_t(bytes)));
 }
+
+std::byte* Arena::inZone(const std::string& name, size_t bytes) {
+  if (!zone_) return nullptr;
+  auto it = zone_->at.find(name);
+  if (it == zone_->at.end() || bytes > it->second.second) return nullptr;
+  return block_ + it->second.first;
+}
+
+size_t Arena::keptBytes() const { return zoneKept_ ? zone_->bytes : 0; }
 
 std::byte* Arena::take(size_t bytes) {
   if (used_ + room(bytes) <= blockBytes_) {
@@ -100,13 +133,15 @@ void* Arena::input(const kernel::Buffer& b) {
   const std::string name = readName(b);
   if (auto it = where_.find(name); it != where_.end()) return it->second;
   if (held_.count(b.value)) fail("value '" + b.value + "' has other extents on this run than the packed buffer of its kernel");
-  std::byte* copy = take(bufferBytes(b));
-  kernel::packBytes(b, static_cast<const std::byte*>(value), copy, dtypeSize(b.dtype));
+  std::byte* kept = inZone(name, bufferBytes(b));
+  std::byte* copy = kept ? kept : take(bufferBytes(b));
+  if (!kept || !zoneKept_) kernel::packBytes(b, static_cast<const std::byte*>(value), copy, dtypeSize(b.dtype));
   return where_[name] = copy;
 }
 
 void* Arena::place(const std::string& value, size_t bytes, size_t index) {
   if (void* p = find(value)) return p;
+  if (std::byte* p = inZone(value, bytes)) return where_[value] = p;  // a constant kernel's output
   int slot = layout_.place(value, bytes, index);
   return where_[value] = slot >= 0 ? planned_[size_t(slot)] : take(bytes);
 }
@@ -138,8 +173,9 @@ void Arena::own(const std::string& name, const Tensor& t) {
     held_.insert_or_assign(name, t);
     return;
   }
-  std::byte* p = take(t.byteSize());
-  if (t.byteSize()) std::memcpy(p, t.bytes().data(), t.byteSize());
+  std::byte* kept = inZone(name, t.byteSize());
+  std::byte* p = kept ? kept : take(t.byteSize());
+  if (t.byteSize() && (!kept || !zoneKept_)) std::memcpy(p, t.bytes().data(), t.byteSize());
   where_[name] = p;
 }
 
@@ -151,10 +187,13 @@ std::optional<TensorType> Arena::otherType(const std::string& value) const {
 
 uint64_t arenaBytes(const Graph& g, const std::vector<CompiledKernel>& kernels) {
   ArenaLayout layout(g, kernels);
-  uint64_t total = 0;
+  const ConstantZone zone = constantZone(g, kernels);
+  uint64_t total = zone.bytes;
   std::set<std::string> placed;
+  for (const auto& [name, at] : zone.at) placed.insert(name);
   for (Value* v : g.inputs()) placed.insert(v->name()), total += room(valueBytes(*v));
-  for (Value* v : g.initializers()) placed.insert(v->name()), total += room(valueBytes(*v));
+  for (Value* v : g.initializers())
+    if (!zone.at.count(v->name())) placed.insert(v->name()), total += room(valueBytes(*v));
   for (int64_t bytes : layout.plan().bufferBytes) total += room(uint64_t(bytes));
   for (size_t i = 0; i < kernels.size(); ++i)
     for (const auto& b : kernels[i].kernel.buffers)

@@ -40,6 +40,17 @@ class ArenaLayout {
   std::set<std::string> constants_;  // outputs of constant kernels: never in a planned (shared) buffer
 };
 
+// The values that are the same on every run of a model: its initializers (but those that are graph inputs too),
+// the outputs of its constant kernels and the packed copies (Buffer::packBlock) of either, each at a fixed offset
+// at the start of the arena's block. A driver's next run of the same model in the same block (RunSession) finds
+// them there, so it neither copies, packs nor zeroes them again.
+struct ConstantZone {
+  std::map<std::string, std::pair<size_t, size_t>> at;  // value (readName for a packed copy) -> offset, bytes
+  size_t bytes = 0;                                     // the zone's length, 64-byte aligned
+  std::string signature;                                // names and sizes in order: equal zones lay out the same
+};
+ConstantZone constantZone(const Graph& g, const std::vector<CompiledKernel>& kernels);
+
 // Sequences and optionals (ir/shape.h) are not bytes: they are held as they are, beside the buffers, and only host
 // groups read or make them. So is a tensor a host group made with other extents than the graph's (a data-dependent
 // shape on inputs other than the sample's, ops/specialize.h): no kernel built for the graph's extents may read it.
@@ -47,8 +58,10 @@ class Arena {
  public:
   // `block` (null: none) is zeroed memory of `blockBytes` (arenaBytes(g, kernels)) that values are carved from,
   // 64-byte aligned; what does not fit (a run that places values otherwise than arenaBytes foresaw) goes to the heap.
+  // With `zone` (constantZone(g, kernels)) the constant values take its offsets at the block's start; `zoneKept`:
+  // the block already holds them there from an earlier run of the same model, and only the rest was zeroed.
   Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
-        std::byte* block = nullptr, size_t blockBytes = 0);
+        std::byte* block = nullptr, size_t blockBytes = 0, const ConstantZone* zone = nullptr, bool zoneKept = false);
   // Where `value` is, or null when nothing wrote it (a container's holder, whose address means only "written").
   void* find(const std::string& value);
   // Where kernel `index` writes `value`.
@@ -62,14 +75,18 @@ class Arena {
   // The type `value` has on this run when it is not the graph's (held with other extents), else nullopt.
   std::optional<TensorType> otherType(const std::string& value) const;
   const std::vector<bool>& constantKernels() const { return layout_.constantKernels(); }
+  size_t keptBytes() const;  // the constant zone's bytes when the block already held them, else 0
 
  private:
   void own(const std::string& name, const Tensor& t);
   std::byte* take(size_t bytes);  // zeroed memory from the block, else from the heap
+  std::byte* inZone(const std::string& name, size_t bytes);  // the zone's place for a constant value, or null
   const Graph& g_;
   ArenaLayout layout_;
   std::byte* block_;
   size_t blockBytes_, used_ = 0;
+  const ConstantZone* zone_;
+  bool zoneKept_;
   std::vector<std::byte*> planned_;
   std::list<std::vector<std::byte>> heap_;
   std::map<std::string, void*> where_;

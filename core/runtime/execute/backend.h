@@ -9,6 +9,8 @@
 #include "codegen/codegen.h"
 #include "ir/cancel.h"
 #include "runtime/cache/module_cache.h"
+#include "ir/graph.h"
+#include "runtime/execute/run_session.h"
 
 namespace tessera::execute::detail {
 
@@ -47,11 +49,18 @@ class KernelBackend {
   virtual std::vector<KernelBuild> build(const std::vector<const codegen::GeneratedKernel*>& kernels) = 0;
   // `bytes` of zeroed host memory the kernels run on where it lies (the cpu worker's shared region), for the
   // executor's arena, or null (the default): run() and runWhole() copy every parameter in and out. Parameters
-  // inside it are used in place, so a run moves none of the arena's bytes. Asked once, before any run.
-  virtual std::byte* residentMemory(size_t bytes) {
+  // inside it are used in place, so a run moves none of the arena's bytes. Asked before a run's kernels (a kept
+  // backend again for the next run: the same memory, as long as it is large enough).
+  // `keep`: the first `keep` bytes (a constant zone an earlier run of the same model left there) are kept as
+  // they are and only the rest is zeroed.
+  virtual std::byte* residentMemory(size_t bytes, size_t keep = 0) {
     (void)bytes;
+    (void)keep;
     return nullptr;
   }
+  // Whether a RunSession may keep this backend for the driver's next run (build() called again with that run's
+  // kernels, residentMemory() asked again). false: a fresh backend each run.
+  virtual bool keptBetweenRuns() const { return false; }
   // Runs kernel `index` on its parameters (inputs then outputs, host memory): the median ms. Throws on failure.
   virtual double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) = 0;
 
@@ -82,3 +91,15 @@ std::unique_ptr<KernelBackend> makeCpuBackend(modcache::ModuleCache cache);
 std::unique_ptr<KernelBackend> makeCudaBackend(const std::string& arch, modcache::ModuleCache cache);
 
 }  // namespace tessera::execute::detail
+
+namespace tessera::execute {
+
+// A RunSession's slot: the backend, and whose constants its resident memory holds from the last clean run.
+struct RunSession::Kept {
+  std::unique_ptr<detail::KernelBackend> backend;
+  std::shared_ptr<const Graph> graph;  // null: no constants are kept
+  std::string zoneSignature;           // ConstantZone::signature of that run
+  const std::byte* block = nullptr;    // where its arena lay
+};
+
+}  // namespace tessera::execute

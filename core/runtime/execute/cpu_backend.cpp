@@ -85,11 +85,14 @@ class CpuBackend : public KernelBackend {
     return out;
   }
 
-  std::byte* residentMemory(size_t bytes) override {
-    std::byte* base = worker_.pinnedRegion(bytes);
+  std::byte* residentMemory(size_t bytes, size_t keep) override {
+    std::byte* base = worker_.pinnedRegion(bytes, keep);
     residentBytes_ = base ? (bytes + 63) / 64 * 64 : 0;
     return base;
   }
+
+  // The worker, its modules and its region outlive a run: a driver's next run keeps them (RunSession).
+  bool keptBetweenRuns() const override { return true; }
 
   double run(size_t index, const std::vector<ParamBuffer>& params, int warmup, int reps) override {
     size_t slot = owners_.at(index);

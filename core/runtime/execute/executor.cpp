@@ -220,6 +220,57 @@ std::unique_ptr<detail::KernelBackend> makeBackend(BackendKind backend, const Ru
   return be;
 }
 
+// A run's backend and, when the options name a RunSession, its slot there: the backend kept from the driver's
+// last run of the same kind (or a new one), and whether that run left this model's constant zone in its memory.
+// On leaving, the backend goes back to the slot if it can be kept; the zone counts as kept only if the run
+// reached keepZone().
+class SessionBackend {
+ public:
+  SessionBackend(BackendKind backend, const RunOptions& o) : o_(o) {
+    key_ = std::to_string(int(backend)) + "|" + o.arch + "|" + o.remote + "|" + moduleCacheFor(o).dir() + "|" + o.sessionSlot;
+    if (o.session) kept_ = o.session->take(key_);
+    if (kept_ && kept_->backend) {
+      be_ = std::move(kept_->backend);
+      be_->cancel = o.cancel;
+      be_->setTimeBudget(o.kernelBudgetMs);
+    } else {
+      be_ = makeBackend(backend, o);
+    }
+    if (!kept_) kept_ = std::make_unique<RunSession::Kept>();
+  }
+  ~SessionBackend() {
+    if (!o_.session || !be_->keptBetweenRuns()) return;
+    kept_->backend = std::move(be_);
+    o_.session->put(key_, std::move(kept_));
+  }
+  detail::KernelBackend& operator*() { return *be_; }
+  detail::KernelBackend* operator->() { return be_.get(); }
+
+  // The arena's block for `zone` of `graph`: the backend's resident memory, keeping the zone where the last run
+  // left this model's constants there (`kept`), else zeroed whole. Null for a backend without one. Forgets the
+  // last run's zone either way: it counts again only once this run keeps it.
+  std::byte* block(size_t bytes, const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone, bool& kept) {
+    const bool same = be_->keptBetweenRuns() && kept_->graph && kept_->graph == graph && kept_->zoneSignature == zone.signature;
+    const std::byte* last = kept_->block;
+    kept_->graph = nullptr;
+    std::byte* block = be_->residentMemory(bytes, same ? zone.bytes : 0);
+    kept = same && block && block == last;
+    if (same && !kept && block) block = be_->residentMemory(bytes);  // moved: the zone is not there
+    return block;
+  }
+  void keepZone(const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone, const std::byte* block) {
+    kept_->graph = graph;
+    kept_->zoneSignature = zone.signature;
+    kept_->block = block;
+  }
+
+ private:
+  const RunOptions& o_;
+  std::string key_;
+  std::unique_ptr<RunSession::Kept> kept_;
+  std::unique_ptr<detail::KernelBackend> be_;
+};
+
 // Generates every kernel's source. One that could not be generated stays NotCompiled with the reason in its
 // message (and a null entry in what is returned); a host group has a null entry too, ready to run.
 std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel& m, codegen::Target target,
@@ -407,7 +458,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     return r;
   }
   checkHostMemory(m, backend, o, false);
-  std::unique_ptr<detail::KernelBackend> be = makeBackend(backend, o);
+  SessionBackend be(backend, o);
   r.device = be->device();
   r.worker = o.remote;
   auto buildStart = std::chrono::steady_clock::now();
@@ -430,7 +481,11 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ro.stopWithoutSemantics = true;  // up to the node the run stops before (runKernels)
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   const size_t arenaSize = detail::arenaBytes(g, m.kernels);
-  Arena arena(g, inputs, m.kernels, be->residentMemory(arenaSize), arenaSize);
+  const detail::ConstantZone zone = detail::constantZone(g, m.kernels);
+  bool kept = false;
+  std::byte* block = be.block(arenaSize, m.graph, zone, kept);
+  Arena arena(g, inputs, m.kernels, block, arenaSize, &zone, kept);
+  r.keptBytes = double(arena.keptBytes());
   if (o.keepValues) {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
@@ -448,6 +503,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     }
   }
   collectOutputs(state, r);
+  be.keepZone(m.graph, zone, block);
   return r;
 }
 
@@ -458,7 +514,9 @@ RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const
   // The baseline under the model's precision policy, so the fusion's gain is like for like.
   kernel::KernelSpec first = m.kernels.empty() ? kernel::KernelSpec{} : m.kernels.front().spec;
   CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, first.tf32, first.machine));
-  RunReport b = executeModel(base, backend, o);
+  RunOptions baseOptions = o;
+  baseOptions.sessionSlot = o.sessionSlot + " baseline";  // its own worker and constants, beside the model's
+  RunReport b = executeModel(base, backend, baseOptions);
   if (b.ran) r.baselineTotalMs = b.totalMs;
   for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);
   return r;

@@ -15,6 +15,7 @@
 #include "ir/cancel.h"
 #include "ir/tensor.h"
 #include "runtime/execute/compiled_model.h"
+#include "runtime/execute/run_session.h"
 #include "runtime/execute/run_report.h"
 
 namespace tessera::execute {
@@ -64,6 +65,10 @@ struct RunOptions {
   // "HOST:PORT": the kernels are built, run and timed by the worker there (remote.h), whose backend must be
   // `backend`; this process generates, verifies and reports as for a local run. "": here.
   std::string remote;
+  // The driver's RunSession (run_session.h): a backend that can be kept is taken from its slot `sessionSlot`
+  // and put back after the run, with the model's constants left in its memory. Null: a fresh backend.
+  std::shared_ptr<RunSession> session;
+  std::string sessionSlot = "model";
 };
 
 RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);

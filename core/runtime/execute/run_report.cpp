@@ -58,6 +58,7 @@ constexpr auto kReportFields = [](auto& r, auto&& f, auto&& g) {
   f("total_ms", r.totalMs);
   f("once_ms", r.onceMs);
   f("build_ms", r.buildMs);
+  f("kept_bytes", r.keptBytes);
   f("baseline_total_ms", r.baselineTotalMs);
   f("whole_ms", r.wholeMs);
   f("graph_ms", r.graphMs);

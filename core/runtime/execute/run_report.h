@@ -59,6 +59,7 @@ struct RunReport {
   double totalMs = 0;            // sum of the kernels' medians, but those of constants (once)
   double onceMs = 0;             // sum of the medians of the kernels of constants (computed once at load)
   double buildMs = 0;            // wall time of generating, compiling (or loading from the cache) and loading
+  double keptBytes = 0;          // constants found in place from the driver's last run (run_session.h): not copied
   double baselineTotalMs = -1;   // the unfused baseline's sum; -1 when not run
   // The whole run timed as one, after each kernel ran on its own (executor.h): every kernel but the constants'
   // back to back, each launched from the host (wholeMs), and as one CUDA graph (graphMs, cuda); -1 when not

@@ -1,0 +1,34 @@
+#pragma once
+// What one driver keeps between its runs of a model (the window's Run pressed again, `run --repeat`): a kernel
+// backend that can be kept (the cpu backend: its worker with the modules it loaded, and the shared region the
+// arena lives in) and, at the start of that region, the model's constant values (initializers, what its constant
+// kernels make, their packed copies: arena.h, ConstantZone). A repeat then starts no worker, loads no module
+// again, and neither copies, packs nor zeroes the weights. A run takes its slot out for as long as it runs (a
+// run at the same time makes its own backend) and puts it back when it ends; the constants count as kept only
+// after a run that ended cleanly.
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace tessera::execute {
+
+class RunSession {
+ public:
+  RunSession();
+  ~RunSession();
+  RunSession(const RunSession&) = delete;
+  RunSession& operator=(const RunSession&) = delete;
+
+  struct Kept;  // what a slot holds (runtime/execute/backend.h)
+  // The slot `key` (a backend and the model's run in it), taken out: null when none is kept.
+  std::unique_ptr<Kept> take(const std::string& key);
+  void put(const std::string& key, std::unique_ptr<Kept> kept);
+  void clear();  // drops every backend kept (its worker ends, its region is freed)
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<Kept>> slots_;
+};
+
+}  // namespace tessera::execute
