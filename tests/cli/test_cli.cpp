@@ -1,6 +1,9 @@
 // tessera-cli exit codes: 0 success, 1 test failures, 2 bad usage or bad input (one clear line on stderr).
 #include <onnx/onnx_pb.h>
 
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QFileInfo>
@@ -162,6 +165,18 @@ class TestCli : public QObject {
     QVERIFY2(r.out.contains("\"baseline_total_ms\": -1.0"), qPrintable(r.out));
     QVERIFY2(r.out.contains("\"outputs_verified\": false"), qPrintable(r.out));
     QCOMPARE(cli({"run", sample("softmax.tsr"), "--backend", "cpu", "--check", "--no-reference"}).code, 2);
+  }
+  // --repeat N: N runs through one driver, as the window's Run pressed again; each run's wall in run_wall_ms, the
+  // report the last run's, which found the model's weights where the first left them (kept_bytes) and verified.
+  void runRepeatKeepsTheWeights() {
+    Result r = cli({"run", sample("mlp.tsr"), "--backend", "cpu", "--json", "--repeat", "3", "--reps", "1", "--check"});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out.toUtf8()).object();
+    QCOMPARE(j["run_wall_ms"].toArray().size(), 3);
+    QVERIFY2(j["kept_bytes"].toDouble() > 0, qPrintable(r.out.left(400)));
+    QVERIFY(j["outputs_verified"].toBool());
+    Result once = cli({"run", sample("mlp.tsr"), "--backend", "cpu", "--json", "--reps", "1"});
+    QCOMPARE(QJsonDocument::fromJson(once.out.toUtf8()).object()["kept_bytes"].toDouble(), 0.0);
   }
   // The bug report's one-node Gather, fed 1e9, 5 and -5 for an axis of 4: the generated kernel's check fails the
   // run (exit 1 with one line naming node, position and value, not SIGSEGV or a time); with the reference the
