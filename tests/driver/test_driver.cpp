@@ -147,6 +147,12 @@ class TestDriver : public QObject {
     QVERIFY(!std::equal(a.begin(), a.end(), b.begin(), b.end()));  // other inputs, other outputs
     Driver other(sampleModel("mlp.tsr"), cpuOptions(cache));
     QCOMPARE(other.run(request)->report.keptBytes, 0.0);
+    // A run whose kernel crashed the worker keeps nothing: the crash may have written anywhere in the region.
+    qputenv("TESSERA_TEST_FAULT", "*=null-write");
+    auto crashed = d.run(request);
+    qunsetenv("TESSERA_TEST_FAULT");
+    QVERIFY(!crashed->report.outputsVerified || crashed->report.kernels.front().status == execute::KernelStatus::Failed);
+    QCOMPARE(d.run(request)->report.keptBytes, 0.0);
     // New schedules keep the graph, whose constants the zone holds: still kept, still verified.
     d.setUseTuned(false);
     auto rescheduled = d.run(request);

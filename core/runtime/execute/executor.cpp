@@ -1,5 +1,6 @@
 #include "runtime/execute/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -503,7 +504,12 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     }
   }
   collectOutputs(state, r);
-  be.keepZone(m.graph, zone, block);
+  // A kernel that failed or disagreed may have written anywhere in the block (a crash mid-store, an index out of
+  // range): the next run copies the constants in again.
+  if (std::none_of(r.kernels.begin(), r.kernels.end(), [](const KernelReport& k) {
+        return k.status == KernelStatus::Failed || k.status == KernelStatus::Mismatch;
+      }))
+    be.keepZone(m.graph, zone, block);
   return r;
 }
 
