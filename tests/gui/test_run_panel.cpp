@@ -118,6 +118,9 @@ class TestRunPanel : public QObject {
     run->report.wholeMs = 3.5;
     run->report.graphMs = 3.25;
     QVERIFY2(runSummary(*run).contains("whole run 3.500 ms (as one CUDA graph 3.250 ms)"), qPrintable(runSummary(*run)));
+    QVERIFY(!runSummary(*run).contains("kept"));
+    run->report.keptBytes = 128.8e6;  // a repeat that found the weights in place (RunSession)
+    QVERIFY2(runSummary(*run).contains("weights kept from the last run (128.8 MB)"), qPrintable(runSummary(*run)));
     RooflineChart roofline;
     roofline.setRun(run);
     QCOMPARE(roofline.pointCount(), 1);  // k1 moved bytes but did no arithmetic: it has no place on a log axis

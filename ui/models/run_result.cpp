@@ -58,6 +58,7 @@ QString runSummary(const RunResult& run) {
   if (r.onceMs > 0) s += QObject::tr(" · once at load %1 ms").arg(r.onceMs, 0, 'f', 3);
   if (r.wholeMs >= 0) s += QObject::tr(" · whole run %1 ms").arg(r.wholeMs, 0, 'f', 3);
   if (r.graphMs >= 0) s += QObject::tr(" (as one CUDA graph %1 ms)").arg(r.graphMs, 0, 'f', 3);
+  if (r.keptBytes > 0) s += QObject::tr(" · weights kept from the last run (%1 MB)").arg(r.keptBytes / 1e6, 0, 'f', 1);
   const auto failed = std::count_if(r.kernels.begin(), r.kernels.end(), [](const auto& k) { return !k.verified; });
   s += failed == 0 && r.outputsVerified ? QObject::tr(" · all verified ✓")
                                         : QObject::tr(" · %n kernel(s) not verified ✗", nullptr, int(failed));
