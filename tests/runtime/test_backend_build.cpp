@@ -291,6 +291,48 @@ class TestBackendBuild : public QObject {
     QVERIFY(layout.place("y", 512 * 512 * 4, 1) >= 0);
   }
 
+  // Through a RunSession the second run of the same compiled model finds its constants where the first left
+  // them: the constant kernel's output and the initializers lie in the zone at the block's start (offsets fixed
+  // by the model), the region's first bytes are kept and the rest zeroed, and the outputs still verify.
+  void constantsStayInTheSessionsRegion() {
+    Graph g = parseTsr(R"(graph c {
+      input %x: f32[512,512]
+      const %shape: i64[2] = [512, 512]
+      node w = ConstantOfShape(%shape) {value=tensor<f32[1]> [0.5]} -> %w
+      node add = Add(%x, %w) -> %y
+      output %y
+    })");
+    CompiledModel m = compileKernels(compileGraph(std::move(g), CompileOptions{}));
+    const detail::ConstantZone zone = detail::constantZone(*m.graph, m.kernels);
+    QVERIFY(zone.at.count("w"));
+    QVERIFY(!zone.at.count("x"));  // a graph input changes every run
+    QVERIFY(zone.bytes >= 512 * 512 * 4 && zone.bytes <= detail::arenaBytes(*m.graph, m.kernels));
+    QTemporaryDir dir;
+    RunOptions o = cachedIn(dir);
+    o.session = std::make_shared<RunSession>();
+    RunReport first = executeModel(m, BackendKind::Cpu, o);
+    QVERIFY2(first.outputsVerified, first.toJson().dump().c_str());
+    QCOMPARE(first.keptBytes, 0.0);
+    o.seed = 3;
+    RunReport second = executeModel(m, BackendKind::Cpu, o);
+    QVERIFY2(second.outputsVerified, second.toJson().dump().c_str());
+    QCOMPARE(second.keptBytes, double(zone.bytes));
+    o.session = nullptr;  // no session: a fresh backend, nothing kept
+    QCOMPARE(executeModel(m, BackendKind::Cpu, o).keptBytes, 0.0);
+  }
+  void cpuResidentMemoryKeepsWhatItIsAskedTo() {
+    auto be = detail::makeCpuBackend(modcache::ModuleCache());
+    std::byte* block = be->residentMemory(1 << 20);
+    QVERIFY(block);
+    std::fill_n(block, 1 << 20, std::byte{7});
+    QCOMPARE(be->residentMemory(1 << 20, 8192), block);  // the same place
+    QCOMPARE(block[8191], std::byte{7});                  // kept
+    QCOMPARE(block[8192], std::byte{0});                  // zeroed
+    QCOMPARE(block[(1 << 20) - 1], std::byte{0});
+    QCOMPARE(be->residentMemory(1 << 20), block);
+    QCOMPARE(block[0], std::byte{0});
+  }
+
   // After each kernel's own run the whole run is timed as one: the worker calls every kernel in order, and the
   // graph's outputs it reports (and verifies) are the whole run's.
   void cpuWholeRunIsTimedAsOne() {
