@@ -94,9 +94,9 @@ ConstantZone constantZone(const Graph& g, const std::vector<CompiledKernel>& ker
 }
 
 Arena::Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
-             std::byte* block, size_t blockBytes, const ConstantZone* zone, bool zoneKept)
+             std::byte* block, size_t blockBytes, const ConstantZone* zone, const std::set<std::string>* kept)
     : g_(g), layout_(g, kernels), block_(block), blockBytes_(block ? blockBytes : 0),
-      zone_(block && zone && zone->bytes <= blockBytes ? zone : nullptr), zoneKept_(zoneKept && zone_) {
+      zone_(block && zone && zone->bytes <= blockBytes ? zone : nullptr), kept_(zone_ ? kept : nullptr) {
   if (zone_) used_ = zone_->bytes;
   for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) own(g.inputs()[i]->name(), inputs[i]);
   for (Value* v : g.initializers()) own(v->name(), *v->initializer());
@@ -107,10 +107,16 @@ std::byte* Arena::inZone(const std::string& name, size_t bytes) {
   if (!zone_) return nullptr;
   auto it = zone_->at.find(name);
   if (it == zone_->at.end() || bytes > it->second.second) return nullptr;
+  placedInZone_.insert(name);
   return block_ + it->second.first;
 }
 
-size_t Arena::keptBytes() const { return zoneKept_ ? zone_->bytes : 0; }
+size_t Arena::keptBytes() const {
+  size_t bytes = 0;
+  for (const std::string& name : placedInZone_)
+    if (keptHere(name)) bytes += zone_->at.at(name).second;
+  return bytes;
+}
 
 std::byte* Arena::take(size_t bytes) {
   if (used_ + room(bytes) <= blockBytes_) {
@@ -135,7 +141,7 @@ void* Arena::input(const kernel::Buffer& b) {
   if (held_.count(b.value)) fail("value '" + b.value + "' has other extents on this run than the packed buffer of its kernel");
   std::byte* kept = inZone(name, bufferBytes(b));
   std::byte* copy = kept ? kept : take(bufferBytes(b));
-  if (!kept || !zoneKept_) kernel::packBytes(b, static_cast<const std::byte*>(value), copy, dtypeSize(b.dtype));
+  if (!kept || !keptHere(name)) kernel::packBytes(b, static_cast<const std::byte*>(value), copy, dtypeSize(b.dtype));
   return where_[name] = copy;
 }
 
@@ -175,7 +181,7 @@ void Arena::own(const std::string& name, const Tensor& t) {
   }
   std::byte* kept = inZone(name, t.byteSize());
   std::byte* p = kept ? kept : take(t.byteSize());
-  if (t.byteSize() && (!kept || !zoneKept_)) std::memcpy(p, t.bytes().data(), t.byteSize());
+  if (t.byteSize() && (!kept || !keptHere(name))) std::memcpy(p, t.bytes().data(), t.byteSize());
   where_[name] = p;
 }
 

@@ -58,10 +58,12 @@ class Arena {
  public:
   // `block` (null: none) is zeroed memory of `blockBytes` (arenaBytes(g, kernels)) that values are carved from,
   // 64-byte aligned; what does not fit (a run that places values otherwise than arenaBytes foresaw) goes to the heap.
-  // With `zone` (constantZone(g, kernels)) the constant values take its offsets at the block's start; `zoneKept`:
-  // the block already holds them there from an earlier run of the same model, and only the rest was zeroed.
+  // With `zone` (constantZone(g, kernels)) the constant values take its offsets at the block's start; `kept`: the
+  // zone's values the block already holds there from an earlier run of the same model (its zoneValues()), which
+  // are neither copied nor packed again (the rest of the block was zeroed).
   Arena(const Graph& g, const std::vector<Tensor>& inputs, const std::vector<CompiledKernel>& kernels,
-        std::byte* block = nullptr, size_t blockBytes = 0, const ConstantZone* zone = nullptr, bool zoneKept = false);
+        std::byte* block = nullptr, size_t blockBytes = 0, const ConstantZone* zone = nullptr,
+        const std::set<std::string>* kept = nullptr);
   // Where `value` is, or null when nothing wrote it (a container's holder, whose address means only "written").
   void* find(const std::string& value);
   // Where kernel `index` writes `value`.
@@ -75,7 +77,9 @@ class Arena {
   // The type `value` has on this run when it is not the graph's (held with other extents), else nullopt.
   std::optional<TensorType> otherType(const std::string& value) const;
   const std::vector<bool>& constantKernels() const { return layout_.constantKernels(); }
-  size_t keptBytes() const;  // the constant zone's bytes when the block already held them, else 0
+  size_t keptBytes() const;  // the bytes of the zone's values found in place (kept), not copied or packed again
+  // The zone's values this run placed (found kept, or written): what a later run may find in place.
+  const std::set<std::string>& zoneValues() const { return placedInZone_; }
 
  private:
   void own(const std::string& name, const Tensor& t);
@@ -86,7 +90,9 @@ class Arena {
   std::byte* block_;
   size_t blockBytes_, used_ = 0;
   const ConstantZone* zone_;
-  bool zoneKept_;
+  const std::set<std::string>* kept_;
+  std::set<std::string> placedInZone_;
+  bool keptHere(const std::string& name) const { return kept_ && kept_->count(name); }
   std::vector<std::byte*> planned_;
   std::list<std::vector<std::byte>> heap_;
   std::map<std::string, void*> where_;

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,7 @@ struct RunSession::Kept {
   std::unique_ptr<detail::KernelBackend> backend;
   std::shared_ptr<const Graph> graph;  // null: no constants are kept
   std::string zoneSignature;           // ConstantZone::signature of that run
+  std::set<std::string> zoneValues;    // the zone's values it placed (Arena::zoneValues)
   const std::byte* block = nullptr;    // where its arena lay
 };
 

@@ -248,20 +248,23 @@ class SessionBackend {
   detail::KernelBackend* operator->() { return be_.get(); }
 
   // The arena's block for `zone` of `graph`: the backend's resident memory, keeping the zone where the last run
-  // left this model's constants there (`kept`), else zeroed whole. Null for a backend without one. Forgets the
-  // last run's zone either way: it counts again only once this run keeps it.
-  std::byte* block(size_t bytes, const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone, bool& kept) {
+  // left this model's constants there (`kept`: the values it placed there, else null), else zeroed whole. Null
+  // for a backend without one. Forgets the last run's zone either way: it counts again only once this run keeps it.
+  std::byte* block(size_t bytes, const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone,
+                   const std::set<std::string>*& kept) {
     const bool same = be_->keptBetweenRuns() && kept_->graph && kept_->graph == graph && kept_->zoneSignature == zone.signature;
     const std::byte* last = kept_->block;
     kept_->graph = nullptr;
     std::byte* block = be_->residentMemory(bytes, same ? zone.bytes : 0);
-    kept = same && block && block == last;
+    kept = same && block && block == last ? &kept_->zoneValues : nullptr;
     if (same && !kept && block) block = be_->residentMemory(bytes);  // moved: the zone is not there
     return block;
   }
-  void keepZone(const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone, const std::byte* block) {
+  void keepZone(const std::shared_ptr<const Graph>& graph, const detail::ConstantZone& zone, const Arena& arena,
+                const std::byte* block) {
     kept_->graph = graph;
     kept_->zoneSignature = zone.signature;
+    kept_->zoneValues = arena.zoneValues();
     kept_->block = block;
   }
 
@@ -483,10 +486,9 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
   const size_t arenaSize = detail::arenaBytes(g, m.kernels);
   const detail::ConstantZone zone = detail::constantZone(g, m.kernels);
-  bool kept = false;
+  const std::set<std::string>* kept = nullptr;
   std::byte* block = be.block(arenaSize, m.graph, zone, kept);
   Arena arena(g, inputs, m.kernels, block, arenaSize, &zone, kept);
-  r.keptBytes = double(arena.keptBytes());
   if (o.keepValues) {
     for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i) r.values[g.inputs()[i]->name()] = inputs[i];
     for (Value* v : g.initializers()) r.values[v->name()] = *v->initializer();
@@ -504,12 +506,14 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     }
   }
   collectOutputs(state, r);
+  r.keptBytes = double(arena.keptBytes());
   // A kernel that failed or disagreed may have written anywhere in the block (a crash mid-store, an index out of
-  // range): the next run copies the constants in again.
+  // range): the next run copies the constants in again. Of a clean run, the next finds only what this one placed
+  // (a packed copy is made when its kernel first runs).
   if (std::none_of(r.kernels.begin(), r.kernels.end(), [](const KernelReport& k) {
         return k.status == KernelStatus::Failed || k.status == KernelStatus::Mismatch;
       }))
-    be.keepZone(m.graph, zone, block);
+    be.keepZone(m.graph, zone, arena, block);
   return r;
 }
 

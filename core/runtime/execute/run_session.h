@@ -5,7 +5,7 @@
 // kernels make, their packed copies: arena.h, ConstantZone). A repeat then starts no worker, loads no module
 // again, and neither copies, packs nor zeroes the weights. A run takes its slot out for as long as it runs (a
 // run at the same time makes its own backend) and puts it back when it ends; the constants count as kept only
-// after a run that ended cleanly.
+// after a run in which no kernel failed or disagreed, and only those that run placed.
 #include <map>
 #include <memory>
 #include <mutex>
