@@ -29,6 +29,19 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// y = x + w, where w is a 512 x 512 ConstantOfShape: a kernel of constants (left as an op, too large to fold)
+// and one of the graph input.
+CompiledModel constantOfShapeModel() {
+  Graph g = parseTsr(R"(graph c {
+    input %x: f32[512,512]
+    const %shape: i64[2] = [512, 512]
+    node w = ConstantOfShape(%shape) {value=tensor<f32[1]> [0.5]} -> %w
+    node add = Add(%x, %w) -> %y
+    output %y
+  })");
+  return compileKernels(compileGraph(std::move(g), CompileOptions{}));
+}
+
 // A cpu kernel adding `amount` to four floats (the executor's calling form: <entry>_call(void** args)).
 codegen::GeneratedKernel cpuKernel(const std::string& entry, const std::string& amount) {
   codegen::GeneratedKernel k;
@@ -267,14 +280,7 @@ class TestBackendBuild : public QObject {
   // computes the same on every run: it is timed once-at-load, outside the total, and the kernel that reads
   // the input as well is not.
   void kernelsOfConstantsRunOnceOutsideTheTotal() {
-    Graph g = parseTsr(R"(graph c {
-      input %x: f32[512,512]
-      const %shape: i64[2] = [512, 512]
-      node w = ConstantOfShape(%shape) {value=tensor<f32[1]> [0.5]} -> %w
-      node add = Add(%x, %w) -> %y
-      output %y
-    })");
-    CompiledModel m = compileKernels(compileGraph(std::move(g), CompileOptions{}));
+    CompiledModel m = constantOfShapeModel();
     QCOMPARE(m.kernels.size(), size_t(2));
     QTemporaryDir dir;
     RunReport r = executeModel(m, BackendKind::Cpu, cachedIn(dir));
@@ -295,14 +301,7 @@ class TestBackendBuild : public QObject {
   // them: the constant kernel's output and the initializers lie in the zone at the block's start (offsets fixed
   // by the model), the region's first bytes are kept and the rest zeroed, and the outputs still verify.
   void constantsStayInTheSessionsRegion() {
-    Graph g = parseTsr(R"(graph c {
-      input %x: f32[512,512]
-      const %shape: i64[2] = [512, 512]
-      node w = ConstantOfShape(%shape) {value=tensor<f32[1]> [0.5]} -> %w
-      node add = Add(%x, %w) -> %y
-      output %y
-    })");
-    CompiledModel m = compileKernels(compileGraph(std::move(g), CompileOptions{}));
+    CompiledModel m = constantOfShapeModel();
     const detail::ConstantZone zone = detail::constantZone(*m.graph, m.kernels);
     QVERIFY(zone.at.count("w"));
     QVERIFY(!zone.at.count("x"));  // a graph input changes every run

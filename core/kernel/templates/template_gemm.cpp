@@ -26,7 +26,7 @@ void gemmShared(TracedSchedule& s, const TemplateParams& p, const std::vector<st
   std::string rows = blockTile[2], cols = blockTile[3];
   int64_t bm = extentOf(k, rows), bn = extentOf(k, cols);
   int64_t tm = std::min(p.at("thread_m"), bm), tn = std::min(p.at("thread_n"), bn);
-  int64_t run = std::min(p.count("column_run") ? p.at("column_run") : 1, tn);  // runs past the tile are guarded
+  int64_t run = std::min(p.at("column_run"), tn);  // runs past the tile are guarded
   auto [mi, ty] = splitBy(s, rows, (bm + tm - 1) / tm);
   auto [runs, nr] = splitBy(s, cols, run);  // nr: the columns of one run ("" when run = 1)
   auto [ni, tx] = splitBy(s, runs, (bn + tn - 1) / tn);
