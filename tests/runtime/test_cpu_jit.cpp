@@ -139,6 +139,33 @@ class TestCpuJit : public QObject {
     qInfo("compiled in %.0f ms with %s", b.compileMs, cc.compilerPath().c_str());
     runVectorAdd(*b.library);
   }
+  // Modules are linked without libstdc++ (its symbol table made most of the link's time): the C++ runtime a
+  // kernel may use (new[], a thrown and caught exception, the math library) is found in this process at load.
+  void cppRuntimeComesFromTheLoadingProgram() {
+    const char* source = R"(
+#include <cmath>
+#include <stdexcept>
+extern "C" int uses_runtime(int n) {
+  int* p = new int[n]();
+  int caught = 0;
+  try {
+    if (n > 2) throw std::runtime_error("big");
+  } catch (const std::exception& e) {
+    caught = int(std::sqrt(double(e.what()[0])));  // 'b' is 98
+  }
+  delete[] p;
+  return caught;
+}
+)";
+    CpuCompiler cc;
+    QVERIFY(cc.linksLibraries());
+    CpuBuild b = cc.build(source, "uses_runtime");
+    QVERIFY2(b.ok, b.error.c_str());
+    QCOMPARE(b.command.back(), CpuCompiler::linkLibraries().back());  // the libraries after the source
+    QCOMPARE(b.library->function<int(int)>("uses_runtime")(5), 9);
+    QCOMPARE(b.library->function<int(int)>("uses_runtime")(1), 0);
+    QVERIFY(cc.identity().flags.find("-lgcc_s") != std::string::npos);  // a change of libraries is a new cache key
+  }
   void buildsOnTwoThreadsAtOnce() {
     CpuCompiler cc;
     CpuBuild first, second;

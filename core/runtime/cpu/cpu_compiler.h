@@ -37,7 +37,9 @@ class CpuCompiler {
  public:
   // -O3 -march=native -fopenmp -shared -fPIC -Wl,-z,nodelete: nodelete keeps each object (and the OpenMP runtime
   // it pulls in) mapped after dlclose, so a parked OpenMP thread can never run unmapped code.
+  // -nodefaultlibs too: the libraries to link are linkLibraries(), put after the source.
   static std::vector<std::string> defaultFlags();
+  static const std::vector<std::string>& linkLibraries();
 
   // The first of c++, g++, clang++ on $PATH; "" when there is none.
   static std::string findCompiler();
@@ -57,6 +59,8 @@ class CpuCompiler {
 
   const std::string& compilerPath() const { return path_; }
   const std::vector<std::string>& flags() const { return flags_; }
+  // Whether the flags leave the default libraries out, so that linkLibraries() must name what to link.
+  bool linksLibraries() const;
 
  private:
   std::string path_;
