@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "frontend/model_io.h"
@@ -20,7 +21,9 @@
 #include "runtime/execute/arena.h"
 #include "runtime/execute/backend.h"
 #include "runtime/execute/executor.h"
+#include "runtime/execute/module_batch.h"
 #include "runtime/execute/module_source.h"
+#include "runtime/cache/parallel_jobs.h"
 #include "runtime/execute/from_fusion.h"
 
 using namespace tessera;
@@ -181,6 +184,71 @@ class TestBackendBuild : public QObject {
     QVERIFY(b[2].error.empty() && !b[2].cached);
     QCOMPARE(entriesIn(dir), size_t(1));  // a failed compile stores nothing
     QCOMPARE(runOnFour(*be, 0), (std::vector<float>{2, 3, 4, 5}));
+  }
+
+  // More modules than two a compiler: they build several to a compiler run (module_batch.h), each still its own
+  // module (its own results, cache entry and error), and a unit that does not compile is built again one by one.
+  void cpuModulesCompileInBatches() {
+    QTemporaryDir dir;
+    modcache::ModuleCache cache(dir.path().toStdString());
+    const size_t n = 4 * modcache::hardwareThreads() + 1;
+    std::vector<codegen::GeneratedKernel> ks;
+    for (size_t i = 0; i < n; ++i) ks.push_back(cpuKernel("add_" + std::to_string(i), std::to_string(i) + ".0f"));
+    ks[n / 2] = cpuKernel("bad_k", "undeclared");
+    auto be = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> b = be->build(pointers(ks));
+    std::map<double, int> sharedTimes;  // a batch's members share its time evenly
+    for (size_t i = 0; i < n; ++i) {
+      if (i == n / 2) {
+        QVERIFY2(b[i].error.find("'bad_k'") != std::string::npos, b[i].error.c_str());
+        continue;
+      }
+      QVERIFY2(b[i].error.empty(), b[i].error.c_str());
+      ++sharedTimes[b[i].compileMs];
+      float x = float(i);
+      QCOMPARE(runOnFour(*be, i), (std::vector<float>{1 + x, 2 + x, 3 + x, 4 + x}));
+    }
+    QVERIFY(std::any_of(sharedTimes.begin(), sharedTimes.end(), [](const auto& t) { return t.second > 1; }));
+    QCOMPARE(entriesIn(dir), n - 1);
+    auto again = detail::makeCpuBackend(cache);
+    std::vector<detail::KernelBuild> c = again->build(pointers(ks));
+    for (size_t i = 0; i < n; ++i) QVERIFY(i == n / 2 ? !c[i].error.empty() : c[i].cached);
+    QCOMPARE(runOnFour(*again, n - 1), (std::vector<float>{1.0f + float(n - 1), 2.0f + float(n - 1), 3.0f + float(n - 1),
+                                                           4.0f + float(n - 1)}));
+  }
+
+  void batchesTakeEveryModuleOnce() {
+    std::vector<std::string> sources;
+    for (int i = 0; i < 100; ++i) sources.push_back("prelude" + std::string(size_t(i * 37 % 101), 'x'));
+    for (unsigned threads : {1u, 2u, 3u, 16u})
+      for (size_t n : {size_t(1), size_t(3), size_t(5), size_t(17), size_t(100)}) {
+        std::vector<size_t> modules;
+        for (size_t i = 0; i < n; ++i) modules.push_back(i);
+        auto batches = detail::formBatches(modules, sources, 7, threads);
+        std::vector<size_t> seen;
+        for (const auto& batch : batches) {
+          QVERIFY(!batch.empty() && batch.size() <= detail::kMaxBatch);
+          QVERIFY(std::is_sorted(batch.begin(), batch.end()));
+          seen.insert(seen.end(), batch.begin(), batch.end());
+        }
+        std::sort(seen.begin(), seen.end());
+        QCOMPARE(seen, modules);
+        QVERIFY(batches.size() >= std::min(n, size_t(2 * threads)));  // every compiler has work, twice over
+        QVERIFY(batches.size() == n || batches.size() % threads == 0);  // in whole rounds
+      }
+  }
+
+  void batchSourceTagsEachEntry() {
+    std::string a = "P\nextern \"C\" void tsr_module_entry_call(void** a) {}\n";
+    std::string b = "P\nextern \"C\" void tsr_module_entry_call(void** b) {}\nconst int tsr_module_entry_region = 1;\n";
+    std::string unit = detail::batchSource("P\n", {&a, &b});
+    QCOMPARE(unit.rfind("P\n", 0), size_t(0));
+    QCOMPARE(std::count(unit.begin(), unit.end(), 'P'), 1L);  // the prelude once
+    QVERIFY(unit.find(detail::taggedEntry(a) + "_call(void** a)") != std::string::npos);
+    QVERIFY(unit.find(detail::taggedEntry(b) + "_call(void** b)") != std::string::npos);
+    QVERIFY(unit.find(detail::taggedEntry(b) + "_region") != std::string::npos);
+    QVERIFY(detail::taggedEntry(a) != detail::taggedEntry(b));
+    QVERIFY(unit.find("tsr_module_entry_call") == std::string::npos);
   }
 
   void cpuDamagedEntryIsCompiledAgain() {

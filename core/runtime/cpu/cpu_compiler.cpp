@@ -131,6 +131,7 @@ CpuBuild CpuCompiler::build(const std::string& source, const std::string& name, 
     }
   } else {
     out.error = "C++ compiler could not compile '" + stem + "': " + whyItStopped(r, timeoutSeconds);
+    out.stopped = r.timedOut || r.cancelled;
   }
   out.compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;

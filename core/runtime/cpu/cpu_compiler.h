@@ -19,6 +19,7 @@ struct CpuBuild {
   std::shared_ptr<SharedLibrary> library;  // loaded when ok; closing the last copy unloads it
   std::string image;                 // the shared object's bytes when ok (SharedLibrary::openImage loads them again)
   double compileMs = 0;
+  bool stopped = false;              // the time limit or a cancel stopped the compiler
 };
 
 // What to put in a cache key so a cached result is only reused with the same compiler and flags.

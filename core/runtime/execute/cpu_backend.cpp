@@ -1,6 +1,7 @@
-// The `cpu` backend: one shared object per distinct kernel (module_source.h), compiled by the system compiler
-// concurrently (one compiler process per hardware thread) or taken from the module cache, and run in a worker
-// process (runtime/cpu/cpu_worker.h): a kernel that crashes fails its run and the next run gets a new worker.
+// The `cpu` backend: one module per distinct kernel (module_source.h), taken from the module cache or compiled by
+// the system compiler, several modules to a compiler run (module_batch.h) and one run per hardware thread at
+// once, and run in a worker process (runtime/cpu/cpu_worker.h): a kernel that crashes fails its run and the next
+// run gets a new worker.
 // The executor's arena lives in the worker's shared region (residentMemory), so a kernel runs on its values in
 // place; any other parameter is copied into the region and its outputs back, outside the timing.
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include "runtime/cpu/cpu_threads.h"
 #include "runtime/cpu/cpu_worker.h"
 #include "runtime/execute/backend.h"
+#include "runtime/execute/module_batch.h"
 #include "runtime/execute/module_source.h"
 
 namespace tessera::execute::detail {
@@ -67,20 +69,37 @@ class CpuBackend : public KernelBackend {
     }
     cpu::CpuCompiler compiler;
     const CompilerKey& ck = compilerKey(compiler);
-    modcache::runJobs(kernels.size(), [&](size_t i) {
-      if (owners[i] != i || cancel.cancelled()) return;  // not generated, another kernel builds its module, or cancelled
-      try {
-        buildOne(compiler, {"cpu-so", sources[i], ck.options, ck.target, ck.toolkit}, kernels[i]->entry, out[i], images[i]);
-      } catch (const std::exception& e) {
-        out[i].error = e.what();
+    auto keyOf = [&](size_t i) { return modcache::ModuleKey{"cpu-so", sources[i], ck.options, ck.target, ck.toolkit}; };
+    std::map<std::string, std::vector<size_t>> missing;  // by prelude: the modules the cache lacks
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (owners[i] != i) continue;  // not generated, or another kernel builds its module
+      if (std::optional<std::string> cached = cache_.find(keyOf(i), &out[i].warning)) {
+        images[i] = std::move(*cached);
+        out[i].cached = true;
+        continue;
       }
+      std::string prelude = modulePrelude(*kernels[i]);
+      if (sources[i].compare(0, prelude.size(), prelude) != 0) prelude.clear();  // a whole unit of its own
+      missing[prelude].push_back(i);
+    }
+    std::vector<std::pair<const std::string*, std::vector<size_t>>> batches;
+    for (const auto& [prelude, modules] : missing)
+      for (auto& b : formBatches(modules, sources, prelude.size(), modcache::hardwareThreads()))
+        batches.emplace_back(&prelude, std::move(b));
+    modcache::runJobs(batches.size(), [&](size_t b) {
+      if (cancel.cancelled()) return;
+      const auto& [prelude, members] = batches[b];
+      buildBatch(compiler, *prelude, members, kernels, sources, out, images);
+      for (size_t i : members)
+        if (out[i].error.empty())
+          if (std::string why = cache_.store(keyOf(i), images[i]); !why.empty()) out[i].warning = why;
     });
     shareBuilds(owners, out);
     if (std::any_of(out.begin(), out.end(), [](const KernelBuild& b) { return b.compileMs > 0; })) cache_.trim();
     for (size_t i = 0; i < kernels.size(); ++i) {
       if (kernels[i]) names_[i] = kernels[i]->kernelId;
       if (owners[i] == i && out[i].error.empty() && !images[i].empty())
-        worker_.addModule(i, kernels[i]->entry, std::string(kModuleEntry) + "_call", std::move(images[i]));
+        worker_.addModule(i, kernels[i]->entry, taggedEntry(sources[i]) + "_call", std::move(images[i]));
     }
     return out;
   }
@@ -130,24 +149,33 @@ class CpuBackend : public KernelBackend {
   }
 
  private:
-  // Kernel i's module (key.source, called `name`): its shared object's bytes from the cache, else compiled and
-  // stored. The worker loads it; nothing of it runs in this process.
-  void buildOne(const cpu::CpuCompiler& compiler, const modcache::ModuleKey& key, const std::string& name,
-                KernelBuild& b, std::string& image) {
-    if (std::optional<std::string> cached = cache_.find(key, &b.warning)) {
-      image = std::move(*cached);
-      b.cached = true;
+  // The modules `members` (each source starting with `prelude`) built by one compiler run, its time shared
+  // evenly among them. When the unit does not compile, each is built alone so that the error is its own.
+  void buildBatch(const cpu::CpuCompiler& compiler, const std::string& prelude, const std::vector<size_t>& members,
+                  const std::vector<const codegen::GeneratedKernel*>& kernels, const std::vector<std::string>& sources,
+                  std::vector<KernelBuild>& out, std::vector<std::string>& images) {
+    std::vector<const std::string*> units;
+    for (size_t i : members) units.push_back(&sources[i]);
+    const std::string& first = kernels[members[0]]->entry;
+    std::string name = members.size() == 1 ? first : first + "_and_" + std::to_string(members.size() - 1) + "_more";
+    cpu::CpuBuild built = compiler.build(batchSource(prelude, units), name, 300, cancel.flag());
+    if (!built.ok && !built.stopped && members.size() > 1) {
+      for (size_t i : members) buildBatch(compiler, prelude, {i}, kernels, sources, out, images);
       return;
     }
-    cpu::CpuBuild one = compiler.build(key.source, name, 300, cancel.flag());
-    b.compileMs = one.compileMs;
-    if (!one.ok) {
-      b.error = one.error;
-      return;
+    for (size_t i : members) {
+      out[i].compileMs = built.compileMs / double(members.size());
+      if (!built.ok) {
+        out[i].error = built.error;
+        continue;
+      }
+      try {
+        built.library->symbol(taggedEntry(sources[i]) + "_call");
+        images[i] = built.image;
+      } catch (const std::exception& e) {
+        out[i].error = e.what();
+      }
     }
-    one.library->symbol(std::string(kModuleEntry) + "_call");
-    if (std::string why = cache_.store(key, one.image); !why.empty()) b.warning = why;
-    image = std::move(one.image);
   }
 
   bool resident(const ParamBuffer& p) const {

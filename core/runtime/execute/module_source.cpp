@@ -52,8 +52,8 @@ bool suffixAt(const std::string& text, size_t at, const std::string& suffix) {
   return text.compare(at, suffix.size(), suffix) == 0 && (end == text.size() || !identifierChar(text[end]));
 }
 
-// Every whole-identifier `name`, and `name` as the prefix of name_call and name_region (the CPU wrapper and its
-// marker, codegen's callWrapper), becomes `to`.
+}  // namespace
+
 std::string renamed(const std::string& text, const std::string& name, const std::string& to) {
   std::string out;
   size_t from = 0;
@@ -69,11 +69,11 @@ std::string renamed(const std::string& text, const std::string& name, const std:
   return out.append(text, from, std::string::npos);
 }
 
-}  // namespace
-
 std::string moduleSource(const codegen::GeneratedKernel& k) {
   return renamed(withoutComments(k.source), k.entry, kModuleEntry);
 }
+
+std::string modulePrelude(const codegen::GeneratedKernel& k) { return withoutComments(k.prelude); }
 
 std::vector<size_t> moduleOwners(const std::vector<const codegen::GeneratedKernel*>& kernels, codegen::Target target,
                                  std::vector<std::string>& sources) {

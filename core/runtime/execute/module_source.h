@@ -14,8 +14,14 @@ namespace tessera::execute::detail {
 
 constexpr const char* kModuleEntry = "tsr_module_entry";
 
+// Every whole-identifier `name`, and `name` as the prefix of name_call and name_region (the CPU wrapper and its
+// marker, codegen's callWrapper), becomes `to`.
+std::string renamed(const std::string& text, const std::string& name, const std::string& to);
+
 // `k.source` without comments, k.entry (and k.entry + "_call") renamed to kModuleEntry (+ "_call").
 std::string moduleSource(const codegen::GeneratedKernel& k);
+// The start of moduleSource(k) that is its prelude (k.prelude without comments).
+std::string modulePrelude(const codegen::GeneratedKernel& k);
 
 constexpr size_t kNoModule = size_t(-1);
 

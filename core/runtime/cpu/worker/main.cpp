@@ -66,7 +66,9 @@ class Server {
  private:
   void load(const LoadRequest& q) {
     Module m;
-    m.library = SharedLibrary::openImage(q.image, q.name);
+    std::shared_ptr<SharedLibrary>& loaded = libraries_[q.image];  // a batch's image serves several slots
+    if (!loaded) loaded = SharedLibrary::openImage(q.image, q.name);
+    m.library = loaded;
     m.entry = m.library->function<Entry>(q.symbol);
     std::string marker = regionMarker(q.symbol);
     m.sharesRegion = !marker.empty() && m.library->has(marker);
@@ -131,6 +133,7 @@ class Server {
   }
 
   std::map<uint32_t, Module> modules_;
+  std::map<std::string, std::shared_ptr<SharedLibrary>> libraries_;  // by image: each loaded once
   std::byte* region_ = nullptr;
   uint64_t regionBytes_ = 0;
 };
