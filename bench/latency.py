@@ -13,7 +13,9 @@ its compiled graph and kernels kept); from the run's JSON: build_ms (generate + 
 and the largest of the kernels' compile times (the largest is what re-timing after one kernel's schedule edit
 costs on top of a warm run), total_ms (the kernels' summed medians) and launches_s = total_ms x (reps + 2
 warm-up launches), the part of the wall spent in the timed launches themselves. `--budget-ms N` adds a warm run with
-`run --budget-ms N`, `--no-cache` one with the cache off (every kernel compiled, as before the cache). Writes latency.json and latency.md into --out.
+`run --budget-ms N`, `--no-cache` one with the cache off (every kernel compiled, as before the cache). `--window`
+times what the window shows first instead: the run checked against the reference at the window's reps (its
+unfused baseline follows there, after the times are shown). Writes latency.json and latency.md into --out.
 """
 import argparse
 import glob
@@ -47,9 +49,16 @@ def parse_args():
     p.add_argument("--no-cache", action="store_true", help="also time a run with --no-cache")
     p.add_argument("--budget-ms", type=float, default=0, help="also time a warm run with run --budget-ms N")
     p.add_argument("--extra", default="", help="more run flags, e.g. '--arch sm_90'")
+    p.add_argument("--window", action="store_true",
+                   help="time what the window shows first: the run checked against the reference, with the window's "
+                        "reps (5 cpu, 20 cuda; --reps is ignored); its unfused baseline, which the window shows "
+                        "after, is left out as ever")
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--out", default="bench-out")
-    return p.parse_args()
+    a = p.parse_args()
+    if a.window:
+        a.reps = 5 if a.backend == "cpu" else 20
+    return a
 
 
 def models(spec):
@@ -60,8 +69,9 @@ def models(spec):
 
 
 def run_once(args, model, cache_dir, no_cache=False, budget_ms=0, repeat=1):
-    cmd = shlex.split(args.cli) + ["run", model, "--backend", args.backend, "--no-reference", "--no-baseline",
-                                   "--json", "--reps", str(args.reps)] + shlex.split(args.extra)
+    checks = [] if args.window else ["--no-reference"]
+    cmd = shlex.split(args.cli) + ["run", model, "--backend", args.backend, "--no-baseline", "--json",
+                                   "--reps", str(args.reps)] + checks + shlex.split(args.extra)
     if repeat > 1:
         cmd += ["--repeat", str(repeat)]
     if no_cache:
@@ -145,7 +155,7 @@ def main():
               f"warm {w['wall_s']:6.2f} s (build {w.get('build_s', 0):5.2f}, {w.get('cached', 0)}/"
               f"{w.get('kernels', 0)} cached)" + (f"  ERROR {c['error']}" if "error" in c else ""), flush=True)
     os.makedirs(args.out, exist_ok=True)
-    meta = {"backend": args.backend, "cli": args.cli, "cpus": os.cpu_count(), "reps": args.reps,
+    meta = {"backend": args.backend, "cli": args.cli, "cpus": os.cpu_count(), "reps": args.reps, "window": args.window,
             "load_average": os.getloadavg()[0],
             "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     with open(os.path.join(args.out, "latency.json"), "w") as f:

@@ -117,6 +117,10 @@ class Driver {
   // Run on the backend: kept as the Run stage (the last run) until something earlier changes.
   std::shared_ptr<const RunStage> run(const RunRequest& request, const CancelToken& cancel = {});
   std::shared_ptr<const RunStage> lastRun() const;
+  // The unfused baseline of a run made with request.baseline false (execute::executeBaseline), for the same
+  // request: the window shows the run first and its baseline when it comes. Its report, to merge with
+  // execute::addBaseline (the kept run, when it is `ran`, gets it here); empty when `ran` did not run to its end.
+  execute::RunReport baseline(const RunRequest& request, const RunStage& ran, const CancelToken& cancel = {});
 
   // The device every estimate, tuned schedule and run assumes: the backend's (the GPU's for the reference
   // backend, which runs no generated kernels). The one place this is decided.
@@ -145,6 +149,7 @@ class Driver {
   KernelStage lowerAll(std::shared_ptr<const CompileResult> compile, const DriverOptions& o, kernel::Machine machine,
                        const CancelToken& cancel, const Progress& progress);
   void dropFrom(Stage stage);  // under the lock
+  execute::RunOptions runOptions(const RunRequest& request, const CancelToken& cancel);  // not under the lock
 
   std::shared_ptr<const Graph> model_;
   mutable std::mutex mutex_;

@@ -59,19 +59,13 @@ std::shared_ptr<const PtxStage> Driver::ptx(const std::string& arch, const std::
   return p;
 }
 
-std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const CancelToken& cancel) {
-  std::unique_lock lock(mutex_);
-  const execute::BackendKind backend = options_.backend;
-  const std::string arch = options_.arch, remote = options_.remote;
-  const uint64_t generation = generation_;
-  lock.unlock();
-  auto r = std::make_shared<RunStage>();
-  r->kernels = kernelsFor(execute::machineOf(backend), cancel);
+execute::RunOptions Driver::runOptions(const RunRequest& request, const CancelToken& cancel) {
+  const DriverOptions d = options();
   execute::RunOptions o;
   o.reps = request.reps;
   o.warmup = request.warmup;
-  o.arch = arch;
-  o.remote = remote;
+  o.arch = d.arch;
+  o.remote = d.remote;
   o.inputs = request.inputs;
   o.seed = request.seed;
   o.verify = request.verify;
@@ -80,7 +74,19 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
   o.keepValues = request.keepValues;
   o.memoryLimit = request.memoryLimit;
   o.cancel = cancel;
+  std::lock_guard lock(mutex_);
   o.session = session_;  // a repeat keeps the cpu worker and the model's constants in its memory
+  return o;
+}
+
+std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const CancelToken& cancel) {
+  std::unique_lock lock(mutex_);
+  const execute::BackendKind backend = options_.backend;
+  const uint64_t generation = generation_;
+  lock.unlock();
+  auto r = std::make_shared<RunStage>();
+  r->kernels = kernelsFor(execute::machineOf(backend), cancel);
+  execute::RunOptions o = runOptions(request, cancel);
   if (backend != execute::BackendKind::Reference) o.predictMs = predictor();
   const execute::CompiledModel& m = r->kernels->model;
   r->report = request.baseline ? execute::executeWithBaseline(m, backend, o) : execute::executeModel(m, backend, o);
@@ -96,6 +102,19 @@ std::shared_ptr<const RunStage> Driver::run(const RunRequest& request, const Can
     kept_.run = r;
   }
   return r;
+}
+
+execute::RunReport Driver::baseline(const RunRequest& request, const RunStage& ran, const CancelToken& cancel) {
+  const execute::BackendKind backend = options().backend;
+  if (backend == execute::BackendKind::Reference || !ran.report.ran || !ran.report.stopped.empty()) return {};
+  execute::RunReport b = execute::executeBaseline(ran.kernels->model, backend, runOptions(request, cancel));
+  std::lock_guard lock(mutex_);
+  if (kept_.run && kept_.run->kernels == ran.kernels) {  // the kept run is this one: it gets the baseline too
+    auto kept = std::make_shared<RunStage>(*kept_.run);
+    execute::addBaseline(kept->report, b);
+    kept_.run = kept;
+  }
+  return b;
 }
 
 std::shared_ptr<const RunStage> Driver::lastRun() const {

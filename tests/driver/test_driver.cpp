@@ -167,6 +167,29 @@ class TestDriver : public QObject {
     QCOMPARE(recompiled->report.keptBytes, 0.0);
   }
 
+  // The window shows a run before its unfused baseline: a run without it, then the baseline of that run, which the
+  // kept Run stage takes too; a run that did not run has none.
+  void theBaselineFollowsARun() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    RunRequest request;
+    request.reps = 1;
+    request.warmup = 0;
+    request.baseline = false;
+    auto ran = d.run(request);
+    QVERIFY(ran->report.outputsVerified);
+    QVERIFY(ran->report.baselineTotalMs <= 0);
+    execute::RunReport base = d.baseline(request, *ran);
+    QVERIFY2(base.ran && base.totalMs > 0, base.toJson().dump().c_str());
+    QVERIFY(base.kernels.size() > ran->report.kernels.size());  // one kernel per node
+    QCOMPARE(d.lastRun()->report.baselineTotalMs, base.totalMs);
+    QVERIFY(ran->report.baselineTotalMs <= 0);  // what was handed out stays as it was
+    RunStage notRun;
+    notRun.kernels = ran->kernels;
+    QVERIFY(!d.baseline(request, notRun).ran);
+  }
+
   void eachMachineSchedulesItsOwnKernels() {
     QTemporaryDir cache;
     Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));

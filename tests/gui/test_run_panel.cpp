@@ -185,10 +185,26 @@ class TestRunPanel : public QObject {
     runs->setBackend("cpu");
     QCOMPARE(runs->backend().name, QString("cpu"));
     QVERIFY(panel->runButton()->isEnabled());
+    std::vector<std::shared_ptr<const RunResult>> shown;  // the run as the window showed it, in order
+    std::vector<QString> summaries;
+    connect(runs, &RunController::runFinished, this, [&](std::shared_ptr<const RunResult> r) {
+      shown.push_back(r);
+      summaries.push_back(panel->summary());
+    });
     QTest::mouseClick(panel->runButton(), Qt::LeftButton);
     QVERIFY(runs->running());
     QVERIFY(waitForRun(runs, nullptr));
     auto run = runs->lastRun();
+    // Its verified times first, while the unfused baseline is still being built and timed; then with it, in its
+    // place (not as a previous run).
+    QCOMPARE(shown.size(), size_t(2));
+    QVERIFY(shown[0]->baselinePending && shown[0]->report.ran && shown[0]->report.outputsVerified);
+    QVERIFY(shown[0]->report.baselineTotalMs <= 0);  // none yet
+    QVERIFY2(summaries[0].contains("unfused baseline: timing"), qPrintable(summaries[0]));
+    QCOMPARE(shown[1], run);
+    QVERIFY(!run->baselinePending);
+    QCOMPARE(run->report.totalMs, shown[0]->report.totalMs);
+    QVERIFY(!runs->previousRun());
     QVERIFY2(run->error.isEmpty(), qPrintable(run->error));
     QVERIFY2(run->report.ran, run->report.cannotRun.c_str());
     // One row per kernel, all verified, each with a measured time.

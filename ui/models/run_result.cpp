@@ -55,6 +55,8 @@ QString runSummary(const RunResult& run) {
              .arg(r.baselineTotalMs, 0, 'f', 3)
              .arg(r.totalMs > 0 ? std::max(r.baselineTotalMs / r.totalMs, r.totalMs / r.baselineTotalMs) : 0, 0, 'f', 2)
              .arg(r.baselineTotalMs >= r.totalMs ? QObject::tr("faster") : QObject::tr("slower"));
+  else if (run.baselinePending)
+    s += QObject::tr(" · unfused baseline: timing…");
   if (r.onceMs > 0) s += QObject::tr(" · once at load %1 ms").arg(r.onceMs, 0, 'f', 3);
   if (r.wholeMs >= 0) s += QObject::tr(" · whole run %1 ms").arg(r.wholeMs, 0, 'f', 3);
   if (r.graphMs >= 0) s += QObject::tr(" (as one CUDA graph %1 ms)").arg(r.graphMs, 0, 'f', 3);

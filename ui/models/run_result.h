@@ -40,7 +40,8 @@ struct RunResult {
   DevicePeaks peaks;
   std::map<std::string, std::string> kinds;  // group id → kind ("gemm+epilogue")
   QString error;     // the job itself failed (no kernels, an exception): why
-  double wallMs = 0; // the whole job: generate, build, run, verify, baseline
+  double wallMs = 0; // the whole job: generate, build, run, verify, baseline (so far, while baselinePending)
+  bool baselinePending = false;  // shown before the unfused baseline, which is still being built and timed
   bool predicted = false;  // the cost model filled KernelReport::predictedMs
   std::shared_ptr<const TensorValues> values;  // null unless values were kept
 };

@@ -6,6 +6,7 @@
 
 #include "tune/target.h"
 #include "runtime/cpu/cpu_threads.h"
+#include "runtime/execute/executor.h"
 #include "runtime/execute/memory_limit.h"
 #include "tune/tuner.h"
 #include "ui/code/code_controller.h"
@@ -81,32 +82,52 @@ execute::MemoryLimit hostMemoryLimitSetting() {
 }
 
 // The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
-// `valueBudget` > 0: the values are kept within that many bytes (keepValues).
+// `valueBudget` > 0: the values are kept within that many bytes (keepValues). The unfused baseline runs after
+// the model's run, which `soFar` gets first (baselinePending), so its times show while the baseline builds.
 std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& backend,
                                        std::map<std::string, std::string> kinds, int64_t valueBudget,
-                                       const CancelToken& cancel) {
+                                       const CancelToken& cancel,
+                                       const std::function<void(std::shared_ptr<const RunResult>)>& soFar) {
   auto r = std::make_shared<RunResult>();
   r->backend = backend.name;
   r->kinds = std::move(kinds);
   const auto start = std::chrono::steady_clock::now();
+  auto wallMs = [start] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  };
   try {
     driver::RunRequest request;
     request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
     request.keepValues = valueBudget > 0;
     request.memoryLimit = hostMemoryLimitSetting();
+    request.baseline = false;  // below, once the run is shown
     if (backend.kind != execute::BackendKind::Reference) {
       r->peaks = peaksOf(d.target()->costDevice);
       r->predicted = true;
     }
-    r->report = d.run(request, cancel)->report;
+    std::shared_ptr<const driver::RunStage> ran = d.run(request, cancel);
+    r->report = ran->report;
     if (!r->report.device.empty()) r->peaks.name = QString::fromStdString(r->report.device);
     if (valueBudget > 0 && r->report.ran) r->values = keepValues(d, r->report, valueBudget, cancel);
+    if (backend.kind != execute::BackendKind::Reference && r->report.ran && r->report.stopped.empty()) {
+      auto shown = std::make_shared<RunResult>(*r);
+      shown->baselinePending = true;
+      shown->wallMs = wallMs();
+      soFar(shown);
+      try {
+        execute::addBaseline(r->report, d.baseline(request, *ran, cancel));
+      } catch (const Cancelled&) {
+        throw;
+      } catch (const std::exception& e) {  // the run stands without it
+        r->report.messages.push_back(std::string("baseline: ") + e.what());
+      }
+    }
   } catch (const Cancelled&) {
     throw;
   } catch (const std::exception& e) {
     r->error = QString::fromStdString(e.what());
   }
-  r->wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r->wallMs = wallMs();
   return r;
 }
 
@@ -298,6 +319,7 @@ void RunController::cancel() {
   if (!running_ && !tuning_) return;
   runJob_.cancel();
   tuneJob_.cancel();
+  settleBaseline();
   runWanted_ = tuneWanted_ = false;
   setBusy(false, false, tr("Cancelled"));
 }
@@ -320,13 +342,16 @@ void RunController::setBusy(bool running, bool tuning, const QString& what) {
 }
 
 void RunController::startRun(std::shared_ptr<const CodeResult> code) {
+  settleBaseline();
   setBusy(true, tuning_, tr("Running %n kernel(s) on %1", nullptr, int(code->kernels.size())).arg(backend().name));
   emit progress(tr("run"), 0, 0);
   std::shared_ptr<driver::Driver> d = session_->driver();
   std::shared_ptr<const CompileResult> compile = code->compile;
   const int64_t budget = keepValues_ ? valueBudget_ : 0;
-  runJob_.start([d, b = backend(), kinds = groupKinds(*compile), budget](const JobContext& job) {
-                  return runOn(*d, b, kinds, budget, job.cancel);
+  runJob_.start([this, d, b = backend(), kinds = groupKinds(*compile), budget, compile](const JobContext& job) {
+                  return runOn(*d, b, kinds, budget, job.cancel, [this, &job, compile](std::shared_ptr<const RunResult> r) {
+                    job.post([this, compile, r] { showRun(compile, r); });
+                  });
                 },
                 [this, compile](JobOutcome<std::shared_ptr<const RunResult>> outcome) {
                   if (outcome.ok()) return acceptRun(compile, *outcome.value);
@@ -338,13 +363,29 @@ void RunController::startRun(std::shared_ptr<const CodeResult> code) {
 }
 
 void RunController::acceptRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
-  previous_ = last_;
+  showRun(std::move(compile), std::move(run));
+  setBusy(false, tuning_, runSummary(*last_));
+}
+
+void RunController::showRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run) {
+  const bool sameRun = last_ && last_->baselinePending;  // the baseline of the run shown: it takes its place
+  if (!sameRun) previous_ = last_;
   last_ = std::move(run);
   lastCompile_ = std::move(compile);
-  setBusy(false, tuning_, runSummary(*last_));
-  for (const auto& m : last_->report.messages) emit message(QString::fromStdString(m));
+  if (last_->baselinePending)
+    setBusy(true, tuning_, tr("Timing the unfused baseline on %1").arg(last_->backend));
+  const size_t said = sameRun ? shownMessages_ : 0;  // the baseline's messages follow the run's
+  for (size_t i = said; i < last_->report.messages.size(); ++i) emit message(QString::fromStdString(last_->report.messages[i]));
+  shownMessages_ = last_->report.messages.size();
   emit runFinished(last_);
   emit overlayChanged(currentOverlay());
+}
+
+void RunController::settleBaseline() {
+  if (!last_ || !last_->baselinePending) return;
+  auto settled = std::make_shared<RunResult>(*last_);  // shown without it: the baseline was cancelled or dropped
+  settled->baselinePending = false;
+  last_ = settled;
 }
 
 std::map<QString, GroupTiming> RunController::currentOverlay() const {

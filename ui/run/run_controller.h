@@ -3,7 +3,7 @@
 // it through SessionController::runs()). A run is the model driver's Run stage (core/driver): the kernels of its
 // Kernel stage (the session's schedules, else the tuning cache's for the backend, else the defaults), so what
 // runs is what the Levels and Schedule panels show and what `tessera-cli run` runs; it generates, builds, times
-// and verifies every kernel and the unfused baseline and comes back as one RunResult; a tune ranks and measures each kernel's candidates (core/tune) and comes back as schedule
+// and verifies every kernel, shows that RunResult, then times the unfused baseline and shows it again with it; a tune ranks and measures each kernel's candidates (core/tune) and comes back as schedule
 // overrides, pushed through the undo stack. After the first run, a new compile or schedule re-runs by itself.
 #include <QObject>
 #include <atomic>
@@ -114,6 +114,10 @@ class RunController : public QObject {
   void startRun(std::shared_ptr<const CodeResult> code);
   void startTune(std::shared_ptr<const CodeResult> code);
   void acceptRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run);
+  // A run's result made the last: the finished one, or one still timing its baseline (which then replaces it).
+  void showRun(std::shared_ptr<const CompileResult> compile, std::shared_ptr<const RunResult> run);
+  // The last run no longer waits for a baseline (cancelled, or another run started).
+  void settleBaseline();
   void acceptTune(const execute::ScheduleSet& tuned, const nlohmann::json& report, const QString& summary);
   void onCompiled();
   void wantRun();
@@ -135,6 +139,7 @@ class RunController : public QObject {
   bool runWanted_ = false, tuneWanted_ = false;  // waiting for the kernels
   bool autoRun_ = false;  // a run was asked for: new kernels run again by themselves
   bool keepValues_ = false;
+  size_t shownMessages_ = 0;  // the last run's messages already said
   int64_t valueBudget_ = int64_t(512) << 20;
   BackgroundJob<std::shared_ptr<const RunResult>> runJob_;
   BackgroundJob<TuneOutcome> tuneJob_;

@@ -517,18 +517,24 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   return r;
 }
 
-RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
-  if (backend != BackendKind::Reference) checkHostMemory(m, backend, o, true);
-  RunReport r = executeModel(m, backend, o);
-  if (backend == BackendKind::Reference || !r.ran || !r.stopped.empty()) return r;  // a stopped run has no total
-  // The baseline under the model's precision policy, so the fusion's gain is like for like.
+RunReport executeBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
   kernel::KernelSpec first = m.kernels.empty() ? kernel::KernelSpec{} : m.kernels.front().spec;
   CompiledModel base = compileKernels(m.graph, unfusedGroups(*m.graph, first.tf32, first.machine));
   RunOptions baseOptions = o;
   baseOptions.sessionSlot = o.sessionSlot + " baseline";  // its own worker and constants, beside the model's
-  RunReport b = executeModel(base, backend, baseOptions);
+  return executeModel(base, backend, baseOptions);
+}
+
+void addBaseline(RunReport& r, const RunReport& b) {
   if (b.ran) r.baselineTotalMs = b.totalMs;
   for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);
+}
+
+RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {
+  if (backend != BackendKind::Reference) checkHostMemory(m, backend, o, true);
+  RunReport r = executeModel(m, backend, o);
+  if (backend == BackendKind::Reference || !r.ran || !r.stopped.empty()) return r;  // a stopped run has no total
+  addBaseline(r, executeBaseline(m, backend, o));
   return r;
 }
 

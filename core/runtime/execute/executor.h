@@ -72,7 +72,13 @@ struct RunOptions {
 };
 
 RunReport executeModel(const CompiledModel& model, BackendKind backend, const RunOptions& options);
-// executeModel, then the unfused baseline of the same graph for the total.
+// executeModel, then the unfused baseline of the same graph for the total (addBaseline), unless the run stopped.
 RunReport executeWithBaseline(const CompiledModel& model, BackendKind backend, const RunOptions& options);
+// The unfused baseline of `model`'s graph alone: one kernel per node under the model's precision policy, so the
+// fusion's gain is like for like, in its own session slot (options.sessionSlot + " baseline"). The window runs
+// it after showing the model's run.
+RunReport executeBaseline(const CompiledModel& model, BackendKind backend, const RunOptions& options);
+// `run` given the baseline's total (when it ran) and its messages, each as "baseline: ...".
+void addBaseline(RunReport& run, const RunReport& baseline);
 
 }  // namespace tessera::execute
