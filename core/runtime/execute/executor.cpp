@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <set>
 
 #include "ir/error.h"
@@ -469,6 +470,16 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   codegen::Target target = backend == BackendKind::Cuda ? codegen::Target::Cuda : codegen::Target::Cpu;
   std::vector<const codegen::GeneratedKernel*> gen = generateKernels(m, target, o, r);
   checkDeviceMemory(*be, m, gen, o);
+  // The reference runs while the kernels build: on a GPU machine the compiles leave the host's cores idle, and
+  // on the host the last compiles leave some. Its values are needed only once the kernels run.
+  std::future<ReferenceResult> reference;
+  if (o.verify && be->cannotRun().empty()) reference = std::async(std::launch::async, [&g, &inputs, &o] {
+      ReferenceOptions ro;
+      ro.keepAll = true;
+      ro.cancel = o.cancel;
+      ro.stopWithoutSemantics = true;  // up to the node the run stops before (runKernels)
+      return runReference(g, inputs, ro);
+    });
   buildKernels(*be, gen, r);
   o.cancel.check();  // a killed compiler reports an error per kernel; the run is cancelled, not failed
   r.buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - buildStart).count();
@@ -479,11 +490,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     r.messages.push_back(r.cannotRun);
     return r;
   }
-  ReferenceOptions ro;
-  ro.keepAll = true;
-  ro.cancel = o.cancel;
-  ro.stopWithoutSemantics = true;  // up to the node the run stops before (runKernels)
-  ReferenceResult ref = o.verify ? runReference(g, inputs, ro) : ReferenceResult{};
+  ReferenceResult ref = reference.valid() ? reference.get() : ReferenceResult{};
   const size_t arenaSize = detail::arenaBytes(g, m.kernels);
   const detail::ConstantZone zone = detail::constantZone(g, m.kernels);
   const std::set<std::string>* kept = nullptr;
