@@ -139,9 +139,17 @@ class TestDriver : public QObject {
     QCOMPARE(first->report.keptBytes, 0.0);
     size_t weights = 0;
     for (const Value* v : first->kernels->model.graph->initializers()) weights += v->initializer()->byteSize();
+    auto reused = [](const execute::RunReport& r, const std::string& prefix) {
+      return std::find(r.messages.begin(), r.messages.end(),
+                       prefix + "reference: the last run's values (the same graph and inputs)") != r.messages.end();
+    };
+    QVERIFY(!reused(first->report, ""));
+    QVERIFY(reused(first->report, "baseline: "));  // the same graph on the same inputs: checked against the run's
     request.seed = 7;
     auto second = d.run(request);
     QVERIFY2(second->report.outputsVerified, second->report.toJson().dump().c_str());
+    QVERIFY(!reused(second->report, ""));  // other inputs: the reference runs again
+    QVERIFY(reused(d.run(request)->report, ""));
     QVERIFY2(second->report.keptBytes >= double(weights), qPrintable(QString::number(second->report.keptBytes)));
     const auto a = first->report.outputs.front().bytes(), b = second->report.outputs.front().bytes();
     QVERIFY(!std::equal(a.begin(), a.end(), b.begin(), b.end()));  // other inputs, other outputs

@@ -97,7 +97,7 @@ namespace tessera::execute {
 
 // A RunSession's slot: the backend, and whose constants its resident memory holds from the last clean run.
 struct RunSession::Kept {
-  std::unique_ptr<detail::KernelBackend> backend;
+  std::unique_ptr<detail::KernelBackend> backend;  // null for one that is not kept (cuda)
   std::shared_ptr<const Graph> graph;  // null: no constants are kept
   std::string zoneSignature;           // ConstantZone::signature of that run
   std::set<std::string> zoneValues;    // the zone's values it placed (Arena::zoneValues)

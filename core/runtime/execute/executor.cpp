@@ -8,6 +8,7 @@
 #include <set>
 
 #include "ir/error.h"
+#include "ir/fnv.h"
 #include "ops/registry.h"
 #include "ops/stats.h"
 #include "runtime/execute/arena.h"
@@ -276,6 +277,20 @@ class SessionBackend {
   std::unique_ptr<detail::KernelBackend> be_;
 };
 
+// What names a run's inputs for a kept reference: the seed they were drawn from, else a hash of the given ones;
+// "" for inputs it cannot name.
+std::string inputsKeyOf(const RunOptions& o, const std::vector<Tensor>& inputs) {
+  if (o.inputs.empty()) return "seed " + std::to_string(o.seed);
+  std::string all;
+  for (const Tensor& t : inputs) {
+    if (t.dtype() == DType::String) return "";  // its elements are not its bytes: never reused
+    all += std::string(dtypeName(t.dtype())) + shapeToString(t.shape()) + ";";
+    const auto b = t.bytes();
+    all += fnv1a64Hex(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  }
+  return "inputs " + fnv1a64Hex(all);
+}
+
 // Generates every kernel's source. One that could not be generated stays NotCompiled with the reason in its
 // message (and a null entry in what is returned); a host group has a null entry too, ready to run.
 std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel& m, codegen::Target target,
@@ -471,9 +486,13 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
   std::vector<const codegen::GeneratedKernel*> gen = generateKernels(m, target, o, r);
   checkDeviceMemory(*be, m, gen, o);
   // The reference runs while the kernels build: on a GPU machine the compiles leave the host's cores idle, and
-  // on the host the last compiles leave some. Its values are needed only once the kernels run.
+  // on the host the last compiles leave some. Its values are needed only once the kernels run. A session's last
+  // run of the same graph on the same inputs left it: a repeat, or new schedules, need not run it again.
+  const std::string inputsKey = inputsKeyOf(o, inputs);
+  std::shared_ptr<const ReferenceResult> keptReference =
+      o.verify && o.session ? o.session->reference(m.graph, inputsKey) : nullptr;
   std::future<ReferenceResult> reference;
-  if (o.verify && be->cannotRun().empty()) reference = std::async(std::launch::async, [&g, &inputs, &o] {
+  if (o.verify && !keptReference && be->cannotRun().empty()) reference = std::async(std::launch::async, [&g, &inputs, &o] {
       ReferenceOptions ro;
       ro.keepAll = true;
       ro.cancel = o.cancel;
@@ -490,7 +509,14 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     r.messages.push_back(r.cannotRun);
     return r;
   }
-  ReferenceResult ref = reference.valid() ? reference.get() : ReferenceResult{};
+  if (keptReference) {
+    r.messages.push_back("reference: the last run's values (the same graph and inputs)");
+  } else if (reference.valid()) {
+    keptReference = std::make_shared<const ReferenceResult>(reference.get());
+    if (o.session) o.session->keepReference(m.graph, inputsKey, keptReference);
+  }
+  static const ReferenceResult kNoReference;
+  const ReferenceResult& ref = keptReference ? *keptReference : kNoReference;
   const size_t arenaSize = detail::arenaBytes(g, m.kernels);
   const detail::ConstantZone zone = detail::constantZone(g, m.kernels);
   const std::set<std::string>* kept = nullptr;

@@ -1,6 +1,7 @@
 #include "runtime/execute/run_session.h"
 
 #include "runtime/execute/backend.h"
+#include "runtime/reference/interpreter.h"
 
 namespace tessera::execute {
 
@@ -26,8 +27,31 @@ void RunSession::put(const std::string& key, std::unique_ptr<Kept> kept) {
 
 void RunSession::clear() {
   std::map<std::string, std::unique_ptr<Kept>> dropped;
+  std::shared_ptr<const ReferenceResult> reference;
   std::lock_guard<std::mutex> lock(mutex_);
   dropped.swap(slots_);
+  reference.swap(reference_);
+  referenceGraph_ = nullptr;
+}
+
+std::shared_ptr<const ReferenceResult> RunSession::reference(const std::shared_ptr<const Graph>& graph,
+                                                             const std::string& inputs) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const bool same = !inputs.empty() && reference_ && referenceGraph_ == graph && referenceInputs_ == inputs;
+  return same ? reference_ : nullptr;
+}
+
+void RunSession::keepReference(const std::shared_ptr<const Graph>& graph, const std::string& inputs,
+                               std::shared_ptr<const ReferenceResult> result) {
+  size_t bytes = 0;
+  for (const auto& [name, t] : result->values) bytes += t.byteSize();
+  const bool keep = !inputs.empty() && bytes <= kMaxReferenceBytes;
+  std::shared_ptr<const ReferenceResult> replaced;  // freed outside the lock
+  std::lock_guard<std::mutex> lock(mutex_);
+  replaced = std::move(reference_);
+  reference_ = keep ? std::move(result) : nullptr;
+  referenceGraph_ = keep ? graph : nullptr;
+  referenceInputs_ = inputs;
 }
 
 }  // namespace tessera::execute

@@ -11,6 +11,11 @@
 #include <mutex>
 #include <string>
 
+namespace tessera {
+class Graph;
+struct ReferenceResult;  // runtime/reference/interpreter.h
+}
+
 namespace tessera::execute {
 
 class RunSession {
@@ -24,11 +29,23 @@ class RunSession {
   // The slot `key` (a backend and the model's run in it), taken out: null when none is kept.
   std::unique_ptr<Kept> take(const std::string& key);
   void put(const std::string& key, std::unique_ptr<Kept> kept);
-  void clear();  // drops every backend kept (its worker ends, its region is freed)
+  void clear();  // drops every backend kept (its worker ends, its region is freed) and the reference
+
+  // The reference interpreter's result of `graph` on the inputs named `inputs` (a seed, or a hash of the given
+  // inputs), kept by the last run that ran it: a repeat, a run with new schedules and the unfused baseline (the
+  // same graph) check against it without running it again. Null when none matches or `inputs` is "".
+  std::shared_ptr<const ReferenceResult> reference(const std::shared_ptr<const Graph>& graph, const std::string& inputs);
+  // Keeps `result` in place of the last (held between runs: at most kMaxReferenceBytes of values, else none).
+  void keepReference(const std::shared_ptr<const Graph>& graph, const std::string& inputs,
+                     std::shared_ptr<const ReferenceResult> result);
+  static constexpr size_t kMaxReferenceBytes = size_t(1) << 30;
 
  private:
   std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Kept>> slots_;
+  std::shared_ptr<const ReferenceResult> reference_;
+  std::shared_ptr<const Graph> referenceGraph_;
+  std::string referenceInputs_;
 };
 
 }  // namespace tessera::execute

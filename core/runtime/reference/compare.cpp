@@ -39,19 +39,39 @@ constexpr int64_t kChunk = int64_t(1) << 16;
 
 int64_t chunksOf(int64_t n) { return (n + kChunk - 1) / kChunk; }
 
+// Readers of a tensor's elements as doubles: straight from the floats for f32 (most tensors, where getDouble's
+// per-element switch cost more than the comparison itself), else through getDouble.
+struct FloatReader {
+  const float* p;
+  double operator()(int64_t i) const { return double(p[i]); }
+};
+struct AnyReader {
+  const Tensor* t;
+  double operator()(int64_t i) const { return t->getDouble(i); }
+};
+
+// Calls f with t's reader.
+template <class F>
+void withReader(const Tensor& t, F&& f) {
+  if (t.dtype() == DType::F32) f(FloatReader{t.data<float>()});
+  else f(AnyReader{&t});
+}
+
 // The root mean square of the finite expected values: the size of the tensor's entries.
 double rmsOf(const Tensor& t) {
   int64_t n = t.numElements();
   std::vector<double> sums(size_t(chunksOf(n)), 0.0);
   std::vector<int64_t> counts(sums.size(), 0);
-  ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c)
-      for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
-        double v = t.getDouble(i);
-        if (!std::isfinite(v)) continue;
-        sums[size_t(c)] += v * v;
-        ++counts[size_t(c)];
-      }
+  withReader(t, [&](auto get) {
+    ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
+          double v = get(i);
+          if (!std::isfinite(v)) continue;
+          sums[size_t(c)] += v * v;
+          ++counts[size_t(c)];
+        }
+    });
   });
   double sum = 0;
   int64_t finite = 0;
@@ -62,11 +82,11 @@ double rmsOf(const Tensor& t) {
   return finite ? std::sqrt(sum / double(finite)) : 0.0;
 }
 
-// Elements [begin, end) into `c` (which keeps its first failure).
-void compareRange(const Tensor& actual, const Tensor& expected, Tolerance tol, double floor, int64_t begin,
-                  int64_t end, Comparison& c) {
+// Elements [begin, end) into `c` (which keeps its first failure), read by `actual` and `expected`.
+template <class Get>
+void compareRange(Get actual, Get expected, Tolerance tol, double floor, int64_t begin, int64_t end, Comparison& c) {
   for (int64_t i = begin; i < end; ++i) {
-    double a = actual.getDouble(i), e = expected.getDouble(i);
+    double a = actual(i), e = expected(i);
     if (std::isnan(a) || std::isnan(e)) {
       if (std::isnan(a) != std::isnan(e) && c.ok) {
         c.ok = false;
@@ -138,10 +158,16 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
   // is applied to max(|e|, a tenth of the tensor's RMS) rather than to |e| alone.
   double floor = 0.1 * rmsOf(expected);
   std::vector<Comparison> parts(size_t(chunksOf(n)));
-  ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
-    for (int64_t k = c0; k < c1; ++k)
-      compareRange(actual, expected, tol, floor, k * kChunk, std::min(n, (k + 1) * kChunk), parts[size_t(k)]);
-  });
+  auto compareAll = [&](auto a, auto e) {
+    ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
+      for (int64_t k = c0; k < c1; ++k)
+        compareRange(a, e, tol, floor, k * kChunk, std::min(n, (k + 1) * kChunk), parts[size_t(k)]);
+    });
+  };
+  if (expected.dtype() == DType::F32)  // actual's too: the types are the same (above)
+    compareAll(FloatReader{actual.data<float>()}, FloatReader{expected.data<float>()});
+  else
+    compareAll(AnyReader{&actual}, AnyReader{&expected});
   for (const Comparison& p : parts) {
     c.maxAbsError = std::max(c.maxAbsError, p.maxAbsError);
     c.maxRelError = std::max(c.maxRelError, p.maxRelError);
