@@ -25,6 +25,15 @@ DriverOptions cpuOptions(const QTemporaryDir& cache) {
   return o;
 }
 
+// One timed run a kernel, no warm-up: enough to verify and to compare what is kept.
+RunRequest quickRequest(bool baseline) {
+  RunRequest r;
+  r.reps = 1;
+  r.warmup = 0;
+  r.baseline = baseline;
+  return r;
+}
+
 bool hasCompiler() { return !QStandardPaths::findExecutable("c++").isEmpty() || !QStandardPaths::findExecutable("g++").isEmpty(); }
 
 }  // namespace
@@ -130,10 +139,7 @@ class TestDriver : public QObject {
     if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
     QTemporaryDir cache;
     Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
-    RunRequest request;
-    request.reps = 1;
-    request.warmup = 0;
-    request.baseline = true;  // the baseline keeps its own slot: it does not evict the model's constants
+    RunRequest request = quickRequest(true);  // the baseline keeps its own slot: it does not evict the model's constants
     auto first = d.run(request);
     QVERIFY(first->report.outputsVerified);
     QCOMPARE(first->report.keptBytes, 0.0);
@@ -181,10 +187,7 @@ class TestDriver : public QObject {
     if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
     QTemporaryDir cache;
     Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
-    RunRequest request;
-    request.reps = 1;
-    request.warmup = 0;
-    request.baseline = false;
+    RunRequest request = quickRequest(false);
     auto ran = d.run(request);
     QVERIFY(ran->report.outputsVerified);
     QVERIFY(ran->report.baselineTotalMs <= 0);
