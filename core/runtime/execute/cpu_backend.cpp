@@ -89,7 +89,11 @@ class CpuBackend : public KernelBackend {
     modcache::runJobs(batches.size(), [&](size_t b) {
       if (cancel.cancelled()) return;
       const auto& [prelude, members] = batches[b];
-      buildBatch(compiler, *prelude, members, kernels, sources, out, images);
+      try {
+        buildBatch(compiler, *prelude, members, kernels, sources, out, images);
+      } catch (const std::exception& e) {  // e.g. its source could not be written: each member says why
+        for (size_t i : members) out[i].error = e.what();
+      }
       for (size_t i : members)
         if (out[i].error.empty())
           if (std::string why = cache_.store(keyOf(i), images[i]); !why.empty()) out[i].warning = why;
