@@ -50,11 +50,11 @@ struct AnyReader {
   double operator()(int64_t i) const { return t->getDouble(i); }
 };
 
-// Calls f with t's reader.
+// Calls f with readers of a and b, of one type: floats when both are f32.
 template <class F>
-void withReader(const Tensor& t, F&& f) {
-  if (t.dtype() == DType::F32) f(FloatReader{t.data<float>()});
-  else f(AnyReader{&t});
+void withReaders(const Tensor& a, const Tensor& b, F&& f) {
+  if (a.dtype() == DType::F32 && b.dtype() == DType::F32) f(FloatReader{a.data<float>()}, FloatReader{b.data<float>()});
+  else f(AnyReader{&a}, AnyReader{&b});
 }
 
 // The root mean square of the finite expected values: the size of the tensor's entries.
@@ -62,7 +62,7 @@ double rmsOf(const Tensor& t) {
   int64_t n = t.numElements();
   std::vector<double> sums(size_t(chunksOf(n)), 0.0);
   std::vector<int64_t> counts(sums.size(), 0);
-  withReader(t, [&](auto get) {
+  withReaders(t, t, [&](auto get, auto) {
     ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c)
         for (int64_t i = c * kChunk; i < std::min(n, (c + 1) * kChunk); ++i) {
@@ -158,16 +158,12 @@ Comparison compareTensors(const Tensor& actual, const Tensor& expected, Toleranc
   // is applied to max(|e|, a tenth of the tensor's RMS) rather than to |e| alone.
   double floor = 0.1 * rmsOf(expected);
   std::vector<Comparison> parts(size_t(chunksOf(n)));
-  auto compareAll = [&](auto a, auto e) {
+  withReaders(actual, expected, [&](auto a, auto e) {
     ops::parallelFor(chunksOf(n), kChunk, [&](int64_t c0, int64_t c1) {
       for (int64_t k = c0; k < c1; ++k)
         compareRange(a, e, tol, floor, k * kChunk, std::min(n, (k + 1) * kChunk), parts[size_t(k)]);
     });
-  };
-  if (expected.dtype() == DType::F32)  // actual's too: the types are the same (above)
-    compareAll(FloatReader{actual.data<float>()}, FloatReader{expected.data<float>()});
-  else
-    compareAll(AnyReader{&actual}, AnyReader{&expected});
+  });
   for (const Comparison& p : parts) {
     c.maxAbsError = std::max(c.maxAbsError, p.maxAbsError);
     c.maxRelError = std::max(c.maxRelError, p.maxRelError);
