@@ -14,11 +14,24 @@ Tensor::Tensor(DType dtype, Shape shape) : type_{dtype, std::move(shape)} {
     *this = strings(type_.shape, std::vector<std::string>(size_t(n)));
     return;
   }
-  if (n > kMaxTensorBytes / int64_t(dtypeSize(dtype)))
+  allocate(true);
+}
+
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  if (dtype == DType::String) return Tensor(dtype, std::move(shape));
+  Tensor t;
+  t.type_ = {dtype, std::move(shape)};
+  t.allocate(false);
+  return t;
+}
+
+void Tensor::allocate(bool zeroed) {
+  int64_t n = type_.numElements();
+  if (n > kMaxTensorBytes / int64_t(dtypeSize(type_.dtype)))
     fail("tensor " + type_.toString() + " is larger than the 16 GiB limit");
-  auto bytes = std::make_shared<std::vector<std::byte>>(size_t(n) * dtypeSize(dtype));
-  data_ = bytes->data();
-  size_ = bytes->size();
+  size_ = size_t(n) * dtypeSize(type_.dtype);
+  std::shared_ptr<std::byte[]> bytes(zeroed ? new std::byte[size_]() : new std::byte[size_]);
+  data_ = bytes.get();
   owner_ = std::move(bytes);
 }
 
@@ -148,15 +161,11 @@ void Tensor::setInt(int64_t i, int64_t v) {
 
 std::vector<double> Tensor::toDoubles() const {
   int64_t n = numElements();
+  // Built from the elements directly where it can: a vector of n zeros first is a second pass over memory.
+  if (dtype() == DType::F32) return std::vector<double>(data<float>(), data<float>() + n);
+  if (dtype() == DType::F64) return std::vector<double>(data<double>(), data<double>() + n);
   std::vector<double> out(static_cast<size_t>(n));
-  if (dtype() == DType::F32) {
-    const float* f = data<float>();
-    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = f[i];
-  } else if (dtype() == DType::F64) {
-    if (n) std::memcpy(out.data(), data_, size_t(n) * 8);
-  } else {
-    for (int64_t i = 0; i < n; ++i) out[size_t(i)] = getDouble(i);
-  }
+  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = getDouble(i);
   return out;
 }
 
@@ -168,7 +177,7 @@ std::vector<int64_t> Tensor::toInts() const {
 }
 
 Tensor Tensor::fromDoubles(DType dtype, Shape shape, std::span<const double> values) {
-  Tensor t(dtype, std::move(shape));
+  Tensor t = uninitialized(dtype, std::move(shape));
   if (int64_t(values.size()) != t.numElements())
     fail("tensor " + t.type().toString() + " given " + std::to_string(values.size()) + " values");
   if (dtype == DType::F32) {
@@ -181,7 +190,7 @@ Tensor Tensor::fromDoubles(DType dtype, Shape shape, std::span<const double> val
 }
 
 Tensor Tensor::fromInts(DType dtype, Shape shape, std::span<const int64_t> values) {
-  Tensor t(dtype, std::move(shape));
+  Tensor t = uninitialized(dtype, std::move(shape));
   if (int64_t(values.size()) != t.numElements())
     fail("tensor " + t.type().toString() + " given " + std::to_string(values.size()) + " values");
   for (size_t i = 0; i < values.size(); ++i) t.setInt(int64_t(i), values[i]);

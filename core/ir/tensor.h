@@ -19,6 +19,9 @@ class Tensor {
   Tensor() = default;
   // Zero-filled tensor. Throws Error if the size exceeds kMaxTensorBytes.
   Tensor(DType dtype, Shape shape);
+  // The same, its elements left unwritten (not zeroed): for code that writes every one next, so that a large
+  // result is not written twice (the reference interpreter's outputs). Not for strings.
+  static Tensor uninitialized(DType dtype, Shape shape);
 
   static constexpr int64_t kMaxTensorBytes = int64_t(16) << 30;  // 16 GiB: bound on any allocation
 
@@ -80,6 +83,7 @@ class Tensor {
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  void allocate(bool zeroed);
   std::shared_ptr<const std::vector<Tensor>> elements_;  // a container's
   std::shared_ptr<const std::vector<std::string>> strings_;  // a string tensor's
 };

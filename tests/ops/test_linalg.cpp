@@ -13,7 +13,7 @@ namespace {
 
 
 
-// A straightforward 2-D convolution (NCHW, explicit pads) to compare the row-based kernel with.
+// A straightforward 2-D convolution (NCHW, explicit pads) to compare the blocked kernel with.
 std::vector<double> naiveConv2d(const Tensor& xt, const Tensor& wt, int64_t group, std::vector<int64_t> s,
                                 std::vector<int64_t> d, std::vector<int64_t> p, Shape out) {
   std::vector<double> x = xt.toDoubles(), w = wt.toDoubles(), y(size_t(numElements(out)), 0.0);
@@ -192,6 +192,18 @@ class TestLinalg : public QObject {
       std::vector<double> ref = naiveConv2d(x, w, 1, {1, 1}, {1, 2}, {1, 2}, out);
       EXPECT_TENSOR(y, (TensorType{dt, out}), ref, dt == DType::F32 ? 1e-5 : 1e-12);
     }
+  }
+  void convTilesMatchNaive() {
+    // Past every tile of the blocked product: 99 pixels (a full tile of 64 and a part one, not a multiple of 8),
+    // 70 channels a group (a block of 64 and 6 more, not a multiple of 4), a reduction of 31 x 9 = 279 (past one
+    // 256-deep step), two groups, a bias, f64 so that the sums compare to 1e-12.
+    Tensor x = randomUniform({DType::F64, {2, 62, 9, 11}}, 31, -1, 1), w = randomUniform({DType::F64, {140, 31, 3, 3}}, 32, -1, 1);
+    Tensor b = randomUniform({DType::F64, {140}}, 33, -1, 1);
+    Tensor y = run1("Conv", {x, w, b}, {{"group", 2}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    Shape out{2, 140, 9, 11};
+    std::vector<double> ref = naiveConv2d(x, w, 2, {1, 1}, {1, 1}, {1, 1}, out), bias = b.toDoubles();
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += bias[i / 99 % 140];
+    EXPECT_TENSOR(y, (TensorType{DType::F64, out}), ref, 1e-12);
   }
   void convBf16Pointwise() {
     // A 1x1 convolution (the whole plane is one row) in bf16.
