@@ -106,6 +106,19 @@ std::shared_ptr<const tune::Target> Driver::targetOf(execute::BackendKind backen
   return t;
 }
 
+std::shared_ptr<const tune::Target> Driver::measuredTarget() {
+  std::shared_ptr<const tune::Target> t = target();
+  std::unique_lock lock(mutex_);
+  if (t->measured || options_.backend != execute::BackendKind::Cpu || !options_.remote.empty()) return t;
+  const tune::TargetOptions o{options_.arch, options_.cacheDir, true, false, ""};
+  lock.unlock();
+  auto measured = std::make_shared<const tune::Target>(tune::describeTarget(execute::BackendKind::Cpu, o));
+  lock.lock();
+  const size_t slot = static_cast<size_t>(execute::BackendKind::Cpu);
+  if (kept_.targets[slot] == t) kept_.targets[slot] = measured;
+  return measured;
+}
+
 std::function<double(const Graph&, const kernel::Kernel&)> Driver::predictor() {
   return tune::costPredictor(target()->costDevice);
 }

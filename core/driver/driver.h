@@ -127,6 +127,10 @@ class Driver {
   std::shared_ptr<const tune::Target> target();
   // The same for another backend: the Schedule panel's picture is of the CUDA kernel on the GPU whatever runs it.
   std::shared_ptr<const tune::Target> targetOf(execute::BackendKind backend);
+  // target(), with the cpu's figures measured on this machine when they were not (tune::calibrateCpu, about a
+  // second, then cached on disk): the run panel's roofline is against what this CPU can do, not cpu.json's
+  // defaults. Other backends and a remote worker's cpu: target() as it is.
+  std::shared_ptr<const tune::Target> measuredTarget();
   // The cost model's estimate of a kernel on target() (-1 when it has none), for RunOptions::predictMs.
   std::function<double(const Graph&, const kernel::Kernel&)> predictor();
 

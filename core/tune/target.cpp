@@ -52,6 +52,7 @@ Target cpuTarget(const TargetOptions& o) {
       nlohmann::json merged = base.toJson();
       merged.update(nlohmann::json::parse(readWholeFile(file.string(), 1 << 20)));
       t.costDevice = cost::Device::fromJson(merged, file.string());
+      t.measured = true;
       return t;
     } catch (const std::exception&) {
       // A damaged measurement is measured again below.
@@ -59,6 +60,7 @@ Target cpuTarget(const TargetOptions& o) {
   }
   if (!o.calibrate && !o.recalibrate) return t;
   t.costDevice = calibrateCpu(base);
+  t.measured = true;
   fs::create_directories(file.parent_path(), ec);
   try {
     writeFileAtomically(file.string(), t.costDevice.toJson().dump(2) + "\n");
@@ -124,7 +126,8 @@ Target describeTarget(execute::BackendKind backend, const TargetOptions& o) {
 }
 
 nlohmann::json targetToJson(const Target& t) {
-  return {{"device", t.device}, {"toolkit", t.toolkit}, {"cost_device", t.costDevice.toJson()}, {"cannot_run", t.cannotRun}};
+  return {{"device", t.device}, {"toolkit", t.toolkit}, {"cost_device", t.costDevice.toJson()}, {"cannot_run", t.cannotRun},
+          {"measured", t.measured}};
 }
 
 Target targetFromJson(const nlohmann::json& j, const std::string& origin) {
@@ -133,6 +136,7 @@ Target targetFromJson(const nlohmann::json& j, const std::string& origin) {
     t.device = j.at("device").get<std::string>();
     t.toolkit = j.at("toolkit").get<std::string>();
     t.cannotRun = j.value("cannot_run", std::string());
+    t.measured = j.value("measured", false);
   } catch (const std::exception& e) {
     fail(origin + ": target: " + e.what());
   }

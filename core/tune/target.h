@@ -18,6 +18,7 @@ struct Target {
   std::string toolkit;    // compiler identity, or NVRTC + driver versions
   cost::Device costDevice;
   std::string cannotRun;  // cuda without a GPU: why
+  bool measured = false;  // cpu: bandwidth and FLOP rate measured on this machine (calibrateCpu), not cpu.json's
 };
 
 struct TargetOptions {

@@ -217,6 +217,10 @@ class TestRunPanel : public QObject {
     }
     QVERIFY(run->report.baselineTotalMs > 0);
     QVERIFY(panel->summary().contains("unfused"));
+    // The roofline is against this CPU's measured peaks (calibrated after the baseline where none were cached),
+    // never cpu.json's defaults: shown only once measured.
+    QVERIFY2(run->peaks.known() && run->peaks.source.startsWith("measured"), qPrintable(run->peaks.source));
+    QVERIFY(!shown[0]->peaks.known() || shown[0]->peaks.source.startsWith("measured"));
     // The graph: every group carries its time.
     QVERIFY(waitIdle(w));
     const auto texts = w.graphView()->overlayTexts();
