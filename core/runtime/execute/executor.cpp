@@ -510,7 +510,7 @@ RunReport executeModel(const CompiledModel& m, BackendKind backend, const RunOpt
     return r;
   }
   if (keptReference) {
-    r.messages.push_back("reference: the last run's values (the same graph and inputs)");
+    r.messages.push_back(kKeptReferenceNote);
   } else if (reference.valid()) {
     keptReference = std::make_shared<const ReferenceResult>(reference.get());
     if (o.session) o.session->keepReference(m.graph, inputsKey, keptReference);
@@ -560,7 +560,8 @@ RunReport executeBaseline(const CompiledModel& m, BackendKind backend, const Run
 
 void addBaseline(RunReport& r, const RunReport& b) {
   if (b.ran) r.baselineTotalMs = b.totalMs;
-  for (const auto& msg : b.messages) r.messages.push_back("baseline: " + msg);
+  for (const auto& msg : b.messages)
+    if (msg != kKeptReferenceNote) r.messages.push_back("baseline: " + msg);
 }
 
 RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const RunOptions& o) {

@@ -80,5 +80,8 @@ RunReport executeWithBaseline(const CompiledModel& model, BackendKind backend, c
 RunReport executeBaseline(const CompiledModel& model, BackendKind backend, const RunOptions& options);
 // `run` given the baseline's total (when it ran) and its messages, each as "baseline: ...".
 void addBaseline(RunReport& run, const RunReport& baseline);
+// The note of a run checked against the reference a run of the same graph and inputs left (RunSession): a repeat,
+// or new schedules. The unfused baseline always is, so addBaseline leaves the note out of the run's messages.
+inline constexpr const char* kKeptReferenceNote = "reference: the last run's values (the same graph and inputs)";
 
 }  // namespace tessera::execute
