@@ -26,7 +26,8 @@ KernelOperand::KernelOperand(const Tensor& t, bool forceDouble) {
 
 namespace {
 
-// c[M,N] += a[M,K] · b, rows [i0, i1) of one product; b is [K,N], or [N,K] when bTransposed.
+// c[M,N] += a[M,K] · b, rows [i0, i1) of one product; b is [K,N], or [N,K] when bTransposed. Each output sums
+// its products in k order from 0, whatever the path, so both give the same bits.
 template <class T>
 void productRows(const T* a, const T* b, double* c, int64_t K, int64_t N, bool bTransposed, int64_t i0,
                  int64_t i1) {
@@ -41,7 +42,8 @@ void productRows(const T* a, const T* b, double* c, int64_t K, int64_t N, bool b
       }
     return;
   }
-  // Blocks of B rows stay in cache while every output row of the range accumulates from them.
+  // Blocks of B rows stay in cache while every output row of the range accumulates from them; the loop along a
+  // row of c is a vector loop.
   constexpr int64_t kBlock = 128;
   for (int64_t k0 = 0; k0 < K; k0 += kBlock)
     for (int64_t i = i0; i < i1; ++i) {
@@ -61,8 +63,29 @@ struct ProductBatch {
   std::vector<int64_t> aBatch{0}, bBatch{0};
 };
 
+// Each [N,K] matrix of `b` as [K,N]: a transposed B (Gemm's transB, a Linear layer's weight) read by rows of k,
+// so that the product's inner loop runs along N in vectors, where dot products of rows run one add at a time.
+// Worth its copy of B from kTransposeRows rows of A on (a single row reads B once either way).
+constexpr int64_t kTransposeRows = 8;
+
+template <class T>
+std::vector<T> transposed(const T* b, int64_t matrices, int64_t N, int64_t K) {
+  std::vector<T> t(size_t(matrices * N * K));
+  for (int64_t m = 0; m < matrices; ++m)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t k = 0; k < K; ++k) t[size_t((m * K + k) * N + n)] = b[(m * N + n) * K + k];
+  return t;
+}
+
 template <class T>
 void runBatch(const ProductBatch& p, const T* a, const T* b, double* c) {
+  if (p.bTransposed && !p.bBatch.empty() && int64_t(p.aBatch.size()) * p.M >= kTransposeRows) {
+    int64_t matrices = 1 + *std::max_element(p.bBatch.begin(), p.bBatch.end());
+    std::vector<T> bt = transposed(b, matrices, p.N, p.K);
+    ProductBatch plain = p;
+    plain.bTransposed = false;
+    return runBatch(plain, a, bt.data(), c);
+  }
   int64_t batches = int64_t(p.aBatch.size()), rows = batches * p.M;
   parallelFor(rows, p.K * p.N, [&](int64_t begin, int64_t end) {
     for (int64_t bi = begin / std::max<int64_t>(p.M, 1); bi < batches && bi * p.M < end; ++bi) {

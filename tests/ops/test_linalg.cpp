@@ -101,6 +101,19 @@ class TestLinalg : public QObject {
     Tensor y = run1("Gemm", {at, bt, c}, {{"transA", 1}, {"transB", 1}, {"alpha", 2.0}, {"beta", 0.5}});
     EXPECT_TENSOR(y, (TensorType{DType::F32, {2, 2}}), (std::vector<double>{8.5, 9.5, 20.5, 21.5}), 0);
   }
+  void gemmTransposedBMatchesPlainBitwise() {
+    // A transposed B read by rows of k (from 8 rows of A on) and as dot products (fewer rows) sum in the same
+    // order: the same bits as the plain B, f64 so that any reordering would show.
+    for (int64_t rows : {3, 37}) {
+      Tensor a = randomUniform({DType::F64, {rows, 301}}, 41, -1, 1), b = randomUniform({DType::F64, {301, 29}}, 42, -1, 1);
+      std::vector<double> bv = b.toDoubles(), btv(bv.size());
+      for (int64_t k = 0; k < 301; ++k)
+        for (int64_t n = 0; n < 29; ++n) btv[size_t(n * 301 + k)] = bv[size_t(k * 29 + n)];
+      Tensor bt = T(DType::F64, {29, 301}, btv);
+      const std::vector<double> plain = run1("Gemm", {a, b}).toDoubles(), viaT = run1("Gemm", {a, bt}, {{"transB", 1}}).toDoubles();
+      QVERIFY2(plain == viaT, qPrintable(QString("%1 rows").arg(rows)));
+    }
+  }
   void gemmDefaultsAndScalarC() {
     Tensor y = run1("Gemm", {F32({1, 2}, {1, 2}), F32({2, 2}, {1, 2, 3, 4}), F32({}, {10})});
     EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 2}}), (std::vector<double>{17, 20}), 0);

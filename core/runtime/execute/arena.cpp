@@ -163,15 +163,22 @@ void Arena::set(const std::string& value, const Tensor& t, size_t index) {
 }
 
 Tensor Arena::read(const std::string& value) {
+  Tensor seen = view(value);
+  if (!seen.mapped()) return seen;  // held on the host
+  Tensor t = Tensor::uninitialized(seen.dtype(), seen.shape());
+  if (t.byteSize()) std::memcpy(t.mutableBytes().data(), seen.bytes().data(), t.byteSize());
+  return t;
+}
+
+Tensor Arena::view(const std::string& value) {
   Value* v = g_.findValue(value);
   if (!v) fail("run: no value '" + value + "' in the graph");
   if (auto held = held_.find(value); held != held_.end()) return held->second;
   if (!v->type().isTensor() || v->dtype() == DType::String) fail("run: value '" + value + "' was never written");
-  Tensor t(v->dtype(), v->shape());
   void* p = find(value);
   if (!p) fail("run: value '" + value + "' was never written");
-  if (t.byteSize()) std::memcpy(t.mutableBytes().data(), p, t.byteSize());
-  return t;
+  const TensorType type{v->dtype(), v->shape()};
+  return Tensor::fromMapping(type, {static_cast<std::byte*>(p), size_t(type.bytes())}, std::shared_ptr<void>(p, [](void*) {}));
 }
 
 void Arena::own(const std::string& name, const Tensor& t) {

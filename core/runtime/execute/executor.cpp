@@ -118,7 +118,7 @@ std::string compareOutputs(const CompiledKernel& ck, RunState& s, const std::uno
     if (b.role != BufferRole::Output) continue;
     auto it = expected.find(b.value);
     if (it == expected.end()) continue;
-    Comparison c = compareTensors(s.arena.read(b.value), it->second,
+    Comparison c = compareTensors(s.arena.view(b.value), it->second,
                                   toleranceFor(b.dtype, s.rounded.count(b.value) ? "tf32" : ""));
     if (kr) kr->maxRelErr = std::max(kr->maxRelErr, c.maxRelError), kr->maxAbsErr = std::max(kr->maxAbsErr, c.maxAbsError);
     if (!c.ok && why.empty()) why = "output '" + b.value + "': " + c.message;
