@@ -1,6 +1,7 @@
 // The comparator's tolerance: relative to each element, with a floor at a tenth of the tensor's RMS so that
 // elements a long sum cancels toward zero are judged by the sum's scale, while real errors still fail.
 #include <QtTest>
+#include <limits>
 
 #include <vector>
 
@@ -23,6 +24,16 @@ class TestCompare : public QObject {
     Comparison c = compareTensors(f32({20.0, -21.0, 19.5, 0.043353}), expected);
     QVERIFY2(c.ok, c.message.c_str());
     QVERIFY(c.maxRelError > 1e-4);  // the element's own relative error is still reported
+  }
+  void sameBytesAgreeAndOthersAreStillJudged() {
+    // Identical bytes (a fill, a copy) agree at once, NaN and infinity included; a signed zero differs in its
+    // bytes only and is judged element by element (and agrees); a different last element still fails.
+    const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+    Comparison same = compareTensors(f32({1.0, nan, -inf, 0.0}), f32({1.0, nan, -inf, 0.0}));
+    QVERIFY(same.ok && same.maxAbsError == 0 && same.maxRelError == 0);
+    QVERIFY(compareTensors(f32({1.0, 2.0, -0.0}), f32({1.0, 2.0, 0.0})).ok);
+    Comparison last = compareTensors(f32({1.0, 2.0, 3.0}), f32({1.0, 2.0, 3.5}));
+    QVERIFY(!last.ok && last.message.find("element 2") != std::string::npos);
   }
   void errorsAboveTheFloorStillFail() {
     Tensor expected = f32({20.0, -21.0, 19.5, 0.043331});
