@@ -28,14 +28,19 @@ struct BinaryFns {
 template <class T, class F>
 std::vector<T> combine(const std::vector<T>& a, const Shape& sa, const std::vector<T>& b, const Shape& sb,
                        const Shape& out, const F& f) {
+  // Over the cores for a large result (a batch of activations): f is a pure function of the two elements.
   if (sa == out && sb == out) {  // no broadcast (a residual Add): element k of each, without index maps
     std::vector<T> r(a.size());
-    for (size_t k = 0; k < r.size(); ++k) r[k] = f(a[k], b[k]);
+    parallelFor(int64_t(r.size()), kElementCost, [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) r[size_t(k)] = f(a[size_t(k)], b[size_t(k)]);
+    });
     return r;
   }
   std::vector<int64_t> ma = broadcastIndexMap(sa, out), mb = broadcastIndexMap(sb, out);
   std::vector<T> r(ma.size());
-  for (size_t k = 0; k < r.size(); ++k) r[k] = f(a[size_t(ma[k])], b[size_t(mb[k])]);
+  parallelFor(int64_t(r.size()), kElementCost, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) r[size_t(k)] = f(a[size_t(ma[size_t(k)])], b[size_t(mb[size_t(k)])]);
+  });
   return r;
 }
 

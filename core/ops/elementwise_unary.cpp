@@ -154,7 +154,10 @@ Tensor evalUnary(const UnaryOp& op, const Node& node, const Tensor& x, const Ten
   if (isFloat(x.dtype())) {
     FloatFn f = op.makeFloat(node);
     std::vector<double> v = x.toDoubles();
-    for (double& e : v) e = f(e);
+    // Over the cores for a large tensor (a batch of activations): f is a pure function of the element.
+    parallelFor(int64_t(v.size()), kElementCost, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) v[size_t(i)] = f(v[size_t(i)]);
+    });
     y = fromDoublesRounded(out.dtype, x.shape(), v);
   } else {
     std::vector<int64_t> v = x.toInts();

@@ -267,12 +267,14 @@ std::vector<Tensor> evalBatchNorm(const Node& node, const std::vector<const Tens
   std::vector<double> v = x.toDoubles(), scale = in[1]->toDoubles(), bias = in[2]->toDoubles();
   std::vector<double> mean = in[3]->toDoubles(), var = in[4]->toDoubles();
   if (training) batchStatistics(v, sp, mean, var);
-  for (int64_t o = 0; o < sp.outer; ++o)
-    for (int64_t c = 0; c < sp.extent; ++c) {
-      double k = scale[size_t(c)] / std::sqrt(var[size_t(c)] + eps);
-      double* p = v.data() + (o * sp.extent + c) * sp.inner;
-      for (int64_t i = 0; i < sp.inner; ++i) p[i] = (p[i] - mean[size_t(c)]) * k + bias[size_t(c)];
+  parallelFor(sp.outer * sp.extent, sp.inner, [&](int64_t begin, int64_t end) {  // planes over the cores
+    for (int64_t plane = begin; plane < end; ++plane) {
+      const size_t c = size_t(plane % sp.extent);
+      double k = scale[c] / std::sqrt(var[c] + eps);
+      double* p = v.data() + plane * sp.inner;
+      for (int64_t i = 0; i < sp.inner; ++i) p[i] = (p[i] - mean[c]) * k + bias[c];
     }
+  });
   std::vector<Tensor> out{fromDoublesRounded(types[0].dtype, types[0].shape, v)};
   double momentum = node.attrFloat("momentum", 0.9);
   if (types.size() > 1) out.push_back(runningStatistic(*in[3], mean, momentum, types[1]));

@@ -89,6 +89,9 @@ AxisSplit splitAtAxis(const Shape& shape, int64_t axis);
 // Runs body(begin, end) over [0, n), split into equal ranges on up to one thread per hardware thread, as many
 // as n * costPerItem pays for (about a million multiply-adds each). The body must not throw.
 void parallelFor(int64_t n, int64_t costPerItem, const std::function<void(int64_t, int64_t)>& body);
+// parallelFor's cost of one element of an elementwise op (an indirect call, a conversion or a transcendental):
+// a tensor splits over the cores from about 64 K elements a thread.
+inline constexpr int64_t kElementCost = 16;
 
 // Copies elements into a new tensor of `outType`: output element at coordinates o comes from
 // src element srcOffset + sum(o[d] * srcStrides[d]) (strides in elements; 0 broadcasts, negative walks back).
