@@ -282,7 +282,7 @@ std::pair<int64_t, int64_t> pickBlockTile(int64_t M, int64_t N, int64_t batch, i
 // do not allow them (1: not pipelined). 2 measured best at 4096^3 on the H200 (docs/codegen.md): f32 38.2
 // TFLOP/s (3 stages 37.5, 1 stage 28.1), bf16 136 (3 stages 134, 1 stage 65).
 constexpr int64_t kDefaultStages = 2;
-constexpr int64_t kCoreSharedBytes = 64 * 1024;  // the CUDA-core form's budget for its stages (gemmDefaults)
+constexpr int64_t kCoreSharedBytes = 128 * 1024;  // the CUDA-core form's budget for its stages (gemmDefaults)
 int64_t pickStages(Kernel& k, const TemplateParams& p, int64_t budget = kDefaultSharedBytes) {
   int64_t K = extentOf(k, "k"), bk = std::clamp<int64_t>(K, 1, p.at("block_k"));  // K = 0: one empty step
   int64_t elem = 1;
@@ -401,12 +401,16 @@ TemplateParams gemmDefaults(Kernel& k) {
   // The CUDA-core form's columns in runs of 4 where a thread has whole runs: B's shared row read 16 bytes at a time.
   // On the H100 at 4096^3 f32 (bench/results/2026-12-06-gpu-fgemm): 3.598 -> 3.363 ms (runs of 2: 3.429).
   if (!p["mma"] && p["thread_n"] % 4 == 0) p["column_run"] = 4;
-  // Its k steps 32 deep where K holds two of them, the two stages in up to 64 KiB (past the defaults' 48 KiB for
-  // 128 x 128 tiles). On the H100 (same results): 4096^3 3.363 -> 3.183 ms, GPT-2's MLP matmuls 0.267 -> 0.254 and
-  // 0.304 -> 0.288, 2048^3 0.497 -> 0.478 ms; three stages lost 1-2 % on each, 64-deep steps (128 KiB) gained
-  // at 4096^3 (3.036) but were measured on no other shape.
+  // Its k steps 64 deep where K holds two of them (else 32 deep where it holds two of those), the two stages in
+  // up to 128 KiB (past the defaults' 48 KiB for 128 x 128 tiles). On the H100: 16 -> 32 deep, 4096^3 3.363 ->
+  // 3.183 ms, GPT-2's MLP matmuls 0.267 -> 0.254 and 0.304 -> 0.288, 2048^3 0.497 -> 0.478 (three stages lost 1-2
+  // % on each; bench/results/2026-12-06-gpu-fgemm); 32 -> 64 deep, faster on all eight shapes measured
+  // (bench/results/2026-12-07-h100-gemm64): 4096^3 3.154 -> 3.010 ms, the MLP matmuls 0.248 -> 0.238 and 0.285 ->
+  // 0.284, 2048^3 0.474 -> 0.460, 1024^3 0.0875 -> 0.0859, 8192 x 1024 x 1024 0.657 -> 0.651, 1024 x 4096 x 4096
+  // 0.863 -> 0.836, 1024 x 1024 x 8192 0.619 -> 0.602.
   const bool coreForm = !p["mma"] && p["shared"];
-  if (coreForm && K % 32 == 0 && K >= 64) p["block_k"] = 32;
+  if (coreForm && K % 64 == 0 && K >= 128) p["block_k"] = 64;
+  else if (coreForm && K % 32 == 0 && K >= 64) p["block_k"] = 32;
   p["stages"] = pickStages(k, p, coreForm ? kCoreSharedBytes : kDefaultSharedBytes);
   p["wgmma"] = 0;
   p["tma"] = 0;
