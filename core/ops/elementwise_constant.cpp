@@ -97,7 +97,7 @@ OpSchema constantOfShapeSchema() {
   };
   s.eval = [](const Node& node, const std::vector<const Tensor*>&, const std::vector<TensorType>& types) {
     Tensor value = fillValue(node);
-    Tensor y = value.holdsStrings() ? Tensor(value.dtype(), types[0].shape) : Tensor::uninitialized(value.dtype(), types[0].shape);
+    Tensor y = Tensor::uninitialized(value.dtype(), types[0].shape);  // strings: empty ones, as Tensor makes
     size_t es = dtypeSize(y.dtype());
     std::byte* out = y.mutableBytes().data();
     const std::byte* one = value.bytes().data();
