@@ -2,9 +2,11 @@
 // Round-trip helper for schedule tests: apply steps through a TracedSchedule on a fresh lowering, save the
 // trace as JSON, load it, replay it on another fresh lowering and require identical printed IR.
 #include <QtTest>
+#include <algorithm>
 #include <functional>
 
 #include "kernel/schedule/trace.h"
+#include "kernel/templates/templates.h"
 #include "kernel_fixtures.h"
 
 namespace tessera::kernel::fixtures {
@@ -26,6 +28,14 @@ inline std::string roundTrip(const Case& c, const std::function<void(TracedSched
   }
   if (traceOut) *traceOut = s.trace();
   return text;
+}
+
+// Schedules `k` by its template's defaults; whether the trace applied `primitive`.
+inline bool defaultScheduleUses(Kernel& k, const std::string& primitive) {
+  TracedSchedule s(k);
+  applyTemplate(s, defaultParams(k));
+  const auto& steps = s.trace().instructions;
+  return std::any_of(steps.begin(), steps.end(), [&](const Instruction& i) { return i.kind == primitive; });
 }
 
 // How many times `what` occurs in `text`.

@@ -68,14 +68,6 @@ std::string cpuRun(const Case& c, const TemplateParams& params = {}) {
   return cpuRunFails(c, &saved);
 }
 
-// Schedules `k` by its template's defaults; whether the trace applied `primitive`.
-bool defaultScheduleUses(Kernel& k, const std::string& primitive) {
-  TracedSchedule s(k);
-  applyTemplate(s, defaultParams(k));
-  const auto& steps = s.trace().instructions;
-  return std::any_of(steps.begin(), steps.end(), [&](const Instruction& i) { return i.kind == primitive; });
-}
-
 std::string generatedCpp(const Case& c, const TemplateParams& params = {}) {
   Kernel k = lower(c);
   TracedSchedule s(k);

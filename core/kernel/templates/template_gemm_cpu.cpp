@@ -71,7 +71,7 @@ void gemmCpu(TracedSchedule& s, const TemplateParams& p) {
   if (!wholeStores.empty()) s.vectorize(wholeStores);
   if (fill.size() > 1) {
     auto [fillSteps, fillLanes] = splitLanes(s, fill.back());
-    unrollAndVectorize(s, {}, {fillSteps}, fillLanes, guarded || columnsOverhang);
+    unrollAndVectorize(s, {}, {fillSteps}, fillLanes, guarded);  // an overhanging panel's fill: masked lanes
   }
   std::vector<std::string> outer = batch;
   outer.push_back(t[0]);

@@ -201,7 +201,7 @@ void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copie
                         const std::string& lanes, bool guarded) {
   auto each = [&](const std::string& loop, bool vectorized) {
     if (loop.empty()) return;
-    auto apply = [&](const std::string& l) { vectorized && !guarded && !holdsGuard(s.kernel(), l) ? s.vectorize(l) : s.unroll(l); };
+    auto apply = [&](const std::string& l) { vectorized && !guarded ? s.vectorize(l) : s.unroll(l); };
     apply(loop);
     for (const std::string& c : copies)
       if (c == loop + "_init" || c == loop + "_epi") apply(c);

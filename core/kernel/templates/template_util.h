@@ -78,8 +78,10 @@ std::pair<std::string, std::string> splitLanes(TracedSchedule& s, const std::str
 // Some guard is inside `loop` (vectorize refuses it).
 bool holdsGuard(Kernel& k, const std::string& loop);
 // The loops of the register tile, and the copies hoistReduction made of them (<loop>_init, <loop>_epi): rows
-// and vector steps unrolled, lanes vectorized (unrolled where `guarded` says a split left guards, or where a
-// guard is still inside the loop, such as the guarded stores overcompute keeps: vectorize refuses both).
+// and vector steps unrolled, lanes vectorized, unrolled where `guarded` says a split left guards in the tile's
+// arithmetic. A guard left on the lanes (the stores overcompute keeps, a fill overhanging its buffer) is a mask
+// in the CPU's vector path (docs/codegen.md): unrolled, a 16-lane tile's overhang was 16 scalar copies of its
+// epilogue for each of its rows, half of a densenet121 gemm module's compile.
 void unrollAndVectorize(TracedSchedule& s, const std::vector<std::string>& copies, const std::vector<std::string>& unrolled,
                         const std::string& lanes, bool guarded);
 
