@@ -4,7 +4,8 @@
 // (the GPU form fuses every loop into one flat index and divides it back into coordinates per element). The
 // row runs in `lanes`-wide vectorized steps (8 or 4 where they divide a row 16 does not: shufflenet's channel
 // shuffles over rows of 28 took 0.35 ms with a scalar tail, 0.02 in 4-lane steps); a row no width divides takes an
-// unguarded copy for its whole steps (`version`) and tests only its last. A nest of one loop, or of fewer than 16 rows, is
+// unguarded copy for its whole steps (`version`) and masks the lanes of its last; a row shorter than 16 (7 x 7
+// and 14 x 14 images) takes 8 or 4 lanes a step. A nest of one loop, or of fewer than 16 rows, is
 // cut into chunks of `chunk` elements instead.
 #include "kernel/templates/template_util.h"
 
@@ -21,9 +22,13 @@ void vectorizeRow(TracedSchedule& s, const std::string& row, int64_t lanes) {
   // Rows a narrower vector divides (an image row of 28, 56 or 12) take it rather than a scalar tail.
   for (int64_t narrower : {8, 4})
     if (lanes > narrower && extent % lanes != 0 && extent % narrower == 0) lanes = narrower;
+  while (lanes > 4 && extent < lanes) lanes /= 2;  // a row of 14 (a 14 x 14 image's): one step of 8, one of 6
   if (lanes <= 1 || extent < lanes) return;
   auto [steps, lane] = splitBy(s, row, lanes);
-  if (holdsGuard(s.kernel(), lane)) lane = s.version(lane);
+  // The whole steps unguarded (`version`), the last one's lanes masked: on the cpu a guard on the lanes is a
+  // mask (docs/codegen.md). Left scalar, GCC unrolled it into 16 copies of its index arithmetic, half of a
+  // concat module's compile.
+  if (holdsGuard(s.kernel(), lane)) s.vectorize(s.version(lane));
   s.vectorize(lane);
 }
 
