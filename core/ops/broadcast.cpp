@@ -22,14 +22,20 @@ std::optional<Shape> broadcastShapes(const std::vector<Shape>& shapes) {
   return out;
 }
 
+std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
+  const size_t rank = out.size(), offset = rank - in.size();
+  std::vector<int64_t> strides(rank, 0);
+  std::vector<int64_t> s = stridesOf(in);
+  for (size_t i = 0; i < in.size(); ++i) strides[offset + i] = in[i] == 1 ? 0 : s[i];
+  return strides;
+}
+
 std::vector<int64_t> broadcastIndexMap(const Shape& in, const Shape& out) {
   int64_t n = numElements(out);
   std::vector<int64_t> map(size_t(n), 0);
   if (n == 0) return map;
-  size_t rank = out.size(), offset = rank - in.size();
-  std::vector<int64_t> inStride(rank, 0);
-  std::vector<int64_t> s = stridesOf(in);
-  for (size_t i = 0; i < in.size(); ++i) inStride[offset + i] = in[i] == 1 ? 0 : s[i];
+  size_t rank = out.size();
+  std::vector<int64_t> inStride = broadcastStrides(in, out);
   std::vector<int64_t> idx(rank, 0);
   int64_t pos = 0;
   for (int64_t k = 0; k < n; ++k) {

@@ -36,10 +36,10 @@ std::vector<T> combine(const std::vector<T>& a, const Shape& sa, const std::vect
     });
     return r;
   }
-  std::vector<int64_t> ma = broadcastIndexMap(sa, out), mb = broadcastIndexMap(sb, out);
-  std::vector<T> r(ma.size());
+  std::vector<T> r(size_t(numElements(out)));
   parallelFor(int64_t(r.size()), kElementCost, [&](int64_t begin, int64_t end) {
-    for (int64_t k = begin; k < end; ++k) r[size_t(k)] = f(a[size_t(ma[size_t(k)])], b[size_t(mb[size_t(k)])]);
+    forEachBroadcast(sa, sb, out, begin, end,
+                     [&](int64_t k, int64_t ia, int64_t ib) { r[size_t(k)] = f(a[size_t(ia)], b[size_t(ib)]); });
   });
   return r;
 }

@@ -1,6 +1,7 @@
 // Elementwise ops against hand-checked values: broadcasting, dtypes (f16, bf16, ints, bool), and errors that
 // name the node.
 #include "op_harness.h"
+#include "ops/broadcast.h"
 #include "ops/registry.h"
 
 using namespace tessera;
@@ -21,6 +22,27 @@ class TestElementwise : public QObject {
   void mulBroadcastsBothWays() {
     Tensor y = run1("Mul", {T(DType::F64, {2, 1}, {2, 3}), T(DType::F64, {1, 3}, {1, 10, 100})});
     EXPECT_TENSOR(y, ty(DType::F64, {2, 3}), (std::vector<double>{2, 20, 200, 3, 30, 300}), 0);
+  }
+  // The walk the binary ops use gives what the index maps give, over any part of the output a thread takes
+  // (parts starting and ending inside rows), for inputs broadcast along leading, inner and trailing axes.
+  void broadcastWalkMatchesTheIndexMaps() {
+    const std::vector<std::tuple<Shape, Shape, Shape>> cases = {
+        {{2, 3}, {3}, {2, 3}},          {{4, 1, 5}, {1, 3, 1}, {4, 3, 5}}, {{1, 6, 7, 7}, {6, 1, 1}, {1, 6, 7, 7}},
+        {{}, {2, 2}, {2, 2}},           {{3, 1}, {}, {3, 1}},             {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
+        {{5, 1, 1, 2}, {3, 1}, {5, 1, 3, 2}}};
+    for (const auto& [a, b, out] : cases) {
+      const std::vector<int64_t> ma = broadcastIndexMap(a, out), mb = broadcastIndexMap(b, out);
+      const int64_t n = numElements(out);
+      for (int64_t begin = 0; begin <= n; ++begin)
+        for (int64_t end = begin; end <= n; end += std::max<int64_t>(1, n / 7)) {
+          int64_t next = begin;
+          bool same = true;
+          forEachBroadcast(a, b, out, begin, end, [&](int64_t k, int64_t ia, int64_t ib) {
+            same = same && k == next++ && ia == ma[size_t(k)] && ib == mb[size_t(k)];
+          });
+          QVERIFY2(same && next == end, qPrintable(QString("out %1 elements, [%2, %3)").arg(n).arg(begin).arg(end)));
+        }
+    }
   }
   void subScalarAndEmpty() {
     Tensor y = run1("Sub", {T(DType::F32, {}, {5}), T(DType::F32, {2}, {1, 7})});
