@@ -44,9 +44,28 @@ std::vector<T> combine(const std::vector<T>& a, const Shape& sa, const std::vect
   return r;
 }
 
+// Two f32 inputs made one f32 result (a BatchNorm's scale and shift, a residual Add), read and written in place:
+// each value computed in double and rounded once, as foldInputs does, without its three vectors of doubles (a
+// third of the reference's time on densenet121-light went to allocating and zeroing them). Empty otherwise.
+Tensor combineF32(const std::vector<const Tensor*>& ins, const TensorType& outType,
+                  const std::function<double(double, double)>& f) {
+  if (ins.size() != 2 || outType.dtype != DType::F32 || ins[0]->dtype() != DType::F32 || ins[1]->dtype() != DType::F32)
+    return Tensor();
+  Tensor y = Tensor::uninitialized(DType::F32, outType.shape);
+  const float *a = ins[0]->data<float>(), *b = ins[1]->data<float>();
+  float* r = y.mutableData<float>();
+  parallelFor(y.numElements(), kElementCost, [&](int64_t begin, int64_t end) {
+    forEachBroadcast(ins[0]->shape(), ins[1]->shape(), outType.shape, begin, end, [&](int64_t k, int64_t ia, int64_t ib) {
+      r[k] = float(f(double(a[ia]), double(b[ib])));
+    });
+  });
+  return y;
+}
+
 // Folds every input (broadcast to `out`) with fns, left to right, then stores the result as `outType`.
 // Integer math is used only when no input is a float.
 Tensor foldInputs(const std::vector<const Tensor*>& ins, const TensorType& outType, const BinaryFns& fns) {
+  if (Tensor y = combineF32(ins, outType, fns.onFloat); !y.empty()) return y;
   bool anyFloat = false;
   for (const Tensor* t : ins) anyFloat |= isFloat(t->dtype());
   const Shape& out = outType.shape;

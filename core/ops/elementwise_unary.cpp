@@ -151,7 +151,15 @@ const UnaryOp kUnaryOps[] = {
 
 Tensor evalUnary(const UnaryOp& op, const Node& node, const Tensor& x, const TensorType& out) {
   Tensor y;
-  if (isFloat(x.dtype())) {
+  if (x.dtype() == DType::F32 && out.dtype == DType::F32) {  // read and written in place, rounded once as below
+    FloatFn f = op.makeFloat(node);
+    y = Tensor::uninitialized(DType::F32, x.shape());
+    const float* in = x.data<float>();
+    float* r = y.mutableData<float>();
+    parallelFor(x.numElements(), kElementCost, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) r[i] = float(f(double(in[i])));
+    });
+  } else if (isFloat(x.dtype())) {
     FloatFn f = op.makeFloat(node);
     std::vector<double> v = x.toDoubles();
     // Over the cores for a large tensor (a batch of activations): f is a pure function of the element.
