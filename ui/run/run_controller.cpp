@@ -78,6 +78,7 @@ std::shared_ptr<const TensorValues> keepValues(driver::Driver& d, execute::RunRe
 
 constexpr const char* kHostMemoryLimitKey = "memory/hostLimit";
 constexpr const char* kCpuThreadsKey = "cpu/threads";
+constexpr double kCpuKernelBudgetMs = 10;  // RunRequest::kernelBudgetMs on the cpu (runOn)
 
 // The host memory limit of runs and tunes (RunController::hostMemoryLimit). A value that is not a size (written
 // by hand) fails the run naming it.
@@ -111,6 +112,10 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
   try {
     driver::RunRequest request;
     request.reps = backend.kind == execute::BackendKind::Cuda ? 20 : 5;
+    // On the cpu a kernel slower than about 10 ms / 7 calls gets fewer warm-ups and reps (at least one of each),
+    // and the whole run fewer passes: light_vgg19's Run pressed again took 2.25 s at 5 reps of every one of its
+    // 125 ms of kernels and 0.94 s within the budget, its kernels' total 125.2 and 124.7 ms (docs/backends.md).
+    if (backend.kind == execute::BackendKind::Cpu) request.kernelBudgetMs = kCpuKernelBudgetMs;
     request.keepValues = valueBudget > 0;
     request.memoryLimit = hostMemoryLimitSetting();
     request.baseline = false;  // below, once the run is shown
