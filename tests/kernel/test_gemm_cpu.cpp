@@ -6,6 +6,7 @@
 
 #include "codegen/codegen.h"
 #include "kernel/host.h"
+#include "kernel/launch.h"
 #include "kernel/templates/templates.h"
 #include "runtime/execute/executor.h"
 #include "cpu_run.h"
@@ -93,6 +94,15 @@ class TestGemmCpu : public QObject {
     QVERIFY(64 % p.at("tile_m") == 0);
     QVERIFY(p.at("block_m") % p.at("tile_m") == 0);
     QCOMPARE(p.at("pack_b"), int64_t(1));
+  }
+  // B's panel is packed only where it fits a quarter of this host's L2 (and the local arrays' limit).
+  void thePanelFitsTheHostsL2() {
+    QVERIFY(hostL2Bytes() >= (64 << 10));
+    for (int64_t K : {32, 1024, 2048, 4096}) {
+      TemplateParams p = defaultParams(lower(onCpu(gemm(64, 256, K))));
+      const bool fits = K * p.at("tile_n") * 4 <= std::min<int64_t>(hostL2Bytes() / 4, kSharedBytesLimit);
+      QCOMPARE(p.at("pack_b"), int64_t(fits ? 1 : 0));
+    }
   }
   void theRegisterTileIsDeclaredAsVectors() {
     Kernel k = lower(onCpu(gemm(64, 64, 32)));

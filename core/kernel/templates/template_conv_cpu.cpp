@@ -17,6 +17,7 @@
 #include <optional>
 
 #include "kernel/host.h"
+#include "kernel/launch.h"
 #include "kernel/schedule/schedule_util.h"
 #include "kernel/visit.h"
 
@@ -212,16 +213,19 @@ int64_t doubledWhileDividing(int64_t from, int64_t of, int64_t limit) {
   return n;
 }
 
-// Whether the form takes parameters `p` for `k`, tried on a copy of the kernel.
+// Whether the form takes parameters `p` for `k`, tried on a copy of the kernel, with its work item's copies (the
+// packed patch) in at most half of the host's L2, where the register tile's loads find them (the other half
+// holds the weights the tile reads and the outputs it writes). On the build machine's 1 MiB this is never the
+// limit: the local arrays' is (kSharedBytesLimit, 227 KiB); on a core of 256 KiB it takes fewer rows.
 bool schedules(Kernel& k, const TemplateParams& p) {
   Kernel trial = k.clone();
   try {
     TracedSchedule s(trial);
     convCpu(s, p);
-    return true;
   } catch (const Error&) {
     return false;
   }
+  return sharedBytesPerBlock(trial) <= hostL2Bytes() / 2;
 }
 
 // The share of a tile grid's pixels that are the image's (the rest is overhang, computed and thrown away).

@@ -87,9 +87,10 @@ TemplateParams gemmCpuDefaults(Kernel& k) {
   int64_t N = outer.empty() ? 1 : extentOf(k, outer.back());
   int64_t K = extentOf(k, "k");
   int64_t lanes = std::max<int64_t>(4, hostVectorBytes() / 4);
-  // The packed panel stays in the core's L2 (about 1 MiB on the build machine) and within the local arrays'
-  // limit (kSharedBytesLimit, 227 KiB: a larger one made the kernel a host group).
-  auto packs = [K](int64_t columns) { return K * columns * 4 <= std::min<int64_t>(256 << 10, kSharedBytesLimit); };
+  // The packed panel takes at most a quarter of the core's L2 (the rest holds A's rows and the output's; 256 KiB
+  // of the build machine's 1 MiB) and stays within the local arrays' limit (kSharedBytesLimit, 227 KiB: a larger
+  // one made the kernel a host group).
+  auto packs = [K](int64_t columns) { return K * columns * 4 <= std::min<int64_t>(hostL2Bytes() / 4, kSharedBytesLimit); };
   int64_t nr = pickDividing({8, 16, 32, 48, 64}, N, 2 * lanes);
   // No width divides N (a conv's 13 x 13 plane): a panel of 16 or 32 columns overhanging it, computed whole from
   // the packed panel (above); 32 unless 16 wastes less by a tenth of the work or only 16 packs.
