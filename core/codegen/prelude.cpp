@@ -198,8 +198,9 @@ static inline tsr_vi4 tsr_viota4() { return tsr_iota_of<tsr_vi4>(); }
 static inline int32_t tsr_gap(int64_t g) { return (int32_t)(g < -(1 << 30) ? -(1 << 30) : g > (1 << 30) ? (1 << 30) : g); }
 // Masked lanes: lanes lo..hi-1 of the vector at p loaded (the others `fill`) or stored (the others left as they
 // are), no memory touched outside them: a guarded row read or written where it overlaps its bounds, such as a
-// padded patch's fill. AVX-512's masked moves where the host has them, through the builtins its intrinsics are
-// made of (<immintrin.h> costs 0.25 s a module; GCC's builtins, clang's differ); lane by lane otherwise.
+// padded patch's fill. AVX-512's masked moves where the host has them, else AVX's (vmaskmovps), through the
+// builtins their intrinsics are made of (<immintrin.h> costs 0.25 s a module; GCC's builtins, clang's differ);
+// lane by lane otherwise.
 static inline uint32_t tsr_lanemask(int64_t lo, int64_t hi, int64_t n) {
   lo = lo < 0 ? 0 : lo;
   hi = hi > n ? n : hi;
@@ -217,12 +218,25 @@ template <class V> static inline void tsr_vstorem_lanes(float* p, V v, int64_t l
   for (int i = 0; i < (int)(sizeof(V) / 4); ++i)
     if (m >> i & 1u) p[i] = v[i];
 }
+// AVX's masked moves (vmaskmovps, no AVX-512) take the lanes kept as a vector: all ones in lanes lo..hi-1.
+template <class VI> static inline VI tsr_lanebits(int64_t lo, int64_t hi) {
+  const VI i = tsr_iota_of<VI>();
+  return (i >= (VI){} + tsr_gap(lo)) & (i < (VI){} + tsr_gap(hi));
+}
 #if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) {
   return __builtin_ia32_loadups512_mask(p, tsr_vsplat(fill), (uint16_t)tsr_lanemask(lo, hi, 16));
 }
 static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) {
   __builtin_ia32_storeups512_mask(p, v, (uint16_t)tsr_lanemask(lo, hi, 16));
+}
+#elif defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)
+static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) {
+  const tsr_vi m = tsr_lanebits<tsr_vi>(lo, hi);
+  return m ? __builtin_ia32_maskloadps256((const tsr_vf*)p, m) : tsr_vsplat(fill);
+}
+static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) {
+  __builtin_ia32_maskstoreps256((tsr_vf*)p, tsr_lanebits<tsr_vi>(lo, hi), v);
 }
 #else
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf>(p, lo, hi, fill); }
@@ -240,6 +254,21 @@ static inline tsr_vf4 tsr_vloadm4(const float* p, int64_t lo, int64_t hi, float 
 }
 static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) {
   __builtin_ia32_storeups128_mask(p, v, (uint8_t)tsr_lanemask(lo, hi, 4));
+}
+#elif defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)  // TSR_VBYTES8 is 32 here
+static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) {
+  const tsr_vi8 m = tsr_lanebits<tsr_vi8>(lo, hi);
+  return m ? __builtin_ia32_maskloadps256((const tsr_vf8*)p, m) : tsr_vsplat8(fill);
+}
+static inline void tsr_vstorem8(float* p, tsr_vf8 v, int64_t lo, int64_t hi) {
+  __builtin_ia32_maskstoreps256((tsr_vf8*)p, tsr_lanebits<tsr_vi8>(lo, hi), v);
+}
+static inline tsr_vf4 tsr_vloadm4(const float* p, int64_t lo, int64_t hi, float fill) {
+  const tsr_vi4 m = tsr_lanebits<tsr_vi4>(lo, hi);
+  return m ? __builtin_ia32_maskloadps((const tsr_vf4*)p, m) : tsr_vsplat4(fill);
+}
+static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) {
+  __builtin_ia32_maskstoreps((tsr_vf4*)p, tsr_lanebits<tsr_vi4>(lo, hi), v);
 }
 #else
 static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf8>(p, lo, hi, fill); }

@@ -104,14 +104,21 @@ class TestCpuPrelude : public QObject {
     QVERIFY(lanes > 0);
     qInfo("host vectors: %d lanes", lanes);
   }
-  void maskedLanesOneByOne() {
-    // Without AVX-512 the masked moves are the lane-by-lane fallback (8-lane vectors where AVX2 remains).
+  void maskedLanesWithAvx() {
+    // Without AVX-512 the masked moves are AVX's vmaskmovps (8-lane vectors where AVX2 remains).
 #if !defined(__x86_64__)
     QSKIP("-mno-avx512f is an x86 flag; this host's vectors take the lane-by-lane path already");
 #endif
     const int lanes = checkBuild({"-mno-avx512f"});
     QVERIFY(lanes > 0);
     QVERIFY(lanes <= 8);
+  }
+  void maskedLanesOneByOne() {
+    // Without AVX (SSE's 4 lanes) they are the lane-by-lane fallback.
+#if !defined(__x86_64__)
+    QSKIP("-mno-avx is an x86 flag; this host's vectors take the lane-by-lane path already");
+#endif
+    QCOMPARE(checkBuild({"-mno-avx512f", "-mno-avx2", "-mno-avx", "-mno-fma"}), 4);
   }
   // The backend may find clang++ instead of g++ (cpu_compiler.cpp): the prelude compiles there too (its own
   // paths where GCC's builtins differ) and gives the same lanes.
