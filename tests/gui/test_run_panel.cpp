@@ -217,6 +217,8 @@ class TestRunPanel : public QObject {
     }
     QVERIFY(run->report.baselineTotalMs > 0);
     QVERIFY(panel->summary().contains("unfused"));
+    // The cpu is timed within a budget a kernel, and the panel says so (the summary's tooltip).
+    QVERIFY2(run->timing.contains("median of 5") && run->timing.contains("Within 10 ms"), qPrintable(run->timing));
     // The roofline is against this CPU's measured peaks (calibrated after the baseline where none were cached),
     // never cpu.json's defaults: shown only once measured.
     QVERIFY2(run->peaks.known() && run->peaks.source.startsWith("measured"), qPrintable(run->peaks.source));

@@ -43,6 +43,7 @@ struct RunResult {
   double wallMs = 0; // the whole job: generate, build, run, verify, baseline (so far, while baselinePending)
   bool baselinePending = false;  // shown before the unfused baseline, which is still being built and timed
   bool predicted = false;  // the cost model filled KernelReport::predictedMs
+  QString timing;  // how its kernels were timed (reps, warm-ups, a time budget): the run panel's summary tooltip
   std::shared_ptr<const TensorValues> values;  // null unless values were kept
 };
 

@@ -95,6 +95,18 @@ execute::MemoryLimit hostMemoryLimitSetting() {
   return limit;
 }
 
+// What the run panel says of how a run's kernels were timed.
+QString timingOf(const driver::RunRequest& q) {
+  QString t = QObject::tr("Each kernel's time is the median of %1 timed runs after %2 warm-ups; the whole run's likewise.")
+                  .arg(q.reps)
+                  .arg(q.warmup);
+  if (q.kernelBudgetMs > 0)
+    t += QObject::tr(" Within %1 ms a kernel: a kernel whose runs would take longer gets fewer (at least one warm-up "
+                     "and one timed run), and the whole run fewer passes.")
+             .arg(q.kernelBudgetMs);
+  return t;
+}
+
 // The run itself, on a worker: the driver's Run stage on its backend; a failure is the result's error.
 // `valueBudget` > 0: the values are kept within that many bytes (keepValues). The unfused baseline runs after
 // the model's run, which `soFar` gets first (baselinePending), so its times show while the baseline builds.
@@ -116,6 +128,7 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
     // and the whole run fewer passes: light_vgg19's Run pressed again took 2.25 s at 5 reps of every one of its
     // 125 ms of kernels and 0.94 s within the budget, its kernels' total 125.2 and 124.7 ms (docs/backends.md).
     if (backend.kind == execute::BackendKind::Cpu) request.kernelBudgetMs = kCpuKernelBudgetMs;
+    r->timing = timingOf(request);
     request.keepValues = valueBudget > 0;
     request.memoryLimit = hostMemoryLimitSetting();
     request.baseline = false;  // below, once the run is shown

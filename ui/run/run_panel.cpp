@@ -185,6 +185,7 @@ void RunPanel::showRun(std::shared_ptr<const RunResult> run) {
   roofline_->setRun(run);
   summary_->setText(QStringLiteral("<b>%1</b> on %2%3")
                         .arg(runSummary(*run).toHtmlEscaped(), run->peaks.name.toHtmlEscaped(), comparison(*run)));
+  summary_->setToolTip(run->timing);
   QStringList notes;
   for (const auto& m : run->report.messages) notes << QString::fromStdString(m);
   notes_->setText(notes.join('\n'));
