@@ -56,9 +56,10 @@ def parse_args():
     p.add_argument("--timeout", type=float, default=600)
     p.add_argument("--out", default="bench-out")
     a = p.parse_args()
+    # the window's time budget a kernel (ui/run/run_controller.cpp: kCpuKernelBudgetMs), passed where no other is
+    a.window_budget_ms = 10 if a.window and a.backend == "cpu" else 0
     if a.window:
         a.reps = 5 if a.backend == "cpu" else 20
-        a.window_budget_ms = 10 if a.backend == "cpu" else 0  # ui/run/run_controller.cpp: kCpuKernelBudgetMs
     return a
 
 
@@ -77,7 +78,7 @@ def run_once(args, model, cache_dir, no_cache=False, budget_ms=0, repeat=1):
         cmd += ["--repeat", str(repeat)]
     if no_cache:
         cmd.append("--no-cache")
-    budget_ms = budget_ms or getattr(args, "window_budget_ms", 0)
+    budget_ms = budget_ms or args.window_budget_ms
     if budget_ms > 0:
         cmd += ["--budget-ms", str(budget_ms)]
     env = dict(os.environ, TESSERA_CACHE_DIR=cache_dir)

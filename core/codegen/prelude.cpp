@@ -218,11 +218,25 @@ template <class V> static inline void tsr_vstorem_lanes(float* p, V v, int64_t l
   for (int i = 0; i < (int)(sizeof(V) / 4); ++i)
     if (m >> i & 1u) p[i] = v[i];
 }
-// AVX's masked moves (vmaskmovps, no AVX-512) take the lanes kept as a vector: all ones in lanes lo..hi-1.
+#if defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)
+// AVX's masked moves (vmaskmovps, no AVX-512) take the lanes kept as a vector: all ones in lanes lo..hi-1; one
+// pair for the 8- and 4-lane vectors.
 template <class VI> static inline VI tsr_lanebits(int64_t lo, int64_t hi) {
   const VI i = tsr_iota_of<VI>();
   return (i >= (VI){} + tsr_gap(lo)) & (i < (VI){} + tsr_gap(hi));
 }
+template <class V, class VI> static inline V tsr_avx_loadm(const float* p, int64_t lo, int64_t hi, float fill) {
+  const VI m = tsr_lanebits<VI>(lo, hi);
+  V v;
+  if constexpr (sizeof(V) == 32) v = __builtin_ia32_maskloadps256((const V*)p, m);
+  else v = __builtin_ia32_maskloadps((const V*)p, m);
+  return m ? v : fill - (V){};
+}
+template <class V, class VI> static inline void tsr_avx_storem(float* p, V v, int64_t lo, int64_t hi) {
+  if constexpr (sizeof(V) == 32) __builtin_ia32_maskstoreps256((V*)p, tsr_lanebits<VI>(lo, hi), v);
+  else __builtin_ia32_maskstoreps((V*)p, tsr_lanebits<VI>(lo, hi), v);
+}
+#endif
 #if defined(__AVX512F__) && defined(__GNUC__) && !defined(__clang__)
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) {
   return __builtin_ia32_loadups512_mask(p, tsr_vsplat(fill), (uint16_t)tsr_lanemask(lo, hi, 16));
@@ -231,13 +245,8 @@ static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) {
   __builtin_ia32_storeups512_mask(p, v, (uint16_t)tsr_lanemask(lo, hi, 16));
 }
 #elif defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)
-static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) {
-  const tsr_vi m = tsr_lanebits<tsr_vi>(lo, hi);
-  return m ? __builtin_ia32_maskloadps256((const tsr_vf*)p, m) : tsr_vsplat(fill);
-}
-static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) {
-  __builtin_ia32_maskstoreps256((tsr_vf*)p, tsr_lanebits<tsr_vi>(lo, hi), v);
-}
+static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_avx_loadm<tsr_vf, tsr_vi>(p, lo, hi, fill); }
+static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) { tsr_avx_storem<tsr_vf, tsr_vi>(p, v, lo, hi); }
 #else
 static inline tsr_vf tsr_vloadm(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf>(p, lo, hi, fill); }
 static inline void tsr_vstorem(float* p, tsr_vf v, int64_t lo, int64_t hi) { tsr_vstorem_lanes(p, v, lo, hi); }
@@ -256,20 +265,10 @@ static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) {
   __builtin_ia32_storeups128_mask(p, v, (uint8_t)tsr_lanemask(lo, hi, 4));
 }
 #elif defined(__AVX__) && defined(__GNUC__) && !defined(__clang__)  // TSR_VBYTES8 is 32 here
-static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) {
-  const tsr_vi8 m = tsr_lanebits<tsr_vi8>(lo, hi);
-  return m ? __builtin_ia32_maskloadps256((const tsr_vf8*)p, m) : tsr_vsplat8(fill);
-}
-static inline void tsr_vstorem8(float* p, tsr_vf8 v, int64_t lo, int64_t hi) {
-  __builtin_ia32_maskstoreps256((tsr_vf8*)p, tsr_lanebits<tsr_vi8>(lo, hi), v);
-}
-static inline tsr_vf4 tsr_vloadm4(const float* p, int64_t lo, int64_t hi, float fill) {
-  const tsr_vi4 m = tsr_lanebits<tsr_vi4>(lo, hi);
-  return m ? __builtin_ia32_maskloadps((const tsr_vf4*)p, m) : tsr_vsplat4(fill);
-}
-static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) {
-  __builtin_ia32_maskstoreps((tsr_vf4*)p, tsr_lanebits<tsr_vi4>(lo, hi), v);
-}
+static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_avx_loadm<tsr_vf8, tsr_vi8>(p, lo, hi, fill); }
+static inline void tsr_vstorem8(float* p, tsr_vf8 v, int64_t lo, int64_t hi) { tsr_avx_storem<tsr_vf8, tsr_vi8>(p, v, lo, hi); }
+static inline tsr_vf4 tsr_vloadm4(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_avx_loadm<tsr_vf4, tsr_vi4>(p, lo, hi, fill); }
+static inline void tsr_vstorem4(float* p, tsr_vf4 v, int64_t lo, int64_t hi) { tsr_avx_storem<tsr_vf4, tsr_vi4>(p, v, lo, hi); }
 #else
 static inline tsr_vf8 tsr_vloadm8(const float* p, int64_t lo, int64_t hi, float fill) { return tsr_vloadm_lanes<tsr_vf8>(p, lo, hi, fill); }
 static inline void tsr_vstorem8(float* p, tsr_vf8 v, int64_t lo, int64_t hi) { tsr_vstorem_lanes(p, v, lo, hi); }

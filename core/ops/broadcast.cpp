@@ -31,23 +31,8 @@ std::vector<int64_t> broadcastStrides(const Shape& in, const Shape& out) {
 }
 
 std::vector<int64_t> broadcastIndexMap(const Shape& in, const Shape& out) {
-  int64_t n = numElements(out);
-  std::vector<int64_t> map(size_t(n), 0);
-  if (n == 0) return map;
-  size_t rank = out.size();
-  std::vector<int64_t> inStride = broadcastStrides(in, out);
-  std::vector<int64_t> idx(rank, 0);
-  int64_t pos = 0;
-  for (int64_t k = 0; k < n; ++k) {
-    map[size_t(k)] = pos;
-    for (size_t d = rank; d-- > 0;) {  // odometer increment
-      idx[d]++;
-      pos += inStride[d];
-      if (idx[d] < out[d]) break;
-      pos -= inStride[d] * idx[d];
-      idx[d] = 0;
-    }
-  }
+  std::vector<int64_t> map(size_t(numElements(out)), 0);
+  forEachBroadcast(in, in, out, 0, int64_t(map.size()), [&](int64_t k, int64_t at, int64_t) { map[size_t(k)] = at; });
   return map;
 }
 

@@ -23,7 +23,8 @@ class TestElementwise : public QObject {
     Tensor y = run1("Mul", {T(DType::F64, {2, 1}, {2, 3}), T(DType::F64, {1, 3}, {1, 10, 100})});
     EXPECT_TENSOR(y, ty(DType::F64, {2, 3}), (std::vector<double>{2, 20, 200, 3, 30, 300}), 0);
   }
-  // The walk the binary ops use gives what the index maps give, over any part of the output a thread takes
+  // The walk the binary ops use (and the index maps, made by it) gives each element's input elements as numpy's
+  // broadcasting does, over any part of the output a thread takes
   // (parts starting and ending inside rows), for inputs broadcast along leading, inner and trailing axes.
   void broadcastWalkMatchesTheIndexMaps() {
     const std::vector<std::tuple<Shape, Shape, Shape>> cases = {
@@ -31,7 +32,21 @@ class TestElementwise : public QObject {
         {{}, {2, 2}, {2, 2}},           {{3, 1}, {}, {3, 1}},             {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
         {{5, 1, 1, 2}, {3, 1}, {5, 1, 3, 2}}};
     for (const auto& [a, b, out] : cases) {
-      const std::vector<int64_t> ma = broadcastIndexMap(a, out), mb = broadcastIndexMap(b, out);
+      // Each output element's input element from its coordinates, as numpy defines broadcasting.
+      auto indexIn = [&out](const Shape& in, int64_t k) {
+        int64_t at = 0, stride = 1;
+        for (size_t d = out.size(); d-- > 0; k /= out[d]) {
+          const size_t di = d + in.size() - out.size();
+          if (d + in.size() < out.size()) continue;
+          if (in[di] != 1) at += (k % out[d]) * stride;
+          stride *= in[di];
+        }
+        return at;
+      };
+      std::vector<int64_t> ma, mb;
+      for (int64_t k = 0; k < numElements(out); ++k) ma.push_back(indexIn(a, k)), mb.push_back(indexIn(b, k));
+      QCOMPARE(broadcastIndexMap(a, out), ma);
+      QCOMPARE(broadcastIndexMap(b, out), mb);
       const int64_t n = numElements(out);
       for (int64_t begin = 0; begin <= n; ++begin)
         for (int64_t end = begin; end <= n; end += std::max<int64_t>(1, n / 7)) {
