@@ -31,7 +31,8 @@ class TestElementwise : public QObject {
         {{2, 3}, {3}, {2, 3}},          {{4, 1, 5}, {1, 3, 1}, {4, 3, 5}}, {{1, 6, 7, 7}, {6, 1, 1}, {1, 6, 7, 7}},
         {{}, {2, 2}, {2, 2}},           {{3, 1}, {}, {3, 1}},             {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}},
         {{5, 1, 1, 2}, {3, 1}, {5, 1, 3, 2}}};
-    for (const auto& [a, b, out] : cases) {
+    for (const auto& [a, b, shape] : cases) {
+      const Shape& out = shape;  // a structured binding cannot be captured before C++20's P1091 (clang 16)
       // Each output element's input element from its coordinates, as numpy defines broadcasting.
       auto indexIn = [&out](const Shape& in, int64_t k) {
         int64_t at = 0, stride = 1;
