@@ -119,7 +119,11 @@ Message Link::request(const Message& request, const CancelToken& cancel, double 
     got = true;
     loop.quit();
   });
-  auto c2 = QObject::connect(socket_.get(), &QWebSocket::disconnected, &loop, &QEventLoop::quit);
+  bool closed = false;
+  auto c2 = QObject::connect(socket_.get(), &QWebSocket::disconnected, &loop, [&] {
+    closed = true;
+    loop.quit();
+  });
   QTimer poll;
   QObject::connect(&poll, &QTimer::timeout, &loop, [&] {
     if (cancel.cancelled()) cancelled = true, loop.quit();
@@ -128,7 +132,9 @@ Message Link::request(const Message& request, const CancelToken& cancel, double 
   if (timeoutS > 0) QTimer::singleShot(int(timeoutS * 1000), &loop, [&] { timedOut = true, loop.quit(); });
   const std::string bytes = encodeMessage(request);
   socket_->sendBinaryMessage(QByteArray::fromRawData(bytes.data(), qsizetype(bytes.size())));
-  if (!got) loop.exec();
+  // Sending to a worker that was killed can end the connection within sendBinaryMessage: a quit() before exec()
+  // is lost, and the loop would wait out the timeout (30 minutes for a build).
+  if (!got && !closed && open()) loop.exec();
   QObject::disconnect(c1);
   QObject::disconnect(c2);
   if (cancelled || timedOut) {

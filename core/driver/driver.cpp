@@ -119,6 +119,14 @@ std::shared_ptr<const tune::Target> Driver::measuredTarget() {
   return measured;
 }
 
+std::shared_ptr<const tune::Target> Driver::measuredTargetAfter(const RunStage& ran, execute::RunReport& report) {
+  const bool measuredBefore = target()->measured;
+  std::shared_ptr<const tune::Target> t = measuredTarget();
+  if (!measuredBefore && t->measured && ran.kernels)
+    execute::predictKernels(ran.kernels->model, tune::costPredictor(t->costDevice), report);
+  return t;
+}
+
 std::function<double(const Graph&, const kernel::Kernel&)> Driver::predictor() {
   return tune::costPredictor(target()->costDevice);
 }

@@ -131,6 +131,9 @@ class Driver {
   // second, then cached on disk): the run panel's roofline is against what this CPU can do, not cpu.json's
   // defaults. Other backends and a remote worker's cpu: target() as it is.
   std::shared_ptr<const tune::Target> measuredTarget();
+  // measuredTarget() after `ran`: when this measured the cpu, `report` (ran's, or a copy) gets each kernel's
+  // estimate again from the measured figures (the run's were from cpu.json's defaults, several times off).
+  std::shared_ptr<const tune::Target> measuredTargetAfter(const RunStage& ran, execute::RunReport& report);
   // The cost model's estimate of a kernel on target() (-1 when it has none), for RunOptions::predictMs.
   std::function<double(const Graph&, const kernel::Kernel&)> predictor();
 

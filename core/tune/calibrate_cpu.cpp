@@ -87,6 +87,8 @@ cost::Device calibrateCpu(const cost::Device& base) {
   double l1Ms = timeMs(b.library->function<void(void**)>("tsr_l1"), l1.data(), nullptr, kL1Passes);
   d.l1GBpsPerSm = double(kL1Elems) * 4 * kL1Passes / (l1Ms / 1e3) / 1e9;
   d.l2GBps = std::max(d.l2GBps, 4 * d.dramGBps);
+  // The FMA loop ran on the widest vectors the kernels use: scalar code is that many times slower.
+  d.simdLanes = int(kernel::hostVectorBytes() / 4);
   d.note = "measured by tessera-cli tune --calibrate-cpu (copy " + std::to_string(int(d.dramGBps)) + " GB/s, " +
            std::to_string(int(d.fp32Gflops)) + " GFLOP/s, " + std::to_string(threads) + " threads)";
   return d;

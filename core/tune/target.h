@@ -42,8 +42,8 @@ Target targetFromJson(const nlohmann::json& j, const std::string& origin);
 // compiler (same flags as kernels); about a second.
 cost::Device calibrateCpu(const cost::Device& base);
 // Part of a calibration's cache key: raised when the measuring loops change, so a figure an older loop measured
-// (version 1's FMA loop measured half the peak) is measured again.
-inline constexpr int kCpuCalibrationVersion = 2;
+// (version 1's FMA loop measured half the peak; version 2 kept cpu.json's 8 SIMD lanes) is measured again.
+inline constexpr int kCpuCalibrationVersion = 3;
 
 // The predictor for RunOptions::predictMs: cost::predict with the op registry's FLOP count.
 std::function<double(const Graph&, const kernel::Kernel&)> costPredictor(const cost::Device& device);

@@ -7,6 +7,7 @@
 
 #include "driver/driver.h"
 #include "frontend/model_io.h"
+#include "kernel/host.h"
 #include "kernel/templates/templates.h"
 
 using namespace tessera;
@@ -200,6 +201,33 @@ class TestDriver : public QObject {
     RunStage notRun;
     notRun.kernels = ran->kernels;
     QVERIFY(!d.baseline(request, notRun).ran);
+  }
+
+  // A cpu run before the cpu is measured is estimated from cpu.json's defaults; measuring it after the run (as
+  // the window and the CLI do) estimates the run's kernels again from the measured figures.
+  void measuringTheCpuEstimatesTheRunAgain() {
+    if (!hasCompiler()) QSKIP("no C++ compiler on PATH: the cpu backend cannot build kernels here");
+    QTemporaryDir cache;
+    Driver d(sampleModel("mlp.tsr"), cpuOptions(cache));
+    QVERIFY(!d.target()->measured);
+    const double defaultGflops = d.target()->costDevice.fp32Gflops;
+    auto ran = d.run(quickRequest(false));
+    execute::RunReport report = ran->report;
+    std::shared_ptr<const tune::Target> t = d.measuredTargetAfter(*ran, report);
+    QVERIFY(t->measured);
+    QVERIFY(t->costDevice.fp32Gflops != defaultGflops);
+    QCOMPARE(t->costDevice.simdLanes, int(kernel::hostVectorBytes() / 4));
+    const auto predict = tune::costPredictor(t->costDevice);
+    for (size_t i = 0; i < report.kernels.size(); ++i) {
+      const execute::CompiledKernel& ck = ran->kernels->model.kernels[i];
+      if (ck.onHost()) continue;
+      QCOMPARE(report.kernels[i].predictedMs, predict(*ran->kernels->model.graph, ck.kernel));
+      QVERIFY(report.kernels[i].predictedMs != ran->report.kernels[i].predictedMs);
+    }
+    QVERIFY(d.target()->measured);  // kept: the next run is estimated from the measurement
+    execute::RunReport again = ran->report;
+    d.measuredTargetAfter(*ran, again);  // measured already: the report is left as it is
+    QCOMPARE(again.kernels[0].predictedMs, ran->report.kernels[0].predictedMs);
   }
 
   void eachMachineSchedulesItsOwnKernels() {

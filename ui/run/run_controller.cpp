@@ -39,11 +39,12 @@ DevicePeaks peaksOf(const cost::Device& d) {
           QString::fromStdString(d.note.empty() ? "core/cost device data" : d.note), d.l2GBps, double(d.l2Bytes)};
 }
 
-// The cpu's peaks measured on this machine (Driver::measuredTarget), once the run and its baseline are done, so
-// that the measuring loops have the cores to themselves; a failure is a message, the roofline left unknown.
-void measurePeaks(driver::Driver& d, RunResult& r) {
+// The cpu's peaks measured on this machine (Driver::measuredTargetAfter), once the run and its baseline are done,
+// so that the measuring loops have the cores to themselves, and the kernels' estimates made again from them; a
+// failure is a message, the roofline left unknown.
+void measurePeaks(driver::Driver& d, const driver::RunStage& ran, RunResult& r) {
   try {
-    std::shared_ptr<const tune::Target> t = d.measuredTarget();
+    std::shared_ptr<const tune::Target> t = d.measuredTargetAfter(ran, r.report);
     if (!t->measured) return;
     r.peaks = peaksOf(t->costDevice);
     if (!r.report.device.empty()) r.peaks.name = QString::fromStdString(r.report.device);
@@ -154,7 +155,7 @@ std::shared_ptr<const RunResult> runOn(driver::Driver& d, const BackendInfo& bac
       } catch (const std::exception& e) {  // the run stands without it
         r->report.messages.push_back(std::string("baseline: ") + e.what());
       }
-      if (!r->peaks.known()) measurePeaks(d, *r);
+      if (!r->peaks.known()) measurePeaks(d, *ran, *r);
     }
   } catch (const Cancelled&) {
     throw;

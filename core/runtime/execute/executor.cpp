@@ -309,7 +309,6 @@ std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel
       kr.status = KernelStatus::NotRun;
       continue;
     }
-    if (o.predictMs) kr.predictedMs = o.predictMs(*m.graph, ck.kernel);
     try {
       r.generated[i] = codegen::generate(ck.kernel, target);
       kr.entry = r.generated[i].entry;
@@ -319,6 +318,7 @@ std::vector<const codegen::GeneratedKernel*> generateKernels(const CompiledModel
       kr.message = std::string("codegen: ") + e.what();
     }
   }
+  if (o.predictMs) predictKernels(m, o.predictMs, r);
   return gen;
 }
 
@@ -570,6 +570,12 @@ RunReport executeWithBaseline(const CompiledModel& m, BackendKind backend, const
   if (backend == BackendKind::Reference || !r.ran || !r.stopped.empty()) return r;  // a stopped run has no total
   addBaseline(r, executeBaseline(m, backend, o));
   return r;
+}
+
+void predictKernels(const CompiledModel& m, const std::function<double(const Graph&, const kernel::Kernel&)>& predictMs,
+                    RunReport& r) {
+  for (size_t i = 0; i < m.kernels.size() && i < r.kernels.size(); ++i)
+    if (!m.kernels[i].onHost()) r.kernels[i].predictedMs = predictMs(*m.graph, m.kernels[i].kernel);
 }
 
 }  // namespace tessera::execute

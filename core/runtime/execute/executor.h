@@ -80,6 +80,10 @@ RunReport executeWithBaseline(const CompiledModel& model, BackendKind backend, c
 RunReport executeBaseline(const CompiledModel& model, BackendKind backend, const RunOptions& options);
 // `run` given the baseline's total (when it ran) and its messages, each as "baseline: ...".
 void addBaseline(RunReport& run, const RunReport& baseline);
+// Each generated kernel's KernelReport::predictedMs from `predictMs` (RunOptions::predictMs fills them so when a
+// run starts; the window fills them again once the cpu's figures are measured, after its first run).
+void predictKernels(const CompiledModel& model, const std::function<double(const Graph&, const kernel::Kernel&)>& predictMs,
+                    RunReport& run);
 // The note of a run checked against the reference a run of the same graph and inputs left (RunSession): a repeat,
 // or new schedules. The unfused baseline always is, so addBaseline leaves the note out of the run's messages.
 inline constexpr const char* kKeptReferenceNote = "reference: the last run's values (the same graph and inputs)";
