@@ -112,7 +112,9 @@ CompareView::CompareView(SessionController* controller, QWidget* parent)
   connect(controller_, &SessionController::compiled, this, &CompareView::refreshSteps);
   connect(left_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, false); });
   connect(right_, &GraphView::nodeClicked, this, [this](const QString& id) { selectNode(id, true); });
-  for (auto [from, to] : {std::pair{left_, right_}, std::pair{right_, left_}}) {
+  for (auto pair : {std::pair{left_, right_}, std::pair{right_, left_}}) {
+    GraphView* from = pair.first;  // not a structured binding: clang before 16 cannot capture one
+    GraphView* to = pair.second;
     connect(from->horizontalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
     connect(from->verticalScrollBar(), &QScrollBar::valueChanged, this, [this, from, to] { syncPan(from, to); });
     connect(from, &GraphView::layoutShown, this, [this, from, to] { syncLayers(from, to); });
