@@ -167,6 +167,16 @@ void saveTensors(const compare::Values& values, const RunArgs& args) {
     std::fprintf(stderr, "warning: --save-tensors: %s not saved (past the %.0f MB budget)\n", d.c_str(), args.tensorBudgetMb);
 }
 
+// As the window does: the cpu measured once (about a second, then cached), so the estimates printed beside the
+// times are this CPU's, not cpu.json's defaults. A failure leaves the run as it is, with a note.
+void estimateOnMeasuredCpu(driver::Driver& d, const driver::RunStage& run, execute::RunReport& r) {
+  try {
+    d.measuredTargetAfter(run, r);
+  } catch (const std::exception& e) {
+    r.messages.push_back(std::string("estimates: the cpu could not be measured: ") + e.what());
+  }
+}
+
 // cpu and cuda: the driver compiles (passes + fusion), schedules (saved --schedules, else the tuning cache, else
 // the defaults), generates, builds, runs, times and verifies every kernel.
 int runCompiled(const RunArgs& args) {
@@ -201,9 +211,7 @@ int runCompiled(const RunArgs& args) {
     wallsMs.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   execute::RunReport r = run->report;
-  // As the window does: the cpu measured once (about a second, cached), so the estimates printed beside the times
-  // are this CPU's, not cpu.json's defaults.
-  if (backend.kind == execute::BackendKind::Cpu && backend.remote.empty() && r.ran) d.measuredTargetAfter(*run, r);
+  if (backend.kind == execute::BackendKind::Cpu && backend.remote.empty() && r.ran) estimateOnMeasuredCpu(d, *run, r);
   if (!args.trace.empty() && r.ran) writeTrace(r, args.trace);
   if (args.json) {
     nlohmann::json j = r.toJson();
