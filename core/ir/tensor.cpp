@@ -5,6 +5,7 @@
 
 #include "ir/error.h"
 #include "ir/fnv.h"
+#include "ir/host_memory.h"
 
 namespace tessera {
 
@@ -30,7 +31,7 @@ void Tensor::allocate(bool zeroed) {
   if (n > kMaxTensorBytes / int64_t(dtypeSize(type_.dtype)))
     fail("tensor " + type_.toString() + " is larger than the 16 GiB limit");
   size_ = size_t(n) * dtypeSize(type_.dtype);
-  std::shared_ptr<std::byte[]> bytes(zeroed ? new std::byte[size_]() : new std::byte[size_]);
+  std::shared_ptr<std::byte> bytes = allocateHostBytes(size_, zeroed);
   data_ = bytes.get();
   owner_ = std::move(bytes);
 }

@@ -29,6 +29,18 @@ inline Tensor iota(Shape shape, DType dtype = DType::F32) {
   return T(dtype, std::move(shape), v);
 }
 
+// The same values as `t` (f32) in f64: an op given these computes in double what it computes for `t`, before
+// rounding to f32.
+inline Tensor asF64(const Tensor& t) { return Tensor::fromDoubles(DType::F64, t.shape(), t.toDoubles()); }
+
+// Every element of the f32 tensor `y32` is the f64 tensor `y64`'s rounded once to f32, bit for bit.
+inline bool roundedOnce(const Tensor& y32, const Tensor& y64) {
+  if (y32.dtype() != DType::F32 || y64.dtype() != DType::F64 || y32.numElements() != y64.numElements()) return false;
+  for (int64_t i = 0; i < y32.numElements(); ++i)
+    if (y32.data<float>()[i] != float(y64.data<double>()[i])) return false;
+  return true;
+}
+
 struct OpRun {
   std::vector<Tensor> outputs;
   std::vector<TensorType> inferred;

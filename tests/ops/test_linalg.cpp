@@ -130,6 +130,18 @@ class TestLinalg : public QObject {
   }
 
   // --- Conv ---
+  // An f32 conv writes its output in place: each sum, accumulated in double, rounded once, so it is the f64
+  // conv's result rounded, bit for bit; over two pixel tiles (81 pixels of 64), 12 channels (not whole tiles of
+  // 4 x 8 sums), padding and a bias.
+  void f32ConvIsTheF64ConvRoundedOnce() {
+    Tensor x = randomTensor({DType::F32, {2, 8, 9, 9}}, 3), w = randomTensor({DType::F32, {12, 8, 3, 3}}, 4);
+    Tensor b = randomTensor({DType::F32, {12}}, 5);
+    Attributes a;
+    a["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    Tensor y32 = run1("Conv", {x, w, b}, a), y64 = run1("Conv", {asF64(x), asF64(w), asF64(b)}, a);
+    QCOMPARE(y32.shape(), (Shape{2, 12, 9, 9}));
+    QVERIFY(roundedOnce(y32, y64));
+  }
   void convValid() {
     Tensor y = run1("Conv", {iota({1, 1, 3, 3}), F32({1, 1, 2, 2}, {1, 1, 1, 1})});
     EXPECT_TENSOR(y, (TensorType{DType::F32, {1, 1, 2, 2}}), (std::vector<double>{8, 12, 20, 24}), 0);

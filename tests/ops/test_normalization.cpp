@@ -1,5 +1,6 @@
 // Softmax, LogSoftmax, LayerNormalization, BatchNormalization and LRN against hand-checked values, and errors that
 // name the node.
+#include "ir/random.h"
 #include "op_harness.h"
 
 using namespace tessera;
@@ -91,6 +92,16 @@ class TestNormalization : public QObject {
                                            T(DType::F64, {1}, {0}), T(DType::F64, {1}, {0}), T(DType::F64, {1}, {3})});
     EXPECT_TENSOR(d, ty(DType::F64, {2, 1}), (std::vector<double>{2 / std::sqrt(3 + 1e-5), 4 / std::sqrt(3 + 1e-5)}),
                   1e-15);
+  }
+  // f32 inference reads and writes in place, each value computed in double and rounded once: the f64 op's
+  // result rounded, bit for bit.
+  void batchNormF32IsTheF64RoundedOnce() {
+    std::vector<Tensor> in = {randomTensor({DType::F32, {2, 3, 5, 7}}, 1), randomTensor({DType::F32, {3}}, 2),
+                              randomTensor({DType::F32, {3}}, 3), randomTensor({DType::F32, {3}}, 4),
+                              T(DType::F32, {3}, {0.5, 1.5, 2.25})};
+    std::vector<Tensor> in64;
+    for (const Tensor& t : in) in64.push_back(asF64(t));
+    QVERIFY(roundedOnce(run1("BatchNormalization", in), run1("BatchNormalization", in64)));
   }
   void batchNormErrors() {
     Tensor x = T(DType::F32, {1, 2}, {1, 2}), c = T(DType::F32, {2}, {1, 1});
