@@ -157,15 +157,25 @@ __attribute__((target_clones("avx2", "default"))) void innerTile(const double* w
 template <class O>
 void multiplyTile(const ConvPlan& p, const double* weights, const double* columns, const double* bias, int64_t m0,
                   int64_t m1, int64_t pixels, O* out) {
-  for (int64_t m = m0; m < m1; m += kTileRows)
-    for (int64_t j = 0; j < pixels; j += kTileCols) {
-      double sums[kTileRows][kTileCols];
-      for (int64_t r = 0; r < kTileRows; ++r) std::fill(sums[r], sums[r] + kTileCols, bias ? bias[std::min(m + r, p.Mg - 1)] : 0.0);
-      for (int64_t k0 = 0; k0 < p.K; k0 += kDepth)
-        innerTile(weights + m * p.K + k0, p.K, columns + k0 * kPixels + j, std::min(kDepth, p.K - k0), sums);
-      for (int64_t r = 0; r < kTileRows && m + r < p.Mg; ++r)
-        for (int64_t i = 0; i < std::min(kTileCols, pixels - j); ++i) out[(m + r) * p.outPlane + j + i] = O(sums[r][i]);
+  // The item's sums, [row group][column group][kTileRows][kTileCols], carried over the reduction's steps: each
+  // step's columns of one column group (kDepth x kTileCols, 16 KiB) stay in L1 across the row groups, and its
+  // weights (the item's rows x kDepth) in L2, where before every inner kernel streamed its whole reduction from
+  // farther out (K of 2304: 1.2 MB of columns a pixel tile). Each sum still adds its K products in order.
+  const int64_t rowGroups = (m1 - m0) / kTileRows, colGroups = (pixels + kTileCols - 1) / kTileCols;
+  double sums[kChannels / kTileRows][kPixels / kTileCols][kTileRows][kTileCols];
+  for (int64_t g = 0; g < rowGroups; ++g)
+    for (int64_t r = 0; r < kTileRows; ++r) {
+      const double start = bias ? bias[std::min(m0 + g * kTileRows + r, p.Mg - 1)] : 0.0;
+      for (int64_t c = 0; c < colGroups; ++c) std::fill_n(sums[g][c][r], kTileCols, start);
     }
+  for (int64_t k0 = 0; k0 < p.K; k0 += kDepth)
+    for (int64_t c = 0; c < colGroups; ++c)
+      for (int64_t g = 0; g < rowGroups; ++g)
+        innerTile(weights + (m0 + g * kTileRows) * p.K + k0, p.K, columns + k0 * kPixels + c * kTileCols,
+                  std::min(kDepth, p.K - k0), sums[g][c]);
+  for (int64_t g = 0; g < rowGroups; ++g)
+    for (int64_t r = 0, m = m0 + g * kTileRows; r < kTileRows && m + r < p.Mg; ++r)
+      for (int64_t j = 0; j < pixels; ++j) out[(m + r) * p.outPlane + j] = O(sums[g][j / kTileCols][r][j % kTileCols]);
 }
 
 template <class T, class O>
