@@ -110,8 +110,23 @@ def median(xs):
     return xs[len(xs) // 2] if xs else None
 
 
-def measure(args, model):
+def calibrated_devices(args):
+    """The cpu's measured figures (`tune --calibrate-cpu`, once a machine, not once a model): measured here once and
+    copied into each model's fresh cache, so that a cold run is cold for its modules only, as on a machine that
+    has run Tessera before (the CLI's run measures the cpu after the run when it was not; the window's first
+    result does not wait for it). None for other backends."""
+    if args.backend != "cpu":
+        return None
+    folder = tempfile.mkdtemp(prefix="tessera-latency-devices-")
+    env = dict(os.environ, TESSERA_CACHE_DIR=folder)
+    subprocess.run(shlex.split(args.cli) + ["tune", "--calibrate-cpu"], env=env, capture_output=True, timeout=args.timeout)
+    return os.path.join(folder, "devices")
+
+
+def measure(args, model, devices=None):
     cache = tempfile.mkdtemp(prefix="tessera-latency-")
+    if devices and os.path.isdir(devices):
+        shutil.copytree(devices, os.path.join(cache, "devices"))
     try:
         result = {"model": os.path.relpath(model, REPO) if model.startswith(REPO) else model}
         result["cold"] = run_once(args, model, cache)
@@ -150,8 +165,9 @@ def table(results, backend):
 def main():
     args = parse_args()
     results = []
+    devices = calibrated_devices(args)
     for m in models(args.models):
-        r = measure(args, m)
+        r = measure(args, m, devices)
         results.append(r)
         c, w = r["cold"], r["warm"]
         print(f"{os.path.basename(m):32s} cold {c['wall_s']:6.2f} s (build {c.get('build_s', 0):5.2f})  "
