@@ -3,6 +3,9 @@
 #include <QtTest>
 
 #include <cstdint>
+#include <unistd.h>
+
+#include <QFile>
 
 #include "ir/host_memory.h"
 #include "ir/tensor.h"
@@ -25,6 +28,25 @@ class TestHostMemory : public QObject {
       // On a huge page boundary, so that the kernel can back it with huge pages.
       if (mapsHostBytes(bytes)) QCOMPARE(reinterpret_cast<uintptr_t>(b.get()) % kHugePageBytes, uintptr_t(0));
     }
+  }
+
+  // The mapping ends at the last page the data needs, so the kernel backs its tail with small pages: a 3 MiB
+  // tensor is not rounded up to two huge pages.
+  void theMappingEndsWithTheData() {
+    const size_t bytes = (size_t(3) << 20) + 5;
+    if (!mapsHostBytes(bytes)) QSKIP("large buffers come from the heap here (not Linux, or AddressSanitizer)");
+    std::shared_ptr<std::byte> b = allocateHostBytes(bytes, false);
+    const uintptr_t at = reinterpret_cast<uintptr_t>(b.get()), page = uintptr_t(sysconf(_SC_PAGESIZE));
+    QFile maps("/proc/self/maps");
+    QVERIFY(maps.open(QIODevice::ReadOnly));
+    bool found = false;
+    for (const QByteArray& line : maps.readAll().split('\n')) {
+      const QList<QByteArray> range = line.split(' ').value(0).split('-');
+      if (range.size() != 2 || range[0].toULongLong(nullptr, 16) != at) continue;
+      found = true;
+      QCOMPARE(uintptr_t(range[1].toULongLong(nullptr, 16)), at + (bytes + page - 1) / page * page);
+    }
+    QVERIFY2(found, "no mapping starts at the data");
   }
 
   void smallBuffersComeFromTheHeap() {
