@@ -91,20 +91,14 @@ WindowList listWindows(const WindowGeometry& g, bool countIncludePad, bool colum
   return w;
 }
 
-std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor*>& in,
-                                const std::vector<TensorType>& types) {
-  PoolShapes s = poolShapes(node, in[0]->shape());
-  requireWorkBuffer(node, numElements(s.out));
-  bool columnMajor = node.attrInt("storage_order", 0) == 1;
-  WindowList w = listWindows(s.window, false, columnMajor);
-  const std::vector<int64_t>& indexOffsets = columnMajor ? w.columnOffsets : w.offsets;
-  std::vector<double> x = in[0]->toDoubles();
-  int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);
-  int64_t outPlane = int64_t(w.divisor.size());
-  std::vector<double> y(size_t(planes * outPlane));
-  std::vector<int64_t> idx(y.size(), -1);
-  for (int64_t p = 0; p < planes; ++p) {
-    const double* plane = x.data() + p * inPlane;
+// Planes [begin, end) of a max pool: each window's maximum (the first of equal maxima) into y, and its element's
+// flat index into idx when it is wanted. T, O: f32 read and written in place, else double.
+template <class T, class O>
+void maxPoolPlanes(const T* x, const WindowList& w, const std::vector<int64_t>& indexOffsets, int64_t inPlane,
+                   O* y, int64_t* idx, int64_t begin, int64_t end) {
+  const int64_t outPlane = int64_t(w.divisor.size());
+  for (int64_t p = begin; p < end; ++p) {
+    const T* plane = x + p * inPlane;
     for (int64_t o = 0; o < outPlane; ++o) {
       double best = -std::numeric_limits<double>::infinity();
       int64_t bestAt = -1;
@@ -115,11 +109,37 @@ std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor
           bestAt = k;
         }
       }
-      y[size_t(p * outPlane + o)] = best;
-      if (bestAt >= 0) idx[size_t(p * outPlane + o)] = p * inPlane + indexOffsets[size_t(bestAt)];
+      y[p * outPlane + o] = O(best);
+      if (idx) idx[p * outPlane + o] = bestAt >= 0 ? p * inPlane + indexOffsets[size_t(bestAt)] : -1;
     }
   }
-  std::vector<Tensor> out{Tensor::fromDoubles(types[0].dtype, types[0].shape, y)};
+}
+
+// Planes over the cores; an f32 input read and an f32 output written in place (a max of f32 values is one of
+// them, so the bits are those of the double path).
+std::vector<Tensor> evalMaxPool(const Node& node, const std::vector<const Tensor*>& in,
+                                const std::vector<TensorType>& types) {
+  PoolShapes s = poolShapes(node, in[0]->shape());
+  requireWorkBuffer(node, numElements(s.out));
+  bool columnMajor = node.attrInt("storage_order", 0) == 1;
+  WindowList w = listWindows(s.window, false, columnMajor);
+  const std::vector<int64_t>& indexOffsets = columnMajor ? w.columnOffsets : w.offsets;
+  const int64_t planes = s.out[0] * s.out[1], inPlane = numElements(s.window.input);
+  const int64_t outPlane = int64_t(w.divisor.size());
+  const bool f32 = types[0].dtype == DType::F32;
+  KernelOperand x(*in[0], !f32);  // the output's dtype is the input's
+  std::vector<int64_t> idx(types.size() > 1 ? size_t(planes * outPlane) : 0);
+  std::vector<double> y64(f32 ? 0 : size_t(planes * outPlane));
+  Tensor y32 = f32 ? Tensor::uninitialized(DType::F32, types[0].shape) : Tensor();
+  const int64_t windowCost = outPlane > 0 ? int64_t(w.offsets.size()) / outPlane + 1 : 1;
+  parallelFor(planes, outPlane * windowCost, [&](int64_t begin, int64_t end) {
+    int64_t* at = idx.empty() ? nullptr : idx.data();
+    if (f32)
+      maxPoolPlanes(x.f32(), w, indexOffsets, inPlane, y32.mutableData<float>(), at, begin, end);
+    else
+      maxPoolPlanes(x.f64(), w, indexOffsets, inPlane, y64.data(), at, begin, end);
+  });
+  std::vector<Tensor> out{f32 ? y32 : Tensor::fromDoubles(types[0].dtype, types[0].shape, y64)};
   if (types.size() > 1) out.push_back(Tensor::fromInts(DType::I64, types[1].shape, idx));
   return out;
 }

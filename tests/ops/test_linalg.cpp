@@ -260,6 +260,16 @@ class TestLinalg : public QObject {
   }
 
   // --- pools ---
+  // An f32 max pool reads and writes in place over the cores: the f64 pool's values and indices exactly.
+  void f32MaxPoolIsTheF64Pool() {
+    Tensor x = randomTensor({DType::F32, {2, 3, 9, 9}}, 7);
+    Attributes a{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}},
+                 {"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    OpRun r32 = runOp("MaxPool", {x}, a, {}, 2), r64 = runOp("MaxPool", {asF64(x)}, a, {}, 2);
+    QVERIFY(roundedOnce(r32.outputs[0], r64.outputs[0]));
+    QVERIFY(r32.outputs[1].identical(r64.outputs[1]));
+    QCOMPARE(r32.outputs[0].shape(), (Shape{2, 3, 5, 5}));
+  }
   void maxPoolWithIndices() {
     Attributes a{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
     OpRun r = runOp("MaxPool", {iota({1, 1, 4, 4})}, a, {}, 2);
