@@ -18,7 +18,7 @@ namespace {
 // multiple of 16 bytes (TMA's stride rule) and at most 256 rows a box.
 bool tmaCopyable(const Kernel& k, const Buffer& cache) {
   if (cache.swizzleBytes != 128 || !cache.cacheIsRead || cache.cacheOf.empty() || cache.cacheZeroOutside ||
-      cache.cacheByIteration || cache.cachePad != 0 || dtypeSize(cache.dtype) != 2)
+      cache.cacheByIteration || cache.cachePad != 0 || cache.cacheRowPad != 0 || dtypeSize(cache.dtype) != 2)
     return false;
   const Buffer* src = k.findBuffer(cache.cacheOf);
   size_t r = cache.shape.size();

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <set>
 
+#include "kernel/shared_banks.h"
 #include "kernel/launch.h"
 #include "kernel/visit.h"
 
@@ -259,11 +260,10 @@ bool isMmaOperand(const Access& a) {
 // (a 32-deep bf16 tile) put rows 0, 2, 4, 6 in the same banks (4 passes); 256 bytes (128 columns) all 8 (8);
 // 80 or 272 bytes (padded by 8) none (1).
 int64_t fragmentRowPasses(int64_t rowBytes) {
-  std::map<int64_t, int64_t> rowsPerBank;
-  int64_t passes = 1;
+  std::vector<int64_t> addresses;
   for (int64_t row = 0; row < 8; ++row)
-    for (int64_t word = 0; word < 4; ++word) passes = std::max(passes, ++rowsPerBank[(row * rowBytes / 4 + word) % 32]);
-  return passes;
+    for (int64_t word = 0; word < 4; ++word) addresses.push_back(row * rowBytes + 4 * word);
+  return sharedWavefronts(addresses);
 }
 
 // A shared read inside an unrolled loop over 2 or 4 consecutive elements (8 or 16 bytes): the CUDA compiler

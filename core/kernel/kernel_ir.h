@@ -314,6 +314,10 @@ struct Buffer {
   // A register copy indexed by the iterations of the loops that read it (keep_in_registers), not by a box of
   // the source: cacheBase is empty, and compute_at cannot move it.
   bool cacheByIteration = false;
+  // Rows added to the second-to-last dimension of a read cache (cache_read pad_rows): where padding each row
+  // cannot (a conv halo of 16 rows: 16 x any width is 0 or 16 words modulo 32), this moves the cache's planes
+  // to other shared-memory banks.
+  int64_t cacheRowPad = 0;
   // 0: row-major. 128 (swizzle): stored in atoms of 8 rows of 128 bytes, the layout the tensor cores' 128-byte
   // swizzle descriptors read (wgmma) — the last dimension cut into 128-byte chunks stored one after another
   // (chunk-major), and in row r the 16-byte pieces of a chunk permuted by XOR with r % 8, so that the 8 rows

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include "codegen/codegen.h"
+#include "kernel/shared_banks.h"
 #include "kernel/templates/templates.h"
 #include "cpu_run.h"
 #include "reference_check.h"
@@ -177,6 +178,39 @@ class TestConvMma : public QObject {
     QVERIFY(has(g.source, "% 72)"));
     QVERIFY(has(g.source, "cp.async.ca.shared.global [%0], [%1], 4, %2;"));  // the halo
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+  }
+  // The bank model (kernel/shared_banks.h): ResNet's 14 x 8 tiles read a 16 x 10 halo, whose channels are 160
+  // words apart, so a tf32 fragment load's 4 channels share banks (4 wavefronts), whatever each row's padding;
+  // 4 rows more a plane (200 words) take 1. A warp reading one word is a broadcast; 32 words 32 apart, 32.
+  void bankModelCountsWavefronts() {
+    HaloReads l3{14, 8, 16, 10, 3, 3, 1, 1, 1, 1, 4};
+    QCOMPARE(haloFragmentWavefronts(l3, 0, 0), 4.0);
+    for (int64_t pad = 1; pad < 8; ++pad) QVERIFY(haloFragmentWavefronts(l3, pad, 0) >= 2.0);
+    QCOMPARE(haloFragmentWavefronts(l3, 0, 4), 1.0);
+    QCOMPARE(sharedWavefronts(std::vector<int64_t>(32, 64)), int64_t(1));
+    std::vector<int64_t> column;
+    for (int64_t lane = 0; lane < 32; ++lane) column.push_back(lane * 128);
+    QCOMPARE(sharedWavefronts(column), int64_t(32));
+  }
+  // The defaults pad ResNet's 56² and 14² halos by planes (the model's least conflicted padding), the trace
+  // replays to the same IR, and a padded tile interprets equal to the reference and compiles for sm_90.
+  void defaultsPadTheHaloByTheBankModel() {
+    for (ConvDims d : {ConvDims{32, 64, 56, 56, 64, 3, 1}, ConvDims{32, 256, 14, 14, 256, 3, 1}}) {
+      TemplateParams p = defaultParams(lower(convCase(d)));
+      QCOMPARE(p.at("tile_h") * 100 + p.at("tile_w"), int64_t(1408));
+      QCOMPARE(p.at("pad"), int64_t(0));
+      QCOMPARE(p.at("pad_rows"), int64_t(4));
+    }
+    Case c = convCase({1, 8, 10, 10, 16, 3, 1});
+    TemplateParams p = mmaParams(8, 8, 16, 32, 16);
+    p["pad"] = 1;
+    p["pad_rows"] = 3;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+    QVERIFY(has(t, "tmp in0_shared: shared f32[1, 8, 13, 11]  # read cache of in0, rows padded by 1, 3 rows of padding a plane"));
+    Kernel k = scheduled(c, p);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "conv.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
   }
   void refusalsNameTheParameter() {

@@ -233,13 +233,14 @@ std::string cacheNameFor(const Kernel& k, const std::string& buffer, MemScope sc
 }  // namespace
 
 std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
-                                   const std::string& cacheName, int64_t pad) {
+                                   const std::string& cacheName, int64_t pad, int64_t padRows) {
   Checker c(k, "cache_read", loop);
   LoopSite site = requireLoop(k, c, 1, loop);
   const Buffer* buf = k.findBuffer(buffer);
   c.check(2, buf && buf->scope == MemScope::Global, "no global buffer named '" + buffer + "'");
   c.check(3, scope != MemScope::Global, "the cache must be in shared memory or registers");
   c.check(3, pad >= 0 && pad <= 64, "pad " + std::to_string(pad) + " must be between 0 and 64");
+  c.check(3, padRows >= 0 && padRows <= 64, "pad_rows " + std::to_string(padRows) + " must be between 0 and 64");
   Stmt body = site.loop->body;
   auto loads = loadsOf(body, buffer);
   c.check(4, !loads.empty(), "'" + buffer + "' is not read inside the loop");
@@ -251,9 +252,12 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   bool zeroOutside = isFloat(buf->dtype) && hasBoundsMasks(body, *buf);
   Footprint padded = fp;
   if (!padded.extent.empty()) padded.extent.back() += pad;
+  c.check(3, padRows == 0 || padded.extent.size() >= 2, "pad_rows needs a cache of 2 dimensions or more");
+  if (padRows) padded.extent[padded.extent.size() - 2] += padRows;
   checkSize(c, 7, scope, padded, buf->dtype);
   Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, padded.extent, scope,
                BufferRole::Temp, "", buffer, true, fp.base, pad, zeroOutside};
+  cache.cacheRowPad = padRows;
   if (zeroOutside) dropBoundsMasks(body, *buf);
   mapAllExprs(body, [&](const Expr& e) -> Expr {
     if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
@@ -399,7 +403,7 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   uncache(trial, saved);
   std::vector<std::string> out;
   try {
-    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad);
+    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad, saved.cacheRowPad);
   } catch (const ScheduleError& e) {
     c.fail(5, std::string("the cache cannot be placed there: ") + e.what());
   }

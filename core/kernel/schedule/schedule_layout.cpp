@@ -18,7 +18,7 @@ void swizzle(Kernel& k, const std::string& buffer, int64_t bytes) {
   c.check(2, b->scope == MemScope::Shared, "'" + buffer + "' is not in shared memory");
   c.check(3, bytes == 128, "the swizzle is 128 bytes (the tensor cores' widest), not " + std::to_string(bytes));
   c.check(4, b->swizzleBytes == 0, "'" + buffer + "' is already swizzled");
-  c.check(5, b->cachePad == 0, "'" + buffer + "' is padded (cache_read pad): a swizzled tile spreads its rows over the banks itself");
+  c.check(5, b->cachePad == 0 && b->cacheRowPad == 0, "'" + buffer + "' is padded (cache_read pad): a swizzled tile spreads its rows over the banks itself");
   c.check(6, b->shape.size() >= 2, "'" + buffer + "' has fewer than 2 dimensions");
   int64_t rowBytes = b->shape.back() * int64_t(dtypeSize(b->dtype));
   c.check(7, rowBytes > 0 && rowBytes % bytes == 0,
@@ -73,7 +73,7 @@ Buffer* layoutCache(Kernel& k, const detail::Checker& c, const std::string& buff
   Buffer* b = k.findBuffer(buffer);
   c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
   c.check(2, b->scope != MemScope::Global && !b->shape.empty(), "'" + buffer + "' is not a cache");
-  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
+  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0 && b->cacheRowPad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
   return b;
 }
 

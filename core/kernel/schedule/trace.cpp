@@ -53,7 +53,8 @@ const std::map<std::string, Apply>& primitives() {
        }},
       {"cache_read", [](Kernel& k, const Instruction& i) {
          int64_t pad = i.attrs.contains("pad") ? attr<int64_t>(i, "pad") : 0;  // absent in traces without padding
-         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad);
+         int64_t padRows = i.attrs.contains("pad_rows") ? attr<int64_t>(i, "pad_rows") : 0;
+         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad, padRows);
        }},
       {"cache_write", [](Kernel& k, const Instruction& i) {
          return sched::cacheWrite(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
@@ -201,9 +202,10 @@ void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {
   record({"bind", {loop}, {{"thread", std::string(threadTagName(tag))}}, {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::cacheRead(const std::string& loop, const std::string& buffer, MemScope scope,
-                                                   int64_t pad) {
+                                                   int64_t pad, int64_t padRows) {
   json attrs = {{"scope", std::string(memScopeName(scope))}};
   if (pad != 0) attrs["pad"] = pad;
+  if (padRows != 0) attrs["pad_rows"] = padRows;
   return record({"cache_read", {loop, buffer}, attrs, {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope) {

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "kernel/launch.h"
+#include "kernel/shared_banks.h"
 #include "kernel/schedule/schedule_util.h"
 #include "kernel/visit.h"
 
@@ -62,15 +63,21 @@ bool dividedIndexIn(Kernel& k, const std::string& loop) {
   return found;
 }
 
+// A shared tile's padding (cache_read pad, pad_rows): elements added to each row, rows added to each plane.
+struct CachePadding {
+  int64_t row = 0, rows = 0;
+};
+
 // Stages the input and the weights read inside `ko` in shared memory, filled by the block's threads, each
-// cache's rows padded by padOf(operand); refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
+// cache padded by padOf(operand); refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
 void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
-                   const std::function<int64_t(const std::string&)>& padOf) {
+                   const std::function<CachePadding(const std::string&)>& padOf) {
   Kernel& k = s.kernel();
   try {
     const std::string input = k.buffers.front().name;
     for (const std::string& operand : inputsReadIn(k, ko)) {
-      auto fill = s.cacheRead(ko, operand, MemScope::Shared, padOf(operand));
+      const CachePadding pad = padOf(operand);
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad.row, pad.rows);
       // The weights' tile is whole rows of consecutive elements (block_k channels x the window, per output
       // channel): runs of 16 bytes a thread, which the pipelined fill copies with one cp.async each.
       int64_t lanes = operand == input ? 1 : 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype));
@@ -135,10 +142,10 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   ThreadDims dims = {{tw, ThreadTag::ThreadX}, {rowThreads, ThreadTag::ThreadY}, {channelThreads, ThreadTag::ThreadZ}};
   // Named copies: clang 14 (the fuzz preset's compiler) cannot capture structured bindings in a lambda.
   const std::string outer = ko, inner0 = ki;
-  stageInShared(s, ko, dims, [&](const std::string& operand) -> int64_t {
+  stageInShared(s, ko, dims, [&](const std::string& operand) {
     // An NHWC input's cache rows are channels: the threads of a warp (along ow) read a row apart, so a
     // row of block_k floats would put them in few banks; one element of padding spreads them.
-    return !inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0;
+    return CachePadding{!inner0.empty() && indexUses(k, outer, operand, inner0, false) ? 1 : 0, 0};
   });
   splitKOuter(s, ko, p, "conv");
   pipelineStages(s, ko, p);
@@ -209,7 +216,9 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
     if (l != rows[0] && l != cols[0] && l != rows[1] && l != cols[1]) s.unroll(l);
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
   const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
-  stageInShared(s, ko, dims, [&](const std::string& operand) { return operand == input ? p.at("pad") : int64_t(0); });
+  stageInShared(s, ko, dims, [&](const std::string& operand) {
+    return operand == input ? CachePadding{p.at("pad"), p.at("pad_rows")} : CachePadding{};
+  });
   splitKOuter(s, ko, p, "conv");
   // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
   pipelineStages(s, ko, p);
@@ -348,17 +357,55 @@ std::vector<std::pair<int64_t, int64_t>> pixelTiles(int64_t oh, int64_t ow) {
   return out;
 }
 
-// The input tile's rows padded so that an mma fragment's reads, 8 pixels x 4 channels, fall in distinct banks:
-// the pad (0..7 elements) whose channel stride in the shared tile is 8 or 24 words modulo 32, else none.
-// `scheduled` is the kernel as the template scheduled it without padding.
-int64_t conflictFreePad(const Kernel& scheduled) {
+// The window's step along input axis `axis` per unit of output loop `out` and of tap loop `tap` (stride,
+// dilation), from the input's reads; nullopt where a read's index there is not affine in them.
+std::optional<std::pair<int64_t, int64_t>> windowSteps(Kernel& k, size_t axis, const std::string& out, const std::string& tap) {
+  std::pair<int64_t, int64_t> steps = {0, 0};
+  for (const auto& idx : detail::loadsOf(k.body, k.buffers.front().name)) {
+    auto a = idx.size() == 4 ? detail::affine(idx[axis], {out, tap}) : std::nullopt;
+    if (!a || !a->coef.count(out) || !a->coef.count(tap)) return std::nullopt;
+    steps = {a->coef.at(out), a->coef.at(tap)};
+  }
+  if (steps.first <= 0 || steps.second <= 0) return std::nullopt;
+  return steps;
+}
+
+// The halo tile's reads as the bank model takes them (kernel/shared_banks.h): its shape from the kernel as
+// the template scheduled it, unpadded; nullopt for an input not stored channels first (NCHW).
+std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
+  std::vector<std::string> loops = outerChain(k);
+  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
+  if (!rows || !cols) return std::nullopt;
   for (const Buffer& b : scheduled.buffers)
-    if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4) {
-      int64_t rows = b.shape[2], cols = b.shape[3];
-      for (int64_t pad = 0; pad < 8; ++pad)
-        if (int64_t m = rows * (cols + pad) % 32; m == 8 || m == 24) return pad;
+    if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4)
+      return HaloReads{th, tw, b.shape[2], b.shape[3], extentOf(k, "kh"), extentOf(k, "kw"), rows->first, cols->first,
+                       rows->second, cols->second, int64_t(dtypeSize(b.dtype))};
+  return std::nullopt;
+}
+
+// The input tile's padding (pad elements a row, pad_rows rows a plane, each up to 7) whose fragment reads the
+// bank model puts in the fewest wavefronts, the least padding of those. ResNet-50's 3 x 3 convs over 56² and
+// 14² (8 x 14 and 14 x 8 tiles: halos of 16 x 10 channels, 160 words apart, so the 4 channels of a fragment
+// load share banks) take 4 wavefronts a load unpadded and at any row pad 2 or more, since 16 rows of any width
+// are 0 or 16 words modulo 32; 2 elements a row and 2 rows a plane (216 words) take 1. `scheduled` is the
+// kernel as the template scheduled it without padding.
+CachePadding leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
+  std::optional<HaloReads> halo = haloReads(k, scheduled, th, tw);
+  if (!halo) return {};
+  CachePadding best;
+  double bestWaves = haloFragmentWavefronts(*halo, 0, 0);
+  int64_t bestExtra = 0;
+  for (int64_t row = 0; row < 8; ++row)
+    for (int64_t rows = 0; rows < 8; ++rows) {
+      const double waves = haloFragmentWavefronts(*halo, row, rows);
+      const int64_t extra = (halo->rows + rows) * (halo->cols + row) - halo->rows * halo->cols;
+      if (waves < bestWaves - 1e-9 || (waves < bestWaves + 1e-9 && extra < bestExtra)) {
+        best = {row, rows};
+        bestWaves = waves;
+        bestExtra = extra;
+      }
     }
-  return 0;
+  return best;
 }
 
 
@@ -381,6 +428,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["warp_m"] = th * tw;  // one warp along the pixels: its A fragments serve all its n-tiles
   p["warp_n"] = std::min<int64_t>(16, bn);
   p["pad"] = 0;
+  p["pad_rows"] = 0;
   p["split_k"] = 1;
   Kernel scheduled;
   bool fits = false;
@@ -407,16 +455,20 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   // The pad widens the input tile's rows: where that costs the pipeline within the budget, the budget grows (as
   // above) rather than the k loop losing its stages. ResNet-50's layer3.0 strided conv at batch 1 (tf32, 16 parts
   // of 2 steps) lost them to its pad of 7: 0.148 ms unpipelined, 0.058 pipelined in 54 KiB (H100).
+  const CachePadding pad = leastConflictedPadding(k, scheduled, th, tw);
   TemplateParams padded = p;
-  padded["pad"] = conflictFreePad(scheduled);
+  padded["pad"] = pad.row;
+  padded["pad_rows"] = pad.rows;
   Kernel check;
   const bool padCostsStages = pipelined(scheduled) && !(applies(k, padded, &check, budget) && pipelined(check));
   if (padCostsStages && budget < kPipelinedSharedBytes) {
-    TemplateParams wider = p;
-    wider["pad"] = padded["pad"];
+    TemplateParams wider = p;  // p's stages: applies lowered padded's within the budget
+    wider["pad"] = pad.row;
+    wider["pad_rows"] = pad.rows;
     if (applies(k, wider, &check, kPipelinedSharedBytes) && pipelined(check)) budget = kPipelinedSharedBytes;
   }
-  p["pad"] = padded["pad"];
+  p["pad"] = pad.row;
+  p["pad_rows"] = pad.rows;
   return true;
 }
 
@@ -463,7 +515,7 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"stages", 2}, {"split_k", 1}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
   if (gemm) {
@@ -506,6 +558,7 @@ const TemplateDef& convTemplate() {
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
+       {"pad_rows", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: rows added to each channel's plane of the shared input tile (distinct banks where padding the rows cannot give them)"},
        {"stages", {1, 2, 3}, "gemm and mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"split_k", {1, 2, 4, 8, 16}, "gemm and mma: blocks sharing one tile's reduction (split-K), their partial sums added by a second phase"},
        {"threads", {64, 128, 256, 512}, "window form: output pixels per block"},

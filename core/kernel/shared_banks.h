@@ -1,0 +1,30 @@
+#pragma once
+// Shared memory's banks: how many wavefronts a warp's shared-memory access takes. There are 32 banks of 4
+// bytes; a warp's access takes as many wavefronts as the most distinct 4-byte words any one bank is asked
+// for (lanes reading the same word share it). Used by the conv's mma defaults to pad its halo tile, and by
+// the cost model to price a fragment's reads.
+#include <cstdint>
+#include <vector>
+
+namespace tessera::kernel {
+
+// Wavefronts of one warp access whose lanes read the 4-byte words at these byte addresses (1 for none).
+int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses);
+
+// The input's halo tile of the conv's mma form (templates/template_conv.cpp) as its A fragments read it:
+// stored channels x rows x columns, the tile_h x tile_w output pixels fused into the rows of 16-row mma tiles
+// (pixel p is (p / tileW, p % tileW)), pixel (y, x) at tap (i, j) reading row y·strideH + i·dilationH and
+// column x·strideW + j·dilationW.
+struct HaloReads {
+  int64_t tileH = 1, tileW = 1;  // the block's pixel tile
+  int64_t rows = 1, cols = 1;    // the halo tile's rows and columns, unpadded
+  int64_t kh = 1, kw = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
+  int64_t elementBytes = 4;  // 4: tf32's m16n8k8 fragments (an element a register); 2: f16 or bf16's m16n8k16
+};
+
+// Wavefronts per fragment load, averaged over the taps, the pixel tiles and the registers, with each row of the
+// halo widened by `pad` elements and each plane by `padRows` rows (cache_read pad, pad_rows). 1 is
+// conflict-free. Lanes whose pixel is past the tile (the last mma tile's unused rows) are left out.
+double haloFragmentWavefronts(const HaloReads& h, int64_t pad, int64_t padRows);
+
+}  // namespace tessera::kernel
