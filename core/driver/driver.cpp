@@ -109,7 +109,7 @@ std::shared_ptr<const tune::Target> Driver::targetOf(execute::BackendKind backen
 std::shared_ptr<const tune::Target> Driver::measuredTarget() {
   std::shared_ptr<const tune::Target> t = target();
   std::unique_lock lock(mutex_);
-  if (t->measured || options_.backend != execute::BackendKind::Cpu || !options_.remote.empty()) return t;
+  if ((t->measured && !t->provisional) || options_.backend != execute::BackendKind::Cpu || !options_.remote.empty()) return t;
   const tune::TargetOptions o{options_.arch, options_.cacheDir, true, false, ""};
   lock.unlock();
   auto measured = std::make_shared<const tune::Target>(tune::describeTarget(execute::BackendKind::Cpu, o));
@@ -120,9 +120,10 @@ std::shared_ptr<const tune::Target> Driver::measuredTarget() {
 }
 
 std::shared_ptr<const tune::Target> Driver::measuredTargetAfter(const RunStage& ran, execute::RunReport& report) {
-  const bool measuredBefore = target()->measured;
+  const std::shared_ptr<const tune::Target> before = target();
   std::shared_ptr<const tune::Target> t = measuredTarget();
-  if (!measuredBefore && t->measured && ran.kernels)
+  const bool remeasured = t != before && (!before->measured || t->costDevice.toJson() != before->costDevice.toJson());
+  if (remeasured && t->measured && ran.kernels)
     execute::predictKernels(ran.kernels->model, tune::costPredictor(t->costDevice), report);
   return t;
 }

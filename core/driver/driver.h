@@ -127,10 +127,11 @@ class Driver {
   std::shared_ptr<const tune::Target> target();
   // The same for another backend: the Schedule panel's picture is of the CUDA kernel on the GPU whatever runs it.
   std::shared_ptr<const tune::Target> targetOf(execute::BackendKind backend);
-  // target(), with the cpu's figures measured on this machine when they were not (tune::calibrateCpu, about a
-  // second, then cached on disk), after `ran`: the run panel's roofline is against what this CPU can do, not
-  // cpu.json's defaults, and when this measured the cpu, `report` (ran's, or a copy) gets each kernel's estimate
-  // again from the measured figures (the run's were from the defaults, several times off). Other backends and a
+  // target(), with the cpu's figures measured on this machine when they were not, or were measured fewer times
+  // than a calibration keeps and the last is a minute old (tune::calibrateCpu, about a second, then cached on
+  // disk: the best of three), after `ran`: the run panel's roofline is against what this CPU can do, not
+  // cpu.json's defaults, and when this changed the figures, `report` (ran's, or a copy) gets each kernel's
+  // estimate again from them (the run's were from the defaults, several times off). Other backends and a
   // remote worker's cpu: target() as it is.
   std::shared_ptr<const tune::Target> measuredTargetAfter(const RunStage& ran, execute::RunReport& report);
   // The cost model's estimate of a kernel on target() (-1 when it has none), for RunOptions::predictMs.
@@ -144,7 +145,7 @@ class Driver {
   execute::CompiledModel defaultKernels(const CancelToken& cancel = {});
 
  private:
-  // measuredTargetAfter's measurement: the cpu's target measured once and kept.
+  // measuredTargetAfter's measurement: the cpu's target measured (or its provisional figures measured again) and kept.
   std::shared_ptr<const tune::Target> measuredTarget();
   // Stage results kept for the options of `generation`.
   struct Kept {

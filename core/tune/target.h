@@ -2,7 +2,8 @@
 // What a backend runs on, for the tuner and the cost model: the device's name and toolkit (parts of the cache
 // key) and its cost::Device. cuda: h200.json with the limits the driver reports (SMs, shared memory, registers,
 // L2, clock) when a GPU is present. cpu: cpu.json with the machine's threads, and bandwidth and FLOP rate
-// measured once (calibrateCpu) and cached in <cache dir>/devices/.
+// measured (calibrateCpu) and cached in <cache dir>/devices/: the best of three measurements a minute or more
+// apart, so one taken while the machine was busy does not price its kernels for good.
 #include <functional>
 #include <string>
 
@@ -19,12 +20,15 @@ struct Target {
   cost::Device costDevice;
   std::string cannotRun;  // cuda without a GPU: why
   bool measured = false;  // cpu: bandwidth and FLOP rate measured on this machine (calibrateCpu), not cpu.json's
+  // cpu: measured fewer times than a calibration keeps (target.cpp): a later run with `calibrate` measures again
+  // when the last measurement is a minute old, and the best of each figure stays.
+  bool provisional = false;
 };
 
 struct TargetOptions {
   std::string arch;          // cuda: "" = the device's
   std::string cacheDir;      // where calibrated CPU figures live ("" = defaultCacheDir())
-  bool calibrate = true;     // cpu: measure bandwidth and FLOP rate when no measurement is cached
+  bool calibrate = true;     // cpu: measure bandwidth and FLOP rate when no measurement is cached, or a provisional one is due
   bool recalibrate = false;  // cpu: measure again even when cached
   std::string remote;        // "HOST:PORT": the target of the worker there (it describes itself), not this machine's
 };

@@ -5,12 +5,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
 #include "runtime/cuda/cuda_driver.h"
 #include "runtime/execute/compiled_model.h"
 #include "tune/cache.h"
+#include "tune/target.h"
 #include "tune/candidates.h"
 #include "tune/tuner.h"
 #include "tune_fixtures.h"
@@ -55,6 +57,7 @@ class TestTuneCache : public QObject {
   void candidatesKeepThePrecision();
   void tunerRetunesCorruptEntry();
   void cudaTuneMeasuresOnlyWithAGpu();
+  void aLowCalibrationIsMeasuredAgain();
 };
 
 void TestTuneCache::roundTrip() {
@@ -243,6 +246,48 @@ void TestTuneCache::cudaTuneMeasuresOnlyWithAGpu() {
   QVERIFY2(k.message.find("CUDA cannot run here") != std::string::npos, k.message.c_str());
   for (const Measurement& x : k.measurements) QCOMPARE(x.ms, -1.0);
   QVERIFY(!fs::exists(fs::path(o.cacheDir) / "tune"));
+}
+
+// The cpu's calibration is the best of three measurements a minute or more apart: one taken while the machine
+// was busy (its figure here made 1 GFLOP/s, an hour old) is measured again by the next target that may
+// calibrate, and the better figure stays; a fresh one is not measured again within the minute; three samples
+// settle it. A target that may not calibrate reads the provisional figure as it is.
+void TestTuneCache::aLowCalibrationIsMeasuredAgain() {
+  if (QStandardPaths::findExecutable("c++").isEmpty() && QStandardPaths::findExecutable("g++").isEmpty())
+    QSKIP("no C++ compiler on PATH: the calibration's loops cannot be built here");
+  QTemporaryDir dir;
+  TargetOptions calibrate{"", dir.path().toStdString(), true, false, ""};
+  TargetOptions look = calibrate;
+  look.calibrate = false;
+  Target first = describeTarget(execute::BackendKind::Cpu, calibrate);
+  QVERIFY(first.measured && first.provisional);
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(dir.path().toStdString()) / "devices")) files.push_back(e.path());
+  QCOMPARE(files.size(), size_t(1));
+  auto stored = [&] { return nlohmann::json::parse(std::ifstream(files[0])); };
+  QCOMPARE(stored()["calibration_samples"].get<int>(), 1);
+  auto rewrite = [&](int samples, int64_t at) {
+    nlohmann::json j = stored();
+    j["fp32_gflops"] = 1.0;
+    j["calibration_samples"] = samples;
+    j["calibrated_at"] = at;
+    writeText(files[0].string(), j.dump());
+  };
+  const int64_t anHourAgo = int64_t(std::time(nullptr)) - 3600;
+  rewrite(1, anHourAgo);
+  Target seen = describeTarget(execute::BackendKind::Cpu, look);
+  QCOMPARE(seen.costDevice.fp32Gflops, 1.0);
+  QVERIFY(seen.provisional);
+  Target again = describeTarget(execute::BackendKind::Cpu, calibrate);
+  QVERIFY2(again.costDevice.fp32Gflops > 1.0, qPrintable(QString::number(again.costDevice.fp32Gflops)));
+  QCOMPARE(stored()["calibration_samples"].get<int>(), 2);
+  QVERIFY(stored()["calibrated_at"].get<int64_t>() > anHourAgo);
+  rewrite(2, int64_t(std::time(nullptr)));  // measured just now: not again within the minute
+  QCOMPARE(describeTarget(execute::BackendKind::Cpu, calibrate).costDevice.fp32Gflops, 1.0);
+  rewrite(3, anHourAgo);  // settled
+  Target settled = describeTarget(execute::BackendKind::Cpu, calibrate);
+  QVERIFY(!settled.provisional);
+  QCOMPARE(settled.costDevice.fp32Gflops, 1.0);
 }
 
 QTEST_GUILESS_MAIN(TestTuneCache)
