@@ -201,7 +201,11 @@ class TestConvMma : public QObject {
       QCOMPARE(p.at("tile_h") * 100 + p.at("tile_w"), int64_t(1408));
       QCOMPARE(p.at("pad"), int64_t(0));
       QCOMPARE(p.at("pad_rows"), int64_t(4));
+      // Warps of 32 channels where the tiles give 3 blocks an SM (896 blocks over 56²; 256 over 14² keep 16).
+      QCOMPARE(p.at("warp_n"), int64_t(d.H == 56 ? 32 : 16));
     }
+    // A strided conv keeps warps of 16 channels (its wide halo filled by twice the threads), 448 blocks or not.
+    QCOMPARE(defaultParams(lower(convCase({32, 128, 56, 56, 128, 3, 2}))).at("warp_n"), int64_t(16));
     Case c = convCase({1, 8, 10, 10, 16, 3, 1});
     TemplateParams p = mmaParams(8, 8, 16, 32, 16);
     p["pad"] = 1;

@@ -124,6 +124,13 @@ class TestConvPointwise : public QObject {
     QCOMPARE(exact.kind, std::string("gemm"));
     QCOMPARE(defaultParams(exact).at("tf32"), int64_t(0));
     QCOMPARE(defaultParams(exact).at("mma"), int64_t(0));
+    // A reduction of 64 channels into 256 over 56²: blocks of 128 x 64, warps of 64 x 32 (four steps of 16 are
+    // over soon: more blocks in flight); 256 channels into 64 keep 128 x 128 blocks of 64 x 64 warps.
+    TemplateParams shortK = defaultParams(lowerToLoops(conv1x1({4, 64, 56, 56, 256}).graph, conv1x1({4, 64, 56, 56, 256}).spec));
+    QCOMPARE(shortK.at("block_n"), int64_t(64));
+    QCOMPARE(shortK.at("warp_n"), int64_t(32));
+    TemplateParams longK = defaultParams(lowerToLoops(conv1x1({4, 256, 56, 56, 64}).graph, conv1x1({4, 256, 56, 56, 64}).spec));
+    QCOMPARE(longK.at("warp_n"), int64_t(64));
   }
   // 14 x 14 planes: 196 pixels, whole runs of 4 floats, so both tiles fill by 16-byte cp.async, the B tile's
   // columns past 196 zero-filled a run at a time; one tf32 mma.sync per tile; NVRTC compiles it.

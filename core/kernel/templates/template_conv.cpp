@@ -409,6 +409,18 @@ CachePadding leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t 
 }
 
 
+// Warps of 32 channels instead of 16 (each A fragment serves twice the mma tiles: half the fragment loads) where
+// the conv is unstrided and its tiles give 3 blocks an SM: measured on the H100 at batch 32 (tf32), ResNet-50's
+// 3 x 3 convs over 56² (896 blocks) 0.1327 -> 0.1087 ms and over 28² (448) 0.1866 -> 0.1633; over 14² (256
+// blocks: two warps an SM fewer) 0.1617 -> 0.1654, and the stride-2 ones, whose halos are twice as wide for half
+// the threads to fill, 0.256 -> 0.420 (128 ch from 56²), 0.255 -> 0.350 (256 from 28²), 0.317 -> 0.426 (512
+// from 14²) (bench/results/2026-12-07-conv-banks).
+bool widerWarps(Kernel& k, int64_t blocks, int64_t bn) {
+  std::vector<std::string> loops = outerChain(k);
+  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
+  return rows && cols && rows->first == 1 && cols->first == 1 && blocks >= kMmaSplitBlocks && bn % 32 == 0;
+}
+
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
 // does.
@@ -469,6 +481,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   }
   p["pad"] = pad.row;
   p["pad_rows"] = pad.rows;
+  if (widerWarps(k, blocks(), bn)) p["warp_n"] = 32;
   return true;
 }
 

@@ -397,6 +397,14 @@ TemplateParams gemmDefaults(Kernel& k) {
     p["block_k"] = K >= 16 ? 16 : 8;
     p["warp_m"] = std::min<int64_t>(64, bm);
     p["warp_n"] = std::min<int64_t>(64, bn);
+    // A short reduction (ResNet-50's 1 x 1 convs from 64 channels) is over in four steps: twice the blocks of
+    // half the columns, warps of 64 x 32, keep more of them in flight. On the H100, 64 -> 256 channels over 56²
+    // at batch 32: 0.1468 -> 0.1048 ms (warps of 32 x 32 in 128² blocks 0.1289; 64-deep steps 0.1378;
+    // bench/results/2026-12-07-conv-banks).
+    if (K <= 64 && bn >= 128 && bm >= 64) {
+      p["block_n"] = 64;
+      p["warp_n"] = 32;
+    }
   }
   // The CUDA-core form's columns in runs of 4 where a thread has whole runs: B's shared row read 16 bytes at a time.
   // On the H100 at 4096^3 f32 (bench/results/2026-12-06-gpu-fgemm): 3.598 -> 3.363 ms (runs of 2: 3.429).
