@@ -203,7 +203,10 @@ class TestConvMma : public QObject {
       QCOMPARE(p.at("pad_rows"), int64_t(4));
       // Warps of 32 channels where the tiles give 3 blocks an SM (896 blocks over 56²; 256 over 14² keep 16).
       QCOMPARE(p.at("warp_n"), int64_t(d.H == 56 ? 32 : 16));
+      // 16 channels a k step where the grid leaves the SMs under 3 blocks (14²) and warps hold 112 pixels.
+      QCOMPARE(p.at("block_k"), int64_t(d.H == 56 ? 8 : 16));
     }
+    QCOMPARE(defaultParams(lower(convCase({32, 512, 7, 7, 512, 3, 1}))).at("block_k"), int64_t(8));  // warps of 49
     // A strided conv keeps warps of 16 channels (its wide halo filled by twice the threads), 448 blocks or not.
     QCOMPARE(defaultParams(lower(convCase({32, 128, 56, 56, 128, 3, 2}))).at("warp_n"), int64_t(16));
     Case c = convCase({1, 8, 10, 10, 16, 3, 1});

@@ -421,6 +421,28 @@ bool widerWarps(Kernel& k, int64_t blocks, int64_t bn) {
   return rows && cols && rows->first == 1 && cols->first == 1 && blocks >= kMmaSplitBlocks && bn % 32 == 0;
 }
 
+// 16 input channels a k step instead of 8 where the grid already leaves each SM under 3 blocks (so the larger
+// tiles cost no occupancy), the conv is unstrided and each warp holds 7 mma tiles or more of pixels (fragment
+// loads enough a tap to pay for the wider weight fill): half the barriers and pipeline steps. On the H100 at
+// batch 32 (tf32), ResNet-50's 3 x 3 conv over 14² (256 blocks, warps of 112 pixels): 0.1625 -> 0.1302 ms in
+// 97 KiB; where a warp holds 4 (7² tiles: 0.212 -> 0.291) or the conv strides (0.256 -> 0.396, 0.255 -> 0.424,
+// 0.319 -> 0.347) it lost, as 32 channels did on both unstrided ones (bench/results/2026-12-07-conv-banks).
+void deeperSteps(Kernel& k, TemplateParams& p, int64_t blocks, int64_t& budget) {
+  std::vector<std::string> loops = outerChain(k);
+  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
+  if (!rows || !cols || rows->first != 1 || cols->first != 1 || blocks >= kMmaSplitBlocks || p["warp_m"] < 112 ||
+      p["block_k"] != 8 || splitKParam(p) > 1 || extentOf(k, "ic") % 16 != 0)
+    return;
+  TemplateParams deeper = p;
+  deeper["block_k"] = 16;
+  deeper["stages"] = 2;
+  Kernel check;
+  if (applies(k, deeper, &check, kSharedBytesLimit) && pipelined(check)) {
+    p = deeper;
+    budget = kSharedBytesLimit;
+  }
+}
+
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
 // does.
@@ -482,6 +504,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   p["pad"] = pad.row;
   p["pad_rows"] = pad.rows;
   if (widerWarps(k, blocks(), bn)) p["warp_n"] = 32;
+  deeperSteps(k, p, blocks(), budget);
   return true;
 }
 
