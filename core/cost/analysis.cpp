@@ -266,6 +266,34 @@ int64_t fragmentRowPasses(int64_t rowBytes) {
   return sharedWavefronts(addresses);
 }
 
+// A tf32 fragment (4-byte elements: one a register, no ldmatrix) as its lanes read it (PTX m16n8k8 .tf32): lane
+// (g, t) reads row g (+ 8) of A, or column g of B, at depth t (+ 4). Its loads' wavefronts (kernel/shared_banks.h),
+// averaged over the registers, from the lanes' addresses with every other loop at 0 (the first tap and tile):
+// the conv's halo, whose channels are a plane apart, is priced as the conv template pads it. 0 where the access
+// does not use one loop bound to the mma lanes and one unrolled 8-deep loop inside it (no such fragment).
+double tf32FragmentPasses(const Access& a) {
+  const LoopHeader *outer = nullptr, *depth = nullptr;
+  for (const LoopHeader* h : a.loops) {
+    if (!usedBy(a, h->var)) continue;
+    if (h->loopKind == LoopKind::Bound && isMmaTag(h->tag)) outer = h;
+    else if (outer && h->loopKind == LoopKind::Unrolled && h->extent == 8) depth = h;
+  }
+  if (!outer || !depth) return 0;
+  const bool isA = outer->tag == ThreadTag::MmaRow;
+  const int registers = isA ? 4 : 2;
+  double passes = 0;
+  for (int reg = 0; reg < registers; ++reg) {
+    std::vector<int64_t> addresses;
+    for (int64_t lane = 0; lane < 32; ++lane) {
+      const int64_t g = lane / 4, t = lane % 4;
+      const int64_t row = g + (isA ? 8 * (reg & 1) : 0), k = t + 4 * (isA ? reg >> 1 : reg);
+      addresses.push_back(4 * flatAt(a, {{outer->var, {row, row}}, {depth->var, {k, k}}}));
+    }
+    passes += double(sharedWavefronts(addresses));
+  }
+  return passes / registers;
+}
+
 // A shared read inside an unrolled loop over 2 or 4 consecutive elements (8 or 16 bytes): the CUDA compiler
 // merges the copies into one wide load (the f32 gemm's column runs: 64 LDS.128 a k step in the SASS, none
 // scalar; bench/results/2026-12-06-gpu-fgemm). Global loads stay scalar (their alignment is not known).
@@ -283,7 +311,10 @@ int64_t mergedSharedLanes(const Access& a) {
 // addresses: a stride of s words costs gcd(s, 32) passes; the same word for all lanes is a broadcast.
 double sharedBytesPerAccess(const Access& a) {
   double size = double(dtypeSize(a.buffer->dtype));
-  if (isMmaOperand(a)) return size * double(fragmentRowPasses(a.buffer->shape.back() * int64_t(size)));
+  if (isMmaOperand(a)) {
+    const double tf32 = size == 4 ? tf32FragmentPasses(a) : 0;
+    return size * (tf32 > 0 ? tf32 : double(fragmentRowPasses(a.buffer->shape.back() * int64_t(size))));
+  }
   int64_t stride = laneStride(a, true), wide = std::max(wideLanes(a), mergedSharedLanes(a));
   if (wide > 1 && stride == wide) return size;  // one wide access a thread, the runs adjacent: no conflicts
   // The lanes' addresses `stride` elements apart: 2-byte elements two to a bank word.

@@ -45,6 +45,7 @@ class TestCostModel : public QObject {
   void pointwiseIsMemoryBound();
   void gridStrideFootprintIsItsElements();
   void tensorCoreTilesRunAtTheMatrixRate();
+  void tf32FragmentsArePricedByTheirBanks();
   void columnRunsAreWideSharedReads();
   void waveQuantizationStepsAtFullWaves();
   void occupancyFromSharedMemoryAndThreads();
@@ -101,6 +102,27 @@ void TestCostModel::gridStrideFootprintIsItsElements() {
 
 // The FLOPs of tiles bound to the mma lanes are priced at the matrix rate (TF32 here), the CUDA-core form's at
 // the fp32 rate: the tensor-core schedule's compute term is several times smaller.
+// ResNet-50's 3 x 3 conv over 14² in tf32: the halo's fragment loads are priced from the lanes' addresses, so the
+// template's 4 rows of padding a plane (1 wavefront a load) read a quarter of the shared bytes of none (4: the
+// four channels of a load 160 words apart), and the conv is predicted faster padded.
+void TestCostModel::tf32FragmentsArePricedByTheirBanks() {
+  GraphBuilder b("c3");
+  Value* x = b.input("x", {DType::F32, {32, 256, 14, 14}});
+  Value* w = b.constant("w", fixtures::filled(DType::F32, {256, 256, 3, 3}, 0.01));
+  Value* y = b.op("Conv", {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, "conv");
+  b.output(b.op("Relu", {y}, {}, "relu"));
+  fixtures::Case c{b.finish(), {"g0", "conv+epilogue", {"conv", "relu"}}};
+  c.spec.tf32 = {true, false};
+  TemplateParams padded = defaultParams(fixtures::lower(c));
+  QCOMPARE(padded.at("pad_rows"), int64_t(4));
+  TemplateParams unpadded = padded;
+  unpadded["pad_rows"] = 0;
+  const cost::Device h200 = cost::loadDevice("h200");
+  cost::Estimate p = cost::predict(scheduled(c, padded), h200), u = cost::predict(scheduled(c, unpadded), h200);
+  QVERIFY2(u.figures.sharedBytes > 2.5 * p.figures.sharedBytes, qPrintable(QString("%1 vs %2").arg(u.figures.sharedBytes).arg(p.figures.sharedBytes)));
+  QVERIFY2(u.ms > p.ms, qPrintable(QString("%1 vs %2 ms").arg(u.ms).arg(p.ms)));
+}
+
 void TestCostModel::tensorCoreTilesRunAtTheMatrixRate() {
   auto c = fixtures::gemm(2048, 2048, 2048);
   cost::Device h200 = cost::loadDevice("h200");
