@@ -225,6 +225,21 @@ class TestGemm : public QObject {
     steps(s);
     QCOMPARE(agreesWithReference(c.graph, k), std::string());
     QVERIFY(failsNaming([&] { sched::cacheRead(k, "k_o", "in1", MemScope::Shared, "", 65); }, "k_o", "pad 65 must be between 0 and 64"));
+    // Rows added to a plane (pad_rows): replayed, equal to the reference, and a padded cache takes no other
+    // storage layout (swizzle, deinterleave, permute refuse it).
+    auto rows = [](TracedSchedule& s) {
+      s.tile({"i", "j"}, {16, 8});
+      s.split("k", 8);
+      s.hoistReduction("k_o", "j_o");
+      s.cacheRead("k_o", "in0", MemScope::Shared, 0, 3);
+    };
+    QVERIFY(has(roundTrip(c, rows), "tmp in0_shared: shared f32[19, 8]  # read cache of in0, 3 rows of padding a plane"));
+    Kernel r = lower(c);
+    TracedSchedule rs(r);
+    rows(rs);
+    QCOMPARE(agreesWithReference(c.graph, r), std::string());
+    QVERIFY(failsNaming([&] { sched::deinterleave(r, "in0_shared", 2); }, "in0_shared", "already has a storage layout"));
+    QVERIFY(failsNaming([&] { sched::swizzle(r, "in0_shared", 128); }, "in0_shared", "is padded"));
   }
   void mmaNeedsSixteenBitOperandsAndShapes() {
     Kernel f32 = lower(gemmWithoutEpilogue(64, 64, 64));
