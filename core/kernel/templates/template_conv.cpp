@@ -370,6 +370,13 @@ std::optional<std::pair<int64_t, int64_t>> windowSteps(Kernel& k, size_t axis, c
   return steps;
 }
 
+// The conv steps one input row and column per output row and column (its reads' strides known and 1).
+bool unstrided(Kernel& k) {
+  std::vector<std::string> loops = outerChain(k);
+  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
+  return rows && cols && rows->first == 1 && cols->first == 1;
+}
+
 // The halo tile's reads as the bank model takes them (kernel/shared_banks.h): its shape from the kernel as
 // the template scheduled it, unpadded; nullopt for an input not stored channels first (NCHW).
 std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
@@ -415,11 +422,7 @@ CachePadding leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t 
 // blocks: two warps an SM fewer) 0.1617 -> 0.1654, and the stride-2 ones, whose halos are twice as wide for half
 // the threads to fill, 0.256 -> 0.420 (128 ch from 56²), 0.255 -> 0.350 (256 from 28²), 0.317 -> 0.426 (512
 // from 14²) (bench/results/2026-12-07-conv-banks).
-bool widerWarps(Kernel& k, int64_t blocks, int64_t bn) {
-  std::vector<std::string> loops = outerChain(k);
-  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
-  return rows && cols && rows->first == 1 && cols->first == 1 && blocks >= kMmaSplitBlocks && bn % 32 == 0;
-}
+bool widerWarps(Kernel& k, int64_t blocks, int64_t bn) { return unstrided(k) && blocks >= kMmaSplitBlocks && bn % 32 == 0; }
 
 // 16 input channels a k step instead of 8 where the grid already leaves each SM under 3 blocks (so the larger
 // tiles cost no occupancy), the conv is unstrided and each warp holds 7 mma tiles or more of pixels (fragment
@@ -428,9 +431,7 @@ bool widerWarps(Kernel& k, int64_t blocks, int64_t bn) {
 // 97 KiB; where a warp holds 4 (7² tiles: 0.212 -> 0.291) or the conv strides (0.256 -> 0.396, 0.255 -> 0.424,
 // 0.319 -> 0.347) it lost, as 32 channels did on both unstrided ones (bench/results/2026-12-07-conv-banks).
 void deeperSteps(Kernel& k, TemplateParams& p, int64_t blocks, int64_t& budget) {
-  std::vector<std::string> loops = outerChain(k);
-  auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
-  if (!rows || !cols || rows->first != 1 || cols->first != 1 || blocks >= kMmaSplitBlocks || p["warp_m"] < 112 ||
+  if (!unstrided(k) || blocks >= kMmaSplitBlocks || p["warp_m"] < 112 ||
       p["block_k"] != 8 || splitKParam(p) > 1 || extentOf(k, "ic") % 16 != 0)
     return;
   TemplateParams deeper = p;
