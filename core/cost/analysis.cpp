@@ -266,8 +266,8 @@ int64_t fragmentRowPasses(int64_t rowBytes) {
   return sharedWavefronts(addresses);
 }
 
-// A tf32 fragment (4-byte elements: one a register, no ldmatrix) as its lanes read it (PTX m16n8k8 .tf32): lane
-// (g, t) reads row g (+ 8) of A, or column g of B, at depth t (+ 4). Its loads' wavefronts (kernel/shared_banks.h),
+// A tf32 fragment (4-byte elements: one a register, no ldmatrix) as its lanes read it (tf32FragmentPlace). Its
+// loads' wavefronts (kernel/shared_banks.h),
 // averaged over the registers, from the lanes' addresses with every other loop at 0 (the first tap and tile):
 // the conv's halo, whose channels are a plane apart, is priced as the conv template pads it. 0 where the access
 // does not use one loop bound to the mma lanes and one unrolled 8-deep loop inside it (no such fragment).
@@ -285,9 +285,8 @@ double tf32FragmentPasses(const Access& a) {
   for (int reg = 0; reg < registers; ++reg) {
     std::vector<int64_t> addresses;
     for (int64_t lane = 0; lane < 32; ++lane) {
-      const int64_t g = lane / 4, t = lane % 4;
-      const int64_t row = g + (isA ? 8 * (reg & 1) : 0), k = t + 4 * (isA ? reg >> 1 : reg);
-      addresses.push_back(4 * flatAt(a, {{outer->var, {row, row}}, {depth->var, {k, k}}}));
+      const FragmentPlace at = tf32FragmentPlace(isA, lane, reg);
+      addresses.push_back(4 * flatAt(a, {{outer->var, {at.outer, at.outer}}, {depth->var, {at.depth, at.depth}}}));
     }
     passes += double(sharedWavefronts(addresses));
   }

@@ -14,12 +14,20 @@ constexpr int64_t kBanks = 32, kBankBytes = 4;
 // m16n8k8 .tf32, register i at row g + 8 (i & 1), depth t + 4 (i >> 1); m16n8k16, two halves at row
 // g + 8 (i & 1), depth 2t + half + 8 (i >> 1); g = lane / 4, t = lane % 4).
 std::pair<int64_t, int64_t> fragmentElement(int64_t elementBytes, int lane, int reg, int half) {
-  const int64_t g = lane / 4, t = lane % 4, row = g + 8 * (reg & 1);
-  if (elementBytes == 4) return {row, t + 4 * (reg >> 1)};
-  return {row, 2 * t + half + 8 * (reg >> 1)};
+  if (elementBytes == 4) {
+    const FragmentPlace at = tf32FragmentPlace(true, lane, reg);
+    return {at.outer, at.depth};
+  }
+  return {lane / 4 + 8 * (reg & 1), 2 * (lane % 4) + half + 8 * (reg >> 1)};
 }
 
 }  // namespace
+
+FragmentPlace tf32FragmentPlace(bool operandA, int64_t lane, int reg) {
+  const int64_t g = lane / 4, t = lane % 4;
+  if (operandA) return {g + 8 * (reg & 1), t + 4 * (reg >> 1)};
+  return {g, t + 4 * reg};
+}
 
 int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses) {
   std::map<int64_t, std::set<int64_t>> wordsOfBank;

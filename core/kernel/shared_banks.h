@@ -11,6 +11,14 @@ namespace tessera::kernel {
 // Wavefronts of one warp access whose lanes read the 4-byte words at these byte addresses (1 for none).
 int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses);
 
+// Where register `reg` of lane `lane` of a tf32 m16n8k8 fragment lies in its tile (PTX ISA): A's registers
+// 0..3 at row g + 8 (reg & 1), depth t + 4 (reg >> 1); B's 0..1 at column g, depth t + 4 reg (g = lane / 4,
+// t = lane % 4). Scalar fragment loads (tf32 has no ldmatrix here) read exactly these elements.
+struct FragmentPlace {
+  int64_t outer = 0, depth = 0;  // A's row or B's column; the depth
+};
+FragmentPlace tf32FragmentPlace(bool operandA, int64_t lane, int reg);
+
 // The input's halo tile of the conv's mma form (templates/template_conv.cpp) as its A fragments read it:
 // stored channels x rows x columns, the tile_h x tile_w output pixels fused into the rows of 16-row mma tiles
 // (pixel p is (p / tileW, p % tileW)), pixel (y, x) at tap (i, j) reading row y·strideH + i·dilationH and

@@ -394,7 +394,7 @@ std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t t
 // bank model puts in the fewest wavefronts, the least padding of those. ResNet-50's 3 x 3 convs over 56² and
 // 14² (8 x 14 and 14 x 8 tiles: halos of 16 x 10 channels, 160 words apart, so the 4 channels of a fragment
 // load share banks) take 4 wavefronts a load unpadded and at any row pad 2 or more, since 16 rows of any width
-// are 0 or 16 words modulo 32; 2 elements a row and 2 rows a plane (216 words) take 1. `scheduled` is the
+// are 0 or 16 words modulo 32; 4 rows more a plane (200 words) take 1. `scheduled` is the
 // kernel as the template scheduled it without padding.
 CachePadding leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
   std::optional<HaloReads> halo = haloReads(k, scheduled, th, tw);
