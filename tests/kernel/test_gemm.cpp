@@ -240,6 +240,7 @@ class TestGemm : public QObject {
     QCOMPARE(agreesWithReference(c.graph, r), std::string());
     QVERIFY(failsNaming([&] { sched::deinterleave(r, "in0_shared", 2); }, "in0_shared", "already has a storage layout"));
     QVERIFY(failsNaming([&] { sched::swizzle(r, "in0_shared", 128); }, "in0_shared", "is padded"));
+    QVERIFY(failsNaming([&] { sched::cacheRead(r, "k_o", "in1", MemScope::Shared, "", 0, 65); }, "k_o", "pad_rows 65 must be between 0 and 64"));
   }
   void mmaNeedsSixteenBitOperandsAndShapes() {
     Kernel f32 = lower(gemmWithoutEpilogue(64, 64, 64));
