@@ -220,6 +220,31 @@ class TestConvMma : public QObject {
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "conv.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
   }
+  // An image's 3 channels make no 8-deep channel step: the defaults put the mma's depth along the window's
+  // columns (tap_depth), a 7-wide window in one masked step of 8 and a 3-wide one in a step of 8 with 3 used,
+  // the channels one or all a k step. ResNet's stem (7 x 7, stride 2) and a 3 x 3 one interpret equal to the
+  // reference on overhanging tiles, and their CUDA masks the fragments past the window (one tf32 mma a tile)
+  // and compiles for sm_90.
+  void fewChannelsTakeTheDepthAlongTheWindow() {
+    TemplateParams stem = defaultParams(lower(convCase({32, 3, 224, 224, 64, 7, 2})));
+    QCOMPARE(stem.at("mma"), int64_t(1));
+    QCOMPARE(stem.at("tap_depth"), int64_t(1));
+    QVERIFY(stem.at("block_k") == 1 || stem.at("block_k") == 3);
+    QCOMPARE(defaultParams(lower(convCase({32, 3, 224, 224, 32, 3, 2}))).at("tap_depth"), int64_t(1));  // MobileNet's
+    QCOMPARE(defaultParams(lower(convCase({32, 64, 56, 56, 64, 3, 1}))).at("tap_depth"), int64_t(0));
+    for (ConvDims d : {ConvDims{2, 3, 20, 20, 16, 7, 2}, ConvDims{1, 3, 15, 15, 16, 3, 1}}) {
+      Case c = convCase(d);
+      TemplateParams p = mmaParams(4, 8, 16, 32, 8, d.K == 7 ? 1 : 3);
+      p["tap_depth"] = 1;
+      std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+      Kernel k = scheduled(c, p);
+      QCOMPARE(agreesWithReference(c.graph, k), std::string());
+      codegen::GeneratedKernel g = codegen::generateCuda(k);
+      QCOMPARE(count(g.source, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), size_t(1));
+      cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+      QVERIFY2(r.ok, r.error.c_str());
+    }
+  }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
     auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {

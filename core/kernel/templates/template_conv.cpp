@@ -163,9 +163,12 @@ void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn
                                           " pixels of a tile, or all of them");
   if (wn == 0 || wn % 8 != 0 || bn % wn != 0)
     rejectParams(k, "conv", "warp_n", "the mma form needs warp_n a multiple of 8 dividing block_n = " + std::to_string(bn));
-  if (p.at("block_k") % depth != 0 || extentOf(k, "ic") % p.at("block_k") != 0)
+  if (p.at("tap_depth") && extentOf(k, "ic") % p.at("block_k") != 0)
+    rejectParams(k, "conv", "block_k", "block_k must divide the " + std::to_string(extentOf(k, "ic")) + " input channels");
+  if (!p.at("tap_depth") && (p.at("block_k") % depth != 0 || extentOf(k, "ic") % p.at("block_k") != 0))
     rejectParams(k, "conv", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth) +
-                                           " dividing the " + std::to_string(extentOf(k, "ic")) + " input channels");
+                                           " dividing the " + std::to_string(extentOf(k, "ic")) + " input channels" +
+                                           " (or tap_depth = 1: the depth along the window's columns)");
   if ((pixels / wm) * (bn / wn) > 32) rejectParams(k, "conv", "warp_m", "more than 32 warps in a block");
 }
 
@@ -173,7 +176,10 @@ void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn
 // (fused), N = block_n output channels, K = block_k input channels with all the window's taps per step of the
 // k-outer loop. Warps of warp_m pixels x warp_n channels (threadIdx.z, threadIdx.y), each as 16 x 8 mma tiles
 // bound to the lanes (rows: pixels, columns: channels); inside a k tile the taps run outermost, then the
-// channels in mma-deep steps. A pixel tile overhanging the output (7 x 7 images in 8 x 8 tiles) reads the
+// channels in mma-deep steps. With tap_depth = 1 the mma's depth runs along the window's columns instead (kw
+// in mma-deep steps, the last masked: MmaTile::depthGuards) inside the channels and rows, for convs with
+// fewer input channels than a step (an image's 3: ResNet's 7 x 7 stem uses 7 of each 8 products, channel
+// steps would use 3). A pixel tile overhanging the output (7 x 7 images in 8 x 8 tiles) reads the
 // zero-filled halo: its guard stays on the stores, and the code generator computes the overhanging rows of an
 // mma tile with the rest (docs/codegen.md, Tensor cores).
 void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
@@ -203,12 +209,21 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   auto [ko, ki] = splitBy(s, "ic", p.at("block_k"));
   s.hoistReduction(ko, tiles);
   int64_t depth = p.at("tf32") ? 8 : 16;
-  std::vector<std::string> order = {"kh", "kw"};
-  std::string mmaDepth = ki;
-  if (extentOf(k, ki) > depth) {
-    auto steps = s.split(ki, depth);
-    order.push_back(steps[0]);
-    mmaDepth = steps[1];
+  std::vector<std::string> order;
+  std::string mmaDepth;
+  if (p.at("tap_depth")) {
+    auto taps = s.split("kw", depth);  // one overhanging step where kw < depth: guarded, masked in the fragments
+    for (const std::string& l : {ki, std::string("kh"), taps[0]})
+      if (!l.empty()) order.push_back(l);
+    mmaDepth = taps[1];
+  } else {
+    order = {"kh", "kw"};
+    mmaDepth = ki;
+    if (extentOf(k, ki) > depth) {
+      auto steps = s.split(ki, depth);
+      order.push_back(steps[0]);
+      mmaDepth = steps[1];
+    }
   }
   for (const std::string& l : {rows[0], cols[0], rows[1], cols[1], mmaDepth}) order.push_back(l);
   s.reorder(order);
@@ -444,6 +459,16 @@ void deeperSteps(Kernel& k, TemplateParams& p, int64_t blocks, int64_t& budget) 
   }
 }
 
+// The input channels of a k step the defaults try, deepest first: 32, 16, 8 (multiples of the mma's depth), or
+// with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1).
+std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth) {
+  if (!tapDepth) return {32, 16, 8};
+  std::vector<int64_t> out;
+  for (int64_t c = extentOf(k, "ic"); c >= 1; --c)
+    if (extentOf(k, "ic") % c == 0) out.push_back(c);
+  return out;
+}
+
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
 // does.
@@ -468,7 +493,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   Kernel scheduled;
   bool fits = false;
   auto deepestPipelined = [&](int64_t bytes) {
-    for (int64_t bk : {32, 16, 8}) {
+    for (int64_t bk : kStepChannels(k, p["tap_depth"] != 0)) {
       p["block_k"] = bk;
       p["stages"] = 2;
       fits = applies(k, p, &scheduled, bytes);
@@ -490,7 +515,9 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   // The pad widens the input tile's rows: where that costs the pipeline within the budget, the budget grows (as
   // above) rather than the k loop losing its stages. ResNet-50's layer3.0 strided conv at batch 1 (tf32, 16 parts
   // of 2 steps) lost them to its pad of 7: 0.148 ms unpipelined, 0.058 pipelined in 54 KiB (H100).
-  const CachePadding pad = leastConflictedPadding(k, scheduled, th, tw);
+  // The bank model prices fragments whose depth is the channels; along the columns a fragment's lanes read
+  // one row's consecutive words (2 g + t at stride 2), which no padding improves.
+  const CachePadding pad = p["tap_depth"] ? CachePadding{} : leastConflictedPadding(k, scheduled, th, tw);
   TemplateParams padded = p;
   padded["pad"] = pad.row;
   padded["pad_rows"] = pad.rows;
@@ -518,6 +545,8 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
   std::optional<TemplateParams> unpipelined;
   for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {
     TemplateParams trial = p;
+    // Fewer input channels than an mma step (an image's 3): the depth along the window's columns.
+    trial["tap_depth"] = extentOf(k, "ic") < (tf32 ? 8 : 16) ? 1 : 0;
     int64_t budget = kDefaultSharedBytes;
     if (!mmaTileDefaults(k, trial, th, tw, tf32, budget)) continue;
     Kernel scheduled;
@@ -552,7 +581,7 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"stages", 2}, {"split_k", 1}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"tap_depth", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
   if (gemm) {
@@ -595,6 +624,7 @@ const TemplateDef& convTemplate() {
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
+       {"tap_depth", {0, 1}, "mma: the mma's depth along the window's columns (kw, the last step masked) instead of the input channels, block_k any divisor of them: for convs with fewer input channels than an mma step (an image's 3)"},
        {"pad_rows", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: rows added to each channel's plane of the shared input tile (distinct banks where padding the rows cannot give them)"},
        {"stages", {1, 2, 3}, "gemm and mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"split_k", {1, 2, 4, 8, 16}, "gemm and mma: blocks sharing one tile's reduction (split-K), their partial sums added by a second phase"},
