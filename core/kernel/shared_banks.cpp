@@ -41,7 +41,8 @@ int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses) {
 }
 
 double haloFragmentWavefronts(const HaloReads& h, int64_t pad, int64_t padRows) {
-  const int64_t rowElems = h.cols + pad, planeElems = (h.rows + padRows) * rowElems;
+  const int64_t phaseLength = (h.cols + h.phases - 1) / h.phases;
+  const int64_t rowElems = phaseLength * h.phases + pad, planeElems = (h.rows + padRows) * rowElems;
   const int64_t pixels = h.tileH * h.tileW, tiles = (pixels + 15) / 16;
   const int halves = h.elementBytes == 4 ? 1 : 2;
   int64_t wavefronts = 0, loads = 0;
@@ -56,7 +57,8 @@ double haloFragmentWavefronts(const HaloReads& h, int64_t pad, int64_t padRows) 
               const int64_t p = 16 * tile + row;
               if (p >= pixels) continue;
               const int64_t y = p / h.tileW * h.strideH + i * h.dilationH, x = p % h.tileW * h.strideW + j * h.dilationW;
-              addresses.push_back((depth * planeElems + y * rowElems + x) * h.elementBytes);
+              const int64_t stored = x % h.phases * phaseLength + x / h.phases;
+              addresses.push_back((depth * planeElems + y * rowElems + stored) * h.elementBytes);
             }
             if (addresses.empty()) continue;
             wavefronts += sharedWavefronts(addresses);

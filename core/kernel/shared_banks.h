@@ -28,6 +28,9 @@ struct HaloReads {
   int64_t rows = 1, cols = 1;    // the halo tile's rows and columns, unpadded
   int64_t kh = 1, kw = 1, strideH = 1, strideW = 1, dilationH = 1, dilationW = 1;
   int64_t elementBytes = 4;  // 4: tf32's m16n8k8 fragments (an element a register); 2: f16 or bf16's m16n8k16
+  // Columns stored by phase (deinterleave): column x at (x % phases) · ⌈cols / phases⌉ + x / phases, so a
+  // strided conv's lanes read consecutive words; 1: in order.
+  int64_t phases = 1;
 };
 
 // Wavefronts per fragment load, averaged over the taps, the pixel tiles and the registers, with each row of the

@@ -245,6 +245,44 @@ class TestConvMma : public QObject {
       QVERIFY2(r.ok, r.error.c_str());
     }
   }
+  // A stride-2 conv's lanes read every other column: 8 pixels of a fragment row span 16 words, so its 4
+  // channels cannot all take distinct banks (2 wavefronts a load at any padding); its columns stored by phase
+  // (deinterleave) read 8 consecutive words, and a padding gives 1. The defaults take it for ResNet-50's
+  // stride-2 convs from 56² and 28²; a phased, padded tile interprets equal to the reference (odd sizes: a
+  // phase one column longer), replays, and compiles for sm_90; an unstrided conv refuses it.
+  void stridedHalosAreStoredByPhase() {
+    HaloReads l2s{4, 28, 9, 57, 3, 3, 2, 2, 1, 1, 4};
+    double best = 99;
+    for (int64_t pad = 0; pad < 8; ++pad)
+      for (int64_t rows = 0; rows < 8; ++rows) best = std::min(best, haloFragmentWavefronts(l2s, pad, rows));
+    QVERIFY(best >= 2.0);
+    l2s.phases = 2;
+    best = 99;
+    for (int64_t pad = 0; pad < 8; ++pad)
+      for (int64_t rows = 0; rows < 8; ++rows) best = std::min(best, haloFragmentWavefronts(l2s, pad, rows));
+    QCOMPARE(best, 1.0);
+    for (ConvDims d : {ConvDims{32, 128, 56, 56, 128, 3, 2}, ConvDims{32, 256, 28, 28, 256, 3, 2}})
+      QCOMPARE(defaultParams(lower(convCase(d))).at("deinterleave"), int64_t(1));
+    Case c = convCase({1, 16, 13, 13, 24, 3, 2});
+    TemplateParams p = mmaParams(4, 7, 24, 28, 8, 16);
+    p["deinterleave"] = 1;
+    p["pad"] = 1;
+    p["pad_rows"] = 2;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+    // 15 columns as two phases of 8, then the row's pad: each stored column at (x % 2) * 8 + x / 2.
+    QVERIFY(has(t, "tmp in0_shared: shared f32[1, 16, 13, 17]  # read cache of in0, rows padded by 1, 2 rows of padding a plane"));
+    QVERIFY(has(t, "% 15 % 2 * 8 + "));
+    Kernel k = scheduled(c, p);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    Case flat = convCase({1, 16, 14, 14, 16, 3, 1});
+    Kernel u = lower(flat);
+    TracedSchedule us(u);
+    TemplateParams unstrided = mmaParams(2, 14, 16, 28, 8, 16);
+    unstrided["deinterleave"] = 1;
+    QVERIFY(failsNaming([&] { applyTemplate(us, unstrided); }, "deinterleave", "strided along its columns"));
+  }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
     auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {

@@ -238,7 +238,7 @@ class TestGemm : public QObject {
     TracedSchedule rs(r);
     rows(rs);
     QCOMPARE(agreesWithReference(c.graph, r), std::string());
-    QVERIFY(failsNaming([&] { sched::deinterleave(r, "in0_shared", 2); }, "in0_shared", "already has a storage layout"));
+    QVERIFY(failsNaming([&] { sched::permute(r, "in0_shared", {1, 0}); }, "in0_shared", "already has a storage layout (padded)"));
     QVERIFY(failsNaming([&] { sched::swizzle(r, "in0_shared", 128); }, "in0_shared", "is padded"));
     QVERIFY(failsNaming([&] { sched::cacheRead(r, "k_o", "in1", MemScope::Shared, "", 0, 65); }, "k_o", "pad_rows 65 must be between 0 and 64"));
   }

@@ -28,51 +28,6 @@ struct Footprint {
   Shape extent;
 };
 
-// The loops inside the cache's loop, and their quotients and remainders by constants (a fused loop's p / 14
-// and p % 14) as atoms: variables of their own whose extents bound the values they take. An index affine in
-// loops and atoms still has a box (footprintOf) and offsets into it (relative).
-class LocalTerms {
- public:
-  explicit LocalTerms(const std::map<std::string, int64_t>& loops) : extents_(loops) {
-    for (auto& [v, e] : loops) vars_.insert(v);
-  }
-  Expr withAtoms(const Expr& e) {
-    return mapExpr(e, [&](const Expr& x) { return atomFor(x); });
-  }
-  Expr withoutAtoms(const Expr& e) const { return substitute(e, atoms_); }
-  const std::set<std::string>& vars() const { return vars_; }
-  int64_t extent(const std::string& v) const { return extents_.at(v); }
-
- private:
-  // x itself unless it is q / c or q % c for q affine in the loops and atoms, non-negative, no constant term.
-  Expr atomFor(const Expr& x) {
-    if (x->kind != ExprKind::Binary) return x;
-    const auto& b = static_cast<const Binary&>(*x);
-    if ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || b.b->kind != ExprKind::IntImm) return x;
-    int64_t c = static_cast<const IntImm&>(*b.b).value;
-    auto q = affine(b.a, vars_);
-    if (c <= 0 || !q || q->coef.empty() || upperBound(q->rest, {}) != std::optional<int64_t>(0)) return x;
-    int64_t top = 0;
-    for (auto& [v, k] : q->coef) {
-      if (k < 0) return x;
-      top += k * (extents_.at(v) - 1);
-    }
-    std::string text = printExpr(x);
-    if (auto it = byText_.find(text); it != byText_.end()) return var(it->second);
-    std::string name = "tsr_atom" + std::to_string(atoms_.size());
-    atoms_[name] = substitute(x, atoms_);  // (k / 2) % 3 holds the atom of k / 2: stored expanded, one substitution undoes it
-    byText_[text] = name;
-    vars_.insert(name);
-    extents_[name] = b.op == BinaryOp::Div ? top / c + 1 : std::min(c, top + 1);
-    return var(name);
-  }
-
-  std::map<std::string, int64_t> extents_;
-  std::set<std::string> vars_;
-  std::map<std::string, Expr> atoms_;          // atom -> the quotient or remainder it stands for
-  std::map<std::string, std::string> byText_;  // equal terms share one atom
-};
-
 // The box of `buffer` touched by `accesses`, relative to the loops inside the cache's loop (step `step`).
 Footprint footprintOf(const Checker& c, int step, const std::string& buffer,
                       const std::vector<std::vector<Expr>>& accesses, const std::map<std::string, int64_t>& local) {

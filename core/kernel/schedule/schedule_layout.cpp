@@ -30,11 +30,13 @@ void swizzle(Kernel& k, const std::string& buffer, int64_t bytes) {
 
 namespace {
 
-// x (affine in the loops, non-negative steps and offset) stored at phase (x % f) of ⌈E/f⌉ elements each:
-// (x % f) * phaseLength + x / f, written so that a term whose step f divides leaves both the phase and the
-// quotient's remainder part: 2*ow + kw over f = 2 is phase kw % 2 at ow + kw / 2, consecutive in ow.
-std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, const std::set<std::string>& loops) {
-  auto a = detail::affine(x, loops);
+// x (affine in the loops and their quotients and remainders by constants, non-negative steps and offset)
+// stored at phase (x % f) of ⌈E/f⌉ elements each: (x % f) * phaseLength + x / f, written so that a term whose
+// step f divides leaves both the phase and the quotient's remainder part: 2*ow + kw over f = 2 is phase kw % 2
+// at ow + kw / 2, consecutive in ow (a fused pixel loop's 2*(p % 14) + kw likewise, p % 14 for ow).
+std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, const std::map<std::string, int64_t>& loops) {
+  detail::LocalTerms terms(loops);
+  auto a = detail::affine(terms.withAtoms(x), terms.vars());
   if (!a || a->rest->kind != ExprKind::IntImm || static_cast<const IntImm&>(*a->rest).value < 0) return std::nullopt;
   Expr whole = intImm(0), rest = a->rest;
   for (auto& [v, c] : a->coef) {
@@ -42,7 +44,7 @@ std::optional<Expr> phaseIndex(const Expr& x, int64_t f, int64_t phaseLength, co
     whole = add(whole, mul(var(v), intImm(c / f)));
     rest = add(rest, mul(var(v), intImm(c % f)));
   }
-  return add(mul(imod(rest, intImm(f)), intImm(phaseLength)), add(whole, idiv(rest, intImm(f))));
+  return terms.withoutAtoms(add(mul(imod(rest, intImm(f)), intImm(phaseLength)), add(whole, idiv(rest, intImm(f)))));
 }
 
 // Rewrites the indices of every access of cache `buffer` by `rewrite` on a copy of the kernel, and gives the copy
@@ -68,12 +70,14 @@ void relayout(Kernel& k, const detail::Checker& c, const std::string& buffer,
   k = std::move(trial);
 }
 
-// A cache whose storage may change: steps 1, 2 and 4 of deinterleave and permute.
-Buffer* layoutCache(Kernel& k, const detail::Checker& c, const std::string& buffer) {
+// A cache whose storage may change: steps 1, 2 and 4 of deinterleave and permute (a padded one only where
+// `padded` allows: deinterleave keeps each row's and plane's padding past the phases).
+Buffer* layoutCache(Kernel& k, const detail::Checker& c, const std::string& buffer, bool padded = false) {
   Buffer* b = k.findBuffer(buffer);
   c.check(1, b != nullptr, "no buffer named '" + buffer + "'");
   c.check(2, b->scope != MemScope::Global && !b->shape.empty(), "'" + buffer + "' is not a cache");
-  c.check(4, b->swizzleBytes == 0 && b->cachePad == 0 && b->cacheRowPad == 0, "'" + buffer + "' already has a storage layout (swizzled or padded)");
+  c.check(4, b->swizzleBytes == 0, "'" + buffer + "' already has a storage layout (swizzled)");
+  c.check(4, padded || (b->cachePad == 0 && b->cacheRowPad == 0), "'" + buffer + "' already has a storage layout (padded)");
   return b;
 }
 
@@ -81,18 +85,18 @@ Buffer* layoutCache(Kernel& k, const detail::Checker& c, const std::string& buff
 
 void deinterleave(Kernel& k, const std::string& buffer, int64_t factor) {
   detail::Checker c(k, "deinterleave", buffer);
-  Buffer* b = layoutCache(k, c, buffer);
+  Buffer* b = layoutCache(k, c, buffer, /*padded=*/true);
   c.check(3, factor >= 2 && factor <= 16, "the factor " + std::to_string(factor) + " is not between 2 and 16");
-  const int64_t phaseLength = (b->shape.back() + factor - 1) / factor;
-  std::set<std::string> loops;
-  for (const auto& entry : detail::loopsInside(k.body)) loops.insert(entry.first);
+  // The phases hold the box's columns; a row's padding (cache_read pad) stays after them.
+  const int64_t pad = b->cachePad, phaseLength = (b->shape.back() - pad + factor - 1) / factor;
+  const std::map<std::string, int64_t> loops = detail::loopsInside(k.body);
   auto rewrite = [&](std::vector<Expr>& idx) {
     auto at = phaseIndex(idx.back(), factor, phaseLength, loops);
     c.check(5, at.has_value(), "the last index of an access of '" + buffer + "' (" + printExpr(idx.back()) +
                                    ") is not affine in the loops with non-negative steps and offset");
     idx.back() = *at;
   };
-  relayout(k, c, buffer, rewrite, [&](Buffer& out) { out.shape.back() = phaseLength * factor; });
+  relayout(k, c, buffer, rewrite, [&](Buffer& out) { out.shape.back() = phaseLength * factor + pad; });
 }
 
 void permute(Kernel& k, const std::string& buffer, const std::vector<int64_t>& perm) {

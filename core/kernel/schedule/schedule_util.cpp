@@ -1,5 +1,6 @@
 #include "kernel/schedule/schedule_util.h"
 
+#include "kernel/printer.h"
 #include "kernel/visit.h"
 
 namespace tessera::kernel {
@@ -240,6 +241,39 @@ Expr simplifyDivMod(const Expr& e, const std::map<std::string, int64_t>& extents
     if (!top || *top >= c) return x;
     return b.op == BinaryOp::Div ? whole : part;
   });
+}
+
+LocalTerms::LocalTerms(const std::map<std::string, int64_t>& loops) : extents_(loops) {
+  for (auto& [v, e] : loops) vars_.insert(v);
+}
+
+Expr LocalTerms::withAtoms(const Expr& e) {
+  return mapExpr(e, [&](const Expr& x) { return atomFor(x); });
+}
+
+Expr LocalTerms::withoutAtoms(const Expr& e) const { return substitute(e, atoms_); }
+
+// x itself unless it is q / c or q % c for q affine in the loops and atoms, non-negative, no constant term.
+Expr LocalTerms::atomFor(const Expr& x) {
+  if (x->kind != ExprKind::Binary) return x;
+  const auto& b = static_cast<const Binary&>(*x);
+  if ((b.op != BinaryOp::Div && b.op != BinaryOp::Mod) || b.b->kind != ExprKind::IntImm) return x;
+  int64_t c = static_cast<const IntImm&>(*b.b).value;
+  auto q = affine(b.a, vars_);
+  if (c <= 0 || !q || q->coef.empty() || upperBound(q->rest, {}) != std::optional<int64_t>(0)) return x;
+  int64_t top = 0;
+  for (auto& [v, k] : q->coef) {
+    if (k < 0) return x;
+    top += k * (extents_.at(v) - 1);
+  }
+  std::string text = printExpr(x);
+  if (auto it = byText_.find(text); it != byText_.end()) return var(it->second);
+  std::string name = "tsr_atom" + std::to_string(atoms_.size());
+  atoms_[name] = substitute(x, atoms_);  // (k / 2) % 3 holds the atom of k / 2: stored expanded, one substitution undoes it
+  byText_[text] = name;
+  vars_.insert(name);
+  extents_[name] = b.op == BinaryOp::Div ? top / c + 1 : std::min(c, top + 1);
+  return var(name);
 }
 
 }  // namespace detail

@@ -87,4 +87,24 @@ Expr simplifyDivMod(const Expr& e, const std::map<std::string, int64_t>& extents
 // The largest value `e` takes over loops with the given extents; nullopt when unknown.
 std::optional<int64_t> upperBound(const Expr& e, const std::map<std::string, int64_t>& extents);
 
+// The loops inside a cache's loop, and their quotients and remainders by constants (a fused loop's p / 14
+// and p % 14) as atoms: variables of their own whose extents bound the values they take. An index affine in
+// loops and atoms still has a box (cache_read) and a phase (deinterleave).
+class LocalTerms {
+ public:
+  explicit LocalTerms(const std::map<std::string, int64_t>& loops);
+  Expr withAtoms(const Expr& e);
+  Expr withoutAtoms(const Expr& e) const;
+  const std::set<std::string>& vars() const { return vars_; }
+  int64_t extent(const std::string& v) const { return extents_.at(v); }
+
+ private:
+  Expr atomFor(const Expr& x);
+
+  std::map<std::string, int64_t> extents_;
+  std::set<std::string> vars_;
+  std::map<std::string, Expr> atoms_;          // atom -> the quotient or remainder it stands for
+  std::map<std::string, std::string> byText_;  // equal terms share one atom
+};
+
 }  // namespace tessera::kernel::detail

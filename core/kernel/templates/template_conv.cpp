@@ -151,6 +151,19 @@ void implicitGemm(TracedSchedule& s, const TemplateParams& p) {
   pipelineStages(s, ko, p);
 }
 
+// The window's step along input axis `axis` per unit of output loop `out` and of tap loop `tap` (stride,
+// dilation), from the input's reads; nullopt where a read's index there is not affine in them.
+std::optional<std::pair<int64_t, int64_t>> windowSteps(Kernel& k, size_t axis, const std::string& out, const std::string& tap) {
+  std::pair<int64_t, int64_t> steps = {0, 0};
+  for (const auto& idx : detail::loadsOf(k.body, k.buffers.front().name)) {
+    auto a = idx.size() == 4 ? detail::affine(idx[axis], {out, tap}) : std::nullopt;
+    if (!a || !a->coef.count(out) || !a->coef.count(tap)) return std::nullopt;
+    steps = {a->coef.at(out), a->coef.at(tap)};
+  }
+  if (steps.first <= 0 || steps.second <= 0) return std::nullopt;
+  return steps;
+}
+
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
 void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
   bool tf32 = p.at("tf32") != 0;
@@ -189,6 +202,8 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
   int64_t th = p.at("tile_h"), tw = p.at("tile_w");
   checkConvMma(k, p, th * tw, bn);
+  std::optional<int64_t> columnStride;
+  if (auto cols = windowSteps(k, 3, loops[3], "kw")) columnStride = cols->first;
   int64_t wm = p.at("warp_m"), wn = p.at("warp_n");
   auto t = s.tile({loops[1], loops[2], loops[3]}, {bn, th, tw});  // oc_o, oh_o, ow_o, oc_i, oh_i, ow_i
   s.bind(loops[0], ThreadTag::BlockZ);
@@ -234,6 +249,14 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   stageInShared(s, ko, dims, [&](const std::string& operand) {
     return operand == input ? CachePadding{p.at("pad"), p.at("pad_rows")} : CachePadding{};
   });
+  if (p.at("deinterleave")) {
+    if (!columnStride || *columnStride < 2)
+      rejectParams(k, "conv", "deinterleave", "storing the halo's columns by phase needs a conv strided along its columns");
+    std::string halo;
+    for (const Buffer& b : k.buffers)
+      if (b.scope == MemScope::Shared && b.cacheOf == input) halo = b.name;
+    s.deinterleave(halo, *columnStride);
+  }
   splitKOuter(s, ko, p, "conv");
   // The halo's zero fill is a cp.async reading 0 bytes: the tiles of the next k steps load during this one's.
   pipelineStages(s, ko, p);
@@ -372,19 +395,6 @@ std::vector<std::pair<int64_t, int64_t>> pixelTiles(int64_t oh, int64_t ow) {
   return out;
 }
 
-// The window's step along input axis `axis` per unit of output loop `out` and of tap loop `tap` (stride,
-// dilation), from the input's reads; nullopt where a read's index there is not affine in them.
-std::optional<std::pair<int64_t, int64_t>> windowSteps(Kernel& k, size_t axis, const std::string& out, const std::string& tap) {
-  std::pair<int64_t, int64_t> steps = {0, 0};
-  for (const auto& idx : detail::loadsOf(k.body, k.buffers.front().name)) {
-    auto a = idx.size() == 4 ? detail::affine(idx[axis], {out, tap}) : std::nullopt;
-    if (!a || !a->coef.count(out) || !a->coef.count(tap)) return std::nullopt;
-    steps = {a->coef.at(out), a->coef.at(tap)};
-  }
-  if (steps.first <= 0 || steps.second <= 0) return std::nullopt;
-  return steps;
-}
-
 // The conv steps one input row and column per output row and column (its reads' strides known and 1).
 bool unstrided(Kernel& k) {
   std::vector<std::string> loops = outerChain(k);
@@ -394,36 +404,41 @@ bool unstrided(Kernel& k) {
 
 // The halo tile's reads as the bank model takes them (kernel/shared_banks.h): its shape from the kernel as
 // the template scheduled it, unpadded; nullopt for an input not stored channels first (NCHW).
-std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
+std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw, bool phased) {
   std::vector<std::string> loops = outerChain(k);
   auto rows = windowSteps(k, 2, loops[2], "kh"), cols = windowSteps(k, 3, loops[3], "kw");
   if (!rows || !cols) return std::nullopt;
   for (const Buffer& b : scheduled.buffers)
     if (b.scope == MemScope::Shared && b.cacheOf == scheduled.buffers.front().name && b.shape.size() == 4)
-      return HaloReads{th, tw, b.shape[2], b.shape[3], extentOf(k, "kh"), extentOf(k, "kw"), rows->first, cols->first,
-                       rows->second, cols->second, int64_t(dtypeSize(b.dtype))};
+      return HaloReads{th, tw, b.shape[2] - b.cacheRowPad, b.shape[3] - b.cachePad, extentOf(k, "kh"), extentOf(k, "kw"),
+                       rows->first, cols->first, rows->second, cols->second, int64_t(dtypeSize(b.dtype)),
+                       phased ? cols->first : 1};
   return std::nullopt;
 }
+
+// A halo tile's padding and the wavefronts the bank model gives its fragment loads with it.
+struct PaddingChoice {
+  CachePadding pad;
+  double wavefronts = 1.0;
+};
 
 // The input tile's padding (pad elements a row, pad_rows rows a plane, each up to 7) whose fragment reads the
 // bank model puts in the fewest wavefronts, the least padding of those. ResNet-50's 3 x 3 convs over 56² and
 // 14² (8 x 14 and 14 x 8 tiles: halos of 16 x 10 channels, 160 words apart, so the 4 channels of a fragment
 // load share banks) take 4 wavefronts a load unpadded and at any row pad 2 or more, since 16 rows of any width
-// are 0 or 16 words modulo 32; 4 rows more a plane (200 words) take 1. `scheduled` is the
-// kernel as the template scheduled it without padding.
-CachePadding leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw) {
-  std::optional<HaloReads> halo = haloReads(k, scheduled, th, tw);
-  if (!halo) return {};
-  CachePadding best;
-  double bestWaves = haloFragmentWavefronts(*halo, 0, 0);
+// are 0 or 16 words modulo 32; 4 rows more a plane (200 words) take 1. `scheduled` is the kernel as the
+// template scheduled it without padding, its halo's columns stored by phase where `phased` (deinterleave).
+std::optional<PaddingChoice> leastConflictedPadding(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw, bool phased) {
+  std::optional<HaloReads> halo = haloReads(k, scheduled, th, tw, phased);
+  if (!halo) return std::nullopt;
+  PaddingChoice best{{}, haloFragmentWavefronts(*halo, 0, 0)};
   int64_t bestExtra = 0;
   for (int64_t row = 0; row < 8; ++row)
     for (int64_t rows = 0; rows < 8; ++rows) {
       const double waves = haloFragmentWavefronts(*halo, row, rows);
       const int64_t extra = (halo->rows + rows) * (halo->cols + row) - halo->rows * halo->cols;
-      if (waves < bestWaves - 1e-9 || (waves < bestWaves + 1e-9 && extra < bestExtra)) {
-        best = {row, rows};
-        bestWaves = waves;
+      if (waves < best.wavefronts - 1e-9 || (waves < best.wavefronts + 1e-9 && extra < bestExtra)) {
+        best = {{row, rows}, waves};
         bestExtra = extra;
       }
     }
@@ -457,6 +472,25 @@ void deeperSteps(Kernel& k, TemplateParams& p, int64_t blocks, int64_t& budget) 
     p = deeper;
     budget = kSharedBytesLimit;
   }
+}
+
+// The halo's padding by the bank model, and for a conv strided along its columns whether its columns are stored
+// by phase (deinterleave, set in p): where that puts the fragment loads in fewer wavefronts. A stride-2 conv's
+// lanes read every other column, so its 8 pixels of a fragment row span 16 words and its 4 channels cannot all
+// fall in distinct banks (2 wavefronts a load at any padding); by phase they read 8 consecutive words.
+CachePadding phasedAndPadded(Kernel& k, TemplateParams& p, const Kernel& scheduled, int64_t th, int64_t tw, int64_t budget) {
+  std::optional<PaddingChoice> plain = leastConflictedPadding(k, scheduled, th, tw, false);
+  if (!plain) return {};
+  TemplateParams phased = p;
+  phased["deinterleave"] = 1;
+  Kernel check;
+  std::vector<std::string> loops = outerChain(k);
+  auto cols = windowSteps(k, 3, loops[3], "kw");
+  if (!cols || cols->first < 2 || !applies(k, phased, &check, budget)) return plain->pad;
+  std::optional<PaddingChoice> byPhase = leastConflictedPadding(k, check, th, tw, true);
+  if (!byPhase || byPhase->wavefronts > plain->wavefronts - 1e-9) return plain->pad;
+  p["deinterleave"] = 1;
+  return byPhase->pad;
 }
 
 // The input channels of a k step the defaults try, deepest first: 32, 16, 8 (multiples of the mma's depth), or
@@ -517,7 +551,8 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   // of 2 steps) lost them to its pad of 7: 0.148 ms unpipelined, 0.058 pipelined in 54 KiB (H100).
   // The bank model prices fragments whose depth is the channels; along the columns a fragment's lanes read
   // one row's consecutive words (2 g + t at stride 2), which no padding improves.
-  const CachePadding pad = p["tap_depth"] ? CachePadding{} : leastConflictedPadding(k, scheduled, th, tw);
+  CachePadding pad;
+  if (!p["tap_depth"]) pad = phasedAndPadded(k, p, scheduled, th, tw, budget);
   TemplateParams padded = p;
   padded["pad"] = pad.row;
   padded["pad_rows"] = pad.rows;
@@ -581,7 +616,7 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"tap_depth", 0}, {"stages", 2}, {"split_k", 1}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"tap_depth", 0}, {"deinterleave", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
   if (gemm) {
@@ -625,6 +660,7 @@ const TemplateDef& convTemplate() {
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
        {"tap_depth", {0, 1}, "mma: the mma's depth along the window's columns (kw, the last step masked) instead of the input channels, block_k any divisor of them: for convs with fewer input channels than an mma step (an image's 3)"},
+       {"deinterleave", {0, 1}, "mma: the input tile's columns stored by phase of the conv's stride (deinterleave), so a strided conv's fragment lanes read consecutive words"},
        {"pad_rows", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: rows added to each channel's plane of the shared input tile (distinct banks where padding the rows cannot give them)"},
        {"stages", {1, 2, 3}, "gemm and mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"split_k", {1, 2, 4, 8, 16}, "gemm and mma: blocks sharing one tile's reduction (split-K), their partial sums added by a second phase"},
