@@ -40,6 +40,20 @@ class TestTemplates : public QObject {
              (std::vector<std::string>{"vector_width", "elems_per_thread", "block_size", "grid_stride", "max_blocks"}));
     for (const TemplateParam& p : parameterSpace(lower(softmax()))) QVERIFY(!p.candidates.empty() && !p.summary.empty());
   }
+  // applyTemplate skips computing the defaults when it is given every parameter (the tuner's candidates), so
+  // each template's defaults must name exactly its space, and applying them explicitly must schedule the same
+  // loops as applying none.
+  void defaultsNameTheirSpace() {
+    for (const Case& c : {pointwise(), softmax(), gemm(), conv(), maxpool(), transpose()}) {
+      Kernel k = lower(c);
+      std::vector<std::string> keys;
+      for (const auto& [key, value] : defaultParams(k)) keys.push_back(key);
+      std::vector<std::string> names = paramNames(k);
+      std::sort(names.begin(), names.end());
+      QCOMPARE(keys, names);
+      QCOMPARE(scheduled(c, defaultParams(k)), scheduled(c));
+    }
+  }
   void defaultsFitTheKernel() {
     TemplateParams g = defaultParams(lower(gemm(48, 80, 24)));
     QCOMPARE(g.at("block_m"), int64_t(16));  // the largest candidate dividing 48
