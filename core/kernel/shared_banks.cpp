@@ -40,6 +40,20 @@ int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses) {
   return int64_t(most);
 }
 
+double tf32OperandWavefronts(bool operandA, bool depthAlongRow, int64_t rowElems) {
+  const int registers = operandA ? 4 : 2;
+  int64_t wavefronts = 0;
+  for (int reg = 0; reg < registers; ++reg) {
+    std::vector<int64_t> addresses;
+    for (int lane = 0; lane < 32; ++lane) {
+      const FragmentPlace at = tf32FragmentPlace(operandA, lane, reg);
+      addresses.push_back(4 * (depthAlongRow ? at.outer * rowElems + at.depth : at.depth * rowElems + at.outer));
+    }
+    wavefronts += sharedWavefronts(addresses);
+  }
+  return double(wavefronts) / registers;
+}
+
 double haloFragmentWavefronts(const HaloReads& h, int64_t pad, int64_t padRows) {
   const int64_t phaseLength = (h.cols + h.phases - 1) / h.phases;
   const int64_t rowElems = phaseLength * h.phases + pad, planeElems = (h.rows + padRows) * rowElems;

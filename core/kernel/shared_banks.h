@@ -19,6 +19,12 @@ struct FragmentPlace {
 };
 FragmentPlace tf32FragmentPlace(bool operandA, int64_t lane, int reg);
 
+// Wavefronts per load of a tf32 fragment of an operand tile stored in rows of `rowElems` 4-byte elements, its
+// depth along each row (A [m][k], a transposed B [n][k]) or down the rows (B [k][n], A stored [k][m]), averaged
+// over the registers: the gemm's mma defaults pad each operand's rows by it. Unpadded 16-deep A rows and 64-wide
+// B rows both take 4 (g or t 16 and 64 words apart); 20 and 72, 1.
+double tf32OperandWavefronts(bool operandA, bool depthAlongRow, int64_t rowElems);
+
 // The input's halo tile of the conv's mma form (templates/template_conv.cpp) as its A fragments read it:
 // stored channels x rows x columns, the tile_h x tile_w output pixels fused into the rows of 16-row mma tiles
 // (pixel p is (p / tileW, p % tileW)), pixel (y, x) at tap (i, j) reading row y·strideH + i·dilationH and

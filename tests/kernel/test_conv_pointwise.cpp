@@ -6,10 +6,13 @@
 // saved trace for one machine is not stale on the other though their nests differ; and, on a GPU, a verified run.
 #include <QtTest>
 
+#include "kernel/shared_banks.h"
+
 #include "codegen/codegen.h"
 #include "kernel/templates/template_util.h"
 #include "cpu_run.h"
 #include "kernel_fixtures.h"
+#include "kernel/shared_banks.h"
 #include "kernel/templates/templates.h"
 #include "reference_check.h"
 #include "runtime/cuda/cuda_driver.h"
@@ -131,6 +134,33 @@ class TestConvPointwise : public QObject {
     QCOMPARE(shortK.at("warp_n"), int64_t(32));
     TemplateParams longK = defaultParams(lowerToLoops(conv1x1({4, 256, 56, 56, 64}).graph, conv1x1({4, 256, 56, 56, 64}).spec));
     QCOMPARE(longK.at("warp_n"), int64_t(64));
+  }
+  // The tf32 fragments' banks (kernel/shared_banks.h): the weights' tile (A, 16-deep rows) and the pixels' (B, 64
+  // wide, depth down the rows) each take 4 wavefronts a load unpadded; the defaults pad A's rows by 4 (20 words:
+  // 1) and B's by 4 more (72: 1). A 16-bit operand refuses a pad of 4 (ldmatrix's 16-byte rows); the padded
+  // schedule interprets equal to the reference (tests above) and its CUDA reads rows 20 and 72 apart.
+  void tf32TilesArePaddedByTheirBanks() {
+    QCOMPARE(tf32OperandWavefronts(true, true, 16), 4.0);
+    QCOMPARE(tf32OperandWavefronts(false, false, 64), 4.0);
+    QCOMPARE(tf32OperandWavefronts(true, true, 20), 1.0);
+    QCOMPARE(tf32OperandWavefronts(false, false, 72), 1.0);
+    Case c = conv1x1({4, 64, 56, 56, 256});
+    Kernel k = lowerToLoops(c.graph, c.spec);
+    TemplateParams p = defaultParams(k);
+    QCOMPARE(p.at("pad"), int64_t(4));
+    QCOMPARE(p.at("pad_b"), int64_t(4));
+    applyDefaultSchedule(k);
+    codegen::GeneratedKernel g = codegen::generateCuda(k);
+    QVERIFY(has(g.source, "* 20 + (tsr_t"));
+    QVERIFY(has(g.source, "* 72 + ((tsr_g"));
+    Case small = conv1x1({1, 16, 5, 9, 40});
+    Kernel padded = lowerToLoops(small.graph, small.spec);
+    TracedSchedule ps(padded);
+    applyTemplate(ps, {{"mma", 1}, {"tf32", 1}, {"warp_m", 16}, {"warp_n", 16}, {"block_m", 32}, {"block_n", 32}, {"block_k", 8}, {"pad", 4}, {"pad_b", 8}});
+    QCOMPARE(agreesWithReference(small.graph, padded), std::string());
+    Kernel bf = lower(gemmWithoutEpilogue(64, 64, 64, DType::BF16));
+    TracedSchedule bs(bf);
+    QVERIFY(failsNaming([&] { applyTemplate(bs, {{"mma", 1}, {"warp_m", 32}, {"warp_n", 32}, {"pad", 4}}); }, "pad", "multiples of 8"));
   }
   // 14 x 14 planes: 196 pixels, whole runs of 4 floats, so both tiles fill by 16-byte cp.async, the B tile's
   // columns past 196 zero-filled a run at a time; one tf32 mma.sync per tile; NVRTC compiles it.

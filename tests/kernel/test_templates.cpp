@@ -35,7 +35,7 @@ class TestTemplates : public QObject {
     QCOMPARE(templateName(lower(transpose())), std::string("transpose"));
     QCOMPARE(paramNames(lower(gemm())),
              (std::vector<std::string>{"block_m", "block_n", "block_k", "warp_m", "warp_n", "thread_m", "thread_n", "column_run", "shared", "mma", "stages", "tf32",
-                                       "ldmatrix", "pad", "store_tile", "split_k", "tma", "wgmma"}));
+                                       "ldmatrix", "pad", "pad_b", "store_tile", "split_k", "tma", "wgmma"}));
     QCOMPARE(paramNames(lower(pointwise())),
              (std::vector<std::string>{"vector_width", "elems_per_thread", "block_size", "grid_stride", "max_blocks"}));
     for (const TemplateParam& p : parameterSpace(lower(softmax()))) QVERIFY(!p.candidates.empty() && !p.summary.empty());
@@ -152,7 +152,7 @@ class TestTemplates : public QObject {
     const TemplateParams warpLevel = {{"block_m", 64}, {"block_n", 64}, {"warp_m", 32}, {"warp_n", 32}, {"thread_m", 4},
                                       {"thread_n", 8}, {"shared", 0}};
     std::string t = scheduled(gemm(128, 64, 32), warpLevel);
-    QVERIFY(has(t, "  param block_k = 16\n  param block_m = 64\n  param block_n = 64\n  param column_run = 1\n  param ldmatrix = 1\n  param mma = 0\n  param pad = 0\n  param shared = 0\n"
+    QVERIFY(has(t, "  param block_k = 16\n  param block_m = 64\n  param block_n = 64\n  param column_run = 1\n  param ldmatrix = 1\n  param mma = 0\n  param pad = 0\n  param pad_b = 0\n  param shared = 0\n"
                    "  param split_k = 0\n  param stages = 2\n  param store_tile = 0\n  param tf32 = 0\n  param thread_m = 4\n  param thread_n = 8\n  param tma = 0\n"
                    "  param warp_m = 32\n  param warp_n = 32\n  param wgmma = 0\n"));
     // 2 x 2 warps of 32 x 32; lane l computes rows (l / 4) * 4 + 0..3 and columns (l % 4) * 8 + 0..7 of its warp tile.
@@ -247,9 +247,9 @@ class TestTemplates : public QObject {
     Kernel fresh = lower(gemm());
     replay(fresh, Trace::load(t.save()));
     QCOMPARE(printKernel(fresh), printKernel(k));
-    // eighteen parameters, twenty-four primitives, and for 2 stages a split and unroll of 4-element runs per fill
+    // nineteen parameters, twenty-four primitives, and for 2 stages a split and unroll of 4-element runs per fill
     // and the pipeline
-    QCOMPARE(t.instructions.size(), size_t(18 + 24 + 5));
+    QCOMPARE(t.instructions.size(), size_t(19 + 24 + 5));
   }
 };
 

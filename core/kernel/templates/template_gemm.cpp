@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
+#include <optional>
 
 #include "kernel/launch.h"
 #include "kernel/schedule/schedule_util.h"
+#include "kernel/shared_banks.h"
 
 namespace tessera::kernel::templ {
 namespace {
@@ -120,7 +122,14 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   // slower at 4096^3 on the H200 though 11% faster at 2048 x 256 x 2048 (docs/codegen.md), both with scalar
   // fragment loads; ldmatrix reads 8 rows of 16 bytes at once, which unpadded rows put in the same banks.
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {wgmma ? warpsM : warpsN, ThreadTag::ThreadY}, {wgmma ? warpsN : warpsM, ThreadTag::ThreadZ}};
-  std::vector<std::string> tiles = stageOperands(s, ko, dims, wgmma ? 0 : p.at("pad"), copyBytes(p));
+  // B's rows take pad_b more elements than A's: tf32 fragments read A and B at different strides (16-deep A rows
+  // and 64-wide B rows want 4 and 8: no one pad suits both).
+  const std::string colsVar = colsOf[1];
+  std::vector<std::string> tiles = stageOperands(s, ko, dims, [&](const std::string& operand) -> int64_t {
+    if (wgmma) return 0;
+    const bool b = indexUses(k, ko, operand, colsVar, true) || indexUses(k, ko, operand, colsVar, false);
+    return p.at("pad") + (b ? p.at("pad_b") : 0);
+  }, copyBytes(p));
   if (wgmma)
     for (const std::string& t : tiles) s.swizzle(t, 128);
   splitKOuter(s, ko, p, "gemm");
@@ -142,6 +151,9 @@ void checkMma(Kernel& k, const TemplateParams& p) {
   int64_t depth = tf32 ? 8 : 16;
   if (p.at("block_k") % depth != 0)
     rejectParams(k, "gemm", "block_k", "the mma form needs block_k a multiple of " + std::to_string(depth));
+  // 16-bit tiles' rows stay whole 16-byte runs (ldmatrix's rows, the 16-byte fills); f32 ones are at 4 elements.
+  if (!tf32 && (p.at("pad") % 8 != 0 || p.at("pad_b") % 8 != 0))
+    rejectParams(k, "gemm", p.at("pad") % 8 ? "pad" : "pad_b", "16-bit tiles pad their rows by multiples of 8 elements (16 bytes)");
 }
 
 // The wgmma form's conditions (Hopper's warpgroup MMA reads whole swizzled tiles: no tile may overhang).
@@ -348,6 +360,35 @@ void wgmmaDefaults(Kernel& k, int64_t M, int64_t N, int64_t K, TemplateParams& p
   p["stages"] = std::clamp<int64_t>((kSharedBytesLimit - outputTile) / perStage, 1, std::min<int64_t>(4, K / 64));
 }
 
+// The tf32 mma form's row paddings by the bank model (kernel/shared_banks.h): pad for A's tile, least
+// wavefronts and least padding, then pad_b for B's on top of it. A's rows are block_k deep where its last index
+// is k, else block_m wide; B's block_k where its last index is k (transposed), else block_n.
+void padByBanks(Kernel& k, TemplateParams& p) {
+  std::vector<std::string> outer = outerChain(k);
+  if (outer.size() < 2) return;
+  auto layout = [&](bool a) -> std::optional<std::pair<bool, int64_t>> {
+    const std::string& along = a ? outer[outer.size() - 2] : outer.back();
+    for (const std::string& b : inputsReadIn(k, "k")) {
+      if (!(indexUses(k, outer.front(), b, along, true) || indexUses(k, outer.front(), b, along, false))) continue;
+      const bool depthAlongRow = indexUses(k, outer.front(), b, "k", false);
+      return std::make_pair(depthAlongRow, depthAlongRow ? p["block_k"] : p[a ? "block_m" : "block_n"]);
+    }
+    return std::nullopt;
+  };
+  auto leastWaves = [](bool a, std::pair<bool, int64_t> rows, int64_t base) {
+    int64_t best = 0;
+    for (int64_t pad : {4, 8, 12})
+      if (tf32OperandWavefronts(a, rows.first, rows.second + base + pad) <
+          tf32OperandWavefronts(a, rows.first, rows.second + base + best) - 1e-9)
+        best = pad;
+    return best;
+  };
+  auto a = layout(true), b = layout(false);
+  if (!a || !b) return;
+  p["pad"] = leastWaves(true, *a, 0);
+  p["pad_b"] = leastWaves(false, *b, p["pad"]);
+}
+
 // 16 x 16 threads, each a (block_m / 16) x (block_n / 16) micro-tile; or, for 16-bit operands, warps of up
 // to 64 x 64 on the tensor cores.
 TemplateParams gemmDefaults(Kernel& k) {
@@ -363,7 +404,7 @@ TemplateParams gemmDefaults(Kernel& k) {
   TemplateParams p = {{"block_m", bm}, {"block_n", bn}, {"block_k", pickDividing({4, 8, 16}, K, 16)},
                       {"warp_m", 0}, {"warp_n", 0}, {"thread_m", std::max<int64_t>(1, bm / 16)},
                       {"thread_n", std::max<int64_t>(1, bn / 16)}, {"column_run", 1}, {"shared", 1}, {"mma", 0}, {"tf32", 0},
-                      {"ldmatrix", 1}, {"pad", 0}, {"store_tile", 0}, {"split_k", 0}};
+                      {"ldmatrix", 1}, {"pad", 0}, {"pad_b", 0}, {"store_tile", 0}, {"split_k", 0}};
   // A K that 16 does not divide (ViT's attention · V: 197 keys) takes the tensor cores too: the last step's
   // fragments are zeroed past K (docs/codegen.md, Tensor cores).
   if (sixteenBitOperands(k) && bm >= 16 && bn >= 16 && K >= 16) {
@@ -405,6 +446,7 @@ TemplateParams gemmDefaults(Kernel& k) {
       p["block_n"] = 64;
       p["warp_n"] = 32;
     }
+    padByBanks(k, p);
   }
   // The CUDA-core form's columns in runs of 4 where a thread has whole runs: B's shared row read 16 bytes at a time.
   // On the H100 at 4096^3 f32 (bench/results/2026-12-06-gpu-fgemm): 3.598 -> 3.363 ms (runs of 2: 3.429).
@@ -444,7 +486,8 @@ const TemplateDef& gemmTemplate() {
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
        {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
        {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
-       {"pad", {0, 8}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks)"},
+       {"pad", {0, 4, 8, 12}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks; 16-bit tiles by multiples of 8)"},
+       {"pad_b", {0, 4, 8, 12}, "with mma = 1: elements added to each row of B's shared tile besides pad (tf32 fragments read A and B at different strides)"},
        {"store_tile", {0, 1}, "with mma = 1: write the block's output tile through shared memory, 16 contiguous bytes a thread (1), or from the accumulators, 2 elements a lane (0)"},
        {"split_k", {0, 1, 2, 4, 8, 16}, "shared or mma forms (not wgmma, not store_tile): blocks sharing one tile's reduction (split-K), their partial sums added by a second phase; 0 (the default): the template's choice, for K of 64 steps or more the fewest parts giving 4 blocks an SM (measured on ResNet-50's gemms), else 1"},
        {"tma", {0, 1}, "with wgmma = 1 and stages > 1: the operand tiles are filled by the tensor memory accelerator, one thread issuing a bulk tensor copy per 64 columns and an mbarrier per stage, instead of every thread's cp.async"},
