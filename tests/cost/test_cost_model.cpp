@@ -121,6 +121,22 @@ void TestCostModel::tf32FragmentsArePricedByTheirBanks() {
   cost::Estimate p = cost::predict(scheduled(c, padded), h200), u = cost::predict(scheduled(c, unpadded), h200);
   QVERIFY2(u.figures.sharedBytes > 2.5 * p.figures.sharedBytes, qPrintable(QString("%1 vs %2").arg(u.figures.sharedBytes).arg(p.figures.sharedBytes)));
   QVERIFY2(u.ms > p.ms, qPrintable(QString("%1 vs %2 ms").arg(u.ms).arg(p.ms)));
+  // The tf32 gemm's tiles likewise (a 1 x 1 conv from 64 channels as the template's defaults pad it: A's rows by
+  // 4, B's by 4 more): unpadded, both operands' fragment loads take 4 wavefronts.
+  GraphBuilder g("c1");
+  Value* gx = g.input("x", {DType::F32, {32, 64, 56, 56}});
+  Value* gw = g.constant("w", fixtures::filled(DType::F32, {256, 64, 1, 1}, 0.01));
+  g.output(g.op("Relu", {g.op("Conv", {gx, gw}, {}, "conv")}, {}, "relu"));
+  fixtures::Case pw{g.finish(), {"g0", "conv+epilogue", {"conv", "relu"}}};
+  pw.spec.tf32 = {true, false};
+  TemplateParams gemmPadded = defaultParams(fixtures::lower(pw));
+  QCOMPARE(gemmPadded.at("pad") + gemmPadded.at("pad_b"), int64_t(8));
+  TemplateParams gemmUnpadded = gemmPadded;
+  gemmUnpadded["pad"] = gemmUnpadded["pad_b"] = 0;
+  p = cost::predict(scheduled(pw, gemmPadded), h200);
+  u = cost::predict(scheduled(pw, gemmUnpadded), h200);
+  QVERIFY2(u.figures.sharedBytes > 2.5 * p.figures.sharedBytes, qPrintable(QString("%1 vs %2").arg(u.figures.sharedBytes).arg(p.figures.sharedBytes)));
+  QVERIFY2(u.ms > p.ms, qPrintable(QString("%1 vs %2 ms").arg(u.ms).arg(p.ms)));
 }
 
 void TestCostModel::tensorCoreTilesRunAtTheMatrixRate() {
