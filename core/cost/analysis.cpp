@@ -279,18 +279,9 @@ double tf32FragmentPasses(const Access& a) {
     else if (outer && h->loopKind == LoopKind::Unrolled && h->extent == 8) depth = h;
   }
   if (!outer || !depth) return 0;
-  const bool isA = outer->tag == ThreadTag::MmaRow;
-  const int registers = isA ? 4 : 2;
-  double passes = 0;
-  for (int reg = 0; reg < registers; ++reg) {
-    std::vector<int64_t> addresses;
-    for (int64_t lane = 0; lane < 32; ++lane) {
-      const FragmentPlace at = tf32FragmentPlace(isA, lane, reg);
-      addresses.push_back(4 * flatAt(a, {{outer->var, {at.outer, at.outer}}, {depth->var, {at.depth, at.depth}}}));
-    }
-    passes += double(sharedWavefronts(addresses));
-  }
-  return passes / registers;
+  return tf32FragmentWavefronts(outer->tag == ThreadTag::MmaRow, [&](const FragmentPlace& at) {
+    return 4 * flatAt(a, {{outer->var, {at.outer, at.outer}}, {depth->var, {at.depth, at.depth}}});
+  });
 }
 
 // A shared read inside an unrolled loop over 2 or 4 consecutive elements (8 or 16 bytes): the CUDA compiler

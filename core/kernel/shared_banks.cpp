@@ -40,18 +40,21 @@ int64_t sharedWavefronts(const std::vector<int64_t>& byteAddresses) {
   return int64_t(most);
 }
 
-double tf32OperandWavefronts(bool operandA, bool depthAlongRow, int64_t rowElems) {
+double tf32FragmentWavefronts(bool operandA, const std::function<int64_t(const FragmentPlace&)>& byteAddressOf) {
   const int registers = operandA ? 4 : 2;
   int64_t wavefronts = 0;
   for (int reg = 0; reg < registers; ++reg) {
     std::vector<int64_t> addresses;
-    for (int lane = 0; lane < 32; ++lane) {
-      const FragmentPlace at = tf32FragmentPlace(operandA, lane, reg);
-      addresses.push_back(4 * (depthAlongRow ? at.outer * rowElems + at.depth : at.depth * rowElems + at.outer));
-    }
+    for (int lane = 0; lane < 32; ++lane) addresses.push_back(byteAddressOf(tf32FragmentPlace(operandA, lane, reg)));
     wavefronts += sharedWavefronts(addresses);
   }
   return double(wavefronts) / registers;
+}
+
+double tf32OperandWavefronts(bool operandA, bool depthAlongRow, int64_t rowElems) {
+  return tf32FragmentWavefronts(operandA, [&](const FragmentPlace& at) {
+    return 4 * (depthAlongRow ? at.outer * rowElems + at.depth : at.depth * rowElems + at.outer);
+  });
 }
 
 double haloFragmentWavefronts(const HaloReads& h, int64_t pad, int64_t padRows) {

@@ -4,6 +4,7 @@
 // for (lanes reading the same word share it). Used by the conv's mma defaults to pad its halo tile, and by
 // the cost model to price a fragment's reads.
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 namespace tessera::kernel {
@@ -18,6 +19,10 @@ struct FragmentPlace {
   int64_t outer = 0, depth = 0;  // A's row or B's column; the depth
 };
 FragmentPlace tf32FragmentPlace(bool operandA, int64_t lane, int reg);
+
+// Wavefronts per load of a tf32 fragment whose element at `place` lies at byte address byteAddressOf(place),
+// averaged over the registers (A's 4, B's 2).
+double tf32FragmentWavefronts(bool operandA, const std::function<int64_t(const FragmentPlace&)>& byteAddressOf);
 
 // Wavefronts per load of a tf32 fragment of an operand tile stored in rows of `rowElems` 4-byte elements, its
 // depth along each row (A [m][k], a transposed B [n][k]) or down the rows (B [k][n], A stored [k][m]), averaged

@@ -16,6 +16,6 @@ for S in gpuexp/stem gpuexp/s2 gpuexp/g1; do
   done
 done
 for t in gpuexp/stem/stem7.tsr gpuexp/s2/c3_l3s.tsr; do
-  echo "tune $t"; TESSERA_CACHE_DIR=/tmp/tunecache timeout 90 $C tune $t --backend cuda --tf32 pytorch --top-k 16 --no-cache 2>&1 | tail -4
+  echo "tune $t"; TESSERA_CACHE_DIR=/tmp/tunecache timeout 60 $C tune $t --backend cuda --tf32 pytorch --top-k 16 --no-cache 2>&1 | tail -4
 done
 bash bench/results/2026-12-07-peers/run1.sh
