@@ -134,6 +134,14 @@ class TestConvPointwise : public QObject {
     QCOMPARE(shortK.at("warp_n"), int64_t(32));
     TemplateParams longK = defaultParams(lowerToLoops(conv1x1({4, 256, 56, 56, 64}).graph, conv1x1({4, 256, 56, 56, 64}).spec));
     QCOMPARE(longK.at("warp_n"), int64_t(64));
+    // 1024 channels into 256 over 14² at batch 32: 32-deep steps (the grid fills the SMs), both stages kept past
+    // 48 KiB; at batch 1 16-deep ones, which the split-K default counts.
+    Case deep = conv1x1({32, 1024, 14, 14, 256});
+    TemplateParams deepK = defaultParams(lowerToLoops(deep.graph, deep.spec));
+    QCOMPARE(deepK.at("block_k"), int64_t(32));
+    QCOMPARE(deepK.at("stages"), int64_t(2));
+    Case one = conv1x1({1, 1024, 14, 14, 256});
+    QCOMPARE(defaultParams(lowerToLoops(one.graph, one.spec)).at("block_k"), int64_t(16));
   }
   // The tf32 fragments' banks (kernel/shared_banks.h): the weights' tile (A, 16-deep rows) and the pixels' (B, 64
   // wide, depth down the rows) each take 4 wavefronts a load unpadded; the defaults pad A's rows by 4 (20 words:

@@ -536,7 +536,15 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
     return false;
   };
   budget = kDefaultSharedBytes;
-  if (!deepestPipelined(budget) && deepestPipelined(kPipelinedSharedBytes)) budget = kPipelinedSharedBytes;
+  if (p["tap_depth"]) {
+    // All the channels in one k step, unpipelined: the stem's 3 in one step 0.2345 ms, one a step in two
+    // pipelined stages 0.3213 (H200, batch 32; three barriers and fills of a few KiB each).
+    p["block_k"] = extentOf(k, "ic");
+    p["stages"] = 1;
+    fits = applies(k, p, &scheduled, kPipelinedSharedBytes);
+    if (fits) budget = kPipelinedSharedBytes;
+  }
+  if (!fits && !deepestPipelined(budget) && deepestPipelined(kPipelinedSharedBytes)) budget = kPipelinedSharedBytes;
   if (!fits) return false;
   // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
   // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
@@ -571,6 +579,15 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   return true;
 }
 
+// Fewer input channels than an mma step (an image's 3) and a window whose columns use 60 % of the depth steps
+// along them or more: the mma's depth along the columns. On the H200 at batch 32 (tf32), ResNet-50's 7 x 7 stem
+// (7 of each 8 products used) 0.3077 ms on the CUDA cores, 0.2345 so; MobileNet-V2's 3 x 3 one (3 of 8) 0.0615
+// on the CUDA cores, 0.0855 so (bench/results/2026-12-07-peers).
+bool tapDepthPays(Kernel& k, bool tf32) {
+  const int64_t depth = tf32 ? 8 : 16, kw = extentOf(k, "kw");
+  return extentOf(k, "ic") < depth && double(kw) >= 0.6 * double((kw + depth - 1) / depth * depth);
+}
+
 // Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
 // The first pixel tile (best first) whose k loop pipelines; else the first that applies.
 bool mmaDefaults(Kernel& k, TemplateParams& p) {
@@ -580,8 +597,7 @@ bool mmaDefaults(Kernel& k, TemplateParams& p) {
   std::optional<TemplateParams> unpipelined;
   for (auto [th, tw] : pixelTiles(extentOf(k, loops[2]), extentOf(k, loops[3]))) {
     TemplateParams trial = p;
-    // Fewer input channels than an mma step (an image's 3): the depth along the window's columns.
-    trial["tap_depth"] = extentOf(k, "ic") < (tf32 ? 8 : 16) ? 1 : 0;
+    trial["tap_depth"] = tapDepthPays(k, tf32) ? 1 : 0;
     int64_t budget = kDefaultSharedBytes;
     if (!mmaTileDefaults(k, trial, th, tw, tf32, budget)) continue;
     Kernel scheduled;

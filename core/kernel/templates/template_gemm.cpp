@@ -446,6 +446,13 @@ TemplateParams gemmDefaults(Kernel& k) {
       p["block_n"] = 64;
       p["warp_n"] = 32;
     }
+    // A long reduction in 32-deep steps, its two stages past 48 KiB, where the grid fills the SMs unsplit in
+    // blocks of 4096 outputs or more (smaller ones were shrunk to fill the SMs, as at batch 1, where the split-K
+    // default, which counts steps, was measured with 16-deep ones). On the H200 at batch 32, ResNet-50's 1 x 1
+    // convs (padded tiles): 1024 -> 256 channels over 14² 0.0896 -> 0.0566 ms, 2048 -> 512 over 7² 0.0936 ->
+    // 0.0781, 256 -> 64 over 56² 0.0635 -> 0.0608 (bench/results/2026-12-07-peers).
+    const int64_t blocks = (n / std::max<int64_t>(1, M * N)) * ((M + p["block_m"] - 1) / p["block_m"]) * ((N + p["block_n"] - 1) / p["block_n"]);
+    if (K >= 256 && K % 32 == 0 && blocks >= kDefaultSms && p["block_m"] * p["block_n"] >= 4096) p["block_k"] = 32;
     padByBanks(k, p);
   }
   // The CUDA-core form's columns in runs of 4 where a thread has whole runs: B's shared row read 16 bytes at a time.
@@ -461,7 +468,8 @@ TemplateParams gemmDefaults(Kernel& k) {
   const bool coreForm = !p["mma"] && p["shared"];
   if (coreForm && K % 64 == 0 && K >= 128) p["block_k"] = 64;
   else if (coreForm && K % 32 == 0 && K >= 64) p["block_k"] = 32;
-  p["stages"] = pickStages(k, p, coreForm ? kCoreSharedBytes : kDefaultSharedBytes);
+  const bool deepTf32 = p["tf32"] && p["block_k"] == 32;
+  p["stages"] = pickStages(k, p, coreForm || deepTf32 ? kCoreSharedBytes : kDefaultSharedBytes);
   p["wgmma"] = 0;
   p["tma"] = 0;
   if (sixteenBitOperands(k)) wgmmaDefaults(k, M, N, K, p);

@@ -1,0 +1,18 @@
+#!/bin/bash
+# 2026-12-07 (session 3), second call: the whole models with this call's defaults (the stem in one k step of
+# all its channels, tf32 gemms of long K in 32-deep steps) against PyTorch; then conv variants at batch 32:
+# the stride-2 ones with 128-channel blocks (the halo fill shared by twice the channels), 28² and 7² ones.
+cd "$(dirname "$0")/../../.."
+C="gpubundle/run tessera-cli"
+nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+for S in gpuexp/s2 gpuexp/s1; do
+  for t in $S/*.tsr; do
+    m=$(basename $t .tsr); case $m in *_b2) continue;; esac
+    for f in $S/${m}_*.json; do
+      printf "%s " "$(basename $f .json)"; $C run $t --backend cuda --tf32 pytorch --no-reference --no-baseline --reps 30 --schedules $f --json 2>/dev/null | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join('%s %.4f' % (k['group'], k['ms']) for k in d['kernels']))"
+    done
+  done
+done
+echo "check stem7_b2: $($C run gpuexp/stem/stem7_b2.tsr --backend cuda --tf32 pytorch --check --reps 3 --no-baseline 2>&1 | grep -E "verified|mismatch|rror" | head -2)"
+echo "check c1_l3_b2: $($C run gpuexp/g1/c1_l3_b2.tsr --backend cuda --tf32 pytorch --check --reps 3 --no-baseline 2>&1 | grep -E "verified|mismatch|rror" | head -2)"
+timeout 420 python3 bench/gpu/pytorch_models.py --cli "$C" --models resnet50_b32,resnet50_b1,mobilenet_v2_b32 --torch --tf32 pytorch --work /tmp/pm --out $OUT/pm > $OUT/pm.log 2>&1; echo "pm rc=$?"; tail -6 $OUT/pm.log
