@@ -51,7 +51,11 @@ void TestTuneCli::secondTuneIsServedFromCache() {
     QVERIFY(k["candidates"].get<int>() >= k["candidates_measured"].get<int>() - 1);
     QVERIFY(k["best_ms"].get<double>() > 0);
     QVERIFY(k["predicted_ms"].get<double>() > 0);
-    QVERIFY(k["model_pick_ms"].get<double>() >= k["best_ms"].get<double>());
+    // The best of the first measurements is at most the model's pick, unless the fastest candidate, measured
+    // again, lost to the default: then the default's second time is kept (a message says so), which noise may put
+    // above the pick's first one.
+    if (!k.contains("message")) QVERIFY(k["model_pick_ms"].get<double>() >= k["best_ms"].get<double>());
+    else QVERIFY2(k["message"].get<std::string>().find("the default kept") != std::string::npos, k["message"].dump().c_str());
     QCOMPARE(k["verified_against"].get<std::string>(), std::string("reference"));  // mlp is far below the limit
     QVERIFY(k.contains("group"));
   }
