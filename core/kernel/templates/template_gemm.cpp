@@ -124,10 +124,10 @@ void gemmMma(TracedSchedule& s, const TemplateParams& p, const std::vector<std::
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {wgmma ? warpsM : warpsN, ThreadTag::ThreadY}, {wgmma ? warpsN : warpsM, ThreadTag::ThreadZ}};
   // B's rows take pad_b more elements than A's: tf32 fragments read A and B at different strides (16-deep A rows
   // and 64-wide B rows want 4 and 8: no one pad suits both).
-  const std::string colsVar = colsOf[1];
+  const std::string colsVar = colsOf[1], kOuter = ko;  // named copies: clang 14 cannot capture structured bindings
   std::vector<std::string> tiles = stageOperands(s, ko, dims, [&](const std::string& operand) -> int64_t {
     if (wgmma) return 0;
-    const bool b = indexUses(k, ko, operand, colsVar, true) || indexUses(k, ko, operand, colsVar, false);
+    const bool b = indexUses(k, kOuter, operand, colsVar, true) || indexUses(k, kOuter, operand, colsVar, false);
     return p.at("pad") + (b ? p.at("pad_b") : 0);
   }, copyBytes(p));
   if (wgmma)

@@ -54,10 +54,11 @@ void applyTemplate(TracedSchedule& s, const TemplateParams& params) {
   // ranking 4096 candidates take minutes. A template's defaults name exactly its space (test_templates).
   const bool complete = std::all_of(t.space.begin(), t.space.end(), [&](const TemplateParam& tp) { return params.count(tp.name) > 0; });
   TemplateParams p = complete ? TemplateParams{} : defaultParams(s.kernel());
-  for (auto& [key, value] : params) {
+  for (const auto& entry : params) {  // not a structured binding: clang 14 (the fuzz preset's) cannot capture one
+    const std::string& key = entry.first;
     const bool known = p.count(key) || std::any_of(t.space.begin(), t.space.end(), [&](const TemplateParam& tp) { return tp.name == key; });
     if (!known) fail("template " + name + " (kernel '" + s.kernel().id + "'): unknown parameter '" + key + "'");
-    p[key] = value;
+    p[key] = entry.second;
   }
   // Sizes must be positive; 0 only where the space offers it as "off" (warp_m = 0, shared = 0, ...).
   for (const TemplateParam& tp : t.space) {
