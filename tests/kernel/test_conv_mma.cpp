@@ -278,6 +278,17 @@ class TestConvMma : public QObject {
     QCOMPARE(agreesWithReference(c.graph, k), std::string());
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(codegen::generateCuda(k).source, "conv.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
+    // The halo filled with its columns on the lanes (halo_rows), phased or not: the same meaning.
+    for (int64_t phased : {0, 1}) {
+      TemplateParams rows = p;
+      rows["halo_rows"] = 1;
+      rows["deinterleave"] = phased;
+      Kernel kr = scheduled(c, rows);
+      QCOMPARE(agreesWithReference(c.graph, kr), std::string());
+      QVERIFY(has(printKernel(kr), "bind(threadIdx.x)"));
+      cuda::NvrtcResult rr = cuda::NvrtcCompiler().compile(codegen::generateCuda(kr).source, "conv.cu", {}, "sm_90");
+      QVERIFY2(rr.ok, rr.error.c_str());
+    }
     Case flat = convCase({1, 16, 14, 14, 16, 3, 1});
     Kernel u = lower(flat);
     TracedSchedule us(u);
