@@ -1,15 +1,18 @@
 #!/bin/bash
 # 2026-12-07 (session 3), second call, most wanted first (a timeout keeps what is done): the defaults the first
-# call chose checked; ResNet-50 at batch 32 against PyTorch; conv variants at batch 32 (the stride-2 ones with
-# 128-channel blocks sharing the halo fill, 28² and 7² ones); ncu on a strided conv against an unstrided one of
+# call chose checked; the stride-2 convs' variants at batch 32 (128-channel blocks sharing the halo fill, the
+# halo's columns on the lanes: _rows); ResNet-50 at batch 32 against PyTorch; 28² and 7² conv variants; ncu on a strided conv against an unstrided one of
 # the same work; MobileNet-V2 at batch 32 against PyTorch. Output in $OUT/run3.out as it goes.
 cd "$(dirname "$0")/../../.."
 C="gpubundle/run tessera-cli"
 L=$OUT/run3.out
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> $L
 for c in stem/stem7 g1/c1_l3; do echo "check ${c}_b2: $($C run gpuexp/${c}_b2.tsr --backend cuda --tf32 pytorch --check --reps 3 --no-baseline 2>&1 | grep -E "verified|mismatch|rror" | head -2)" >> $L; done
-timeout 200 python3 bench/gpu/pytorch_models.py --cli "$C" --models resnet50_b32 --torch --tf32 pytorch --work /tmp/pm --out $OUT/pm > $OUT/pm.log 2>&1; echo "pm rc=$?" >> $L; tail -3 $OUT/pm.log >> $L
-for S in gpuexp/s2 gpuexp/s1; do
+for S in gpuexp/s2 PM gpuexp/s1; do
+  if [ $S = PM ]; then
+    timeout 200 python3 bench/gpu/pytorch_models.py --cli "$C" --models resnet50_b32 --torch --tf32 pytorch --work /tmp/pm --out $OUT/pm > $OUT/pm.log 2>&1; echo "pm rc=$?" >> $L; tail -3 $OUT/pm.log >> $L
+    continue
+  fi
   for t in $S/*.tsr; do
     m=$(basename $t .tsr); case $m in *_b2) continue;; esac
     for f in $S/${m}_*.json; do
