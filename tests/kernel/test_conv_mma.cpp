@@ -245,6 +245,11 @@ class TestConvMma : public QObject {
       QCOMPARE(count(g.source, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), size_t(1));
       cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
       QVERIFY2(r.ok, r.error.c_str());
+      // As the defaults run a stem: every channel in one unpipelined k step.
+      TemplateParams whole = p;
+      whole["block_k"] = d.C;
+      whole["stages"] = 1;
+      QCOMPARE(agreesWithReference(c.graph, scheduled(c, whole)), std::string());
     }
   }
   // A stride-2 conv's lanes read every other column: 8 pixels of a fragment row span 16 words, so its 4

@@ -166,6 +166,12 @@ class TestConvPointwise : public QObject {
     TracedSchedule ps(padded);
     applyTemplate(ps, {{"mma", 1}, {"tf32", 1}, {"warp_m", 16}, {"warp_n", 16}, {"block_m", 32}, {"block_n", 32}, {"block_k", 8}, {"pad", 4}, {"pad_b", 8}});
     QCOMPARE(agreesWithReference(small.graph, padded), std::string());
+    // 32-deep steps of padded tiles in two stages (the long-K default), over a ragged N.
+    Case deep = conv1x1({1, 64, 5, 9, 40});
+    Kernel deepK = lowerToLoops(deep.graph, deep.spec);
+    TracedSchedule ds(deepK);
+    applyTemplate(ds, {{"mma", 1}, {"tf32", 1}, {"warp_m", 16}, {"warp_n", 16}, {"block_m", 32}, {"block_n", 32}, {"block_k", 32}, {"pad", 4}, {"pad_b", 4}, {"stages", 2}});
+    QCOMPARE(agreesWithReference(deep.graph, deepK), std::string());
     Kernel bf = lower(gemmWithoutEpilogue(64, 64, 64, DType::BF16));
     TracedSchedule bs(bf);
     QVERIFY(failsNaming([&] { applyTemplate(bs, {{"mma", 1}, {"warp_m", 32}, {"warp_n", 32}, {"pad", 4}}); }, "pad", "multiples of 8"));
