@@ -262,8 +262,9 @@ void Generator::asyncCopy(const AsyncCopyStmt& n) {
 }
 
 // The lanes of a fill loop as cp.async copies of 4, 8 or 16 bytes, when the loop's body is one copy (under a
-// guard the lanes share) whose lanes are consecutive elements from a multiple of the lane count on both sides.
-// Out-of-range lanes (the guard false) are zero-filled: the copy reads 0 source bytes.
+// guard the lanes share, zero-filled where an `inside` the lanes share does not hold) whose lanes are
+// consecutive elements from a multiple of the lane count on both sides. Out-of-range lanes (the guard false)
+// are zero-filled: the copy reads 0 source bytes.
 bool Generator::copyGroup(const ForStmt& f) {
   const LoopHeader& h = f.h;
   if (h.loopKind == LoopKind::Bound || h.reduction) return false;
@@ -275,7 +276,10 @@ bool Generator::copyGroup(const ForStmt& f) {
   }
   if (s->kind != StmtKind::AsyncCopy) return false;
   const auto& n = static_cast<const AsyncCopyStmt&>(*s);
-  if (n.inside) return false;  // zero-filled per element: asyncCopy copies each lane
+  // A zero-filled copy (a conv halo's padding) takes runs only where its lanes are wholly inside or outside
+  // together (a halo box aligned to the runs, over rows of whole runs); else asyncCopy copies each lane.
+  if (n.inside && !laneInvariant(n.inside, h.var, h.extent)) return false;
+  if (n.inside) cond = cond ? Binary::make(BinaryOp::And, cond, n.inside) : n.inside;
   const Buffer& dst = ep_.buffer(n.dst);
   const Buffer& src = ep_.buffer(n.src);
   int64_t size = int64_t(dtypeSize(dst.dtype)), total = size * h.extent, chunk = std::min<int64_t>(16, total);

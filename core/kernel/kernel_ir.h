@@ -318,6 +318,10 @@ struct Buffer {
   // cannot (a conv halo of 16 rows: 16 x any width is 0 or 16 words modulo 32), this moves the cache's planes
   // to other shared-memory banks.
   int64_t cacheRowPad = 0;
+  // The read cache's box along its last dimension starts at a multiple of this many elements of the source and
+  // spans whole such runs (cache_read align): a conv halo whose rows are filled 16 bytes a copy. 0: the box
+  // as read.
+  int64_t cacheAlign = 0;
   // 0: row-major. 128 (swizzle): stored in atoms of 8 rows of 128 bytes, the layout the tensor cores' 128-byte
   // swizzle descriptors read (wgmma) — the last dimension cut into 128-byte chunks stored one after another
   // (chunk-major), and in row r the 16-byte pieces of a chunk permuted by XOR with r % 8, so that the 8 rows

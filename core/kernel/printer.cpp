@@ -177,6 +177,7 @@ std::string printKernel(const Kernel& k) {
     if (!b.cacheOf.empty()) os << "  # " << (b.cacheIsRead ? "read" : "write") << " cache of " << b.cacheOf;
     if (b.cachePad) os << ", rows padded by " << b.cachePad;
     if (b.cacheRowPad) os << ", " << b.cacheRowPad << " rows of padding a plane";
+    if (b.cacheAlign) os << ", columns aligned to " << b.cacheAlign;
     if (b.cacheZeroOutside) os << ", zero outside " << b.cacheOf;
     if (b.cacheByIteration) os << ", by iteration";
     if (b.swizzleBytes) os << ", " << b.swizzleBytes << "-byte swizzle";

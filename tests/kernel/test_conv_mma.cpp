@@ -301,6 +301,41 @@ class TestConvMma : public QObject {
     unstrided["deinterleave"] = 1;
     QVERIFY(failsNaming([&] { applyTemplate(us, unstrided); }, "deinterleave", "strided along its columns"));
   }
+  // halo_runs: the halo's box starts at a multiple of 4 columns (cache_read align; a 2 x 8 tile at stride 2
+  // over 16 columns starts at 16·p - 1: 3 earlier) and spans whole runs, so the fill copies 16 bytes a lane
+  // group, zero-filled where a run lies in the padding; it interprets equal to the reference, replays, and
+  // compiles for sm_90. A box whose start is no multiple of 4 (7-wide tiles: 14·p - 1) is refused naming align;
+  // so is halo_runs with deinterleave.
+  void alignedHalosAreFilledByRuns() {
+    Case c = convCase({1, 16, 16, 16, 16, 3, 2});
+    TemplateParams p = mmaParams(2, 8, 16, 16, 8, 8);
+    p["halo_runs"] = 1;
+    std::string t = roundTrip(c, [&](TracedSchedule& s) { applyTemplate(s, p); });
+    QVERIFY(has(t, "tmp in0_shared: shared f32[1, 8, 5, 20]  # read cache of in0, columns aligned to 4"));
+    Kernel k = scheduled(c, p);
+    QCOMPARE(agreesWithReference(c.graph, k), std::string());
+    codegen::GeneratedKernel g = codegen::generateCuda(k);
+    QCOMPARE(count(g.source, "cp.async.ca.shared.global [%0], [%1], 4"), size_t(0));
+    QVERIFY(count(g.source, "cp.async.cg.shared.global [%0], [%1], 16, %2") >= 1);
+    cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r.ok, r.error.c_str());
+    // Two tiles across (16·(p % 2) - 1 over the fused tile loop) align too.
+    Case two = convCase({1, 16, 32, 32, 16, 3, 2});
+    Kernel k2 = scheduled(two, p);
+    QCOMPARE(agreesWithReference(two.graph, k2), std::string());
+    QVERIFY(has(printKernel(k2), "columns aligned to 4"));
+    Case seven = convCase({1, 16, 28, 28, 16, 3, 2});
+    Kernel k7 = lower(seven);
+    TracedSchedule s7(k7);
+    TemplateParams p7 = mmaParams(7, 7, 16, 49, 8, 8);
+    p7["halo_runs"] = 1;
+    QVERIFY(failsNaming([&] { applyTemplate(s7, p7); }, "block_k", "not a multiple of 4 plus a constant"));
+    Kernel kd = lower(c);
+    TracedSchedule sd(kd);
+    TemplateParams both = p;
+    both["deinterleave"] = 1;
+    QVERIFY(failsNaming([&] { applyTemplate(sd, both); }, "halo_runs", "by phase"));
+  }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
     auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {

@@ -50,11 +50,14 @@ void bind(Kernel& k, const std::string& loop, ThreadTag tag);
 // Copies the part of `buffer` read inside `loop` into a new buffer in `scope` at the start of the loop's body,
 // and reads the copy instead. `pad` widens the cache's last dimension by that many unused elements, so that
 // rows start in other shared-memory banks; `padRows` adds as many unused rows to the dimension before it, so
-// that its planes do. Reads masked by the buffer's own bounds (select(inside, x[i], 0),
+// that its planes do; `align` starts the box's last dimension at a multiple of that many elements of the
+// buffer and rounds its extent up to whole runs (the start must be such a multiple plus a constant in the
+// enclosing loops). Reads masked by the buffer's own bounds (select(inside, x[i], 0),
 // a conv's padding) read the cache unmasked: the fill writes 0 outside the buffer instead. Returns the cache's
 // name, then the fill loops.
 std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
-                                   const std::string& cacheName = "", int64_t pad = 0, int64_t padRows = 0);
+                                   const std::string& cacheName = "", int64_t pad = 0, int64_t padRows = 0,
+                                   int64_t align = 0);
 // Writes the part of `buffer` stored inside `loop` to a new buffer in `scope`, copied out at the end of the
 // loop's body. Returns the cache's name, then the write-back loops.
 std::vector<std::string> cacheWrite(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope);

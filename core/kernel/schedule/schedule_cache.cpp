@@ -185,10 +185,27 @@ std::string cacheNameFor(const Kernel& k, const std::string& buffer, MemScope sc
   return freshName(k, buffer + (scope == MemScope::Shared ? "_shared" : "_local"));
 }
 
+// Starts the box's last dimension at a multiple of `align` elements and rounds its extent up to whole runs; the
+// shift (how many elements earlier the box now starts), which the reads add back. The start must be a multiple
+// of `align` in the enclosing loops (their quotients and remainders by constants included) plus a constant (a
+// conv halo's 16·(p % 2) - 1: 3 earlier).
+int64_t alignBox(const Checker& c, Footprint& fp, const std::map<std::string, int64_t>& outer, int64_t align) {
+  LocalTerms terms(outer);  // a fused tile loop's p % 2 and p / 2 count as variables
+  auto a = affine(terms.withAtoms(fp.base.back()), terms.vars());
+  bool aligned = a && a->rest->kind == ExprKind::IntImm;
+  for (const auto& [v, coef] : aligned ? a->coef : std::map<std::string, int64_t>{}) aligned = aligned && coef % align == 0;
+  c.check(3, aligned, "align: the box's start along the last dimension (" + printExpr(fp.base.back()) +
+                          ") is not a multiple of " + std::to_string(align) + " plus a constant");
+  const int64_t rest = static_cast<const IntImm&>(*a->rest).value, shift = ((rest % align) + align) % align;
+  fp.base.back() = add(fp.base.back(), intImm(-shift));
+  fp.extent.back() = (fp.extent.back() + shift + align - 1) / align * align;
+  return shift;
+}
+
 }  // namespace
 
 std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std::string& buffer, MemScope scope,
-                                   const std::string& cacheName, int64_t pad, int64_t padRows) {
+                                   const std::string& cacheName, int64_t pad, int64_t padRows, int64_t align) {
   Checker c(k, "cache_read", loop);
   LoopSite site = requireLoop(k, c, 1, loop);
   const Buffer* buf = k.findBuffer(buffer);
@@ -196,12 +213,14 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   c.check(3, scope != MemScope::Global, "the cache must be in shared memory or registers");
   c.check(3, pad >= 0 && pad <= 64, "pad " + std::to_string(pad) + " must be between 0 and 64");
   c.check(3, padRows >= 0 && padRows <= 64, "pad_rows " + std::to_string(padRows) + " must be between 0 and 64");
+  c.check(3, align == 0 || (align >= 2 && align <= 16), "align " + std::to_string(align) + " must be 0 or between 2 and 16");
   Stmt body = site.loop->body;
   auto loads = loadsOf(body, buffer);
   c.check(4, !loads.empty(), "'" + buffer + "' is not read inside the loop");
   c.check(5, writesOf(body, buffer).empty(), "'" + buffer + "' is written inside the loop");
   auto local = loopsInside(body);
   Footprint fp = footprintOf(c, 6, buffer, loads, local);
+  const int64_t shift = align > 1 ? alignBox(c, fp, enclosingExtents(site), align) : 0;
   // Reads masked by the buffer's own bounds (select(inside, x, 0)) read the cache unmasked: its fill writes 0
   // outside the buffer (floating-point buffers; the mask's zero must be the type's).
   bool zeroOutside = isFloat(buf->dtype) && hasBoundsMasks(body, *buf);
@@ -213,10 +232,13 @@ std::vector<std::string> cacheRead(Kernel& k, const std::string& loop, const std
   Buffer cache{cacheName.empty() ? cacheNameFor(k, buffer, scope) : cacheName, buf->dtype, padded.extent, scope,
                BufferRole::Temp, "", buffer, true, fp.base, pad, zeroOutside};
   cache.cacheRowPad = padRows;
+  cache.cacheAlign = align;
   if (zeroOutside) dropBoundsMasks(body, *buf);
   mapAllExprs(body, [&](const Expr& e) -> Expr {
     if (e->kind != ExprKind::Load || static_cast<const Load&>(*e).buffer != buffer) return e;
-    return Load::make(cache.name, e->dtype, relative(static_cast<const Load&>(*e).indices, local));
+    std::vector<Expr> at = relative(static_cast<const Load&>(*e).indices, local);
+    if (shift) at.back() = add(at.back(), intImm(shift));
+    return Load::make(cache.name, e->dtype, at);
   });
   Buffer source = *buf;
   k.buffers.push_back(cache);
@@ -358,7 +380,7 @@ std::vector<std::string> computeAt(Kernel& k, const std::string& cache, const st
   uncache(trial, saved);
   std::vector<std::string> out;
   try {
-    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad, saved.cacheRowPad);
+    out = cacheRead(trial, loop, saved.cacheOf, saved.scope, saved.name, saved.cachePad, saved.cacheRowPad, saved.cacheAlign);
   } catch (const ScheduleError& e) {
     c.fail(5, std::string("the cache cannot be placed there: ") + e.what());
   }

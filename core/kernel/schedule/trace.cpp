@@ -54,7 +54,8 @@ const std::map<std::string, Apply>& primitives() {
       {"cache_read", [](Kernel& k, const Instruction& i) {
          int64_t pad = i.attrs.contains("pad") ? attr<int64_t>(i, "pad") : 0;  // absent in traces without padding
          int64_t padRows = i.attrs.contains("pad_rows") ? attr<int64_t>(i, "pad_rows") : 0;
-         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad, padRows);
+         int64_t align = i.attrs.contains("align") ? attr<int64_t>(i, "align") : 0;
+         return sched::cacheRead(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")), "", pad, padRows, align);
        }},
       {"cache_write", [](Kernel& k, const Instruction& i) {
          return sched::cacheWrite(k, input(i, 0), input(i, 1), parseScope(attr<std::string>(i, "scope")));
@@ -202,10 +203,11 @@ void TracedSchedule::bind(const std::string& loop, ThreadTag tag) {
   record({"bind", {loop}, {{"thread", std::string(threadTagName(tag))}}, {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::cacheRead(const std::string& loop, const std::string& buffer, MemScope scope,
-                                                   int64_t pad, int64_t padRows) {
+                                                   int64_t pad, int64_t padRows, int64_t align) {
   json attrs = {{"scope", std::string(memScopeName(scope))}};
   if (pad != 0) attrs["pad"] = pad;
   if (padRows != 0) attrs["pad_rows"] = padRows;
+  if (align != 0) attrs["align"] = align;
   return record({"cache_read", {loop, buffer}, attrs, {}, nullptr});
 }
 std::vector<std::string> TracedSchedule::cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope) {

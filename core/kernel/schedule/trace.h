@@ -61,7 +61,7 @@ class TracedSchedule {
   void parallel(const std::string& loop);
   void bind(const std::string& loop, ThreadTag tag);
   std::vector<std::string> cacheRead(const std::string& loop, const std::string& buffer, MemScope scope, int64_t pad = 0,
-                                     int64_t padRows = 0);
+                                     int64_t padRows = 0, int64_t align = 0);
   std::vector<std::string> cacheWrite(const std::string& loop, const std::string& buffer, MemScope scope);
   std::vector<std::string> computeAt(const std::string& cache, const std::string& loop);
   std::vector<std::string> hoistReduction(const std::string& reduction, const std::string& loop);

@@ -82,16 +82,20 @@ void bindHaloByRows(TracedSchedule& s, const std::vector<std::string>& fillLoops
 // cache padded by padOf(operand), the input's halo with its columns on the lanes where `haloByRows`;
 // refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
 void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
-                   const std::function<CachePadding(const std::string&)>& padOf, bool haloByRows = false) {
+                   const std::function<CachePadding(const std::string&)>& padOf, bool haloByRows = false,
+                   bool haloRuns = false) {
   Kernel& k = s.kernel();
   try {
     const std::string input = k.buffers.front().name;
     for (const std::string& operand : inputsReadIn(k, ko)) {
       const CachePadding pad = padOf(operand);
-      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad.row, pad.rows);
+      const bool runs = operand == input && haloRuns;
+      const int64_t runLanes = 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype));
+      auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad.row, pad.rows, runs ? runLanes : 0);
       // The weights' tile is whole rows of consecutive elements (block_k channels x the window, per output
-      // channel): runs of 16 bytes a thread, which the pipelined fill copies with one cp.async each.
-      int64_t lanes = operand == input ? 1 : 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype));
+      // channel): runs of 16 bytes a thread, which the pipelined fill copies with one cp.async each; so is a
+      // halo aligned to 16-byte runs (halo_runs).
+      int64_t lanes = operand == input && !runs ? 1 : runLanes;
       std::vector<std::string> loops(fill.begin() + 1, fill.end());
       if (operand == input && haloByRows) bindHaloByRows(s, loops, dims);
       else bindFill(s, loops, dims, lanes);
@@ -261,8 +265,10 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
   stageInShared(s, ko, dims, [&](const std::string& operand) {
     return operand == input ? CachePadding{p.at("pad"), p.at("pad_rows")} : CachePadding{};
-  }, p.at("halo_rows") != 0);
+  }, p.at("halo_rows") != 0, p.at("halo_runs") != 0);
   if (p.at("deinterleave")) {
+    if (p.at("halo_runs"))
+      rejectParams(k, "conv", "halo_runs", "deinterleave stores the halo's columns by phase: its 16-byte runs would not stay together");
     if (!columnStride || *columnStride < 2)
       rejectParams(k, "conv", "deinterleave", "storing the halo's columns by phase needs a conv strided along its columns");
     std::string halo;
@@ -645,7 +651,7 @@ TemplateParams convDefaults(Kernel& k) {
   if (gemm) fillTheSms(k, loops, tw, th, bn);
   p.insert({{"gemm", gemm ? 1 : 0}, {"tile_w", tw}, {"tile_h", th}, {"block_n", bn}, {"block_k", 8},
             {"thread_m", std::min<int64_t>(4, th)}, {"thread_n", std::max<int64_t>(1, bn / 8)}});
-  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"tap_depth", 0}, {"deinterleave", 0}, {"halo_rows", 0}, {"stages", 2}, {"split_k", 1}});
+  p.insert({{"mma", 0}, {"tf32", 0}, {"warp_m", 16}, {"warp_n", 16}, {"pad", 0}, {"pad_rows", 0}, {"tap_depth", 0}, {"deinterleave", 0}, {"halo_rows", 0}, {"halo_runs", 0}, {"stages", 2}, {"split_k", 1}});
   if (gemm && !fitShared(k, p)) p["gemm"] = 0;
   if (gemm && p["gemm"]) coreSplitDefault(k, loops, p);
   if (gemm) {
@@ -690,6 +696,7 @@ const TemplateDef& convTemplate() {
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
        {"tap_depth", {0, 1}, "mma: the mma's depth along the window's columns (kw, the last step masked) instead of the input channels, block_k any divisor of them: for convs with fewer input channels than an mma step (an image's 3)"},
        {"halo_rows", {0, 1}, "mma: the input tile's fill with its columns on the lanes and its rows over the other threads (1), or one flat index over the threads (0)"},
+       {"halo_runs", {0, 1}, "mma: the input tile's box aligned to 16-byte runs of columns, filled a run a copy where the input's rows are whole runs (not with deinterleave)"},
        {"deinterleave", {0, 1}, "mma: the input tile's columns stored by phase of the conv's stride (deinterleave), so a strided conv's fragment lanes read consecutive words"},
        {"pad_rows", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: rows added to each channel's plane of the shared input tile (distinct banks where padding the rows cannot give them)"},
        {"stages", {1, 2, 3}, "gemm and mma: k tiles in flight, the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
