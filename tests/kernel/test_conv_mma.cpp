@@ -324,6 +324,7 @@ class TestConvMma : public QObject {
     Kernel k2 = scheduled(two, p);
     QCOMPARE(agreesWithReference(two.graph, k2), std::string());
     QVERIFY(has(printKernel(k2), "columns aligned to 4"));
+    QCOMPARE(count(codegen::generateCuda(k2).source, "cp.async.ca.shared.global [%0], [%1], 4"), size_t(0));
     Case seven = convCase({1, 16, 28, 28, 16, 3, 2});
     Kernel k7 = lower(seven);
     TracedSchedule s7(k7);

@@ -197,7 +197,8 @@ int64_t alignBox(const Checker& c, Footprint& fp, const std::map<std::string, in
   c.check(3, aligned, "align: the box's start along the last dimension (" + printExpr(fp.base.back()) +
                           ") is not a multiple of " + std::to_string(align) + " plus a constant");
   const int64_t rest = static_cast<const IntImm&>(*a->rest).value, shift = ((rest % align) + align) % align;
-  fp.base.back() = add(fp.base.back(), intImm(-shift));
+  // Rebuilt as its terms plus one constant (a multiple of `align`), so that later passes see its divisor.
+  fp.base.back() = terms.withoutAtoms(add(linearPart(*a), intImm(rest - shift)));
   fp.extent.back() = (fp.extent.back() + shift + align - 1) / align * align;
   return shift;
 }
