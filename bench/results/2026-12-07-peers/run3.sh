@@ -1,12 +1,13 @@
 #!/bin/bash
 # 2026-12-07 (session 3), second call, most wanted first (a timeout keeps what is done): the defaults the first
 # call chose checked; the stride-2 convs' variants at batch 32 (128-channel blocks sharing the halo fill, the
-# halo's columns on the lanes: _rows); ResNet-50 at batch 32 against PyTorch; 28² and 7² conv variants; ncu on a strided conv against an unstrided one of
+# halo's columns on the lanes: _rows; the halo in 16-byte runs: _runs, both checked first at batch 2); ResNet-50 at batch 32 against PyTorch; 28² and 7² conv variants; ncu on a strided conv against an unstrided one of
 # the same work; MobileNet-V2 at batch 32 against PyTorch. Output in $OUT/run3.out as it goes.
 cd "$(dirname "$0")/../../.."
 C="gpubundle/run tessera-cli"
 L=$OUT/run3.out
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader >> $L
+for f in gpuexp/chk/*.json; do b=$(basename $f .json); m=${b%_b2_*}; echo "check $b: $($C run gpuexp/s2/${m}_b2.tsr --backend cuda --tf32 pytorch --schedules $f --check --reps 3 --no-baseline 2>&1 | grep -E "verified|mismatch|rror" | head -2)" >> $L; done
 for c in stem/stem7 g1/c1_l3; do echo "check ${c}_b2: $($C run gpuexp/${c}_b2.tsr --backend cuda --tf32 pytorch --check --reps 3 --no-baseline 2>&1 | grep -E "verified|mismatch|rror" | head -2)" >> $L; done
 for S in gpuexp/s2 PM gpuexp/s1; do
   if [ $S = PM ]; then
