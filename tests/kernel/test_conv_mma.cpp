@@ -54,6 +54,13 @@ Kernel scheduled(const Case& c, const TemplateParams& p) {
   return k;
 }
 
+// The template refuses `p` on a fresh lowering of `c`, naming `param` with a message containing `what`.
+bool refuses(const Case& c, const TemplateParams& p, const std::string& param, const std::string& what) {
+  Kernel k = lower(c);
+  TracedSchedule s(k);
+  return failsNaming([&] { applyTemplate(s, p); }, param, what);
+}
+
 }  // namespace
 
 class TestConvMma : public QObject {
@@ -294,12 +301,9 @@ class TestConvMma : public QObject {
       cuda::NvrtcResult rr = cuda::NvrtcCompiler().compile(codegen::generateCuda(kr).source, "conv.cu", {}, "sm_90");
       QVERIFY2(rr.ok, rr.error.c_str());
     }
-    Case flat = convCase({1, 16, 14, 14, 16, 3, 1});
-    Kernel u = lower(flat);
-    TracedSchedule us(u);
     TemplateParams unstrided = mmaParams(2, 14, 16, 28, 8, 16);
     unstrided["deinterleave"] = 1;
-    QVERIFY(failsNaming([&] { applyTemplate(us, unstrided); }, "deinterleave", "strided along its columns"));
+    QVERIFY(refuses(convCase({1, 16, 14, 14, 16, 3, 1}), unstrided, "deinterleave", "strided along its columns"));
   }
   // halo_runs: the halo's box starts at a multiple of 4 columns (cache_read align; a 2 x 8 tile at stride 2
   // over 16 columns starts at 16·p - 1: 3 earlier) and spans whole runs, so the fill copies 16 bytes a lane
@@ -325,38 +329,26 @@ class TestConvMma : public QObject {
     QCOMPARE(agreesWithReference(two.graph, k2), std::string());
     QVERIFY(has(printKernel(k2), "columns aligned to 4"));
     QCOMPARE(count(codegen::generateCuda(k2).source, "cp.async.ca.shared.global [%0], [%1], 4"), size_t(0));
-    Case seven = convCase({1, 16, 28, 28, 16, 3, 2});
-    Kernel k7 = lower(seven);
-    TracedSchedule s7(k7);
     TemplateParams p7 = mmaParams(7, 7, 16, 49, 8, 8);
     p7["halo_runs"] = 1;
-    QVERIFY(failsNaming([&] { applyTemplate(s7, p7); }, "block_k", "not a multiple of 4 plus a constant"));
-    Kernel kd = lower(c);
-    TracedSchedule sd(kd);
+    QVERIFY(refuses(convCase({1, 16, 28, 28, 16, 3, 2}), p7, "block_k", "not a multiple of 4 plus a constant"));
     TemplateParams both = p;
     both["deinterleave"] = 1;
-    QVERIFY(failsNaming([&] { applyTemplate(sd, both); }, "halo_runs", "by phase"));
+    QVERIFY(refuses(c, both, "halo_runs", "by phase"));
   }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
-    auto refuses = [&](const TemplateParams& p, const std::string& param, const std::string& what) {
-      Kernel k = lower(c);
-      TracedSchedule s(k);
-      return failsNaming([&] { applyTemplate(s, p); }, param, what);
-    };
-    QVERIFY(refuses(mmaParams(8, 14, 32, 48, 16), "warp_m", "dividing the 112 pixels"));
-    QVERIFY(refuses(mmaParams(8, 14, 32, 112, 12), "warp_n", "multiple of 8"));
-    QVERIFY(refuses(mmaParams(8, 14, 32, 112, 16, 16), "block_k", "dividing the 24 input channels"));
+    QVERIFY(refuses(c, mmaParams(8, 14, 32, 48, 16), "warp_m", "dividing the 112 pixels"));
+    QVERIFY(refuses(c, mmaParams(8, 14, 32, 112, 12), "warp_n", "multiple of 8"));
+    QVERIFY(refuses(c, mmaParams(8, 14, 32, 112, 16, 16), "block_k", "dividing the 24 input channels"));
     TemplateParams split = mmaParams(8, 14, 32, 112, 16);
     split["split_k"] = 2;  // 24 channels in steps of 8: 3 steps
-    QVERIFY(refuses(split, "split_k", "2 parts do not divide the 3 k steps"));
-    QVERIFY(refuses({{"gemm", 0}, {"mma", 0}, {"split_k", 2}}, "split_k", "needs the implicit-GEMM forms"));
+    QVERIFY(refuses(c, split, "split_k", "2 parts do not divide the 3 k steps"));
+    QVERIFY(refuses(c, {{"gemm", 0}, {"mma", 0}, {"split_k", 2}}, "split_k", "needs the implicit-GEMM forms"));
     Case exact = convCase({2, 24, 14, 14, 32, 3, 1}, {});
-    Kernel k = lower(exact);
-    TracedSchedule s(k);
     TemplateParams bf16 = mmaParams(8, 14, 32, 112, 16);
     bf16["tf32"] = 0;
-    QVERIFY(failsNaming([&] { applyTemplate(s, bf16); }, "mma", "f16 or bf16 operands"));
+    QVERIFY(refuses(exact, bf16, "mma", "f16 or bf16 operands"));
   }
   // The policy travels from the driver's specs to the run's unfused baseline; on a GPU the tf32 kernels run
   // verified at tf32's tolerance.
