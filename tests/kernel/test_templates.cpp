@@ -42,9 +42,9 @@ class TestTemplates : public QObject {
   }
   // applyTemplate skips computing the defaults when it is given every parameter (the tuner's candidates), so
   // each template's defaults must name exactly its space, and applying them explicitly must schedule the same
-  // loops as applying none.
+  // loops as applying none: the GPU's templates and the CPU's.
   void defaultsNameTheirSpace() {
-    for (const Case& c : {pointwise(), softmax(), gemm(), conv(), maxpool(), transpose()}) {
+    auto check = [&](const Case& c) {
       Kernel k = lower(c);
       std::vector<std::string> keys;
       for (const auto& [key, value] : defaultParams(k)) keys.push_back(key);
@@ -52,6 +52,11 @@ class TestTemplates : public QObject {
       std::sort(names.begin(), names.end());
       QCOMPARE(keys, names);
       QCOMPARE(scheduled(c, defaultParams(k)), scheduled(c));
+    };
+    for (Case (*make)() : {+[] { return pointwise(); }, +[] { return softmax(); }, +[] { return gemm(); },
+                           +[] { return conv(); }, +[] { return maxpool(); }, +[] { return transpose(); }}) {
+      check(make());
+      check(onCpu(make()));
     }
   }
   void defaultsFitTheKernel() {
