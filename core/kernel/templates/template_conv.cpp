@@ -80,11 +80,13 @@ void bindHaloByRows(TracedSchedule& s, const std::vector<std::string>& fillLoops
 
 // Stages the input and the weights read inside `ko` in shared memory, filled by the block's threads, each
 // cache padded by padOf(operand), the input's halo with its columns on the lanes where `haloByRows`;
-// refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit).
-void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
+// refused naming block_k when the tiles do not fit in a block's shared memory (kSharedBytesLimit). Returns the
+// input's cache (the halo).
+std::string stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& dims,
                    const std::function<CachePadding(const std::string&)>& padOf, bool haloByRows = false,
                    bool haloRuns = false) {
   Kernel& k = s.kernel();
+  std::string halo;
   try {
     const std::string input = k.buffers.front().name;
     for (const std::string& operand : inputsReadIn(k, ko)) {
@@ -92,6 +94,7 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
       const bool runs = operand == input && haloRuns;
       const int64_t runLanes = 16 / int64_t(dtypeSize(k.findBuffer(operand)->dtype));
       auto fill = s.cacheRead(ko, operand, MemScope::Shared, pad.row, pad.rows, runs ? runLanes : 0);
+      if (operand == input) halo = fill[0];
       // The weights' tile is whole rows of consecutive elements (block_k channels x the window, per output
       // channel): runs of 16 bytes a thread, which the pipelined fill copies with one cp.async each; so is a
       // halo aligned to 16-byte runs (halo_runs).
@@ -106,6 +109,7 @@ void stageInShared(TracedSchedule& s, const std::string& ko, const ThreadDims& d
   if (sharedBytesPerBlock(k) > kSharedBytesLimit)
     rejectParams(k, "conv", "block_k", "the input and weight tiles need " + std::to_string(sharedBytesPerBlock(k)) +
                                            " bytes of shared memory (limit " + sharedLimitText() + ")");
+  return halo;
 }
 
 
@@ -181,6 +185,12 @@ std::optional<std::pair<int64_t, int64_t>> windowSteps(Kernel& k, size_t axis, c
   return steps;
 }
 
+// The input columns the window moves per output column (the conv's stride along them); nullopt where unknown.
+std::optional<int64_t> columnStrideOf(Kernel& k) {
+  auto cols = windowSteps(k, 3, outerChain(k)[3], "kw");
+  return cols ? std::optional<int64_t>(cols->first) : std::nullopt;
+}
+
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
 void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
   bool tf32 = p.at("tf32") != 0;
@@ -219,8 +229,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
   int64_t bn = std::min(p.at("block_n"), extentOf(k, loops[1]));
   int64_t th = p.at("tile_h"), tw = p.at("tile_w");
   checkConvMma(k, p, th * tw, bn);
-  std::optional<int64_t> columnStride;
-  if (auto cols = windowSteps(k, 3, loops[3], "kw")) columnStride = cols->first;
+  const std::optional<int64_t> columnStride = columnStrideOf(k);
   int64_t wm = p.at("warp_m"), wn = p.at("warp_n");
   auto t = s.tile({loops[1], loops[2], loops[3]}, {bn, th, tw});  // oc_o, oh_o, ow_o, oc_i, oh_i, ow_i
   s.bind(loops[0], ThreadTag::BlockZ);
@@ -263,7 +272,7 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
     if (l != rows[0] && l != cols[0] && l != rows[1] && l != cols[1]) s.unroll(l);
   ThreadDims dims = {{32, ThreadTag::ThreadX}, {bn / wn, ThreadTag::ThreadY}, {th * tw / wm, ThreadTag::ThreadZ}};
   const std::string input = k.buffers.front().name;  // the conv's data input; the weights get no padding
-  stageInShared(s, ko, dims, [&](const std::string& operand) {
+  const std::string halo = stageInShared(s, ko, dims, [&](const std::string& operand) {
     return operand == input ? CachePadding{p.at("pad"), p.at("pad_rows")} : CachePadding{};
   }, p.at("halo_rows") != 0, p.at("halo_runs") != 0);
   if (p.at("deinterleave")) {
@@ -271,9 +280,6 @@ void implicitGemmMma(TracedSchedule& s, const TemplateParams& p) {
       rejectParams(k, "conv", "halo_runs", "deinterleave stores the halo's columns by phase: its 16-byte runs would not stay together");
     if (!columnStride || *columnStride < 2)
       rejectParams(k, "conv", "deinterleave", "storing the halo's columns by phase needs a conv strided along its columns");
-    std::string halo;
-    for (const Buffer& b : k.buffers)
-      if (b.scope == MemScope::Shared && b.cacheOf == input) halo = b.name;
     s.deinterleave(halo, *columnStride);
   }
   splitKOuter(s, ko, p, "conv");
@@ -503,9 +509,8 @@ CachePadding phasedAndPadded(Kernel& k, TemplateParams& p, const Kernel& schedul
   TemplateParams phased = p;
   phased["deinterleave"] = 1;
   Kernel check;
-  std::vector<std::string> loops = outerChain(k);
-  auto cols = windowSteps(k, 3, loops[3], "kw");
-  if (!cols || cols->first < 2 || !applies(k, phased, &check, budget)) return plain->pad;
+  const std::optional<int64_t> stride = columnStrideOf(k);
+  if (!stride || *stride < 2 || !applies(k, phased, &check, budget)) return plain->pad;
   std::optional<PaddingChoice> byPhase = leastConflictedPadding(k, check, th, tw, true);
   if (!byPhase || byPhase->wavefronts > plain->wavefronts - 1e-9) return plain->pad;
   p["deinterleave"] = 1;
