@@ -241,6 +241,7 @@ class TestGemm : public QObject {
     QVERIFY(failsNaming([&] { sched::permute(r, "in0_shared", {1, 0}); }, "in0_shared", "already has a storage layout (padded)"));
     QVERIFY(failsNaming([&] { sched::swizzle(r, "in0_shared", 128); }, "in0_shared", "is padded"));
     QVERIFY(failsNaming([&] { sched::cacheRead(r, "k_o", "in1", MemScope::Shared, "", 0, 65); }, "k_o", "pad_rows 65 must be between 0 and 64"));
+    QVERIFY(failsNaming([&] { sched::cacheRead(r, "k_o", "in1", MemScope::Shared, "", 0, 0, 17); }, "k_o", "align 17 must be 0 or between 2 and 16"));
   }
   void mmaNeedsSixteenBitOperandsAndShapes() {
     Kernel f32 = lower(gemmWithoutEpilogue(64, 64, 64));
