@@ -97,7 +97,7 @@ GeneratedKernel Generator::run() {
   line("// kernel " + sanitizeComment(k_.id) + " (" + sanitizeComment(k_.kind) + "), nodes: " + nodes, k_.nodeIds);
   launchComment();
   if (target_ == Target::Cpu && k_.params.count("tf32") && k_.params.at("tf32"))
-    line("// tf32 = 1 is a tensor-core format, not used on the CPU: the products here are exact f32");
+    line("// tf32 = " + std::to_string(k_.params.at("tf32")) + " is a tensor-core format, not used on the CPU: the products here are exact f32");
   if (!tmaMaps_.empty())
     line("struct __align__(64) tsr_tensor_map { unsigned long long bits[16]; };  // a CUtensorMap, opaque here");
   sharesRegion_ = target_ == Target::Cpu && sharesRegion();

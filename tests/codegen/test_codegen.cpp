@@ -176,22 +176,30 @@ class TestCodegen : public QObject {
 
   // tf32 = 1 on an f32 gemm: CUDA rounds the operands (cvt.rna) and runs m16n8k8 tf32 mma.sync, says so in its
   // precision, and NVRTC compiles it for sm_90; the C++ keeps exact f32 (with a note) and runs verified at f32's
-  // tolerance; on a GPU the CUDA kernel runs verified at tf32's.
+  // tolerance; on a GPU the CUDA kernel runs verified at tf32's. tf32 = 2 hands the f32 bits to the mma as they
+  // are (a truncation): no cvt, the same precision and checks.
+  void tf32GemmOnBothTargets_data() {
+    QTest::addColumn<int>("tf32");
+    QTest::newRow("rounded") << 1;
+    QTest::newRow("truncated") << 2;
+  }
   void tf32GemmOnBothTargets() {
+    QFETCH(int, tf32);
     CompileResult cr = gemmModel("f32", 96, 64, 80);
     execute::CompiledModel m =
-        withParams(cr, {{"block_m", 32}, {"block_n", 16}, {"warp_m", 32}, {"warp_n", 16}, {"block_k", 32}, {"mma", 1}, {"tf32", 1}});
+        withParams(cr, {{"block_m", 32}, {"block_n", 16}, {"warp_m", 32}, {"warp_n", 16}, {"block_k", 32}, {"mma", 1}, {"tf32", tf32}});
     QCOMPARE(m.kernels.size(), size_t(1));
     QVERIFY2(!m.kernels[0].onHost() && m.kernels[0].replayed, m.kernels[0].placement.reason.c_str());
     codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
     QVERIFY(g.source.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
-    QVERIFY(g.source.find("cvt.rna.tf32.f32") != std::string::npos);
+    QCOMPARE(g.source.find("cvt.rna.tf32.f32") != std::string::npos, tf32 == 1);
+    QCOMPARE(g.source.find("] = __float_as_uint(") != std::string::npos, tf32 == 2);  // a fragment register
     QCOMPARE(g.precision, std::string("tf32"));
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());
     codegen::GeneratedKernel cpp = codegen::generateCpp(m.kernels[0].kernel);
     QCOMPARE(cpp.precision, std::string());
-    QVERIFY(cpp.source.find("tf32 = 1 is a tensor-core format, not used on the CPU") != std::string::npos);
+    QVERIFY(cpp.source.find("is a tensor-core format, not used on the CPU") != std::string::npos);
     execute::RunOptions o;
     o.reps = 1;
     o.warmup = 0;

@@ -695,7 +695,7 @@ const TemplateDef& convTemplate() {
        {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
        {"mma", {0, 1}, "implicit GEMM on the tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warps of 16 x 8 mma.sync tiles, pixels x channels; thread_m/n unused"},
-       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"tf32", {0, 1, 2}, "with mma = 1 on f32 operands: the tensor cores on tf32 (10-bit mantissa), each operand rounded to nearest (1) or truncated (2: no conversion instruction)", true},
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},

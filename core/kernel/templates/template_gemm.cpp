@@ -492,7 +492,7 @@ const TemplateDef& gemmTemplate() {
        {"shared", {0, 1}, "stage A and B tiles in shared memory at the k-outer loop, accumulators in registers"},
        {"mma", {0, 1}, "tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warp tiles of 16 x 8 mma.sync tiles; thread_m/n unused"},
        {"stages", {1, 2, 3, 4}, "k tiles in flight (shared = 1): the k-outer loop pipelined with cp.async into up to that many shared copies (1: off)"},
-       {"tf32", {0, 1}, "with mma = 1 on f32 operands: round them to tf32 for the tensor cores (10-bit mantissa)", true},
+       {"tf32", {0, 1, 2}, "with mma = 1 on f32 operands: the tensor cores on tf32 (10-bit mantissa), each operand rounded to nearest (1) or truncated (2: no conversion instruction)", true},
        {"ldmatrix", {0, 1, 2}, "with mma = 1 on 16-bit operands: a warp's fragments loaded once per k step, by ldmatrix where the shared tile's layout allows (0: scalar loads per tile; 2: B's n-tiles in pairs, one ldmatrix .x4 a pair)"},
        {"pad", {0, 4, 8, 12}, "with mma = 1: elements added to each row of the shared A and B tiles (8: the 8 rows an ldmatrix reads fall in distinct banks; 16-bit tiles by multiples of 8)"},
        {"pad_b", {0, 4, 8, 12}, "with mma = 1: elements added to each row of B's shared tile besides pad (tf32 fragments read A and B at different strides)"},
