@@ -91,7 +91,7 @@ class TestConvMma : public QObject {
     QVERIFY(has(printKernel(k), "precision f32 products may round to tf32"));
     TemplateParams d = defaultParams(k);
     QCOMPARE(d.at("mma"), int64_t(1));
-    QCOMPARE(d.at("tf32"), int64_t(1));
+    QCOMPARE(d.at("tf32"), int64_t(2));  // truncated: no cvt.rna a fragment element
     QCOMPARE(d.at("tile_h") * d.at("tile_w"), int64_t(112));
     QCOMPARE(d.at("warp_m"), int64_t(112));
   }
@@ -107,6 +107,20 @@ class TestConvMma : public QObject {
     QCOMPARE(cores.at("mma"), int64_t(0));
     QCOMPARE(cores.at("split_k"), int64_t(16));
     QCOMPARE(defaultParams(lower(convCase({32, 256, 14, 14, 256, 3, 1}))).at("split_k"), int64_t(1));
+  }
+  // A stride-2 conv's blocks take 128 channels in one-step (8-channel) stages, its 112-pixel tile kept by the
+  // larger budget, and count 128 blocks as filling the SMs; at batch 1 they narrow until the SMs have blocks.
+  void stridedConvsTake128ChannelBlocks() {
+    TemplateParams l2 = defaultParams(lower(convCase({32, 128, 56, 56, 128, 3, 2})));
+    QCOMPARE(l2.at("block_n"), int64_t(128));
+    QCOMPARE(l2.at("block_k"), int64_t(8));
+    QCOMPARE(l2.at("stages"), int64_t(2));
+    QCOMPARE(l2.at("tile_h") * l2.at("tile_w"), int64_t(112));
+    TemplateParams l4 = defaultParams(lower(convCase({32, 512, 14, 14, 512, 3, 2})));
+    QCOMPARE(l4.at("block_n"), int64_t(128));  // 32 images x 4 = 128 blocks
+    QCOMPARE(l4.at("split_k"), int64_t(1));
+    QVERIFY(defaultParams(lower(convCase({1, 128, 56, 56, 128, 3, 2}))).at("block_n") < 128);
+    QCOMPARE(defaultParams(lower(convCase({32, 128, 28, 28, 128, 3, 1}))).at("block_n"), int64_t(64));
   }
   // Split-K in both implicit-GEMM forms: two phases (the parts' sums to a workspace, a grid barrier, the
   // epilogue on their sum), equal to the reference, replayed to the same IR; the CUDA is one launch a phase and

@@ -427,6 +427,10 @@ bool unstrided(Kernel& k) {
   return rows && cols && rows->first == 1 && cols->first == 1;
 }
 
+// A strided conv's: its 128-channel blocks (mmaTileDefaults) keep two 8-channel stages of a 112-pixel tile,
+// its halo padded by the bank model, in up to 128 KiB (measured so, below).
+int64_t pipelinedBudget(Kernel& k) { return unstrided(k) ? kPipelinedSharedBytes : 128 * 1024; }
+
 // The halo tile's reads as the bank model takes them (kernel/shared_banks.h): its shape from the kernel as
 // the template scheduled it, unpadded; nullopt for an input not stored channels first (NCHW).
 std::optional<HaloReads> haloReads(Kernel& k, const Kernel& scheduled, int64_t th, int64_t tw, bool phased) {
@@ -518,8 +522,10 @@ CachePadding phasedAndPadded(Kernel& k, TemplateParams& p, const Kernel& schedul
 }
 
 // The input channels of a k step the defaults try, deepest first: 32, 16, 8 (multiples of the mma's depth), or
-// with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1).
-std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth) {
+// with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1). A strided
+// conv takes one mma step (tf32's 8, 16-bit's 16): deeper ones lost on all three of ResNet-50's (deeperSteps).
+std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth, bool tf32) {
+  if (!tapDepth && !unstrided(k)) return {tf32 ? 8 : 16};
   if (!tapDepth) return {32, 16, 8};
   std::vector<int64_t> out;
   for (int64_t c = extentOf(k, "ic"); c >= 1; --c)
@@ -529,17 +535,23 @@ std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth) {
 
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
-// does.
+// does. A strided conv's blocks take 128 channels (where the SMs stay filled): its halo, twice as wide and
+// tall as an unstrided one's for the same outputs, is filled once for twice the work. On the H100 at batch 32
+// (tf32), ResNet-50's stride-2 3 x 3 convs: 128 ch from 56² 0.2468 -> 0.1760 ms, 256 from 28² 0.2521 ->
+// 0.2307, 512 from 14² 0.3194 -> 0.2405 (bench/results/2026-12-07-tf32-trunc).
 bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32, int64_t& budget) {
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = extentOf(k, loops[1]);
-  int64_t bn = 64;
+  int64_t bn = unstrided(k) ? 64 : 128;
   while (bn > 8 && oc % bn != 0) bn /= 2;
   // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
   auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
-  while (bn > 16 && blocks() < kDefaultSms) bn /= 2;
+  // A strided conv's 128-channel blocks count the SMs as filled at 128 of 132 (ResNet-50's from 28² and 14² at
+  // batch 32 ran 8 % and 25 % faster so, above).
+  const int64_t filled = unstrided(k) ? kDefaultSms : kDefaultSms - kDefaultSms / 32;
+  while (bn > 16 && blocks() < filled) bn /= 2;
   p["mma"] = 1;
-  p["tf32"] = tf32 ? 1 : 0;
+  p["tf32"] = tf32 ? 2 : 0;  // truncated: no cvt.rna a fragment element (mmaDefaults says what it saved)
   p["tile_h"] = th;
   p["tile_w"] = tw;
   p["block_n"] = bn;
@@ -551,7 +563,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   Kernel scheduled;
   bool fits = false;
   auto deepestPipelined = [&](int64_t bytes) {
-    for (int64_t bk : kStepChannels(k, p["tap_depth"] != 0)) {
+    for (int64_t bk : kStepChannels(k, p["tap_depth"] != 0, tf32)) {
       p["block_k"] = bk;
       p["stages"] = 2;
       fits = applies(k, p, &scheduled, bytes);
@@ -565,14 +577,14 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
     // pipelined stages 0.3213 (H200, batch 32; three barriers and fills of a few KiB each).
     p["block_k"] = extentOf(k, "ic");
     p["stages"] = 1;
-    fits = applies(k, p, &scheduled, kPipelinedSharedBytes);
-    if (fits) budget = kPipelinedSharedBytes;
+    fits = applies(k, p, &scheduled, pipelinedBudget(k));
+    if (fits) budget = pipelinedBudget(k);
   }
-  if (!fits && !deepestPipelined(budget) && deepestPipelined(kPipelinedSharedBytes)) budget = kPipelinedSharedBytes;
+  if (!fits && !deepestPipelined(budget) && deepestPipelined(pipelinedBudget(k))) budget = pipelinedBudget(k);
   if (!fits) return false;
   // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
   // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
-  if (blocks() < kDefaultSms) {
+  if (blocks() < filled) {
     int64_t parts = partsToFill(blocks(), extentOf(k, "ic") / p["block_k"], kMmaSplitBlocks);
     if (parts == 0) return false;
     p["split_k"] = parts;
@@ -590,11 +602,11 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   padded["pad_rows"] = pad.rows;
   Kernel check;
   const bool padCostsStages = pipelined(scheduled) && !(applies(k, padded, &check, budget) && pipelined(check));
-  if (padCostsStages && budget < kPipelinedSharedBytes) {
+  if (padCostsStages && budget < pipelinedBudget(k)) {
     TemplateParams wider = p;  // p's stages: applies lowered padded's within the budget
     wider["pad"] = pad.row;
     wider["pad_rows"] = pad.rows;
-    if (applies(k, wider, &check, kPipelinedSharedBytes) && pipelined(check)) budget = kPipelinedSharedBytes;
+    if (applies(k, wider, &check, pipelinedBudget(k)) && pipelined(check)) budget = pipelinedBudget(k);
   }
   p["pad"] = pad.row;
   p["pad_rows"] = pad.rows;
@@ -612,7 +624,10 @@ bool tapDepthPays(Kernel& k, bool tf32) {
   return extentOf(k, "ic") < depth && double(kw) >= 0.6 * double((kw + depth - 1) / depth * depth);
 }
 
-// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32).
+// Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32),
+// truncated (tf32 = 2: the f32 bits as they are, sparing a cvt.rna each fragment element; on the H100 at batch
+// 32, ResNet-50's 3 x 3 convs over 28² 0.1629 -> 0.1457 ms, over 7² 0.2109 -> 0.1592, from 56² at stride 2
+// 0.2453 -> 0.2276, the stem 0.2340 -> 0.2112; bench/results/2026-12-07-tf32-trunc).
 // The first pixel tile (best first) whose k loop pipelines; else the first that applies.
 bool mmaDefaults(Kernel& k, TemplateParams& p) {
   bool tf32 = k.allowTf32 && operandsOf(k, "ic", {DType::F32});

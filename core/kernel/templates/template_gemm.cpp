@@ -431,10 +431,12 @@ TemplateParams gemmDefaults(Kernel& k) {
   // f32 operands where the policy allows tf32 (Kernel::allowTf32: a 1 x 1 conv lowered as a gemm under PyTorch's
   // defaults, any matmul under "all"): the mma form's m16n8k8 with the one tf32 schedule measured on the H200,
   // 64 x 64 warp tiles, 16-deep k steps, unpadded rows, 2 stages: 95.8 TFLOP/s at 4096³ (docs/performance.md;
-  // exact f32 ran 38.2).
+  // exact f32 ran 38.2). The operands truncated (tf32 = 2: the f32 bits as they are, no cvt.rna a fragment
+  // element): on the H100 at batch 32, ResNet-50's 1 x 1 conv 1024 -> 256 over 14² 0.0571 -> 0.0520 ms, 2048 ->
+  // 512 over 7² 0.0878 -> 0.0873 (bench/results/2026-12-07-tf32-trunc).
   if (k.allowTf32 && operandsOf(k, "k", {DType::F32}) && bm >= 16 && bn >= 16 && K >= 8) {
     p["mma"] = 1;
-    p["tf32"] = 1;
+    p["tf32"] = 2;
     p["block_k"] = K >= 16 ? 16 : 8;
     p["warp_m"] = std::min<int64_t>(64, bm);
     p["warp_n"] = std::min<int64_t>(64, bn);
