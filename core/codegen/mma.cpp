@@ -130,6 +130,8 @@ std::vector<std::string> tf32OperandLines(const MmaTile& m, const ExprPrinter& e
   auto tf32Reg = [&](const std::string& name, const std::string& value) {
     if (m.tf32Truncated)
       out.push_back(name + " = __float_as_uint(" + value + ");");
+    else if (m.tf32AddRounded)
+      out.push_back(name + " = __float_as_uint(" + value + ") + 0x1000u;");
     else
       out.push_back("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + ") : \"f\"(" + value + "));");
   };

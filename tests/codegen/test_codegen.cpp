@@ -177,11 +177,12 @@ class TestCodegen : public QObject {
   // tf32 = 1 on an f32 gemm: CUDA rounds the operands (cvt.rna) and runs m16n8k8 tf32 mma.sync, says so in its
   // precision, and NVRTC compiles it for sm_90; the C++ keeps exact f32 (with a note) and runs verified at f32's
   // tolerance; on a GPU the CUDA kernel runs verified at tf32's. tf32 = 2 hands the f32 bits to the mma as they
-  // are (a truncation): no cvt, the same precision and checks.
+  // are (a truncation), tf32 = 3 rounds them by an integer add: no cvt, the same precision and checks.
   void tf32GemmOnBothTargets_data() {
     QTest::addColumn<int>("tf32");
     QTest::newRow("rounded") << 1;
     QTest::newRow("truncated") << 2;
+    QTest::newRow("rounded by an add") << 3;
   }
   void tf32GemmOnBothTargets() {
     QFETCH(int, tf32);
@@ -193,7 +194,8 @@ class TestCodegen : public QObject {
     codegen::GeneratedKernel g = codegen::generateCuda(m.kernels[0].kernel);
     QVERIFY(g.source.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") != std::string::npos);
     QCOMPARE(g.source.find("cvt.rna.tf32.f32") != std::string::npos, tf32 == 1);
-    QCOMPARE(g.source.find("] = __float_as_uint(") != std::string::npos, tf32 == 2);  // a fragment register
+    QCOMPARE(g.source.find("] = __float_as_uint(") != std::string::npos, tf32 >= 2);  // a fragment register
+    QCOMPARE(g.source.find(") + 0x1000u;") != std::string::npos, tf32 == 3);
     QCOMPARE(g.precision, std::string("tf32"));
     cuda::NvrtcResult r = cuda::NvrtcCompiler().compile(g.source, "gemm.cu", {}, "sm_90");
     QVERIFY2(r.ok, r.error.c_str());

@@ -121,7 +121,7 @@ class TestConvPointwise : public QObject {
     Kernel k = lowerToLoops(c.graph, c.spec);
     TemplateParams p = defaultParams(k);
     QCOMPARE(p.at("mma"), int64_t(1));
-    QCOMPARE(p.at("tf32"), int64_t(2));  // truncated
+    QCOMPARE(p.at("tf32"), int64_t(1));
     c.spec.tf32 = {};
     Kernel exact = lowerToLoops(c.graph, c.spec);
     QCOMPARE(exact.kind, std::string("gemm"));

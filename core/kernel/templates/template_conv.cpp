@@ -521,6 +521,21 @@ CachePadding phasedAndPadded(Kernel& k, TemplateParams& p, const Kernel& schedul
   return byPhase->pad;
 }
 
+// A stride-2 conv over 8-wide tiles fills its halo in 16-byte runs (halo_runs, unpadded, not by phase): on the
+// H100 at batch 32, ResNet-50's 256-channel conv from 28² (14 x 8 tiles, a 29 x 17 halo) 0.1933 -> 0.1510 ms
+// with tf32 truncated, 0.2307 -> 0.1803 rounded; over 28-wide tiles (128 channels from 56²) runs lost, 0.1693
+// -> 0.1975 (bench/results/2026-12-07-tf32-trunc).
+void haloInRuns(Kernel& k, TemplateParams& p, int64_t budget) {
+  if (unstrided(k) || p["tile_w"] != 8 || p["tap_depth"]) return;
+  TemplateParams runs = p;
+  runs["halo_runs"] = 1;
+  runs["deinterleave"] = 0;
+  runs["pad"] = 0;
+  runs["pad_rows"] = 0;
+  Kernel check;
+  if (applies(k, runs, &check, budget) && pipelined(check)) p = runs;
+}
+
 // The input channels of a k step the defaults try, deepest first: 32, 16, 8 (multiples of the mma's depth), or
 // with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1). A strided
 // conv takes one mma step (tf32's 8, 16-bit's 16): deeper ones lost on all three of ResNet-50's (deeperSteps).
@@ -551,7 +566,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   const int64_t filled = unstrided(k) ? kDefaultSms : kDefaultSms - kDefaultSms / 32;
   while (bn > 16 && blocks() < filled) bn /= 2;
   p["mma"] = 1;
-  p["tf32"] = tf32 ? 2 : 0;  // truncated: no cvt.rna a fragment element (mmaDefaults says what it saved)
+  p["tf32"] = tf32 ? 1 : 0;  // rounded to nearest (mmaDefaults says why not truncated)
   p["tile_h"] = th;
   p["tile_w"] = tw;
   p["block_n"] = bn;
@@ -610,6 +625,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   }
   p["pad"] = pad.row;
   p["pad_rows"] = pad.rows;
+  haloInRuns(k, p, budget);
   if (widerWarps(k, blocks(), bn)) p["warp_n"] = 32;
   deeperSteps(k, p, blocks(), budget);
   return true;
@@ -625,9 +641,11 @@ bool tapDepthPays(Kernel& k, bool tf32) {
 }
 
 // Tensor cores for the conv: 16-bit operands, or f32 ones where the policy allows tf32 (Kernel::allowTf32),
-// truncated (tf32 = 2: the f32 bits as they are, sparing a cvt.rna each fragment element; on the H100 at batch
-// 32, ResNet-50's 3 x 3 convs over 28² 0.1629 -> 0.1457 ms, over 7² 0.2109 -> 0.1592, from 56² at stride 2
-// 0.2453 -> 0.2276, the stem 0.2340 -> 0.2112; bench/results/2026-12-07-tf32-trunc).
+// rounded to nearest. Truncated (tf32 = 2: the f32 bits as they are, no cvt.rna a fragment element) they ran
+// faster on the H100 at batch 32 (ResNet-50's 3 x 3 convs over 28² 0.1629 -> 0.1457 ms, over 7² 0.2109 ->
+// 0.1592, the stem 0.2340 -> 0.2112), but truncation is biased and the bias compounds: ResNet-50's output
+// came 1.9e-2 from PyTorch's instead of 4.4e-4 (bench/results/2026-12-07-tf32-trunc). tf32 = 3 rounds as
+// cvt.rna does by an integer add, unmeasured.
 // The first pixel tile (best first) whose k loop pipelines; else the first that applies.
 bool mmaDefaults(Kernel& k, TemplateParams& p) {
   bool tf32 = k.allowTf32 && operandsOf(k, "ic", {DType::F32});
@@ -710,7 +728,7 @@ const TemplateDef& convTemplate() {
        {"thread_m", {1, 2, 4, 8}, "gemm: output rows each thread computes (unrolled)"},
        {"thread_n", {1, 2, 4, 8}, "gemm: output channels each thread computes (unrolled)"},
        {"mma", {0, 1}, "implicit GEMM on the tensor cores (f16/bf16 operands, or f32 with tf32 = 1): warps of 16 x 8 mma.sync tiles, pixels x channels; thread_m/n unused"},
-       {"tf32", {0, 1, 2}, "with mma = 1 on f32 operands: the tensor cores on tf32 (10-bit mantissa), each operand rounded to nearest (1) or truncated (2: no conversion instruction)", true},
+       {"tf32", {0, 1, 2, 3}, "with mma = 1 on f32 operands: the tensor cores on tf32 (10-bit mantissa), each operand rounded to nearest (1), truncated (2: no conversion instruction) or rounded by an integer add (3)", true},
        {"warp_m", {16, 32, 48, 64, 112, 128}, "mma: pixels of one warp's tile (a multiple of 16 dividing tile_h x tile_w)"},
        {"warp_n", {8, 16, 32}, "mma: output channels of one warp's tile (a multiple of 8 dividing block_n)"},
        {"pad", {0, 1, 2, 3, 4, 5, 6, 7}, "mma: elements added to each row of the shared input tile (distinct banks for the fragment reads)"},
