@@ -123,17 +123,17 @@ std::vector<std::string> operandLines(const MmaTile& m, const ExprPrinter& ep, M
 // The lines that fill `regs` with this lane's fragment of one f32 operand rounded to tf32, per the PTX ISA's
 // m16n8k8 .tf32 layout (tsr_g = lane / 4, tsr_t = lane % 4), one element a register: A register i holds row
 // g + 8 (i & 1), depth t + 4 (i >> 1); B register j holds depth t + 4j, column g. cvt.rna rounds to nearest,
-// ties away from zero; a truncated tile (tf32 = 2) passes the f32 bits, whose low 13 the mma does not read.
+// ties away from zero; or as MmaTile::tf32Rounding says.
 std::vector<std::string> tf32OperandLines(const MmaTile& m, const ExprPrinter& ep, MmaOperand op, const std::vector<std::string>& regs) {
   std::vector<std::string> out;
   Expr g = var("tsr_g"), t = var("tsr_t");
   auto tf32Reg = [&](const std::string& name, const std::string& value) {
-    if (m.tf32Truncated)
-      out.push_back(name + " = __float_as_uint(" + value + ");");
-    else if (m.tf32AddRounded)
-      out.push_back(name + " = __float_as_uint(" + value + ") + 0x1000u;");
-    else
-      out.push_back("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + ") : \"f\"(" + value + "));");
+    switch (m.tf32Rounding) {
+      case MmaTile::Tf32Rounding::Truncate: out.push_back(name + " = __float_as_uint(" + value + ");"); break;
+      case MmaTile::Tf32Rounding::Add: out.push_back(name + " = __float_as_uint(" + value + ") + 0x1000u;"); break;
+      case MmaTile::Tf32Rounding::Cvt:
+        out.push_back("asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" + name + ") : \"f\"(" + value + "));");
+    }
   };
   if (op == MmaOperand::A)
     for (int i = 0; i < 4; ++i)

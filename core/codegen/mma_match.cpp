@@ -76,7 +76,8 @@ std::optional<MmaTile> matchMma(const ForStmt& row, const ExprPrinter& ep, const
   // A is indexed by the rows and the depth, B by the depth and the columns: a matrix product.
   if (usesAnyVar(a->indices, col->h.var) || usesAnyVar(b->indices, row.h.var)) return std::nullopt;
   if (usesAnyVar(red.indices, depth->h.var)) return std::nullopt;
-  MmaTile tile{&row, col, depth, &red, a, b, f32, f32 && tf32->second == 2, f32 && tf32->second == 3, {}};
+  MmaTile tile{&row, col, depth, &red, a, b, f32};
+  if (f32) tile.tf32Rounding = static_cast<MmaTile::Tf32Rounding>(tf32->second);  // 1..3: the template's range
   if (!guardsAllowMma(guards, tile, ep)) return std::nullopt;
   for (const Expr& g : guards)
     if (usesVar(g, depth->h.var)) tile.depthGuards.push_back(g);

@@ -18,9 +18,9 @@ struct MmaTile {
   const kernel::ReduceStmt* red;
   const kernel::Load *a, *b;
   bool tf32;  // f32 operands rounded to tf32 (m16n8k8); else f16/bf16 operands (m16n8k16)
-  // tf32 = 2: the f32 bits go to the mma as they are, which reads the top 19 (a truncation) and spares the
-  // cvt.rna a fragment element; tf32 = 1 rounds each one to nearest first; tf32 = 3 rounds by an integer add.
-  bool tf32Truncated = false, tf32AddRounded = false;
+  // How the f32 operands become tf32, by the tf32 parameter: 1 cvt.rna (to nearest); 2 the bits as they are,
+  // the mma reading the top 19 (a truncation, no instruction); 3 to nearest by an integer add on the bits.
+  enum class Tf32Rounding { Cvt = 1, Truncate = 2, Add = 3 } tf32Rounding = Tf32Rounding::Cvt;
   // Guards on the depth (the last k step of a K that the steps do not divide: `k < K`). The mma computes all
   // its depth positions, so the fragments' elements at positions a guard leaves out are set to 0 in both
   // operands (their shared tiles hold stale values there): those products add nothing, as the IR says.

@@ -370,6 +370,9 @@ class TestConvMma : public QObject {
     split["split_k"] = 2;  // 24 channels in steps of 8: 3 steps
     QVERIFY(refuses(c, split, "split_k", "2 parts do not divide the 3 k steps"));
     QVERIFY(refuses(c, {{"gemm", 0}, {"mma", 0}, {"split_k", 2}}, "split_k", "needs the implicit-GEMM forms"));
+    TemplateParams rounding = mmaParams(8, 14, 32, 112, 16);
+    rounding["tf32"] = 4;  // no such form of rounding
+    QVERIFY(refuses(c, rounding, "tf32", "tf32 = 4: 0 (off), 1 (rounded), 2 (truncated) or 3"));
     Case exact = convCase({2, 24, 14, 14, 32, 3, 1}, {});
     TemplateParams bf16 = mmaParams(8, 14, 32, 112, 16);
     bf16["tf32"] = 0;

@@ -193,8 +193,8 @@ std::optional<int64_t> columnStrideOf(Kernel& k) {
 
 // The mma form's conditions, refused with the parameter at fault (tf32 = 1 is the f32 operands' form).
 void checkConvMma(Kernel& k, const TemplateParams& p, int64_t pixels, int64_t bn) {
+  checkTf32(k, "conv", p, "ic");
   bool tf32 = p.at("tf32") != 0;
-  if (tf32 && !operandsOf(k, "ic", {DType::F32})) rejectParams(k, "conv", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
   if (!tf32 && !operandsOf(k, "ic", {DType::F16, DType::BF16}))
     rejectParams(k, "conv", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
   int64_t wm = p.at("warp_m"), wn = p.at("warp_n"), depth = tf32 ? 8 : 16;
@@ -427,9 +427,23 @@ bool unstrided(Kernel& k) {
   return rows && cols && rows->first == 1 && cols->first == 1;
 }
 
-// A strided conv's: its 128-channel blocks (mmaTileDefaults) keep two 8-channel stages of a 112-pixel tile,
-// its halo padded by the bank model, in up to 128 KiB (measured so, below).
-int64_t pipelinedBudget(Kernel& k) { return unstrided(k) ? kPipelinedSharedBytes : 128 * 1024; }
+// How the mma defaults size a conv's blocks. A strided conv's halo is twice as wide and tall as an unstrided
+// one's for the same outputs, so its blocks take 128 channels (the halo filled once for twice the work) in
+// stages of one mma step (deeper ones lost on all three of ResNet-50's: deeperSteps), up to 128 KiB (two
+// 8-channel stages of a 112-pixel tile, its halo padded by the bank model), and 128 blocks count as filling 132
+// SMs. On the H100 at batch 32 (tf32), ResNet-50's stride-2 3 x 3 convs: 128 ch from 56² 0.2468 -> 0.1760 ms,
+// 256 from 28² 0.2521 -> 0.2307, 512 from 14² (128 blocks) 0.3194 -> 0.2405
+// (bench/results/2026-12-07-tf32-trunc).
+struct BlockPlan {
+  int64_t widestBlock;     // output channels a block starts from, halved to fill the SMs
+  int64_t filledAt;        // blocks that count as filling the SMs (fewer: narrower blocks, then split-K)
+  int64_t pipelinedBytes;  // shared memory the defaults may take to keep the k loop pipelined
+  bool oneMmaStep;         // k steps of the mma's depth only
+};
+BlockPlan blockPlanOf(Kernel& k) {
+  if (unstrided(k)) return {64, kDefaultSms, kPipelinedSharedBytes, false};
+  return {128, kDefaultSms - kDefaultSms / 32, 128 * 1024, true};
+}
 
 // The halo tile's reads as the bank model takes them (kernel/shared_banks.h): its shape from the kernel as
 // the template scheduled it, unpadded; nullopt for an input not stored channels first (NCHW).
@@ -537,10 +551,10 @@ void haloInRuns(Kernel& k, TemplateParams& p, int64_t budget) {
 }
 
 // The input channels of a k step the defaults try, deepest first: 32, 16, 8 (multiples of the mma's depth), or
-// with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1). A strided
-// conv takes one mma step (tf32's 8, 16-bit's 16): deeper ones lost on all three of ResNet-50's (deeperSteps).
-std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth, bool tf32) {
-  if (!tapDepth && !unstrided(k)) return {tf32 ? 8 : 16};
+// with the depth along the window's columns every divisor of the channels (an image's 3: 3, then 1); with
+// `oneMmaStep` (BlockPlan) only the mma's depth (tf32's 8, 16-bit's 16).
+std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth, bool oneMmaStep, bool tf32) {
+  if (!tapDepth && oneMmaStep) return {tf32 ? 8 : 16};
   if (!tapDepth) return {32, 16, 8};
   std::vector<int64_t> out;
   for (int64_t c = extentOf(k, "ic"); c >= 1; --c)
@@ -550,21 +564,16 @@ std::vector<int64_t> kStepChannels(Kernel& k, bool tapDepth, bool tf32) {
 
 // The mma defaults for one pixel tile: false when too few blocks even with split-K (below) or the form does not apply. The
 // deepest k tile (32, 16, 8 channels) whose two pipelined copies fit the defaults' budget; unpipelined when none
-// does. A strided conv's blocks take 128 channels (where the SMs stay filled): its halo, twice as wide and
-// tall as an unstrided one's for the same outputs, is filled once for twice the work. On the H100 at batch 32
-// (tf32), ResNet-50's stride-2 3 x 3 convs: 128 ch from 56² 0.2468 -> 0.1760 ms, 256 from 28² 0.2521 ->
-// 0.2307, 512 from 14² 0.3194 -> 0.2405 (bench/results/2026-12-07-tf32-trunc).
+// does; the blocks as the conv's BlockPlan says.
 bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool tf32, int64_t& budget) {
   std::vector<std::string> loops = outerChain(k);
   int64_t oc = extentOf(k, loops[1]);
-  int64_t bn = unstrided(k) ? 64 : 128;
+  const BlockPlan plan = blockPlanOf(k);
+  int64_t bn = plan.widestBlock;
   while (bn > 8 && oc % bn != 0) bn /= 2;
   // Fewer channels per block until every SM of an H200 (132) has one (batch 1's 7 x 7 layers: 8 blocks of 64).
   auto blocks = [&] { return extentOf(k, loops[0]) * (oc / bn) * ((extentOf(k, loops[2]) + th - 1) / th) * ((extentOf(k, loops[3]) + tw - 1) / tw); };
-  // A strided conv's 128-channel blocks count the SMs as filled at 128 of 132 (ResNet-50's from 28² and 14² at
-  // batch 32 ran 8 % and 25 % faster so, above).
-  const int64_t filled = unstrided(k) ? kDefaultSms : kDefaultSms - kDefaultSms / 32;
-  while (bn > 16 && blocks() < filled) bn /= 2;
+  while (bn > 16 && blocks() < plan.filledAt) bn /= 2;
   p["mma"] = 1;
   p["tf32"] = tf32 ? 1 : 0;  // rounded to nearest (mmaDefaults says why not truncated)
   p["tile_h"] = th;
@@ -578,7 +587,7 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   Kernel scheduled;
   bool fits = false;
   auto deepestPipelined = [&](int64_t bytes) {
-    for (int64_t bk : kStepChannels(k, p["tap_depth"] != 0, tf32)) {
+    for (int64_t bk : kStepChannels(k, p["tap_depth"] != 0, plan.oneMmaStep, tf32)) {
       p["block_k"] = bk;
       p["stages"] = 2;
       fits = applies(k, p, &scheduled, bytes);
@@ -592,14 +601,14 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
     // pipelined stages 0.3213 (H200, batch 32; three barriers and fills of a few KiB each).
     p["block_k"] = extentOf(k, "ic");
     p["stages"] = 1;
-    fits = applies(k, p, &scheduled, pipelinedBudget(k));
-    if (fits) budget = pipelinedBudget(k);
+    fits = applies(k, p, &scheduled, plan.pipelinedBytes);
+    if (fits) budget = plan.pipelinedBytes;
   }
-  if (!fits && !deepestPipelined(budget) && deepestPipelined(pipelinedBudget(k))) budget = pipelinedBudget(k);
+  if (!fits && !deepestPipelined(budget) && deepestPipelined(plan.pipelinedBytes)) budget = plan.pipelinedBytes;
   if (!fits) return false;
   // Under a block an SM, split-K: without it the CUDA-core form, with more threads a block, was faster there
   // (resnet50 at batch 1 on the H200: 24.6 ms of kernels against 4.0).
-  if (blocks() < filled) {
+  if (blocks() < plan.filledAt) {
     int64_t parts = partsToFill(blocks(), extentOf(k, "ic") / p["block_k"], kMmaSplitBlocks);
     if (parts == 0) return false;
     p["split_k"] = parts;
@@ -617,11 +626,11 @@ bool mmaTileDefaults(Kernel& k, TemplateParams& p, int64_t th, int64_t tw, bool 
   padded["pad_rows"] = pad.rows;
   Kernel check;
   const bool padCostsStages = pipelined(scheduled) && !(applies(k, padded, &check, budget) && pipelined(check));
-  if (padCostsStages && budget < pipelinedBudget(k)) {
+  if (padCostsStages && budget < plan.pipelinedBytes) {
     TemplateParams wider = p;  // p's stages: applies lowered padded's within the budget
     wider["pad"] = pad.row;
     wider["pad_rows"] = pad.rows;
-    if (applies(k, wider, &check, pipelinedBudget(k)) && pipelined(check)) budget = pipelinedBudget(k);
+    if (applies(k, wider, &check, plan.pipelinedBytes) && pipelined(check)) budget = plan.pipelinedBytes;
   }
   p["pad"] = pad.row;
   p["pad_rows"] = pad.rows;

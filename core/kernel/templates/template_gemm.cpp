@@ -142,8 +142,8 @@ bool sixteenBitOperands(Kernel& k) { return operandsOf(k, "k", {DType::F16, DTyp
 // The mma form's conditions, refused with the parameter at fault. tf32 = 1 is the f32 operands' form: they are
 // rounded to tf32 (10-bit mantissa) for the tensor cores, so it is a choice of precision, never a default.
 void checkMma(Kernel& k, const TemplateParams& p) {
+  checkTf32(k, "gemm", p, "k");
   bool tf32 = p.at("tf32") != 0;
-  if (tf32 && !operandsOf(k, "k", {DType::F32})) rejectParams(k, "gemm", "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
   if (!tf32 && !sixteenBitOperands(k)) rejectParams(k, "gemm", "mma", "tensor cores need f16 or bf16 operands, or f32 ones with tf32 = 1");
   if (!p.at("shared")) rejectParams(k, "gemm", "shared", "the mma form reads its operands from shared tiles: set shared = 1");
   if (!p.at("wgmma") && (p.at("warp_m") % 16 != 0 || p.at("warp_m") == 0)) rejectParams(k, "gemm", "warp_m", "the mma form needs warp_m a multiple of 16");

@@ -102,6 +102,14 @@ bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType>
   });
 }
 
+void checkTf32(Kernel& k, const std::string& templateName, const TemplateParams& p, const std::string& depthLoop) {
+  const int64_t tf32 = p.at("tf32");
+  if (tf32 < 0 || tf32 > 3)
+    rejectParams(k, templateName, "tf32", "tf32 = " + std::to_string(tf32) + ": 0 (off), 1 (rounded), 2 (truncated) or 3 (rounded by an add)");
+  if (tf32 && !operandsOf(k, depthLoop, {DType::F32}))
+    rejectParams(k, templateName, "tf32", "tf32 rounds f32 operands; these are not f32: set tf32 = 0");
+}
+
 namespace {
 // Edge tiles guard the lanes (a tile that does not divide the output): vectorize refuses them, and the lanes
 // stay an unrolled loop of plain accesses.

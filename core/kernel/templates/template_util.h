@@ -69,6 +69,10 @@ void bindThreads(TracedSchedule& s, const std::string& loop, int64_t threads, Th
 std::vector<std::string> inputsReadIn(Kernel& k, const std::string& loop);
 // Some input is read inside `loop` and every one has one of `types` (the tensor-core forms' operand checks).
 bool operandsOf(Kernel& k, const std::string& loop, std::initializer_list<DType> types);
+// The mma forms' tf32 parameter: 0 (16-bit operands), or 1..3 (how f32 operands become tf32: rounded,
+// truncated, rounded by an add; codegen's MmaTile::Tf32Rounding) on f32 operands read inside `depthLoop`;
+// anything else refused naming it.
+void checkTf32(Kernel& k, const std::string& templateName, const TemplateParams& p, const std::string& depthLoop);
 
 // --- the CPU forms' register tiles (gemm-cpu, conv-cpu) ---
 // A vectorized loop is at most kVectorLanes long (the vectorize primitive's limit, AVX-512's f32 lanes).
