@@ -28,13 +28,13 @@ struct ConvDims {
 };
 
 // relu(conv(x, w) + b), a K x K window with "same" padding, under the tf32 policy `tf32`.
-Case convCase(ConvDims d, Tf32Policy tf32 = {true, false}) {
+Case convCase(ConvDims d, Tf32Policy tf32 = {true, false}, DType dtype = DType::F32) {
   GraphBuilder b("conv");
-  Value* x = b.input("x", {DType::F32, {d.N, d.C, d.H, d.W}});
+  Value* x = b.input("x", {dtype, {d.N, d.C, d.H, d.W}});
   std::vector<double> wv(size_t(d.OC * d.C * d.K * d.K));
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = double(int64_t(i % 11) - 5) * 0.03;
-  Value* w = b.constant("w", Tensor::fromDoubles(DType::F32, {d.OC, d.C, d.K, d.K}, wv));
-  Value* bias = b.constant("bias", filled(DType::F32, {d.OC}, 0.05));
+  Value* w = b.constant("w", Tensor::fromDoubles(dtype, {d.OC, d.C, d.K, d.K}, wv));
+  Value* bias = b.constant("bias", filled(dtype, {d.OC}, 0.05));
   int64_t pad = d.K / 2;
   Value* y = b.op("Conv", {x, w, bias}, {{"pads", Ints{pad, pad, pad, pad}}, {"strides", Ints{d.stride, d.stride}}}, "conv");
   b.output(b.op("Relu", {y}, {}, "relu"));
@@ -122,16 +122,15 @@ class TestConvMma : public QObject {
     QVERIFY(defaultParams(lower(convCase({1, 128, 56, 56, 128, 3, 2}))).at("block_n") < 128);
     QCOMPARE(defaultParams(lower(convCase({32, 128, 28, 28, 128, 3, 1}))).at("block_n"), int64_t(64));
     QCOMPARE(l2.at("halo_runs"), int64_t(0));  // 28 wide: by phase
-    // 8-wide tiles fill the halo in 16-byte runs (unpadded, not by phase), also split at a small batch, where
-    // the defaults agree with the reference.
+    // 8-wide tiles fill the halo in 16-byte runs (unpadded, not by phase), also split at batch 1 and in bf16
+    // (8 columns a run); alignedHalosAreFilledByRuns checks such fills against the reference.
     TemplateParams l3 = defaultParams(lower(convCase({32, 256, 28, 28, 256, 3, 2})));
     QCOMPARE(l3.at("tile_w"), int64_t(8));
     QCOMPARE(l3.at("halo_runs"), int64_t(1));
     QCOMPARE(l3.at("deinterleave") + l3.at("pad") + l3.at("pad_rows"), int64_t(0));
-    Case small = convCase({1, 16, 32, 32, 16, 3, 2});
-    Kernel k = lower(small);
-    applyDefaultSchedule(k);
-    QCOMPARE(agreesWithReference(small.graph, k), std::string());
+    TemplateParams batch1 = defaultParams(lower(convCase({1, 256, 28, 28, 64, 3, 2})));
+    QVERIFY(batch1.at("halo_runs") == 1 && batch1.at("split_k") > 1);
+    QCOMPARE(defaultParams(lower(convCase({4, 32, 28, 28, 128, 3, 2}, {}, DType::BF16))).at("halo_runs"), int64_t(1));
   }
   // Split-K in both implicit-GEMM forms: two phases (the parts' sums to a workspace, a grid barrier, the
   // epilogue on their sum), equal to the reference, replayed to the same IR; the CUDA is one launch a phase and
@@ -360,6 +359,20 @@ class TestConvMma : public QObject {
     TemplateParams both = p;
     both["deinterleave"] = 1;
     QVERIFY(refuses(c, both, "halo_runs", "by phase"));
+    // As the defaults take them at small batches: split-K, and bf16 operands (runs of 8 columns).
+    TemplateParams split = p;
+    split["split_k"] = 2;
+    QCOMPARE(agreesWithReference(c.graph, scheduled(c, split)), std::string());
+    Case bf16 = convCase({1, 32, 16, 16, 16, 3, 2}, {}, DType::BF16);
+    TemplateParams runs16 = mmaParams(2, 8, 16, 16, 8, 16);
+    runs16["tf32"] = 0;
+    runs16["halo_runs"] = 1;
+    runs16["split_k"] = 2;
+    Kernel k16 = scheduled(bf16, runs16);
+    QVERIFY(has(printKernel(k16), "columns aligned to 8"));
+    QCOMPARE(agreesWithReference(bf16.graph, k16), std::string());
+    cuda::NvrtcResult r16 = cuda::NvrtcCompiler().compile(codegen::generateCuda(k16).source, "conv.cu", {}, "sm_90");
+    QVERIFY2(r16.ok, r16.error.c_str());
   }
   void refusalsNameTheParameter() {
     Case c = convCase({2, 24, 14, 14, 32, 3, 1});
